@@ -1,0 +1,82 @@
+//! Errors that stop chatfsck from doing its job (exit code 2).
+//!
+//! Every error renders as one line that names the file and the cause.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug)]
+pub enum Error {
+    /// An input could not be read or is not what chatfsck reads.
+    Input { path: PathBuf, cause: String },
+    /// A path that is readable but holds no conversation history; directory
+    /// walks skip these, a file named on the command line is an error.
+    NotHistory { path: PathBuf, cause: String },
+    /// Bad arguments or configuration.
+    Usage(String),
+    /// Writing output failed.
+    Output { path: PathBuf, cause: String },
+}
+
+impl Error {
+    pub fn input(path: impl AsRef<Path>, cause: impl Into<String>) -> Self {
+        Error::Input {
+            path: path.as_ref().to_path_buf(),
+            cause: cause.into(),
+        }
+    }
+
+    pub fn not_history(path: impl AsRef<Path>, cause: impl Into<String>) -> Self {
+        Error::NotHistory {
+            path: path.as_ref().to_path_buf(),
+            cause: cause.into(),
+        }
+    }
+
+    pub fn io(path: impl AsRef<Path>, err: &std::io::Error) -> Self {
+        let cause = match err.kind() {
+            std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
+            std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+            std::io::ErrorKind::IsADirectory => "is a directory".to_string(),
+            _ => lowercase_first(&strip_os_error(&err.to_string())),
+        };
+        Error::input(path, cause)
+    }
+}
+
+fn strip_os_error(s: &str) -> String {
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s.to_string(),
+    }
+}
+
+fn lowercase_first(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_lowercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Input { path, cause }
+            | Error::NotHistory { path, cause }
+            | Error::Output { path, cause } => {
+                write!(
+                    f,
+                    "{}: {}",
+                    crate::escape::escape(&path.display().to_string()),
+                    crate::escape::escape(cause)
+                )
+            }
+            Error::Usage(msg) => f.write_str(&crate::escape::escape(msg)),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,62 @@
+//! Findings: plain data produced by rules and rendered by reports.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::model::{Loc, SourceInfo};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// A piece of evidence: a record and what it shows.
+#[derive(Debug, Clone, Serialize)]
+pub struct Label {
+    pub loc: Loc,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    pub rule: &'static str,
+    pub severity: Severity,
+    #[serde(skip)]
+    pub source: Arc<SourceInfo>,
+    pub conversation: String,
+    /// Position (0-based) of the message in the conversation, when the
+    /// finding is about a message.
+    pub message: Option<usize>,
+    /// The primary record.
+    pub loc: Option<Loc>,
+    /// One line, lowercase, identifiers in backticks.
+    pub summary: String,
+    /// Notes that give context.
+    pub notes: Vec<String>,
+    /// Evidence records, the primary one first.
+    pub labels: Vec<Label>,
+    /// Tool call ids involved.
+    pub ids: Vec<String>,
+    /// Whether `chatfsck repair` fixes this finding.
+    pub fixable: bool,
+}
+
+impl Finding {
+    pub fn line(&self) -> Option<u64> {
+        self.loc.as_ref().and_then(Loc::line)
+    }
+}

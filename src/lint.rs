@@ -1,0 +1,150 @@
+//! The lint engine: expand paths, read each input's conversations, run the
+//! rules, collect findings. Files are checked in parallel; each conversation
+//! is dropped as soon as its findings are computed.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::error::Error;
+use crate::finding::{Finding, Severity};
+use crate::model::{Conversation, PartKind, Role, SourceInfo};
+use crate::rules::{self, Selection};
+use crate::source::{self, Limits};
+
+/// Counts that describe a conversation (or a sum of them).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Stats {
+    pub conversations: u64,
+    pub messages: u64,
+    pub by_role: BTreeMap<&'static str, u64>,
+    pub tool_calls: u64,
+    pub tool_results: u64,
+    pub meta_records: u64,
+    pub corrupt_records: u64,
+}
+
+impl Stats {
+    pub fn of(conv: &Conversation) -> Stats {
+        let mut s = Stats {
+            conversations: 1,
+            messages: conv.messages.len() as u64,
+            meta_records: conv.meta_records,
+            corrupt_records: conv.corrupt.len() as u64,
+            ..Stats::default()
+        };
+        for m in &conv.messages {
+            *s.by_role.entry(m.role.as_str()).or_default() += 1;
+            for p in &m.parts {
+                match p.kind {
+                    PartKind::ToolCall { .. } => s.tool_calls += 1,
+                    PartKind::ToolResult { .. } => s.tool_results += 1,
+                    _ => {}
+                }
+            }
+        }
+        s
+    }
+
+    pub fn add(&mut self, o: &Stats) {
+        self.conversations += o.conversations;
+        self.messages += o.messages;
+        for (k, v) in &o.by_role {
+            *self.by_role.entry(k).or_default() += v;
+        }
+        self.tool_calls += o.tool_calls;
+        self.tool_results += o.tool_results;
+        self.meta_records += o.meta_records;
+        self.corrupt_records += o.corrupt_records;
+    }
+
+    pub fn role(&self, r: Role) -> u64 {
+        self.by_role.get(r.as_str()).copied().unwrap_or(0)
+    }
+}
+
+/// What lint found in one input.
+#[derive(Debug)]
+pub struct FileReport {
+    pub info: Arc<SourceInfo>,
+    pub stats: Stats,
+    pub findings: Vec<Finding>,
+}
+
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub files: Vec<FileReport>,
+    /// Files found by a directory walk that hold no history.
+    pub skipped: Vec<(PathBuf, String)>,
+    /// Inputs that could not be checked.
+    pub errors: Vec<Error>,
+}
+
+impl Outcome {
+    pub fn findings(&self) -> impl Iterator<Item = &Finding> {
+        self.files.iter().flat_map(|f| &f.findings)
+    }
+
+    pub fn count(&self, sev: Severity) -> usize {
+        self.findings().filter(|f| f.severity == sev).count()
+    }
+
+    pub fn fixable(&self) -> usize {
+        self.findings().filter(|f| f.fixable).count()
+    }
+
+    pub fn totals(&self) -> Stats {
+        let mut t = Stats::default();
+        for f in &self.files {
+            t.add(&f.stats);
+        }
+        t
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub selection: Selection,
+    pub limits: Limits,
+}
+
+/// Check one input: every conversation it holds.
+pub fn lint_one(path: &std::path::Path, opts: &Options) -> Result<FileReport, Error> {
+    let mut src = source::open(path, opts.limits)?;
+    let mut stats = Stats::default();
+    let mut findings = Vec::new();
+    while let Some(conv) = src.next_conversation() {
+        let conv = conv?;
+        stats.add(&Stats::of(&conv));
+        findings.extend(rules::check(&conv, &opts.selection));
+    }
+    Ok(FileReport {
+        info: src.info(),
+        stats,
+        findings,
+    })
+}
+
+/// Lint every path (files, or directories walked recursively).
+pub fn lint(paths: &[PathBuf], opts: &Options) -> Result<Outcome, Error> {
+    let inputs = source::expand(paths)?;
+    let results: Vec<(PathBuf, bool, Result<FileReport, Error>)> = inputs
+        .into_par_iter()
+        .map(|(path, explicit)| {
+            let r = lint_one(&path, opts);
+            (path, explicit, r)
+        })
+        .collect();
+    let mut out = Outcome::default();
+    for (path, explicit, r) in results {
+        match r {
+            Ok(report) => out.files.push(report),
+            Err(Error::NotHistory { cause, .. }) if !explicit => out.skipped.push((path, cause)),
+            Err(e) => out.errors.push(e),
+        }
+    }
+    Ok(out)
+}

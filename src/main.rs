@@ -1,0 +1,25 @@
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = match chatfsck::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                chatfsck::app::EXIT_ERROR
+            } else {
+                0
+            };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match chatfsck::app::run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(chatfsck::app::EXIT_ERROR)
+        }
+    }
+}

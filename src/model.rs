@@ -1,0 +1,283 @@
+//! The canonical conversation model every source produces and every rule reads.
+//!
+//! A forensic model: nothing is normalised away. Tool-call arguments keep their
+//! raw text when it is not valid JSON, and every message and part carries the
+//! location of the record it came from, so a finding can always point at evidence.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+/// Who speaks a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    Developer,
+    User,
+    Assistant,
+    Tool,
+}
+
+impl Role {
+    pub fn parse(s: &str) -> Option<Role> {
+        Some(match s {
+            "system" => Role::System,
+            "developer" => Role::Developer,
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            "tool" => Role::Tool,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::Developer => "developer",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+
+    /// System-like roles that carry instructions rather than turns.
+    pub fn is_instruction(self) -> bool {
+        matches!(self, Role::System | Role::Developer)
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a record lives in its store.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Loc {
+    /// A line of a text file: 1-based line number and the byte range of the
+    /// line (without its newline).
+    Line {
+        line: u64,
+        #[serde(rename = "byte_start")]
+        start: u64,
+        #[serde(rename = "byte_end")]
+        end: u64,
+    },
+    /// A row of a database table, named by its key (or rowid).
+    Row {
+        table: Arc<str>,
+        key: Arc<str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rowid: Option<i64>,
+    },
+}
+
+impl Loc {
+    pub fn line(&self) -> Option<u64> {
+        match self {
+            Loc::Line { line, .. } => Some(*line),
+            Loc::Row { .. } => None,
+        }
+    }
+}
+
+/// Tool-call arguments, kept as the raw text the store holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Arguments {
+    /// The raw text: a JSON string's content (OpenAI) or the serialised input
+    /// object (Anthropic) exactly as stored.
+    pub raw: String,
+    pub encoding: ArgEncoding,
+}
+
+/// How a store encodes tool-call arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgEncoding {
+    /// A JSON string whose content must be a JSON object (OpenAI
+    /// `function.arguments`); `raw` is the decoded string content.
+    JsonString,
+    /// A JSON value that must be an object (Anthropic `input`); `raw` is the
+    /// value's JSON text.
+    JsonValue,
+    /// Free-form text (Codex `custom_tool_call.input`): never checked as JSON.
+    Freeform,
+}
+
+/// One piece of a message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PartKind {
+    Text {
+        text: String,
+    },
+    Thinking {
+        text: String,
+    },
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: Arguments,
+    },
+    ToolResult {
+        call_id: String,
+        content: String,
+        is_error: Option<bool>,
+    },
+    /// Anything else (images, documents, redacted thinking, error chunks):
+    /// kept by kind so counts and previews stay honest.
+    Other {
+        kind: String,
+    },
+}
+
+impl PartKind {
+    /// Short type name used in tables and JSON.
+    pub fn type_name(&self) -> &str {
+        match self {
+            PartKind::Text { .. } => "text",
+            PartKind::Thinking { .. } => "thinking",
+            PartKind::ToolCall { .. } => "tool-call",
+            PartKind::ToolResult { .. } => "tool-result",
+            PartKind::Other { kind } => kind,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Part {
+    pub kind: PartKind,
+    /// The record this part was read from.
+    pub loc: Loc,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    pub role: Role,
+    pub parts: Vec<Part>,
+    /// The first record of the message.
+    pub loc: Loc,
+    /// Message index as the store recorded it, where it records one.
+    pub stored_index: Option<i64>,
+    /// The stored finish reason, where the store keeps one.
+    pub finish_reason: Option<String>,
+}
+
+impl Message {
+    pub fn new(role: Role, loc: Loc) -> Self {
+        Message {
+            role,
+            parts: Vec::new(),
+            loc,
+            stored_index: None,
+            finish_reason: None,
+        }
+    }
+
+    pub fn push(&mut self, kind: PartKind, loc: Loc) {
+        self.parts.push(Part { kind, loc });
+    }
+
+    pub fn tool_calls(&self) -> impl Iterator<Item = (usize, &str, &str, &Arguments)> {
+        self.parts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| match &p.kind {
+                PartKind::ToolCall {
+                    id,
+                    name,
+                    arguments,
+                } => Some((i, id.as_str(), name.as_str(), arguments)),
+                _ => None,
+            })
+    }
+
+    pub fn tool_results(&self) -> impl Iterator<Item = (usize, &str, &str, Option<bool>)> {
+        self.parts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| match &p.kind {
+                PartKind::ToolResult {
+                    call_id,
+                    content,
+                    is_error,
+                } => Some((i, call_id.as_str(), content.as_str(), *is_error)),
+                _ => None,
+            })
+    }
+
+    pub fn has_tool_calls(&self) -> bool {
+        self.tool_calls().next().is_some()
+    }
+
+    /// A message that carries tool results back to the model: a `tool`
+    /// message, or a `user` message holding `tool_result` blocks (Anthropic).
+    pub fn carries_results(&self) -> bool {
+        self.role == Role::Tool || self.tool_results().next().is_some()
+    }
+
+    /// Last line this message was read from (messages may span records).
+    pub fn last_line(&self) -> Option<u64> {
+        self.parts
+            .iter()
+            .filter_map(|p| p.loc.line())
+            .chain(self.loc.line())
+            .max()
+    }
+
+    /// The location of a part, falling back to the message's own.
+    pub fn part_loc(&self, part: usize) -> &Loc {
+        self.parts.get(part).map(|p| &p.loc).unwrap_or(&self.loc)
+    }
+}
+
+/// What a source recognised a file or database as.
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceInfo {
+    /// The path as the user named it (relative paths stay relative).
+    pub path: PathBuf,
+    /// Storage format: `jsonl`, `json`, `sqlite-kv`, …
+    pub format: &'static str,
+    /// Dialect inside the format: `openai`, `kimi`, `anthropic`, `claude-code`, `codex`, `dispatch`, …
+    pub dialect: &'static str,
+}
+
+/// A line or row that could not be read as a record of its format.
+#[derive(Debug, Clone)]
+pub struct CorruptRecord {
+    pub loc: Loc,
+    /// Why it does not parse, in one line.
+    pub reason: String,
+    /// The first bytes of the record, lossily decoded, for evidence.
+    pub excerpt: String,
+    /// True when this is the last record of the file and has no terminator:
+    /// the classic torn write at a crash.
+    pub torn_tail: bool,
+}
+
+/// A conversation: the unit every rule checks.
+#[derive(Debug, Clone)]
+pub struct Conversation {
+    pub id: String,
+    pub source: Arc<SourceInfo>,
+    pub messages: Vec<Message>,
+    pub corrupt: Vec<CorruptRecord>,
+    /// Records that are valid but are not messages (meta lines, progress
+    /// records, snapshots): counted, never checked, always preserved.
+    pub meta_records: u64,
+}
+
+impl Conversation {
+    pub fn new(id: impl Into<String>, source: Arc<SourceInfo>) -> Self {
+        Conversation {
+            id: id.into(),
+            source,
+            messages: Vec::new(),
+            corrupt: Vec::new(),
+            meta_records: 0,
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! Human output: one miette diagnostic per finding, with the evidence
+//! records excerpted and labelled, then a one-line summary.
+
+use std::fmt;
+use std::io::{self, Write};
+
+use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, SourceCode};
+
+use super::Report;
+use super::snippet::Excerpt;
+use crate::escape::escape;
+use crate::finding::{Finding, Severity};
+use crate::lint::Outcome;
+use crate::model::Loc;
+
+pub struct Human {
+    color: bool,
+    width: usize,
+}
+
+impl Human {
+    pub fn from_env() -> Self {
+        let color = super::use_color();
+        Human { color, width: 100 }
+    }
+}
+
+struct Diag<'a> {
+    finding: &'a Finding,
+    excerpt: Excerpt,
+    message: String,
+    help: Option<String>,
+}
+
+impl fmt::Debug for Diag<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl fmt::Display for Diag<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Diag<'_> {}
+
+impl Diagnostic for Diag<'_> {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        Some(Box::new(self.finding.rule))
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(match self.finding.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+            Severity::Info => miette::Severity::Advice,
+        })
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
+    }
+
+    fn source_code(&self) -> Option<&dyn SourceCode> {
+        Some(&self.excerpt)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        let mut seen = Vec::new();
+        let mut labels = Vec::new();
+        for (i, l) in self.finding.labels.iter().enumerate() {
+            let Some(span) = self.excerpt.span_of(&l.loc) else {
+                continue;
+            };
+            // One label per line: later evidence on the same line joins it.
+            if seen.contains(&span.offset()) {
+                continue;
+            }
+            seen.push(span.offset());
+            let text = escape(&l.text).into_owned();
+            labels.push(if i == 0 {
+                LabeledSpan::new_primary_with_span(Some(text), span)
+            } else {
+                LabeledSpan::new_with_span(Some(text), span)
+            });
+        }
+        Some(Box::new(labels.into_iter()))
+    }
+}
+
+/// Where a finding is, as `path:line` or `path: table key`.
+pub fn location(f: &Finding) -> String {
+    let path = f.source.path.display().to_string();
+    match &f.loc {
+        Some(Loc::Line { line, .. }) => format!("{path}:{line}"),
+        Some(Loc::Row { table, key, .. }) => format!("{path}: {table} {key}"),
+        None => path,
+    }
+}
+
+impl Human {
+    fn diag<'a>(&self, f: &'a Finding) -> Diag<'a> {
+        let mut locs: Vec<&Loc> = f.labels.iter().map(|l| &l.loc).collect();
+        if locs.is_empty()
+            && let Some(l) = &f.loc
+        {
+            locs.push(l);
+        }
+        let excerpt = Excerpt::read(&f.source.path, &locs);
+        let mut message = escape(&f.summary).into_owned();
+        if !matches!(f.loc, Some(Loc::Line { .. })) {
+            message = format!("{message} ({})", escape(&location(f)));
+        }
+        let mut help: Vec<String> = f.notes.iter().map(|n| escape(n).into_owned()).collect();
+        if f.fixable
+            && let Some(rule) = crate::rules::find(f.rule)
+            && let Some(repair) = rule.repair
+        {
+            help.push(format!("repair: {repair}"));
+        }
+        Diag {
+            finding: f,
+            excerpt,
+            message,
+            help: if help.is_empty() {
+                None
+            } else {
+                Some(help.join("\n"))
+            },
+        }
+    }
+
+    fn handler(&self) -> GraphicalReportHandler {
+        let theme = if self.color {
+            GraphicalTheme::unicode()
+        } else {
+            GraphicalTheme::unicode_nocolor()
+        };
+        GraphicalReportHandler::new_themed(theme)
+            .with_width(self.width)
+            .with_context_lines(0)
+            .with_links(false)
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The closing line: counts by severity and how many are repairable.
+pub fn summary_line(o: &Outcome) -> String {
+    let t = o.totals();
+    let files = o.files.len();
+    let scope = format!(
+        "{} ({}, {})",
+        plural(files, "file", "files"),
+        plural(t.conversations as usize, "conversation", "conversations"),
+        plural(t.messages as usize, "message", "messages"),
+    );
+    let (e, w, i) = (
+        o.count(Severity::Error),
+        o.count(Severity::Warning),
+        o.count(Severity::Info),
+    );
+    let mut line = if e + w + i == 0 {
+        format!("no problems found in {scope}")
+    } else {
+        let mut parts = vec![
+            plural(e, "error", "errors"),
+            plural(w, "warning", "warnings"),
+        ];
+        if i > 0 {
+            parts.push(plural(i, "info", "infos"));
+        }
+        let affected = o.files.iter().filter(|f| !f.findings.is_empty()).count();
+        let mut s = format!("found {} in {affected} of {scope}", parts.join(", "));
+        let fixable = o.fixable();
+        if fixable > 0 {
+            s.push_str(&format!("; {fixable} repairable with `chatfsck repair`"));
+        }
+        s
+    };
+    if !o.skipped.is_empty() {
+        line.push_str(&format!(
+            "; skipped {}",
+            plural(o.skipped.len(), "file", "files")
+        ));
+    }
+    if !o.errors.is_empty() {
+        line.push_str(&format!(
+            "; {} could not be read",
+            plural(o.errors.len(), "input", "inputs")
+        ));
+    }
+    line
+}
+
+impl Report for Human {
+    fn render(&self, outcome: &Outcome, out: &mut dyn Write) -> io::Result<()> {
+        let handler = self.handler();
+        for f in outcome.findings() {
+            let diag = self.diag(f);
+            let mut s = String::new();
+            if handler.render_report(&mut s, &diag).is_err() {
+                s = format!("{}: {}\n", location(f), diag.message);
+            }
+            // miette prints the header without the path when no label
+            // resolved; make sure the location is always there.
+            if !s.contains(&f.source.path.display().to_string()) {
+                s = format!("{}\n{s}", escape(&location(f)));
+            }
+            out.write_all(s.as_bytes())?;
+        }
+        for (path, reason) in &outcome.skipped {
+            writeln!(
+                out,
+                "note: skipped {}: {}",
+                escape(&path.display().to_string()),
+                escape(reason)
+            )?;
+        }
+        writeln!(out, "{}", summary_line(outcome))
+    }
+}

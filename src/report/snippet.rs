@@ -1,0 +1,124 @@
+//! Evidence excerpts for human diagnostics.
+//!
+//! Histories have long lines (a tool output can be megabytes on one line), so
+//! a diagnostic never shows the file itself: it shows the referenced records,
+//! each cut to a readable length and escaped, while keeping their real line
+//! numbers. `Excerpt` implements miette's `SourceCode` over those lines.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use miette::{MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents};
+
+use crate::escape::escape;
+use crate::model::Loc;
+
+/// How much of a record line is shown.
+pub const MAX_SHOWN: usize = 110;
+
+/// Lines (real 1-based number → shown text) and where each sits in `data`.
+pub struct Excerpt {
+    name: String,
+    data: String,
+    /// (real line number, start offset in data, length)
+    lines: Vec<(u64, usize, usize)>,
+}
+
+impl Excerpt {
+    /// Read the lines `locs` point at from `path`. Rows (database records)
+    /// are shown by their key instead.
+    pub fn read(path: &Path, locs: &[&Loc]) -> Excerpt {
+        let mut wanted: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+        for loc in locs {
+            match loc {
+                Loc::Line { line, start, end } => {
+                    wanted.insert(*line, (*start, *end));
+                }
+                // Database rows are named in the diagnostic's text instead.
+                Loc::Row { .. } => {}
+            }
+        }
+        let mut file = File::open(path).ok();
+        let mut shown: Vec<(u64, String)> = Vec::new();
+        for (line, (start, end)) in wanted {
+            let text = file
+                .as_mut()
+                .and_then(|f| read_range(f, start, end))
+                .unwrap_or_else(|| "<unreadable>".to_string());
+            shown.push((line, text));
+        }
+        let mut data = String::new();
+        let mut lines = Vec::new();
+        for (line, text) in shown {
+            if !data.is_empty() {
+                data.push('\n');
+            }
+            lines.push((line, data.len(), text.len()));
+            data.push_str(&text);
+        }
+        Excerpt {
+            name: path.display().to_string(),
+            data,
+            lines,
+        }
+    }
+
+    /// The span of a shown line, for a label.
+    pub fn span_of(&self, loc: &Loc) -> Option<SourceSpan> {
+        let line = loc.line()?;
+        self.lines
+            .iter()
+            .find(|(l, _, _)| *l == line)
+            .map(|(_, off, len)| SourceSpan::new((*off).into(), (*len).max(1)))
+    }
+
+    fn index_at(&self, offset: usize) -> usize {
+        match self.lines.binary_search_by(|(_, off, _)| off.cmp(&offset)) {
+            Ok(i) => i,
+            Err(i) => i.saturating_sub(1),
+        }
+    }
+}
+
+fn read_range(f: &mut File, start: u64, end: u64) -> Option<String> {
+    let want = (end.saturating_sub(start) as usize).min(MAX_SHOWN * 4 + 8);
+    f.seek(SeekFrom::Start(start)).ok()?;
+    let mut buf = vec![0u8; want];
+    let n = f.read(&mut buf).ok()?;
+    buf.truncate(n);
+    let text = String::from_utf8_lossy(&buf);
+    let escaped = escape(&text);
+    let mut shown: String = escaped.chars().take(MAX_SHOWN).collect();
+    if (end - start) as usize > want || escaped.chars().count() > MAX_SHOWN {
+        shown.push('…');
+    }
+    Some(shown)
+}
+
+impl SourceCode for Excerpt {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        _context_lines_before: usize,
+        _context_lines_after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        if self.lines.is_empty() {
+            return Err(MietteError::OutOfBounds);
+        }
+        let first = self.index_at(span.offset());
+        let last = self.index_at(span.offset() + span.len().saturating_sub(1));
+        let (line, start, _) = self.lines[first];
+        let (_, lstart, llen) = self.lines[last];
+        let end = lstart + llen;
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.clone(),
+            &self.data.as_bytes()[start..end],
+            SourceSpan::new(start.into(), end - start),
+            (line - 1) as usize,
+            0,
+            last - first + 1,
+        )))
+    }
+}

@@ -1,0 +1,103 @@
+use super::{Ctx, Rule};
+use crate::finding::{Finding, Severity};
+use crate::model::{Message, PartKind, Role};
+
+pub static RULE: Rule = Rule {
+    name: "empty-message",
+    severity: Severity::Warning,
+    summary: "a message has no content at all",
+    repair: None,
+    doc: r#"## What it does
+Finds messages with no content: no parts, or only empty or whitespace-only
+text, and no tool call or tool result.
+
+## Why is this bad?
+Empty messages are what a crash between "start message" and "append
+content" leaves, or a stream that ended before its first token. Anthropic
+rejects them outright; other providers accept them and the model sees a turn
+that says nothing.
+
+## What providers answer
+- Anthropic: `messages: text content blocks must be non-empty`
+- Anthropic: `messages.N: all messages must have non-empty content except for the optional final assistant message`
+
+## Example
+```jsonl
+{"role":"assistant","content":""}
+```
+
+## Repair
+Report only.
+"#,
+    check,
+};
+
+pub fn is_empty(m: &Message) -> bool {
+    m.parts.iter().all(|p| match &p.kind {
+        PartKind::Text { text } => text.trim().is_empty(),
+        _ => false,
+    })
+}
+
+fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let conv = ctx.conv;
+    let last = conv.messages.len().saturating_sub(1);
+    for (mi, m) in conv.messages.iter().enumerate() {
+        if !is_empty(m) {
+            continue;
+        }
+        // Anthropic allows an empty final assistant message (a prefill).
+        if mi == last && m.role == Role::Assistant && conv.source.dialect == "anthropic" {
+            continue;
+        }
+        let what = if m.parts.is_empty() {
+            "no content"
+        } else {
+            "only empty text"
+        };
+        out.push(
+            ctx.finding(
+                &RULE,
+                Some(mi),
+                m.loc.clone(),
+                format!("`{}` message has {what}", m.role),
+            )
+            .label(&m.loc, "empty message"),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::Role;
+    use crate::rules::testutil::*;
+
+    #[test]
+    fn empty_and_whitespace_text() {
+        let c = conv("openai")
+            .user("hi")
+            .msg(Role::Assistant, vec![])
+            .msg(Role::User, vec![text_part("  \n")])
+            .assistant("ok")
+            .build();
+        let f = rules_of(&c, "empty-message");
+        assert_eq!(f.len(), 2);
+        assert!(f[0].summary.contains("no content"));
+        assert!(f[1].summary.contains("only empty text"));
+    }
+
+    #[test]
+    fn tool_call_only_assistant_is_not_empty() {
+        let c = conv("openai").user("hi").calls(&["a"]).result("a").build();
+        assert!(rules_of(&c, "empty-message").is_empty());
+    }
+
+    #[test]
+    fn anthropic_final_assistant_prefill_is_allowed() {
+        let c = conv("anthropic")
+            .user("hi")
+            .msg(Role::Assistant, vec![])
+            .build();
+        assert!(rules_of(&c, "empty-message").is_empty());
+    }
+}

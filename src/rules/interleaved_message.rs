@@ -1,0 +1,148 @@
+use std::collections::BTreeMap;
+
+use super::{Ctx, Rule, at};
+use crate::finding::{Finding, Severity};
+use crate::model::PartKind;
+
+pub static RULE: Rule = Rule {
+    name: "interleaved-message",
+    severity: Severity::Error,
+    summary: "a non-tool message sits between a tool call and its result",
+    repair: Some("move the interleaved messages after the results"),
+    doc: r#"## What it does
+Finds messages that sit between an assistant's tool calls and the results
+that answer them. The results exist; they just arrive too late.
+
+## Why is this bad?
+Providers require the results to follow the call directly. zeph (seed 004)
+ran self-reflection inside its tool-result loop, which pushed a user prompt
+and an assistant answer between `tool_use` and `tool_result`: OpenAI answered
+400 and Anthropic-style context assembly downgraded the orphaned calls to
+text, silently losing the results.
+
+## What providers answer
+- OpenAI: `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: …`
+- Anthropic: ``messages.N: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_…. Each `tool_use` block must have a corresponding `tool_result` block in the next message.``
+
+## Example
+```jsonl
+{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"web_scrape","input":{}}]}
+{"role":"user","content":"You attempted to help..."}
+{"role":"assistant","content":"reflection"}
+{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"HTTP 403","is_error":true}]}
+```
+
+## Repair
+Moves the interleaved messages after the results, so the call is answered
+directly and nothing is lost. Safe: no content changes, only order.
+"#,
+    check,
+};
+
+fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let conv = ctx.conv;
+    let pairing = ctx.pairing();
+    // Late pairs grouped by the message holding the calls.
+    let mut by_call_msg: BTreeMap<usize, Vec<&super::pairing::Pair>> = BTreeMap::new();
+    for p in pairing.pairs.iter().filter(|p| p.late) {
+        by_call_msg.entry(p.call.0).or_default().push(p);
+    }
+    for (cm, pairs) in by_call_msg {
+        let window_end = pairing.window_end.get(&cm).copied().unwrap_or(cm);
+        let last_result = pairs.iter().map(|p| p.result.0).max().unwrap_or(cm);
+        let between: Vec<usize> = (window_end + 1..last_result)
+            .filter(|&i| !conv.messages[i].carries_results())
+            .collect();
+        let Some(&first) = between.first() else {
+            continue;
+        };
+        let ids: Vec<&str> = pairs
+            .iter()
+            .filter_map(|p| match &conv.messages[p.call.0].parts[p.call.1].kind {
+                PartKind::ToolCall { id, .. } => Some(id.as_str()),
+                _ => None,
+            })
+            .collect();
+        let n = between.len();
+        let summary = format!(
+            "{n} message{} between tool call{} {} and {} result{}",
+            if n == 1 { " sits" } else { "s sit" },
+            if ids.len() == 1 { "" } else { "s" },
+            ids.iter()
+                .map(|i| format!("`{i}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if ids.len() == 1 { "its" } else { "their" },
+            if ids.len() == 1 { "" } else { "s" },
+        );
+        let call_msg = &conv.messages[cm];
+        let mut f = ctx
+            .finding(
+                &RULE,
+                Some(first),
+                conv.messages[first].loc.clone(),
+                summary,
+            )
+            .label(
+                &call_msg.loc,
+                format!(
+                    "tool call{} here ({})",
+                    if ids.len() == 1 { "" } else { "s" },
+                    at(conv, cm)
+                ),
+            );
+        for &i in &between {
+            let m = &conv.messages[i];
+            f = f.label(&m.loc, format!("interleaved `{}` message", m.role));
+        }
+        let mut result_msgs: Vec<usize> = pairs.iter().map(|p| p.result.0).collect();
+        result_msgs.dedup();
+        for r in result_msgs {
+            f = f.label(&conv.messages[r].loc, "the result arrives here");
+        }
+        f = f.note("the results exist: this is not an orphan call, the order is wrong");
+        for id in ids {
+            f = f.id(id);
+        }
+        out.push(f);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::testutil::*;
+
+    #[test]
+    fn zeph_reflection_between_use_and_result() {
+        let c = conv("anthropic")
+            .user("scrape")
+            .calls(&["id-1", "id-2"])
+            .user("You attempted to help...")
+            .assistant("reflection")
+            .result("id-1")
+            .result("id-2")
+            .build();
+        let f = rules_of(&c, "interleaved-message");
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].message, Some(2));
+        assert_eq!(f[0].ids, vec!["id-1", "id-2"]);
+        assert!(f[0].summary.starts_with("2 messages sit between"));
+        assert!(rules_of(&c, "orphan-tool-call").is_empty());
+        assert!(rules_of(&c, "orphan-tool-result").is_empty());
+    }
+
+    #[test]
+    fn partial_answer_then_interleave_then_rest() {
+        let c = conv("openai")
+            .user("go")
+            .calls(&["a", "b"])
+            .result("a")
+            .user("hey")
+            .result("b")
+            .build();
+        let f = rules_of(&c, "interleaved-message");
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].ids, vec!["b"]);
+        assert_eq!(f[0].message, Some(3));
+    }
+}

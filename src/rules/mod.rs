@@ -1,0 +1,254 @@
+//! The rule catalogue. One file per rule; each is a pure function over a
+//! conversation that pushes findings. Rule names are a public interface.
+
+use std::cell::OnceCell;
+
+use crate::finding::{Finding, Label, Severity};
+use crate::model::{Conversation, Loc};
+
+pub mod pairing;
+
+mod corrupt_record;
+mod duplicate_tool_call_id;
+mod empty_message;
+mod failing_call_loop;
+mod interleaved_message;
+mod invalid_tool_arguments;
+mod orphan_tool_call;
+mod orphan_tool_result;
+mod role_order;
+mod thinking_only_message;
+mod tool_call_as_text;
+
+/// A rule: its stable name, its documentation and its check.
+pub struct Rule {
+    pub name: &'static str,
+    pub severity: Severity,
+    /// One line: what it detects.
+    pub summary: &'static str,
+    /// One line: what `repair` does, or `None` when the rule only reports.
+    pub repair: Option<&'static str>,
+    /// Markdown: What it does / Why is this bad? / What providers answer /
+    /// Example / Repair. Printed by `chatfsck explain`.
+    pub doc: &'static str,
+    pub check: fn(&Ctx<'_>, &mut Vec<Finding>),
+}
+
+/// Every rule, in catalogue order.
+pub static RULES: &[&Rule] = &[
+    &orphan_tool_call::RULE,
+    &orphan_tool_result::RULE,
+    &interleaved_message::RULE,
+    &duplicate_tool_call_id::RULE,
+    &invalid_tool_arguments::RULE,
+    &failing_call_loop::RULE,
+    &tool_call_as_text::RULE,
+    &thinking_only_message::RULE,
+    &empty_message::RULE,
+    &corrupt_record::RULE,
+    &role_order::RULE,
+];
+
+pub fn find(name: &str) -> Option<&'static Rule> {
+    RULES.iter().copied().find(|r| r.name == name)
+}
+
+/// Which rules run.
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    pub select: Vec<String>,
+    pub ignore: Vec<String>,
+}
+
+impl Selection {
+    /// Check that every named rule exists.
+    pub fn validate(&self) -> Result<(), String> {
+        for name in self.select.iter().chain(&self.ignore) {
+            if find(name).is_none() {
+                return Err(format!(
+                    "unknown rule `{name}` (run `chatfsck rules` for the list)"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn enabled(&self, rule: &Rule) -> bool {
+        (self.select.is_empty() || self.select.iter().any(|s| s == rule.name))
+            && !self.ignore.iter().any(|s| s == rule.name)
+    }
+}
+
+/// What a rule sees: the conversation and analyses shared between rules.
+pub struct Ctx<'a> {
+    pub conv: &'a Conversation,
+    pairing: OnceCell<pairing::Pairing>,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(conv: &'a Conversation) -> Self {
+        Ctx {
+            conv,
+            pairing: OnceCell::new(),
+        }
+    }
+
+    /// How tool calls and results pair up (computed once, on first use).
+    pub fn pairing(&self) -> &pairing::Pairing {
+        self.pairing
+            .get_or_init(|| pairing::Pairing::analyse(&self.conv.messages))
+    }
+
+    /// Start a finding of `rule` about the message at `message`.
+    pub fn finding(
+        &self,
+        rule: &Rule,
+        message: Option<usize>,
+        loc: Loc,
+        summary: String,
+    ) -> Finding {
+        Finding {
+            rule: rule.name,
+            severity: rule.severity,
+            source: self.conv.source.clone(),
+            conversation: self.conv.id.clone(),
+            message,
+            loc: Some(loc),
+            summary,
+            notes: Vec::new(),
+            labels: Vec::new(),
+            ids: Vec::new(),
+            fixable: rule.repair.is_some(),
+        }
+    }
+}
+
+impl Finding {
+    pub fn label(mut self, loc: &Loc, text: impl Into<String>) -> Self {
+        self.labels.push(Label {
+            loc: loc.clone(),
+            text: text.into(),
+        });
+        self
+    }
+
+    pub fn note(mut self, text: impl Into<String>) -> Self {
+        self.notes.push(text.into());
+        self
+    }
+
+    pub fn id(mut self, id: &str) -> Self {
+        self.ids.push(id.to_string());
+        self
+    }
+}
+
+/// Run the selected rules over one conversation. Findings come out in
+/// message order, then catalogue order.
+pub fn check(conv: &Conversation, selection: &Selection) -> Vec<Finding> {
+    let ctx = Ctx::new(conv);
+    let mut out = Vec::new();
+    for rule in RULES {
+        if selection.enabled(rule) {
+            (rule.check)(&ctx, &mut out);
+        }
+    }
+    out.sort_by_key(|f| (f.line().unwrap_or(0), f.message.unwrap_or(usize::MAX)));
+    out
+}
+
+/// Describe a message position for summaries: `message 3 (line 9)`.
+pub(crate) fn at(conv: &Conversation, pos: usize) -> String {
+    match conv.messages.get(pos).and_then(|m| m.loc.line()) {
+        Some(line) => format!("message {pos}, line {line}"),
+        None => format!("message {pos}"),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    //! Build conversations in memory for rule unit tests.
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    use crate::model::*;
+
+    pub struct B {
+        pub conv: Conversation,
+    }
+
+    pub fn conv(dialect: &'static str) -> B {
+        let source = Arc::new(SourceInfo {
+            path: PathBuf::from("t.jsonl"),
+            format: "jsonl",
+            dialect,
+        });
+        B {
+            conv: Conversation::new("t", source),
+        }
+    }
+
+    impl B {
+        fn next_loc(&self) -> Loc {
+            let line = self.conv.messages.len() as u64 + 1;
+            Loc::Line {
+                line,
+                start: 0,
+                end: 0,
+            }
+        }
+        pub fn msg(mut self, role: Role, parts: Vec<PartKind>) -> Self {
+            let loc = self.next_loc();
+            let mut m = Message::new(role, loc.clone());
+            for p in parts {
+                m.push(p, loc.clone());
+            }
+            self.conv.messages.push(m);
+            self
+        }
+        pub fn user(self, text: &str) -> Self {
+            self.msg(Role::User, vec![text_part(text)])
+        }
+        pub fn assistant(self, text: &str) -> Self {
+            self.msg(Role::Assistant, vec![text_part(text)])
+        }
+        pub fn calls(self, ids: &[&str]) -> Self {
+            let parts = ids.iter().map(|id| call(id, "Shell", "{}")).collect();
+            self.msg(Role::Assistant, parts)
+        }
+        pub fn result(self, id: &str) -> Self {
+            self.msg(Role::Tool, vec![result(id, "ok", None)])
+        }
+        pub fn build(self) -> Conversation {
+            self.conv
+        }
+    }
+
+    pub fn text_part(t: &str) -> PartKind {
+        PartKind::Text { text: t.into() }
+    }
+    pub fn call(id: &str, name: &str, args: &str) -> PartKind {
+        PartKind::ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: Arguments {
+                raw: args.into(),
+                encoding: ArgEncoding::JsonString,
+            },
+        }
+    }
+    pub fn result(id: &str, content: &str, is_error: Option<bool>) -> PartKind {
+        PartKind::ToolResult {
+            call_id: id.into(),
+            content: content.into(),
+            is_error,
+        }
+    }
+
+    pub fn rules_of(conv: &Conversation, rule: &str) -> Vec<crate::finding::Finding> {
+        crate::rules::check(conv, &crate::rules::Selection::default())
+            .into_iter()
+            .filter(|f| f.rule == rule)
+            .collect()
+    }
+}

@@ -1,0 +1,116 @@
+use super::{Ctx, Rule, at};
+use crate::finding::{Finding, Severity};
+use crate::model::PartKind;
+
+pub static RULE: Rule = Rule {
+    name: "orphan-tool-result",
+    severity: Severity::Error,
+    summary: "a tool result answers no earlier, still unanswered tool call",
+    repair: Some("remove the result from the copy; its payload is kept verbatim in the repair log"),
+    doc: r#"## What it does
+Finds tool results whose id matches no earlier tool call, or whose call was
+already answered by an earlier result (a call answered twice).
+
+## Why is this bad?
+A result must answer a call in the message right before it. A stray result
+usually means the call was lost (a dropped or merged assistant message), the
+result was written twice on retry, or its id was rewritten.
+
+## What providers answer
+- OpenAI: `Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.`
+- Anthropic: ``messages.N.content.M: unexpected `tool_use_id` found in `tool_result` blocks: toolu_…. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.``
+
+## Example
+```jsonl
+{"role":"user","content":"hi"}
+{"role":"tool","tool_call_id":"call_missing","content":"42"}
+```
+
+## Repair
+Removes the stray result from the copy and keeps it verbatim in the repair
+log, as every agent framework does. A result that answers a real call but
+arrives late is not stray: see `interleaved-message`.
+"#,
+    check,
+};
+
+fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let conv = ctx.conv;
+    for stray in &ctx.pairing().strays {
+        let (mi, pi) = stray.result;
+        let msg = &conv.messages[mi];
+        let PartKind::ToolResult { call_id, .. } = &msg.parts[pi].kind else {
+            continue;
+        };
+        let loc = msg.part_loc(pi).clone();
+        let f = match stray.already_answered {
+            Some((cm, cp)) => {
+                let call_loc = conv.messages[cm].part_loc(cp);
+                ctx.finding(
+                    &RULE,
+                    Some(mi),
+                    loc.clone(),
+                    format!("tool result for `{call_id}` answers a call that already has a result"),
+                )
+                .label(&loc, "second result for the same call")
+                .label(
+                    call_loc,
+                    format!("the call, already answered ({})", at(conv, cm)),
+                )
+            }
+            None if call_id.is_empty() => ctx
+                .finding(
+                    &RULE,
+                    Some(mi),
+                    loc.clone(),
+                    "tool result has no tool call id".to_string(),
+                )
+                .label(&loc, "no `tool_call_id`"),
+            None => ctx
+                .finding(
+                    &RULE,
+                    Some(mi),
+                    loc.clone(),
+                    format!("tool result for `{call_id}` matches no earlier tool call"),
+                )
+                .label(&loc, format!("no call `{call_id}` precedes this result")),
+        };
+        out.push(f.id(call_id));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::testutil::*;
+
+    #[test]
+    fn result_without_call() {
+        let c = conv("openai").user("hi").result("call_missing").build();
+        let f = rules_of(&c, "orphan-tool-result");
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].ids, vec!["call_missing"]);
+        assert!(f[0].summary.contains("matches no earlier tool call"));
+    }
+
+    #[test]
+    fn call_answered_twice() {
+        let c = conv("openai")
+            .user("hi")
+            .calls(&["x"])
+            .result("x")
+            .result("x")
+            .build();
+        let f = rules_of(&c, "orphan-tool-result");
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].message, Some(3));
+        assert!(f[0].summary.contains("already has a result"));
+        assert!(rules_of(&c, "orphan-tool-call").is_empty());
+    }
+
+    #[test]
+    fn result_before_its_call_is_stray() {
+        let c = conv("openai").user("hi").result("x").calls(&["x"]).build();
+        assert_eq!(rules_of(&c, "orphan-tool-result").len(), 1);
+        assert_eq!(rules_of(&c, "orphan-tool-call").len(), 1);
+    }
+}

@@ -1,0 +1,145 @@
+use super::{Ctx, Rule, at};
+use crate::finding::{Finding, Severity};
+use crate::model::Role;
+
+pub static RULE: Rule = Rule {
+    name: "role-order",
+    severity: Severity::Warning,
+    summary: "turn order the target provider rejects (first message not `user`, two `user` turns in a row under Anthropic rules)",
+    repair: None,
+    doc: r#"## What it does
+Checks the order of turns against the rules of the provider the history is
+written for:
+- every dialect that is replayed as a request (OpenAI, kimi-cli, Anthropic,
+  dispatch): the first message after the system prompt must be `user`;
+- Anthropic: turns alternate, so two `user` or two `assistant` messages in a
+  row are an error, and `system` belongs in the top-level `system` field, not
+  in `messages`.
+
+Application logs that are not replayed verbatim (Claude Code sessions, Codex
+rollouts) are not checked: their apps rebuild the request.
+
+## Why is this bad?
+A merged, dropped or relabelled message shows up first as turns out of order:
+in dispatch (seed 000) six messages of three turns reached the model as one
+`user` message followed by another `user` message.
+
+## Example
+```jsonl
+{"role":"user","content":"hi"}
+{"role":"user","content":"are you there?"}
+```
+
+## Repair
+Report only: which message was lost or merged cannot be known from the order
+alone.
+"#,
+    check,
+};
+
+#[derive(PartialEq)]
+enum Flavor {
+    OpenAi,
+    Anthropic,
+}
+
+fn flavor(dialect: &str) -> Option<Flavor> {
+    match dialect {
+        "openai" | "kimi" | "dispatch" => Some(Flavor::OpenAi),
+        "anthropic" | "gbrain" => Some(Flavor::Anthropic),
+        _ => None,
+    }
+}
+
+fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let conv = ctx.conv;
+    let Some(flavor) = flavor(conv.source.dialect) else {
+        return;
+    };
+    let first = conv.messages.iter().position(|m| !m.role.is_instruction());
+    if let Some(fi) = first {
+        let m = &conv.messages[fi];
+        if m.role != Role::User {
+            out.push(
+                ctx.finding(
+                    &RULE,
+                    Some(fi),
+                    m.loc.clone(),
+                    format!(
+                        "the first message after the system prompt is `{}`, not `user`",
+                        m.role
+                    ),
+                )
+                .label(&m.loc, format!("first turn is `{}`", m.role)),
+            );
+        }
+    }
+    if flavor != Flavor::Anthropic {
+        return;
+    }
+    for (mi, m) in conv.messages.iter().enumerate() {
+        if m.role.is_instruction() {
+            out.push(
+                ctx.finding(
+                    &RULE,
+                    Some(mi),
+                    m.loc.clone(),
+                    format!("`{}` message inside `messages`: Anthropic takes the system prompt in the top-level `system` field", m.role),
+                )
+                .label(&m.loc, "system prompt in the message list"),
+            );
+            continue;
+        }
+        if mi == 0 {
+            continue;
+        }
+        let prev = &conv.messages[mi - 1];
+        if prev.role == m.role && !prev.role.is_instruction() {
+            out.push(
+                ctx.finding(
+                    &RULE,
+                    Some(mi),
+                    m.loc.clone(),
+                    format!(
+                        "two `{}` messages in a row: Anthropic requires turns to alternate",
+                        m.role
+                    ),
+                )
+                .label(&prev.loc, format!("`{}` ({})", prev.role, at(conv, mi - 1)))
+                .label(&m.loc, format!("another `{}`", m.role)),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::Role;
+    use crate::rules::testutil::*;
+
+    #[test]
+    fn anthropic_two_users() {
+        let c = conv("anthropic").user("a").user("b").assistant("c").build();
+        let f = rules_of(&c, "role-order");
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].message, Some(1));
+    }
+
+    #[test]
+    fn openai_two_users_is_fine_but_assistant_first_is_not() {
+        let c = conv("openai")
+            .msg(Role::System, vec![text_part("sys")])
+            .user("a")
+            .user("b")
+            .build();
+        assert!(rules_of(&c, "role-order").is_empty());
+        let c = conv("openai").assistant("hi").user("b").build();
+        assert_eq!(rules_of(&c, "role-order").len(), 1);
+    }
+
+    #[test]
+    fn app_logs_are_not_checked() {
+        let c = conv("claude-code").assistant("hi").assistant("b").build();
+        assert!(rules_of(&c, "role-order").is_empty());
+    }
+}

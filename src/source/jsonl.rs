@@ -1,0 +1,266 @@
+//! JSONL message logs (one record per line) and JSON documents (one array of
+//! messages, or an object with a `messages` array). A JSONL file is read line
+//! by line, never slurped; a JSON document is one conversation and is read
+//! whole, within a size limit.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::chat::Builder;
+use super::lines::{LineReader, Next};
+use super::{Limits, Source};
+use crate::error::{Error, Result};
+use crate::model::{Conversation, Loc, SourceInfo};
+
+pub struct FileSource {
+    path: PathBuf,
+    limits: Limits,
+    info: Arc<SourceInfo>,
+    done: bool,
+}
+
+pub fn open(path: &Path, limits: Limits) -> Result<Box<dyn Source>> {
+    // Open now so that an unreadable file fails before any work starts.
+    File::open(path).map_err(|e| Error::io(path, &e))?;
+    Ok(Box::new(FileSource {
+        path: path.to_path_buf(),
+        limits,
+        info: Arc::new(SourceInfo {
+            path: path.to_path_buf(),
+            format: "jsonl",
+            dialect: "unknown",
+        }),
+        done: false,
+    }))
+}
+
+impl Source for FileSource {
+    fn info(&self) -> Arc<SourceInfo> {
+        self.info.clone()
+    }
+
+    fn next_conversation(&mut self) -> Option<Result<Conversation>> {
+        if self.done {
+            return None;
+        }
+        self.done = true;
+        let result = read_file(&self.path, self.limits);
+        if let Ok(conv) = &result {
+            self.info = conv.source.clone();
+        }
+        Some(result)
+    }
+}
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+fn read_file(path: &Path, limits: Limits) -> Result<Conversation> {
+    let file = File::open(path).map_err(|e| Error::io(path, &e))?;
+    let mut reader = BufReader::with_capacity(256 * 1024, file);
+    let head = reader.fill_buf().map_err(|e| Error::io(path, &e))?;
+    let head = head.strip_prefix(BOM).unwrap_or(head);
+    let first = head.iter().copied().find(|b| !b.is_ascii_whitespace());
+    let Some(first) = first else {
+        return Err(Error::not_history(path, "file is empty"));
+    };
+    let is_json_ext = path.extension().and_then(|e| e.to_str()) == Some("json");
+    if first == b'[' || (is_json_ext && first == b'{') {
+        match read_document(path, reader, limits)? {
+            Some(conv) => return Ok(conv),
+            // Not a document: JSONL that happens to be named `.json`.
+            None => {
+                let file = File::open(path).map_err(|e| Error::io(path, &e))?;
+                reader = BufReader::with_capacity(256 * 1024, file);
+            }
+        }
+    }
+    read_lines(path, reader, limits)
+}
+
+fn new_builder(path: &Path) -> Builder {
+    let placeholder = Arc::new(SourceInfo {
+        path: path.to_path_buf(),
+        format: "jsonl",
+        dialect: "unknown",
+    });
+    Builder::new(Conversation::new(path.display().to_string(), placeholder))
+}
+
+fn finish(path: &Path, mut b: Builder, format: &'static str) -> Result<Conversation> {
+    if b.records == 0 {
+        let cause = match b.first_problem.take() {
+            Some(p) => format!("not a message history: {p}"),
+            None => "not a message history".to_string(),
+        };
+        return Err(Error::not_history(path, cause));
+    }
+    let dialect = b.dialect();
+    b.conv.source = Arc::new(SourceInfo {
+        path: path.to_path_buf(),
+        format,
+        dialect,
+    });
+    Ok(b.conv)
+}
+
+fn read_lines(path: &Path, reader: BufReader<File>, limits: Limits) -> Result<Conversation> {
+    let mut lines = LineReader::new(reader, limits.max_line_bytes);
+    let mut b = new_builder(path);
+    // A line that failed UTF-8 validation, held back until we know whether
+    // it is the torn last line (evidence) or damage inside the file (fatal).
+    let mut bad_utf8: Option<u64> = None;
+    loop {
+        match lines.next_line().map_err(|e| Error::io(path, &e))? {
+            Next::End => break,
+            Next::TooLong => {
+                return Err(Error::input(
+                    path,
+                    format!(
+                        "line {} is longer than {} MiB; not a message log (raise the limit with --max-line-mib)",
+                        lines.line,
+                        limits.max_line_bytes >> 20
+                    ),
+                ));
+            }
+            Next::Line => {}
+        }
+        if let Some(line) = bad_utf8.take() {
+            return Err(Error::input(
+                path,
+                format!("line {line} is not valid UTF-8"),
+            ));
+        }
+        let mut bytes: &[u8] = &lines.buf;
+        if lines.line == 1 {
+            bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
+        }
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let loc = Loc::Line {
+            line: lines.line,
+            start: lines.start,
+            end: lines.end(),
+        };
+        let torn = !lines.terminated;
+        if memchr::memchr(0, bytes).is_some() {
+            if b.records == 0 && lines.line == 1 && !torn {
+                return Err(Error::not_history(
+                    path,
+                    "binary file (NUL bytes on line 1)",
+                ));
+            }
+            b.corrupt(loc, "contains NUL bytes".into(), bytes, torn);
+            continue;
+        }
+        match std::str::from_utf8(bytes) {
+            Ok(text) => b.feed(text, loc, torn),
+            Err(_) if torn => {
+                b.corrupt(loc, "is not valid UTF-8".into(), bytes, true);
+            }
+            Err(_) if b.records == 0 && lines.line == 1 => {
+                return Err(Error::not_history(
+                    path,
+                    "binary file (line 1 is not UTF-8 text)",
+                ));
+            }
+            Err(_) => bad_utf8 = Some(lines.line),
+        }
+    }
+    if let Some(line) = bad_utf8 {
+        return Err(Error::input(
+            path,
+            format!("line {line} is not valid UTF-8"),
+        ));
+    }
+    finish(path, b, "jsonl")
+}
+
+#[derive(Deserialize)]
+struct Body<'a> {
+    #[serde(borrow)]
+    messages: Vec<&'a RawValue>,
+}
+
+/// Read a JSON document. `Ok(None)` when the file is not a document after
+/// all (an object that is one JSONL record).
+fn read_document(
+    path: &Path,
+    mut reader: BufReader<File>,
+    limits: Limits,
+) -> Result<Option<Conversation>> {
+    let len = std::fs::metadata(path)
+        .map_err(|e| Error::io(path, &e))?
+        .len();
+    if len > limits.max_document_bytes {
+        return Err(Error::input(
+            path,
+            format!(
+                "JSON document is larger than {} MiB",
+                limits.max_document_bytes >> 20
+            ),
+        ));
+    }
+    let mut data = Vec::with_capacity(len as usize);
+    reader
+        .read_to_end(&mut data)
+        .map_err(|e| Error::io(path, &e))?;
+    let start = if data.starts_with(BOM) { BOM.len() } else { 0 };
+    if memchr::memchr(0, &data).is_some() {
+        return Err(Error::not_history(path, "binary file (NUL bytes)"));
+    }
+    let text = std::str::from_utf8(&data[start..]).map_err(|e| {
+        let line = 1 + memchr::memchr_iter(b'\n', &data[..start + e.valid_up_to()]).count();
+        Error::input(path, format!("line {line} is not valid UTF-8"))
+    })?;
+    let elements: Vec<&RawValue> = if text.trim_start().starts_with('[') {
+        serde_json::from_str(text).map_err(|e| {
+            Error::input(
+                path,
+                format!(
+                    "is not valid JSON ({} at line {} column {})",
+                    short(&e),
+                    e.line(),
+                    e.column()
+                ),
+            )
+        })?
+    } else {
+        match serde_json::from_str::<Body<'_>>(text) {
+            Ok(body) => body.messages,
+            Err(_) => return Ok(None),
+        }
+    };
+    let mut b = new_builder(path);
+    let base = text.as_ptr() as usize;
+    let mut line = 1u64;
+    let mut counted = 0usize;
+    for el in elements {
+        let off = el.get().as_ptr() as usize - base;
+        line += memchr::memchr_iter(b'\n', &text.as_bytes()[counted..off]).count() as u64;
+        counted = off;
+        let loc = Loc::Line {
+            line,
+            start: (start + off) as u64,
+            end: (start + off + el.get().len()) as u64,
+        };
+        b.feed(el.get(), loc, false);
+    }
+    if b.records == 0 && b.conv.corrupt.is_empty() {
+        return Err(Error::not_history(path, "JSON document holds no messages"));
+    }
+    finish(path, b, "json").map(Some)
+}
+
+fn short(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    match s.find(" at line ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}

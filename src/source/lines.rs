@@ -1,0 +1,113 @@
+//! A line reader with a hard cap on line length, that knows where every line
+//! starts and ends and whether the last line was terminated.
+
+use std::io::{self, BufRead};
+
+pub struct LineReader<R> {
+    inner: R,
+    /// The current line, without its newline.
+    pub buf: Vec<u8>,
+    /// 1-based number of the current line.
+    pub line: u64,
+    /// Byte offset of the start of the current line.
+    pub start: u64,
+    /// Whether the current line ended with a newline.
+    pub terminated: bool,
+    next_start: u64,
+    max: usize,
+}
+
+pub enum Next {
+    Line,
+    End,
+    /// The line exceeds the cap; its number is in `line`.
+    TooLong,
+}
+
+impl<R: BufRead> LineReader<R> {
+    pub fn new(inner: R, max: usize) -> Self {
+        LineReader {
+            inner,
+            buf: Vec::with_capacity(64 * 1024),
+            line: 0,
+            start: 0,
+            terminated: false,
+            next_start: 0,
+            max,
+        }
+    }
+
+    pub fn next_line(&mut self) -> io::Result<Next> {
+        self.buf.clear();
+        self.start = self.next_start;
+        self.terminated = false;
+        loop {
+            let chunk = match self.inner.fill_buf() {
+                Ok(c) => c,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if chunk.is_empty() {
+                if self.buf.is_empty() {
+                    return Ok(Next::End);
+                }
+                break;
+            }
+            match memchr::memchr(b'\n', chunk) {
+                Some(i) => {
+                    if self.buf.len() + i > self.max {
+                        self.line += 1;
+                        return Ok(Next::TooLong);
+                    }
+                    self.buf.extend_from_slice(&chunk[..i]);
+                    self.inner.consume(i + 1);
+                    self.terminated = true;
+                    break;
+                }
+                None => {
+                    let n = chunk.len();
+                    if self.buf.len() + n > self.max {
+                        self.line += 1;
+                        return Ok(Next::TooLong);
+                    }
+                    self.buf.extend_from_slice(chunk);
+                    self.inner.consume(n);
+                }
+            }
+        }
+        self.line += 1;
+        self.next_start = self.start + self.buf.len() as u64 + u64::from(self.terminated);
+        Ok(Next::Line)
+    }
+
+    /// Byte offset just past the current line's content.
+    pub fn end(&self) -> u64 {
+        self.start + self.buf.len() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tracks_offsets_and_termination() {
+        let data = b"ab\n\ncde";
+        let mut r = LineReader::new(&data[..], 100);
+        assert!(matches!(r.next_line().unwrap(), Next::Line));
+        assert_eq!((r.line, r.start, r.end(), r.terminated), (1, 0, 2, true));
+        assert!(matches!(r.next_line().unwrap(), Next::Line));
+        assert_eq!((r.line, r.start, r.buf.len()), (2, 3, 0));
+        assert!(matches!(r.next_line().unwrap(), Next::Line));
+        assert_eq!((r.line, r.start, r.end(), r.terminated), (3, 4, 7, false));
+        assert!(matches!(r.next_line().unwrap(), Next::End));
+    }
+
+    #[test]
+    fn caps_line_length() {
+        let data = vec![b'x'; 1000];
+        let mut r = LineReader::new(&data[..], 100);
+        assert!(matches!(r.next_line().unwrap(), Next::TooLong));
+        assert_eq!(r.line, 1);
+    }
+}

@@ -1,0 +1,93 @@
+//! Sources: one module per storage format. A source opens its input
+//! read-only, recognises the format and dialect from the content, and yields
+//! conversations one at a time, each message carrying its origin.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::model::{Conversation, SourceInfo};
+
+pub mod chat;
+pub mod jsonl;
+pub mod lines;
+
+/// A stream of conversations read from one input.
+pub trait Source: Send {
+    fn info(&self) -> Arc<SourceInfo>;
+    /// The next conversation, or `None` at the end.
+    fn next_conversation(&mut self) -> Option<Result<Conversation>>;
+}
+
+/// Limits that keep a hostile input from exhausting memory.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Longest line (JSONL) accepted.
+    pub max_line_bytes: usize,
+    /// Largest whole-document JSON file accepted.
+    pub max_document_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_line_bytes: 64 << 20,
+            max_document_bytes: 1 << 30,
+        }
+    }
+}
+
+/// Open a file and recognise its format from its content.
+pub fn open(path: &Path, limits: Limits) -> Result<Box<dyn Source>> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, &e))?;
+    if meta.is_dir() {
+        return Err(Error::input(path, "is a directory"));
+    }
+    jsonl::open(path, limits)
+}
+
+/// True for file names the directory walk picks up.
+pub fn is_candidate(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("jsonl" | "json")
+    )
+}
+
+/// Expand the paths named on the command line: files as they are,
+/// directories recursively (sorted, `.git` skipped) to their candidate files.
+/// Returns (path, named explicitly).
+pub fn expand(paths: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>> {
+    let mut out = Vec::new();
+    for p in paths {
+        let meta = std::fs::metadata(p).map_err(|e| Error::io(p, &e))?;
+        if !meta.is_dir() {
+            out.push((p.clone(), true));
+            continue;
+        }
+        let before = out.len();
+        let walker = walkdir::WalkDir::new(p)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_entry(|e| e.file_name() != ".git");
+        for entry in walker {
+            let entry = entry.map_err(|e| {
+                let at = e.path().unwrap_or(p).to_path_buf();
+                match e.io_error() {
+                    Some(io) => Error::io(&at, io),
+                    None => Error::input(&at, "cannot walk directory"),
+                }
+            })?;
+            if entry.file_type().is_file() && is_candidate(entry.path()) {
+                out.push((entry.into_path(), false));
+            }
+        }
+        if out.len() == before {
+            return Err(Error::input(
+                p,
+                "directory holds no histories (no *.jsonl or *.json files)",
+            ));
+        }
+    }
+    Ok(out)
+}
