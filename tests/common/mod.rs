@@ -1,0 +1,88 @@
+#![allow(dead_code)]
+//! Helpers for tests that run the built binary on real files.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use sha2::{Digest, Sha256};
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Run chatfsck from the repository root with these arguments.
+pub fn run(args: &[&str]) -> Output {
+    Command::cargo_bin("chatfsck")
+        .unwrap()
+        .current_dir(root())
+        .env_remove("NO_COLOR")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+pub fn code(o: &Output) -> i32 {
+    o.status.code().expect("exited normally, not by a signal")
+}
+
+/// Lint one path with JSON output and return the parsed document.
+pub fn lint_json(path: &str, extra: &[&str]) -> (i32, serde_json::Value) {
+    let mut args = vec!["lint", "--format", "json", path];
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    let doc = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("lint {path}: not JSON ({e}): {}", stderr(&o)));
+    (code(&o), doc)
+}
+
+/// `rule@line` for every finding, sorted.
+pub fn rule_lines(doc: &serde_json::Value) -> Vec<String> {
+    let mut v: Vec<String> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| format!("{}@{}", f["rule"].as_str().unwrap(), f["location"]["line"]))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Hash and mtime of a file, to prove it was not touched.
+pub fn fingerprint(path: &Path) -> Option<(String, std::time::SystemTime)> {
+    let data = std::fs::read(path).ok()?;
+    let mtime = std::fs::metadata(path).ok()?.modified().ok()?;
+    Some((format!("{:x}", Sha256::digest(&data)), mtime))
+}
+
+/// Every fixture history (not the bad inputs), relative to the root.
+pub fn fixtures() -> Vec<String> {
+    let mut out = Vec::new();
+    for e in walkdir::WalkDir::new(root().join("fixtures")).sort_by_file_name() {
+        let e = e.unwrap();
+        let p = e.path();
+        let rel = p
+            .strip_prefix(root())
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if e.file_type().is_file()
+            && matches!(
+                p.extension().and_then(|x| x.to_str()),
+                Some("jsonl" | "json")
+            )
+            && !rel.contains("bad-input")
+        {
+            out.push(rel);
+        }
+    }
+    out
+}
