@@ -64,6 +64,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             match a.format {
                 InspectFormat::Human => report::inspect::human(&ins, &mut out),
                 InspectFormat::Json => report::inspect::json(&ins, &mut out),
+                InspectFormat::Markdown => report::inspect::markdown(&ins, &mut out),
             }
             .map_err(out_err)?;
             Ok(EXIT_CLEAN)

@@ -84,6 +84,14 @@ pub struct LintArgs {
 pub enum InspectFormat {
     Human,
     Json,
+    /// Tables that paste into a bug report
+    Markdown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListFormat {
+    Human,
+    Json,
 }
 
 #[derive(Debug, Args)]
@@ -104,8 +112,8 @@ pub struct InspectArgs {
 #[derive(Debug, Args)]
 pub struct RulesArgs {
     /// Output format
-    #[arg(long, value_enum, default_value_t = InspectFormat::Human)]
-    pub format: InspectFormat,
+    #[arg(long, value_enum, default_value_t = ListFormat::Human)]
+    pub format: ListFormat,
 }
 
 #[derive(Debug, Args)]

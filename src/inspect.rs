@@ -28,6 +28,39 @@ pub struct Row {
     pub preview: String,
 }
 
+/// One stored chunk, as the evidence table of seed 000 shows it.
+#[derive(Debug, Serialize)]
+pub struct ChunkRow {
+    pub seq: u64,
+    pub key: String,
+    pub role: String,
+    #[serde(rename = "msgIdx")]
+    pub msg_idx: i64,
+    #[serde(rename = "chunkIdx")]
+    pub chunk_idx: i64,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub preview: String,
+    /// Position of the true message this chunk belongs to.
+    pub message: usize,
+    /// Position of the message the index-grouping loader puts it in.
+    pub loaded_message: usize,
+}
+
+/// A message as the app's index-grouping loader builds it.
+#[derive(Debug, Serialize)]
+pub struct LoadedMessage {
+    pub position: usize,
+    pub role: String,
+    pub seq_first: u64,
+    pub seq_last: u64,
+    pub chunks: usize,
+    /// Roles of the chunks inside, in order of appearance.
+    pub chunk_roles: Vec<String>,
+    /// True messages merged into this one.
+    pub true_messages: Vec<usize>,
+}
+
 #[derive(Debug, Serialize)]
 pub struct ConvView {
     pub id: String,
@@ -36,7 +69,24 @@ pub struct ConvView {
     pub errors: usize,
     pub warnings: usize,
     pub findings: Vec<String>,
+    /// How many messages the app's loader builds: differs from `messages`
+    /// when an index-grouping loader merges chunks of several messages.
+    pub loaded_messages: usize,
+    /// The true messages (empty in a listing of many conversations).
     pub timeline: Vec<Row>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunks: Option<Vec<ChunkRow>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loaded: Option<Vec<LoadedMessage>>,
+}
+
+impl ConvView {
+    /// Drop the per-message detail, keeping the counts.
+    fn summarise(&mut self) {
+        self.timeline = Vec::new();
+        self.chunks = None;
+        self.loaded = None;
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -44,6 +94,9 @@ pub struct Inspection {
     pub path: String,
     pub format: &'static str,
     pub dialect: &'static str,
+    /// Whether per-message detail is shown (one conversation, or one was
+    /// asked for); a listing of many conversations keeps only counts.
+    pub detail: bool,
     pub conversations: Vec<ConvView>,
     #[serde(skip)]
     pub info: Option<Arc<SourceInfo>>,
@@ -94,9 +147,65 @@ fn row(pos: usize, m: &crate::model::Message) -> Row {
     }
 }
 
+fn chunk_views(conv: &Conversation) -> (Option<Vec<ChunkRow>>, Option<Vec<LoadedMessage>>) {
+    let Some(log) = &conv.chunks else {
+        return (None, None);
+    };
+    let groups = log.loaded_groups();
+    let mut loaded_of = vec![0; log.chunks.len()];
+    let mut loaded = Vec::new();
+    for (gi, g) in groups.iter().enumerate() {
+        let cs = &log.chunks[g.clone()];
+        let mut roles: Vec<String> = Vec::new();
+        let mut msgs: Vec<usize> = Vec::new();
+        for (k, c) in cs.iter().enumerate() {
+            loaded_of[g.start + k] = gi;
+            if !roles.contains(&c.role) {
+                roles.push(c.role.clone());
+            }
+            if !msgs.contains(&c.message) {
+                msgs.push(c.message);
+            }
+        }
+        loaded.push(LoadedMessage {
+            position: gi,
+            role: cs[0].role.clone(),
+            seq_first: cs[0].seq,
+            seq_last: cs[cs.len() - 1].seq,
+            chunks: cs.len(),
+            chunk_roles: roles,
+            true_messages: msgs,
+        });
+    }
+    let rows = log
+        .chunks
+        .iter()
+        .enumerate()
+        .map(|(i, c)| ChunkRow {
+            seq: c.seq,
+            key: match &c.loc {
+                Loc::Row { key, .. } => key.to_string(),
+                Loc::Line { line, .. } => format!("line {line}"),
+            },
+            role: c.role.clone(),
+            msg_idx: c.msg_idx,
+            chunk_idx: c.chunk_idx,
+            kind: c.kind.clone(),
+            preview: c.preview.clone(),
+            message: c.message,
+            loaded_message: loaded_of[i],
+        })
+        .collect();
+    (Some(rows), Some(loaded))
+}
+
 pub fn view(conv: &Conversation) -> ConvView {
     let findings = rules::check(conv, &Selection::default());
+    let (chunks, loaded) = chunk_views(conv);
     ConvView {
+        loaded_messages: loaded.as_ref().map_or(conv.messages.len(), Vec::len),
+        chunks,
+        loaded,
         id: conv.id.clone(),
         stats: Stats::of(conv),
         errors: findings
@@ -132,6 +241,12 @@ pub fn inspect(path: &Path, conversation: Option<&str>, limits: Limits) -> Resul
             continue;
         }
         convs.push(view(&conv));
+        // Many conversations: keep counts only, so memory stays bounded.
+        if conversation.is_none() && convs.len() > 1 {
+            for c in convs.iter_mut() {
+                c.summarise();
+            }
+        }
     }
     if let Some(want) = conversation
         && convs.is_empty()
@@ -143,6 +258,7 @@ pub fn inspect(path: &Path, conversation: Option<&str>, limits: Limits) -> Resul
         path: info.path.display().to_string(),
         format: info.format,
         dialect: info.dialect,
+        detail: conversation.is_some() || convs.len() == 1,
         conversations: convs,
         info: Some(info),
     })

@@ -268,6 +268,8 @@ pub struct Conversation {
     /// Records that are valid but are not messages (meta lines, progress
     /// records, snapshots): counted, never checked, always preserved.
     pub meta_records: u64,
+    /// The raw chunk view, for chunk stores.
+    pub chunks: Option<ChunkLog>,
 }
 
 impl Conversation {
@@ -278,6 +280,54 @@ impl Conversation {
             messages: Vec::new(),
             corrupt: Vec::new(),
             meta_records: 0,
+            chunks: None,
         }
+    }
+}
+
+/// One stored chunk of a chunk store (dispatch's KV rows): the raw view
+/// that index-based loaders see, beside the true messages.
+#[derive(Debug, Clone)]
+pub struct Chunk {
+    pub seq: u64,
+    pub loc: Loc,
+    /// The stored role text.
+    pub role: String,
+    pub msg_idx: i64,
+    pub chunk_idx: i64,
+    /// The chunk's `type`.
+    pub kind: String,
+    /// Short escaped preview of the chunk's content.
+    pub preview: String,
+    /// The true message this chunk belongs to (position in `messages`).
+    pub message: usize,
+}
+
+/// The raw chunk log of a conversation, in seq order.
+#[derive(Debug, Clone, Default)]
+pub struct ChunkLog {
+    pub chunks: Vec<Chunk>,
+    /// The conversation's `:seq` counter row (location, value) if present.
+    pub seq_counter: Option<(Loc, String)>,
+    /// Keys seen more than once for the same seq (differently formatted).
+    pub repeated: Vec<(u64, Loc)>,
+}
+
+impl ChunkLog {
+    /// The messages an index-grouping loader (dispatch's `load()`) builds:
+    /// a new message starts only where `msgIdx` changes. Returns index
+    /// ranges into `chunks`.
+    pub fn loaded_groups(&self) -> Vec<std::ops::Range<usize>> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        for i in 1..=self.chunks.len() {
+            if i == self.chunks.len() || self.chunks[i].msg_idx != self.chunks[i - 1].msg_idx {
+                if i > start {
+                    out.push(start..i);
+                }
+                start = i;
+            }
+        }
+        out
     }
 }

@@ -97,7 +97,10 @@ pub fn location(f: &Finding) -> String {
     let path = f.source.path.display().to_string();
     match &f.loc {
         Some(Loc::Line { line, .. }) => format!("{path}:{line}"),
-        Some(Loc::Row { table, key, .. }) => format!("{path}: {table} {key}"),
+        Some(Loc::Row { table, key, rowid }) => match rowid {
+            Some(r) => format!("{path}: {table} {key} (rowid {r})"),
+            None => format!("{path}: {table} {key}"),
+        },
         None => path,
     }
 }
@@ -111,10 +114,7 @@ impl Human {
             locs.push(l);
         }
         let excerpt = Excerpt::read(&f.source.path, &locs);
-        let mut message = escape(&f.summary).into_owned();
-        if !matches!(f.loc, Some(Loc::Line { .. })) {
-            message = format!("{message} ({})", escape(&location(f)));
-        }
+        let message = escape(&f.summary).into_owned();
         let mut help: Vec<String> = f.notes.iter().map(|n| escape(n).into_owned()).collect();
         if f.fixable
             && let Some(rule) = crate::rules::find(f.rule)

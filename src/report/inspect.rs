@@ -1,17 +1,145 @@
-//! Rendering of `inspect`: a header, counts, and a timeline table.
+//! Rendering of `inspect`: a header, counts, and evidence tables (human,
+//! JSON, markdown). The markdown pastes into a bug report.
 
 use std::io::{self, Write};
 
 use comfy_table::{ContentArrangement, Table, presets};
 
 use crate::escape::escape;
-use crate::inspect::Inspection;
+use crate::inspect::{ConvView, Inspection};
 use crate::model::Loc;
+
+fn table(header: Vec<&str>) -> Table {
+    let mut t = Table::new();
+    t.load_preset(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(header);
+    t
+}
+
+fn loc_cell(loc: &Loc) -> String {
+    match loc {
+        Loc::Line { line, .. } => line.to_string(),
+        Loc::Row { rowid: Some(r), .. } => r.to_string(),
+        Loc::Row { key, .. } => escape(key).into_owned(),
+    }
+}
+
+/// Rows of the evidence tables, as plain cells, shared by both renderers.
+fn chunk_cells(c: &ConvView) -> Vec<Vec<String>> {
+    c.chunks
+        .iter()
+        .flatten()
+        .map(|r| {
+            vec![
+                format!("{:010}", r.seq),
+                r.role.clone(),
+                r.msg_idx.to_string(),
+                r.chunk_idx.to_string(),
+                r.kind.clone(),
+                r.preview.clone(),
+                r.message.to_string(),
+                r.loaded_message.to_string(),
+            ]
+        })
+        .collect()
+}
+
+const CHUNK_HEADER: [&str; 8] = [
+    "seq",
+    "role",
+    "msgIdx",
+    "chunkIdx",
+    "type",
+    "preview",
+    "true msg",
+    "loaded msg",
+];
+
+fn loaded_cells(c: &ConvView) -> Vec<Vec<String>> {
+    c.loaded
+        .iter()
+        .flatten()
+        .map(|m| {
+            vec![
+                m.position.to_string(),
+                m.role.clone(),
+                if m.seq_first == m.seq_last {
+                    m.seq_first.to_string()
+                } else {
+                    format!("{}–{}", m.seq_first, m.seq_last)
+                },
+                m.chunks.to_string(),
+                m.chunk_roles.join(", "),
+                m.true_messages
+                    .iter()
+                    .map(|i| i.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ]
+        })
+        .collect()
+}
+
+const LOADED_HEADER: [&str; 6] = ["#", "role", "seq", "chunks", "chunk roles", "true messages"];
+
+fn timeline_cells(c: &ConvView, sep: &str) -> Vec<Vec<String>> {
+    c.timeline
+        .iter()
+        .map(|r| {
+            vec![
+                r.position.to_string(),
+                loc_cell(&r.loc),
+                r.role.to_string(),
+                r.parts.join(","),
+                escape(&r.tool_ids.join(sep)).into_owned(),
+                r.preview.clone(),
+            ]
+        })
+        .collect()
+}
+
+fn list_cells(ins: &Inspection) -> Vec<Vec<String>> {
+    ins.conversations
+        .iter()
+        .map(|c| {
+            vec![
+                escape(&c.id).into_owned(),
+                c.stats.messages.to_string(),
+                c.loaded_messages.to_string(),
+                (c.stats.tool_calls).to_string(),
+                c.errors.to_string(),
+                c.warnings.to_string(),
+            ]
+        })
+        .collect()
+}
+
+const LIST_HEADER: [&str; 6] = [
+    "conversation",
+    "messages",
+    "loaded",
+    "tool calls",
+    "errors",
+    "warnings",
+];
 
 pub fn human(ins: &Inspection, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{}", escape(&ins.path))?;
-    writeln!(out, "  format:  {} ({})", ins.format, ins.dialect)?;
+    writeln!(out, "  format:        {} ({})", ins.format, ins.dialect)?;
     writeln!(out, "  conversations: {}", ins.conversations.len())?;
+    if !ins.detail {
+        let mut t = table(LIST_HEADER.to_vec());
+        for row in list_cells(ins) {
+            t.add_row(row);
+        }
+        writeln!(out, "{t}")?;
+        writeln!(
+            out,
+            "use --conversation ID for one conversation's evidence tables"
+        )?;
+        return Ok(());
+    }
     for c in &ins.conversations {
         writeln!(out)?;
         writeln!(out, "conversation {}", escape(&c.id))?;
@@ -23,13 +151,20 @@ pub fn human(ins: &Inspection, out: &mut dyn Write) -> io::Result<()> {
             .collect();
         writeln!(
             out,
-            "  messages:     {} ({})",
+            "  messages:      {} ({})",
             c.stats.messages,
             roles.join(", ")
         )?;
+        if c.loaded.is_some() {
+            writeln!(
+                out,
+                "  loaded as:     {} messages by an index-grouping loader",
+                c.loaded_messages
+            )?;
+        }
         writeln!(
             out,
-            "  tool calls:   {}, tool results: {}",
+            "  tool calls:    {}, tool results: {}",
             c.stats.tool_calls, c.stats.tool_results
         )?;
         writeln!(
@@ -39,29 +174,34 @@ pub fn human(ins: &Inspection, out: &mut dyn Write) -> io::Result<()> {
         )?;
         writeln!(
             out,
-            "  findings:     {} errors, {} warnings",
+            "  findings:      {} errors, {} warnings",
             c.errors, c.warnings
         )?;
         for f in &c.findings {
             writeln!(out, "    - {}", escape(f))?;
         }
-        let mut t = Table::new();
-        t.load_preset(presets::UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Disabled)
-            .set_header(vec!["#", "line", "role", "parts", "tool ids", "preview"]);
-        for r in &c.timeline {
-            let line = match &r.loc {
-                Loc::Line { line, .. } => line.to_string(),
-                Loc::Row { key, .. } => key.to_string(),
-            };
-            t.add_row(vec![
-                r.position.to_string(),
-                line,
-                r.role.to_string(),
-                r.parts.join(","),
-                escape(&r.tool_ids.join("\n")).into_owned(),
-                r.preview.clone(),
-            ]);
+        if c.chunks.is_some() {
+            writeln!(out, "\nchunks")?;
+            let mut t = table(CHUNK_HEADER.to_vec());
+            for row in chunk_cells(c) {
+                t.add_row(row);
+            }
+            writeln!(out, "{t}")?;
+            writeln!(out, "\nmessages as the index-grouping loader builds them")?;
+            let mut t = table(LOADED_HEADER.to_vec());
+            for row in loaded_cells(c) {
+                t.add_row(row);
+            }
+            writeln!(out, "{t}")?;
+            writeln!(
+                out,
+                "\ntrue messages (a message starts where chunkIdx restarts at 0 or the role changes)"
+            )?;
+        }
+        let loc_name = if c.chunks.is_some() { "row" } else { "line" };
+        let mut t = table(vec!["#", loc_name, "role", "parts", "tool ids", "preview"]);
+        for row in timeline_cells(c, "\n") {
+            t.add_row(row);
         }
         writeln!(out, "{t}")?;
     }
@@ -84,4 +224,97 @@ pub fn json(ins: &Inspection, out: &mut dyn Write) -> io::Result<()> {
         },
         out,
     )
+}
+
+/// Escape text for a markdown table cell: pipes, backticks and HTML must
+/// not change the document's structure.
+pub fn md_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in escape(s).chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '`' => out.push_str("\\`"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '*' | '_' | '[' | ']' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn md_table(out: &mut dyn Write, header: &[&str], rows: Vec<Vec<String>>) -> io::Result<()> {
+    writeln!(out, "| {} |", header.join(" | "))?;
+    writeln!(out, "|{}", " --- |".repeat(header.len()))?;
+    for r in rows {
+        let cells: Vec<String> = r.iter().map(|c| md_escape(c)).collect();
+        writeln!(out, "| {} |", cells.join(" | "))?;
+    }
+    Ok(())
+}
+
+pub fn markdown(ins: &Inspection, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "## `{}`", md_escape(&ins.path).replace("\\`", "'"))?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{} ({}), {} conversation{}. Generated by chatfsck {}.",
+        ins.format,
+        ins.dialect,
+        ins.conversations.len(),
+        if ins.conversations.len() == 1 {
+            ""
+        } else {
+            "s"
+        },
+        env!("CARGO_PKG_VERSION")
+    )?;
+    writeln!(out)?;
+    if !ins.detail {
+        return md_table(out, &LIST_HEADER, list_cells(ins));
+    }
+    for c in &ins.conversations {
+        writeln!(out, "### Conversation {}", md_escape(&c.id))?;
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{} messages, loaded as {}; {} errors, {} warnings.",
+            c.stats.messages, c.loaded_messages, c.errors, c.warnings
+        )?;
+        writeln!(out)?;
+        for f in &c.findings {
+            writeln!(out, "- {}", md_escape(f))?;
+        }
+        if !c.findings.is_empty() {
+            writeln!(out)?;
+        }
+        if c.chunks.is_some() {
+            writeln!(out, "#### Chunks")?;
+            writeln!(out)?;
+            md_table(out, &CHUNK_HEADER, chunk_cells(c))?;
+            writeln!(out)?;
+            writeln!(
+                out,
+                "#### Messages as the index-grouping loader builds them"
+            )?;
+            writeln!(out)?;
+            md_table(out, &LOADED_HEADER, loaded_cells(c))?;
+            writeln!(out)?;
+            writeln!(out, "#### True messages")?;
+            writeln!(out)?;
+        }
+        let loc_name = if c.chunks.is_some() { "row" } else { "line" };
+        md_table(
+            out,
+            &["#", loc_name, "role", "parts", "tool ids", "preview"],
+            timeline_cells(c, ", "),
+        )?;
+        writeln!(out)?;
+    }
+    Ok(())
 }

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use comfy_table::{ContentArrangement, Table, presets};
 use serde::Serialize;
 
-use crate::cli::InspectFormat;
+use crate::cli::ListFormat;
 use crate::finding::Severity;
 use crate::rules::{RULES, Rule};
 
@@ -19,9 +19,9 @@ struct RuleOut {
     repair: Option<&'static str>,
 }
 
-pub fn list(format: InspectFormat, out: &mut dyn Write) -> io::Result<()> {
+pub fn list(format: ListFormat, out: &mut dyn Write) -> io::Result<()> {
     match format {
-        InspectFormat::Json => {
+        ListFormat::Json => {
             let rules: Vec<RuleOut> = RULES
                 .iter()
                 .map(|r| RuleOut {
@@ -34,7 +34,7 @@ pub fn list(format: InspectFormat, out: &mut dyn Write) -> io::Result<()> {
                 .collect();
             super::json::write(&rules, out)
         }
-        InspectFormat::Human => {
+        ListFormat::Human => {
             let mut t = Table::new();
             t.load_preset(presets::UTF8_FULL_CONDENSED)
                 .set_content_arrangement(ContentArrangement::Dynamic)

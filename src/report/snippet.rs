@@ -27,28 +27,34 @@ pub struct Excerpt {
 }
 
 impl Excerpt {
-    /// Read the lines `locs` point at from `path`. Rows (database records)
-    /// are shown by their key instead.
+    /// Read the lines `locs` point at from `path`. Database rows are shown
+    /// as `table key`, numbered by their rowid.
     pub fn read(path: &Path, locs: &[&Loc]) -> Excerpt {
         let mut wanted: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+        let mut rows: BTreeMap<u64, String> = BTreeMap::new();
         for loc in locs {
             match loc {
                 Loc::Line { line, start, end } => {
                     wanted.insert(*line, (*start, *end));
                 }
-                // Database rows are named in the diagnostic's text instead.
-                Loc::Row { .. } => {}
+                Loc::Row { table, key, rowid } => {
+                    let n = rowid.map(|r| r.max(1) as u64).unwrap_or(1);
+                    rows.insert(n, escape(&format!("{table} {key}")).into_owned());
+                }
             }
         }
-        let mut file = File::open(path).ok();
         let mut shown: Vec<(u64, String)> = Vec::new();
-        for (line, (start, end)) in wanted {
-            let text = file
-                .as_mut()
-                .and_then(|f| read_range(f, start, end))
-                .unwrap_or_else(|| "<unreadable>".to_string());
-            shown.push((line, text));
+        if !wanted.is_empty() {
+            let mut file = File::open(path).ok();
+            for (line, (start, end)) in wanted {
+                let text = file
+                    .as_mut()
+                    .and_then(|f| read_range(f, start, end))
+                    .unwrap_or_else(|| "<unreadable>".to_string());
+                shown.push((line, text));
+            }
         }
+        shown.extend(rows);
         let mut data = String::new();
         let mut lines = Vec::new();
         for (line, text) in shown {
@@ -67,7 +73,10 @@ impl Excerpt {
 
     /// The span of a shown line, for a label.
     pub fn span_of(&self, loc: &Loc) -> Option<SourceSpan> {
-        let line = loc.line()?;
+        let line = match loc {
+            Loc::Line { line, .. } => *line,
+            Loc::Row { rowid, .. } => rowid.map(|r| r.max(1) as u64).unwrap_or(1),
+        };
         self.lines
             .iter()
             .find(|(l, _, _)| *l == line)

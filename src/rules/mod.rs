@@ -14,9 +14,12 @@ mod empty_message;
 mod failing_call_loop;
 mod interleaved_message;
 mod invalid_tool_arguments;
+mod mixed_role_message;
+mod msgidx_collision;
 mod orphan_tool_call;
 mod orphan_tool_result;
 mod role_order;
+mod seq_gap;
 mod thinking_only_message;
 mod tool_call_as_text;
 
@@ -36,6 +39,9 @@ pub struct Rule {
 
 /// Every rule, in catalogue order.
 pub static RULES: &[&Rule] = &[
+    &msgidx_collision::RULE,
+    &mixed_role_message::RULE,
+    &seq_gap::RULE,
     &orphan_tool_call::RULE,
     &orphan_tool_result::RULE,
     &interleaved_message::RULE,

@@ -10,7 +10,9 @@ use crate::model::{Conversation, SourceInfo};
 
 pub mod chat;
 pub mod jsonl;
+pub mod kv;
 pub mod lines;
+pub mod sqlite;
 
 /// A stream of conversations read from one input.
 pub trait Source: Send {
@@ -43,14 +45,43 @@ pub fn open(path: &Path, limits: Limits) -> Result<Box<dyn Source>> {
     if meta.is_dir() {
         return Err(Error::input(path, "is a directory"));
     }
+    if sqlite::is_sqlite(path) {
+        return open_sqlite(path);
+    }
+    if matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("db" | "sqlite" | "sqlite3")
+    ) {
+        return Err(Error::input(
+            path,
+            "not a SQLite database (no SQLite header: encrypted, e.g. with SQLCipher, or another kind of file)",
+        ));
+    }
     jsonl::open(path, limits)
+}
+
+fn open_sqlite(path: &Path) -> Result<Box<dyn Source>> {
+    let snap = sqlite::open(path)?;
+    if kv::detect(&snap.conn).map_err(|e| Error::input(path, sqlite::cause(&e)))? {
+        return Ok(Box::new(kv::open(path, snap)?));
+    }
+    let tables = sqlite::tables(&snap.conn).unwrap_or_default();
+    let list = if tables.is_empty() {
+        "no tables".to_string()
+    } else {
+        format!("tables: {}", tables.join(", "))
+    };
+    Err(Error::not_history(
+        path,
+        format!("SQLite database holds no conversation history chatfsck recognises ({list})"),
+    ))
 }
 
 /// True for file names the directory walk picks up.
 pub fn is_candidate(path: &Path) -> bool {
     matches!(
         path.extension().and_then(|e| e.to_str()),
-        Some("jsonl" | "json")
+        Some("jsonl" | "json" | "db" | "sqlite" | "sqlite3")
     )
 }
 

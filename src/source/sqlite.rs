@@ -1,0 +1,136 @@
+//! Forensic access to SQLite files.
+//!
+//! The database is evidence. A WAL database must still show its
+//! un-checkpointed frames, yet even a `mode=ro` open rewrites `-shm` (and
+//! creates `-wal`/`-shm` for a WAL-mode file that has none), while
+//! `immutable=1` silently ignores the WAL. So:
+//! - a rollback-journal database with no `-wal` and no hot `-journal` is
+//!   opened read-only in place (a read-only open of such a file takes only
+//!   shared locks and writes nothing);
+//! - anything else (WAL mode, a `-wal` or `-journal` beside it) is copied,
+//!   with its `-wal`/`-journal`, into a private temporary directory, and the
+//!   copy is opened: SQLite replays the WAL there, never beside the input.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+
+use crate::error::{Error, Result};
+
+pub const HEADER: &[u8; 16] = b"SQLite format 3\0";
+
+/// An open, read-only view of a database and whatever keeps it alive.
+pub struct Snapshot {
+    pub conn: Connection,
+    /// The private copy, removed on drop.
+    _copy: Option<tempfile::TempDir>,
+}
+
+/// True when the file starts with the SQLite header.
+pub fn is_sqlite(path: &Path) -> bool {
+    let mut head = [0u8; 16];
+    use std::io::Read;
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok()
+        && &head == HEADER
+}
+
+fn sidecar(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// Map a SQLite error to a one-line cause.
+pub fn cause(e: &rusqlite::Error) -> String {
+    match e.sqlite_error_code() {
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
+            "database is locked by another process (a writer holds it); try again when the app is idle".into()
+        }
+        Some(ErrorCode::NotADatabase) => {
+            "not a readable SQLite database (encrypted, e.g. with SQLCipher, or its header is damaged)".into()
+        }
+        Some(ErrorCode::DatabaseCorrupt) => "database is corrupt (SQLite: database disk image is malformed)".into(),
+        Some(ErrorCode::CannotOpen) => "cannot open the database".into(),
+        _ => {
+            let s = e.to_string();
+            s.lines().next().unwrap_or_default().to_string()
+        }
+    }
+}
+
+pub fn open(path: &Path) -> Result<Snapshot> {
+    let mut head = [0u8; 100];
+    {
+        use std::io::Read;
+        let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
+        let n = f.read(&mut head).map_err(|e| Error::io(path, &e))?;
+        if n < 100 || &head[..16] != HEADER {
+            return Err(Error::input(
+                path,
+                "not a SQLite database (no SQLite header)",
+            ));
+        }
+    }
+    let wal_mode = head[18] == 2 || head[19] == 2;
+    let wal = sidecar(path, "-wal");
+    let journal = sidecar(path, "-journal");
+    let needs_copy = wal_mode || wal.exists() || journal.exists();
+    let (conn, copy) = if needs_copy {
+        let dir = tempfile::Builder::new()
+            .prefix("chatfsck-")
+            .tempdir()
+            .map_err(|e| Error::input(path, format!("cannot create a private copy: {e}")))?;
+        let target = dir.path().join("db");
+        std::fs::copy(path, &target).map_err(|e| Error::io(path, &e))?;
+        for (src, suffix) in [(&wal, "-wal"), (&journal, "-journal")] {
+            if src.exists() {
+                std::fs::copy(src, sidecar(&target, suffix)).map_err(|e| Error::io(src, &e))?;
+            }
+        }
+        let conn = Connection::open_with_flags(
+            &target,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| Error::input(path, cause(&e)))?;
+        (conn, Some(dir))
+    } else {
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| Error::input(path, cause(&e)))?;
+        (conn, None)
+    };
+    conn.busy_timeout(Duration::from_secs(2))
+        .map_err(|e| Error::input(path, cause(&e)))?;
+    // Touch the schema now so that locked, encrypted and corrupt files fail
+    // here, with a clear cause.
+    conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+        r.get::<_, i64>(0)
+    })
+    .map_err(|e| Error::input(path, cause(&e)))?;
+    Ok(Snapshot { conn, _copy: copy })
+}
+
+/// Names of the tables in the database.
+pub fn tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut st =
+        conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?;
+    let rows = st.query_map([], |r| r.get::<_, String>(0))?;
+    rows.collect()
+}
+
+/// Column names of a table.
+pub fn columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
+    let mut st = conn.prepare(&format!("PRAGMA table_info({})", quote_ident(table)))?;
+    let rows = st.query_map([], |r| r.get::<_, String>(1))?;
+    rows.collect()
+}
+
+/// Quote an identifier for SQLite: never interpolate a name unquoted.
+pub fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
