@@ -17,7 +17,7 @@ fn expected() -> Vec<(String, Vec<String>)> {
                 exp.split(',').map(|s| s.trim().to_string()).collect()
             };
             rules.sort();
-            (path.to_string(), rules)
+            (format!("fixtures/{path}"), rules)
         })
         .collect()
 }

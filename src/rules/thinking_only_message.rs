@@ -44,6 +44,8 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 true
             }
             PartKind::Other { kind } => kind == "redacted_thinking",
+            // An empty `content: ""` beside the reasoning is no answer.
+            PartKind::Text { text } => text.trim().is_empty(),
             _ => false,
         });
         let Some(text) = thinking else { continue };

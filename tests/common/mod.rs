@@ -86,3 +86,48 @@ pub fn fixtures() -> Vec<String> {
     }
     out
 }
+
+/// `rule@key` (database findings) or `rule@line`, sorted.
+pub fn rule_locs(doc: &serde_json::Value) -> Vec<String> {
+    let mut v: Vec<String> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let l = &f["location"];
+            let at = match l.get("key") {
+                Some(k) => k.as_str().unwrap().to_string(),
+                None => l["line"].to_string(),
+            };
+            format!("{}@{}", f["rule"].as_str().unwrap(), at)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Copy files into a fresh temporary directory; returns the directory.
+pub fn copy_to_tmp(files: &[&str]) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    for f in files {
+        let src = root().join(f);
+        std::fs::copy(&src, d.path().join(src.file_name().unwrap())).unwrap();
+    }
+    d
+}
+
+/// Fingerprints of every file in a directory, by name.
+pub fn dir_fingerprints(dir: &Path) -> Vec<(String, Option<(String, std::time::SystemTime)>)> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                fingerprint(&p),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}

@@ -1,0 +1,234 @@
+//! dispatch's SQLite chunk store, read as the app leaves it.
+
+mod common;
+use common::*;
+
+const SEED: &str = "1a997b08-09c2-412c-b296-48703c8aaf58";
+
+fn key(seq: u32) -> String {
+    format!("conv:{SEED}:chunk:{seq:010}")
+}
+
+fn seed_findings() -> Vec<String> {
+    let mut v = vec![
+        format!("msgidx-collision@{}", key(2)),
+        format!("mixed-role-message@{}", key(2)),
+        format!("thinking-only-message@{}", key(14)),
+        format!("tool-call-as-text@{}", key(14)),
+    ];
+    v.sort();
+    v
+}
+
+#[test]
+fn seed_000_is_diagnosed_and_the_healthy_conversation_is_not() {
+    for db in [
+        "fixtures/dispatch/seed-000.db",
+        "fixtures/dispatch/wal/dispatch.db",
+    ] {
+        let (code, doc) = lint_json(db, &["--fail-on", "warning"]);
+        assert_eq!(code, 1);
+        assert_eq!(rule_locs(&doc), seed_findings(), "{db}");
+        assert_eq!(doc["files"][0]["format"], "sqlite-kv");
+        assert_eq!(doc["files"][0]["dialect"], "dispatch");
+        assert_eq!(doc["files"][0]["conversations"], 2);
+        for f in doc["findings"].as_array().unwrap() {
+            assert_eq!(f["conversation"], SEED);
+            assert_eq!(f["location"]["table"], "kv");
+        }
+        let collision = doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["rule"] == "msgidx-collision")
+            .unwrap();
+        assert!(
+            collision["summary"]
+                .as_str()
+                .unwrap()
+                .contains("6 messages (seq 1–11) share msgIdx 0")
+        );
+    }
+}
+
+#[test]
+fn a_wal_only_database_is_read_whole_and_left_untouched() {
+    let d = copy_to_tmp(&[
+        "fixtures/dispatch/wal/dispatch.db",
+        "fixtures/dispatch/wal/dispatch.db-wal",
+        "fixtures/dispatch/wal/dispatch.db-shm",
+    ]);
+    // The main file alone holds no rows: everything is in the WAL.
+    assert!(
+        std::fs::metadata(d.path().join("dispatch.db"))
+            .unwrap()
+            .len()
+            <= 4096
+    );
+    let db = d.path().join("dispatch.db").to_string_lossy().into_owned();
+    let before = dir_fingerprints(d.path());
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let (_, doc) = lint_json(&db, &[]);
+    assert_eq!(rule_locs(&doc), seed_findings());
+    for args in [
+        vec!["inspect", db.as_str()],
+        vec!["inspect", db.as_str(), "--conversation", SEED],
+        vec![
+            "inspect",
+            db.as_str(),
+            "--conversation",
+            SEED,
+            "--format",
+            "markdown",
+        ],
+        vec!["inspect", db.as_str(), "--format", "json"],
+    ] {
+        assert_eq!(code(&run(&args)), 0, "{args:?}");
+    }
+    assert_eq!(
+        before,
+        dir_fingerprints(d.path()),
+        "db, -wal and -shm must be byte-for-byte unchanged"
+    );
+}
+
+#[test]
+fn a_rollback_database_is_read_in_place_without_creating_files() {
+    let d = copy_to_tmp(&["fixtures/dispatch/seed-000.db"]);
+    let db = d.path().join("seed-000.db").to_string_lossy().into_owned();
+    let before = dir_fingerprints(d.path());
+    let (_, doc) = lint_json(&db, &[]);
+    assert_eq!(rule_locs(&doc), seed_findings());
+    run(&["inspect", &db, "--conversation", SEED]);
+    assert_eq!(before, dir_fingerprints(d.path()));
+}
+
+#[test]
+fn inspect_reproduces_the_seed_evidence_table() {
+    let o = run(&[
+        "inspect",
+        "fixtures/dispatch/seed-000.db",
+        "--conversation",
+        SEED,
+        "--format",
+        "markdown",
+    ]);
+    assert_eq!(code(&o), 0);
+    let md = stdout(&o);
+    for row in [
+        "| 0000000001 | user | 0 | 0 | text | \"hello\" |",
+        "| 0000000003 | assistant | 0 | 1 | text | \"Hello! How can I help you today?\" |",
+        "| 0000000007 | user | 0 | 0 | text | \"the caching, there are 3 different percentages displayed\" |",
+        "| 0000000012 | tool | 1 | 0 | tool-result | run\\_shell ./packages/metrics/src/cache-stats.ts",
+        "| 0000000013 | tool | 2 | 0 | tool-result | run\\_shell (error)",
+        "| 0000000014 | assistant | 0 | 0 | thinking |",
+        // The loaded view: seq 1–11 merged into one `user` message.
+        "| 0 | user | 1–11 | 11 | user, assistant | 0, 1, 2, 3, 4, 5 |",
+        "| 1 | tool | 12 | 1 | tool | 6 |",
+    ] {
+        assert!(md.contains(row), "missing `{row}` in\n{md}");
+    }
+    let o = run(&[
+        "inspect",
+        "fixtures/dispatch/seed-000.db",
+        "--format",
+        "json",
+    ]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let convs = doc["conversations"].as_array().unwrap();
+    assert_eq!(convs.len(), 2);
+    let seed = convs.iter().find(|c| c["id"] == SEED).unwrap();
+    assert_eq!(seed["messages"], 9);
+    assert_eq!(seed["loaded_messages"], 4);
+    let healthy = convs.iter().find(|c| c["id"] != SEED).unwrap();
+    assert_eq!(healthy["messages"], healthy["loaded_messages"]);
+    assert_eq!(healthy["errors"], 0);
+    assert_eq!(healthy["warnings"], 0);
+}
+
+#[test]
+fn seq_gaps_repeats_and_counter_mismatch() {
+    let (_, doc) = lint_json(
+        "fixtures/seq-gap/dispatch-seq-gap.db",
+        &["--select", "seq-gap"],
+    );
+    let summaries: Vec<&str> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["summary"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        summaries,
+        vec![
+            "seq 3 is missing from the chunk log",
+            "seq 5 is stored twice, under two keys",
+            "the seq counter says 9, but the last chunk is seq 7",
+        ],
+        "{doc:#}"
+    );
+}
+
+fn assert_error(path: &str, cause: &str) {
+    let o = run(&["lint", path]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(path) && err.contains(cause), "{err}");
+}
+
+#[test]
+fn bad_databases_are_one_line_errors() {
+    let d = tempfile::tempdir().unwrap();
+    // Not SQLite at all (or encrypted: SQLCipher files have no header).
+    let enc = d.path().join("encrypted.db");
+    std::fs::write(
+        &enc,
+        (0..8192u32)
+            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    assert_error(enc.to_str().unwrap(), "not a SQLite database");
+    // A SQLite file with no history in it.
+    let other = d.path().join("other.db");
+    {
+        let c = rusqlite::Connection::open(&other).unwrap();
+        c.execute_batch("CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes(body) VALUES ('x');").unwrap();
+    }
+    assert_error(
+        other.to_str().unwrap(),
+        "no conversation history chatfsck recognises (tables: notes)",
+    );
+    // Corrupt: the header survives, the pages do not.
+    let corrupt = d.path().join("corrupt.db");
+    let mut bytes = std::fs::read(root().join("fixtures/dispatch/seed-000.db")).unwrap();
+    for b in bytes[100..].iter_mut() {
+        *b = 0xA5;
+    }
+    std::fs::write(&corrupt, bytes).unwrap();
+    let o = run(&["lint", corrupt.to_str().unwrap()]);
+    assert_eq!(code(&o), 2);
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("corrupt") || err.contains("not a readable SQLite database"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_database_locked_by_a_writer_is_reported_as_locked() {
+    let d = copy_to_tmp(&["fixtures/dispatch/seed-000.db"]);
+    let db = d.path().join("seed-000.db");
+    let writer = rusqlite::Connection::open(&db).unwrap();
+    writer.execute_batch("BEGIN EXCLUSIVE;").unwrap();
+    let o = run(&["lint", db.to_str().unwrap()]);
+    writer.execute_batch("ROLLBACK;").unwrap();
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("locked by another process"),
+        "{}",
+        stderr(&o)
+    );
+}
