@@ -291,3 +291,29 @@ fn json_array_documents_and_messages_bodies() {
     assert_eq!(c, 1);
     assert_eq!(rule_lines(&doc), vec!["orphan-tool-call@3"]);
 }
+
+#[test]
+fn bundled_bad_inputs_are_refused() {
+    for e in std::fs::read_dir(root().join("fixtures/bad-input")).unwrap() {
+        let p = e.unwrap().path();
+        let rel = p
+            .strip_prefix(root())
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let o = run(&["lint", &rel]);
+        assert_eq!(code(&o), 2, "{rel}: {}", stdout(&o));
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{rel}: {err}");
+        assert!(err.starts_with(&format!("error: {rel}: ")), "{err}");
+    }
+}
+
+#[test]
+fn a_truncated_sqlite_file_says_so() {
+    let d = tempfile::tempdir().unwrap();
+    let p = write_tmp(&d, "short.db", b"SQLite format 3\0\x10\x00");
+    let o = run(&["lint", &p]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("truncated"), "{}", stderr(&o));
+}

@@ -67,10 +67,18 @@ pub fn open(path: &Path) -> Result<Snapshot> {
         use std::io::Read;
         let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
         let n = f.read(&mut head).map_err(|e| Error::io(path, &e))?;
-        if n < 100 || &head[..16] != HEADER {
+        if n < 16 || &head[..16] != HEADER {
             return Err(Error::input(
                 path,
                 "not a SQLite database (no SQLite header)",
+            ));
+        }
+        if n < 100 {
+            return Err(Error::input(
+                path,
+                format!(
+                    "SQLite database is truncated ({n} bytes, shorter than its 100-byte header)"
+                ),
             ));
         }
     }
