@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use crate::cli::{Cli, Command, InputArgs, InspectFormat};
+use crate::cli::{Cli, Command, InputArgs, InspectFormat, ListFormat};
 use crate::error::Error;
 use crate::lint::{self, Options};
 use crate::report;
@@ -21,6 +21,9 @@ fn limits(a: &InputArgs) -> Limits {
 }
 
 fn out_err(e: io::Error) -> Error {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        return Error::BrokenPipe;
+    }
     Error::Output {
         path: "<stdout>".into(),
         cause: e.to_string(),
@@ -68,6 +71,61 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             }
             .map_err(out_err)?;
             Ok(EXIT_CLEAN)
+        }
+        Command::Repair(a) => {
+            let selection = Selection {
+                select: a.select,
+                ignore: a.ignore,
+            };
+            selection.validate().map_err(Error::Usage)?;
+            if let Some(log) = &a.log {
+                if log.exists() && !a.force {
+                    return Err(Error::Usage(format!(
+                        "{} already exists; pass --force to overwrite it",
+                        log.display()
+                    )));
+                }
+                if a.output.as_ref() == Some(log) || log == &a.input {
+                    return Err(Error::Usage(
+                        "the repair log needs a path of its own".into(),
+                    ));
+                }
+            }
+            let opts = crate::repair::Options {
+                selection,
+                policy: crate::repair::Policy {
+                    orphan_calls: a.orphan_calls,
+                    synthesize: !a.no_synthesize,
+                },
+                limits: limits(&a.input_args),
+                dry_run: a.dry_run,
+                force: a.force,
+            };
+            let output = if a.dry_run { None } else { a.output.as_deref() };
+            let rep = crate::repair::repair(&a.input, output, &opts)?;
+            if let Some(log) = &a.log {
+                report::repair::write_log(&rep, log, a.force)?;
+            }
+            match a.format {
+                ListFormat::Human => report::repair::human(&rep, &mut out),
+                ListFormat::Json => report::json::write(&rep, &mut out),
+            }
+            .map_err(out_err)?;
+            Ok(EXIT_CLEAN)
+        }
+        Command::Diff(a) => {
+            let d = crate::diff::diff(&a.a, &a.b, a.conversation.as_deref(), limits(&a.input))?;
+            match a.format {
+                InspectFormat::Human => report::diff::human(&d, report::use_color(), &mut out),
+                InspectFormat::Json => report::json::write(&d, &mut out),
+                InspectFormat::Markdown => report::diff::markdown(&d, &mut out),
+            }
+            .map_err(out_err)?;
+            Ok(if d.is_equal() {
+                EXIT_CLEAN
+            } else {
+                EXIT_FINDINGS
+            })
         }
         Command::Rules(a) => {
             report::rules::list(a.format, &mut out).map_err(out_err)?;

@@ -29,6 +29,10 @@ pub enum Command {
     Lint(LintArgs),
     /// Show what a history holds: format, dialect, counts and a message timeline.
     Inspect(InspectArgs),
+    /// Write a repaired copy of a history (the input is never changed).
+    Repair(RepairArgs),
+    /// Compare two histories message by message (e.g. original and repaired).
+    Diff(DiffArgs),
     /// List every rule: name, severity, whether repair fixes it, what it detects.
     Rules(RulesArgs),
     /// Explain a rule: what it detects, why it breaks an agent, what providers answer, the repair.
@@ -121,4 +125,63 @@ pub struct ExplainArgs {
     /// Rule name, e.g. orphan-tool-call
     #[arg(value_name = "RULE")]
     pub rule: String,
+}
+
+#[derive(Debug, Args)]
+pub struct RepairArgs {
+    /// The history to repair (never modified)
+    #[arg(value_name = "INPUT")]
+    pub input: PathBuf,
+    /// Where to write the repaired copy (a new file, in the input's format)
+    #[arg(
+        short,
+        long,
+        value_name = "OUTPUT",
+        required_unless_present = "dry_run"
+    )]
+    pub output: Option<PathBuf>,
+    /// Print the plan and write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Write the repair log (every edit, with removed and replaced payloads verbatim) as JSON
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// Overwrite OUTPUT (and the log) if they exist; the input is never overwritten
+    #[arg(long)]
+    pub force: bool,
+    /// Tool calls without a result: insert a marked placeholder result, drop the call, or leave and report it
+    #[arg(long, value_enum, default_value_t = crate::repair::OrphanPolicy::Placeholder)]
+    pub orphan_calls: crate::repair::OrphanPolicy,
+    /// Never invent content: unanswered calls are reported instead of answered with a placeholder
+    #[arg(long)]
+    pub no_synthesize: bool,
+    /// Repair only findings of these rules (comma-separated)
+    #[arg(long, value_delimiter = ',', value_name = "RULES")]
+    pub select: Vec<String>,
+    /// Do not repair findings of these rules (comma-separated)
+    #[arg(long, value_delimiter = ',', value_name = "RULES")]
+    pub ignore: Vec<String>,
+    /// Output format of the summary
+    #[arg(long, value_enum, default_value_t = ListFormat::Human)]
+    pub format: ListFormat,
+    #[command(flatten)]
+    pub input_args: InputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The first history
+    #[arg(value_name = "A")]
+    pub a: PathBuf,
+    /// The second history
+    #[arg(value_name = "B")]
+    pub b: PathBuf,
+    /// Compare only this conversation
+    #[arg(long, value_name = "ID")]
+    pub conversation: Option<String>,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = InspectFormat::Human)]
+    pub format: InspectFormat,
+    #[command(flatten)]
+    pub input: InputArgs,
 }

@@ -16,6 +16,9 @@ pub enum Error {
     Usage(String),
     /// Writing output failed.
     Output { path: PathBuf, cause: String },
+    /// The reader of standard output went away (`| head`): not an error
+    /// worth a message.
+    BrokenPipe,
 }
 
 impl Error {
@@ -73,6 +76,7 @@ impl fmt::Display for Error {
                 )
             }
             Error::Usage(msg) => f.write_str(&crate::escape::escape(msg)),
+            Error::BrokenPipe => f.write_str("standard output was closed"),
         }
     }
 }

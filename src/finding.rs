@@ -51,8 +51,11 @@ pub struct Finding {
     pub labels: Vec<Label>,
     /// Tool call ids involved.
     pub ids: Vec<String>,
-    /// Whether `chatfsck repair` fixes this finding.
+    /// Whether `chatfsck repair` fixes this finding in this input's format.
     pub fixable: bool,
+    /// How to fix it, when the rule knows.
+    #[serde(skip)]
+    pub fix: Option<crate::fix::Fix>,
 }
 
 impl Finding {

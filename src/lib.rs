@@ -6,12 +6,15 @@
 
 pub mod app;
 pub mod cli;
+pub mod diff;
 pub mod error;
 pub mod escape;
 pub mod finding;
+pub mod fix;
 pub mod inspect;
 pub mod lint;
 pub mod model;
+pub mod repair;
 pub mod report;
 pub mod rules;
 pub mod source;

@@ -17,6 +17,7 @@ fn main() -> ExitCode {
     };
     match chatfsck::app::run(cli) {
         Ok(code) => ExitCode::from(code),
+        Err(chatfsck::error::Error::BrokenPipe) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(chatfsck::app::EXIT_ERROR)

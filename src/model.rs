@@ -147,11 +147,22 @@ impl PartKind {
     }
 }
 
+/// Where inside its record a part sits, for writers that edit the record:
+/// `Item("tool_calls", 2)` is `tool_calls[2]`, `Item("content", 0)` the first
+/// content block, `Whole("content")` a plain string content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    Whole(&'static str),
+    Item(&'static str, usize),
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Part {
     pub kind: PartKind,
     /// The record this part was read from.
     pub loc: Loc,
+    /// Where in the record, when the source knows.
+    pub slot: Option<Slot>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -178,7 +189,19 @@ impl Message {
     }
 
     pub fn push(&mut self, kind: PartKind, loc: Loc) {
-        self.parts.push(Part { kind, loc });
+        self.parts.push(Part {
+            kind,
+            loc,
+            slot: None,
+        });
+    }
+
+    pub fn push_at(&mut self, kind: PartKind, loc: Loc, slot: Slot) {
+        self.parts.push(Part {
+            kind,
+            loc,
+            slot: Some(slot),
+        });
     }
 
     pub fn tool_calls(&self) -> impl Iterator<Item = (usize, &str, &str, &Arguments)> {

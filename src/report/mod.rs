@@ -4,9 +4,11 @@ use std::io::{self, IsTerminal, Write};
 
 use crate::lint::Outcome;
 
+pub mod diff;
 pub mod human;
 pub mod inspect;
 pub mod json;
+pub mod repair;
 pub mod rules;
 pub mod snippet;
 

@@ -47,7 +47,10 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         };
         out.push(
             ctx.finding(&RULE, None, rec.loc.clone(), summary)
-                .label(&rec.loc, format!("`{}`", preview(&rec.excerpt, 60))),
+                .label(&rec.loc, format!("`{}`", preview(&rec.excerpt, 60)))
+                .fix(vec![crate::fix::Action::DropRecord {
+                    loc: rec.loc.clone(),
+                }]),
         );
     }
 }

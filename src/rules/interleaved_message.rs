@@ -104,7 +104,10 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         for id in ids {
             f = f.id(id);
         }
-        out.push(f);
+        out.push(f.fix(vec![crate::fix::Action::MoveAfter {
+            messages: between,
+            after: last_result,
+        }]));
     }
 }
 

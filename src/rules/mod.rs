@@ -124,7 +124,8 @@ impl<'a> Ctx<'a> {
             notes: Vec::new(),
             labels: Vec::new(),
             ids: Vec::new(),
-            fixable: rule.repair.is_some(),
+            fixable: false,
+            fix: None,
         }
     }
 }
@@ -147,6 +148,13 @@ impl Finding {
         self.ids.push(id.to_string());
         self
     }
+
+    /// Attach the fix; whether it applies to this input's format is decided
+    /// by the repair engine (`repair::supports`).
+    pub fn fix(mut self, actions: Vec<crate::fix::Action>) -> Self {
+        self.fix = Some(crate::fix::Fix { actions });
+        self
+    }
 }
 
 /// Run the selected rules over one conversation. Findings come out in
@@ -160,6 +168,12 @@ pub fn check(conv: &Conversation, selection: &Selection) -> Vec<Finding> {
         }
     }
     out.sort_by_key(|f| (f.line().unwrap_or(0), f.message.unwrap_or(usize::MAX)));
+    for f in &mut out {
+        f.fixable = f
+            .fix
+            .as_ref()
+            .is_some_and(|fix| crate::repair::supports(&conv.source, fix));
+    }
     out
 }
 

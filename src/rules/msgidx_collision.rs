@@ -98,6 +98,9 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     .join(" and ")
             ));
         }
-        out.push(f.note("dispatch's append() restarted msgIdx at 0 on every call while load() grouped by msgIdx (seed 000)"));
+        out.push(
+            f.note("dispatch's append() restarted msgIdx at 0 on every call while load() grouped by msgIdx (seed 000)")
+                .fix(vec![crate::fix::Action::RenumberIndices]),
+        );
     }
 }

@@ -82,7 +82,10 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         } else {
             f = f.note("a crash or kill after the call was persisted leaves this tail; every resume sends it unanswered");
         }
-        out.push(f);
+        out.push(f.fix(vec![crate::fix::Action::AnswerCall {
+            message: mi,
+            part: pi,
+        }]));
     }
 }
 

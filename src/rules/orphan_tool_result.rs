@@ -75,7 +75,10 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 )
                 .label(&loc, format!("no call `{call_id}` precedes this result")),
         };
-        out.push(f.id(call_id));
+        out.push(f.id(call_id).fix(vec![crate::fix::Action::RemoveResult {
+            message: mi,
+            part: pi,
+        }]));
     }
 }
 

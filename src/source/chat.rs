@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::model::{
-    ArgEncoding, Arguments, Conversation, CorruptRecord, Loc, Message, PartKind, Role,
+    ArgEncoding, Arguments, Conversation, CorruptRecord, Loc, Message, PartKind, Role, Slot,
 };
 
 /// The family of a file, fixed by its first recognised record.
@@ -274,38 +274,44 @@ impl Builder {
         if let Some(r) = rec.reasoning_content
             && !r.is_empty()
         {
-            msg.push(PartKind::Thinking { text: r }, loc.clone());
+            msg.push_at(
+                PartKind::Thinking { text: r },
+                loc.clone(),
+                Slot::Whole("reasoning_content"),
+            );
         }
         if role == Role::Tool {
             let content = match rec.content {
                 Some(raw) => content_text(raw)?,
                 None => String::new(),
             };
-            msg.push(
+            msg.push_at(
                 PartKind::ToolResult {
                     call_id: rec.tool_call_id.unwrap_or_default(),
                     content,
                     is_error: None,
                 },
                 loc.clone(),
+                Slot::Whole("content"),
             );
         } else if let Some(raw) = rec.content {
             parse_content(raw, &mut msg, &loc, &mut self.evidence)?;
         }
         if let Some(calls) = rec.tool_calls {
             self.evidence.openai = true;
-            for call in calls {
+            for (k, call) in calls.into_iter().enumerate() {
                 let (name, arguments) = match call.function {
                     Some(f) => (f.name.unwrap_or_default(), arguments_of(f.arguments)),
                     None => (String::new(), arguments_of(None)),
                 };
-                msg.push(
+                msg.push_at(
                     PartKind::ToolCall {
                         id: call.id.unwrap_or_default(),
                         name,
                         arguments,
                     },
                     loc.clone(),
+                    Slot::Item("tool_calls", k),
                 );
             }
         }
@@ -581,7 +587,7 @@ fn parse_content(
     match s.as_bytes().first() {
         Some(b'"') => {
             let text: String = serde_json::from_str(s).map_err(|e| json_error_short(&e))?;
-            msg.push(PartKind::Text { text }, loc.clone());
+            msg.push_at(PartKind::Text { text }, loc.clone(), Slot::Whole("content"));
             Ok(())
         }
         Some(b'n') => Ok(()),
@@ -592,9 +598,9 @@ fn parse_content(
                     json_error_short(&e)
                 )
             })?;
-            for b in blocks {
+            for (k, b) in blocks.into_iter().enumerate() {
                 let kind = block(b, ev);
-                msg.push(kind, loc.clone());
+                msg.push_at(kind, loc.clone(), Slot::Item("content", k));
             }
             Ok(())
         }

@@ -1,0 +1,49 @@
+//! Fixes as data. A rule that knows how its finding is repaired attaches a
+//! [`Fix`]: actions against the canonical model (message and part positions,
+//! record locations). The repair engine turns them into edits of a copy in
+//! the input's own storage format; rules never edit anything.
+
+use serde::Serialize;
+
+use crate::model::Loc;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "action", rename_all = "kebab-case")]
+pub enum Action {
+    /// Drop a record that does not parse (kept verbatim in the log).
+    DropRecord { loc: Loc },
+    /// Remove a tool result; its message goes too when nothing else remains.
+    RemoveResult { message: usize, part: usize },
+    /// Replace a tool call's arguments (the raw text goes to the log).
+    ReplaceArguments {
+        message: usize,
+        part: usize,
+        with: String,
+    },
+    /// Answer an unanswered tool call, by the repair's orphan policy:
+    /// insert a placeholder result, or drop the call.
+    AnswerCall { message: usize, part: usize },
+    /// Move messages (in order) to just after message `after`.
+    MoveAfter { messages: Vec<usize>, after: usize },
+    /// Renumber a chunk store's message indices so that each true message
+    /// has its own, in order.
+    RenumberIndices,
+}
+
+impl Action {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::DropRecord { .. } => "drop-record",
+            Action::RemoveResult { .. } => "remove-result",
+            Action::ReplaceArguments { .. } => "replace-arguments",
+            Action::AnswerCall { .. } => "answer-call",
+            Action::MoveAfter { .. } => "move-after",
+            Action::RenumberIndices => "renumber-indices",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fix {
+    pub actions: Vec<Action>,
+}

@@ -1,0 +1,77 @@
+//! Atomic output: write to a temporary file beside the destination, then
+//! rename it into place, so an interrupted repair leaves no partial output.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+pub struct Atomic {
+    tmp: tempfile::NamedTempFile,
+}
+
+fn out_err(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Output {
+        path: path.to_path_buf(),
+        cause: e.to_string(),
+    }
+}
+
+impl Atomic {
+    /// A temporary file in the destination's directory (so the final rename
+    /// stays on one filesystem), named after the destination.
+    pub fn new(dest: &Path) -> Result<Atomic> {
+        let dir = match dest.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let name = dest
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".chatfsck-tmp")
+            .tempfile_in(dir)
+            .map_err(|e| out_err(dest, format!("cannot create a temporary file: {e}")))?;
+        Ok(Atomic { tmp })
+    }
+
+    pub fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    pub fn writer(&self, dest: &Path) -> Result<BufWriter<File>> {
+        let f = self
+            .tmp
+            .as_file()
+            .try_clone()
+            .map_err(|e| out_err(dest, e))?;
+        Ok(BufWriter::with_capacity(256 * 1024, f))
+    }
+
+    /// Flush to disk, give the copy the input's permissions, and rename it
+    /// into place.
+    pub fn commit(self, dest: &Path, force: bool, like: &Path) -> Result<()> {
+        if let Ok(meta) = std::fs::metadata(like) {
+            std::fs::set_permissions(self.tmp.path(), meta.permissions())
+                .map_err(|e| out_err(dest, e))?;
+        }
+        self.tmp
+            .as_file()
+            .sync_all()
+            .map_err(|e| out_err(dest, e))?;
+        let result = if force {
+            self.tmp.persist(dest).map(|_| ())
+        } else {
+            self.tmp.persist_noclobber(dest).map(|_| ())
+        };
+        result.map_err(|e| out_err(dest, e.error))
+    }
+}
+
+/// Flush a writer, mapping errors to the destination.
+pub fn finish(mut w: BufWriter<File>, dest: &Path) -> Result<()> {
+    w.flush().map_err(|e| out_err(dest, e))
+}

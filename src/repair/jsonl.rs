@@ -1,0 +1,512 @@
+//! Repair of JSONL message logs (OpenAI, kimi-cli, Anthropic dialects).
+//!
+//! Planning reads only the lines it edits and computes their new text; the
+//! write is one streaming pass that copies every other line byte for byte.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::{Edit, OrphanPolicy, PLACEHOLDER, Planned, Policy, atomic};
+use crate::error::{Error, Result};
+use crate::fix::Action;
+use crate::model::{Conversation, Loc, PartKind, Role, Slot};
+use crate::rules::pairing::Pairing;
+use crate::source::Limits;
+use crate::source::lines::{LineReader, Next};
+
+#[derive(Default, Debug)]
+struct LineEdit {
+    drop: bool,
+    /// New text of the line (without newline).
+    replacement: Option<String>,
+    /// New lines written right after this one.
+    insert_after: Vec<String>,
+    /// This line is written after line N instead of here.
+    moved_to: Option<u64>,
+}
+
+pub struct Plan {
+    lines: BTreeMap<u64, LineEdit>,
+    pub log: Vec<Edit>,
+}
+
+enum Op {
+    SetArguments {
+        slot: Slot,
+    },
+    Remove {
+        slot: Slot,
+    },
+    /// Add tool_result blocks to an Anthropic user message.
+    AddResults {
+        blocks: Vec<Value>,
+        prepend: bool,
+    },
+}
+
+struct Pending {
+    loc: Loc,
+    ops: Vec<Op>,
+    /// Log entries waiting for this line's final text.
+    entries: Vec<Edit>,
+}
+
+fn read_line(path: &Path, loc: &Loc) -> Result<String> {
+    let Loc::Line { start, end, .. } = loc else {
+        return Err(Error::input(
+            path,
+            "internal: a line edit without a line location",
+        ));
+    };
+    let mut f = File::open(path).map_err(|e| Error::io(path, &e))?;
+    f.seek(SeekFrom::Start(*start))
+        .map_err(|e| Error::io(path, &e))?;
+    let mut buf = vec![0; (*end - *start) as usize];
+    f.read_exact(&mut buf).map_err(|e| Error::io(path, &e))?;
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+fn line_of(loc: &Loc) -> u64 {
+    loc.line().unwrap_or(0)
+}
+
+/// Python's json.dumps writes `", "` and `": "`; keep a line's style.
+fn spaced(text: &str) -> bool {
+    text.trim_start().starts_with('{') && {
+        let t = text.trim_start();
+        // After the first key's closing quote comes `:` then maybe a space.
+        let mut in_str = false;
+        let mut esc = false;
+        let mut out = false;
+        for (i, b) in t.bytes().enumerate().skip(1) {
+            if in_str {
+                if esc {
+                    esc = false;
+                } else if b == b'\\' {
+                    esc = true;
+                } else if b == b'"' {
+                    in_str = false;
+                }
+            } else if b == b'"' {
+                in_str = true;
+            } else if b == b':' {
+                out = t.as_bytes().get(i + 1) == Some(&b' ');
+                break;
+            }
+        }
+        out
+    }
+}
+
+struct Spaced;
+impl serde_json::ser::Formatter for Spaced {
+    fn begin_array_value<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if first { Ok(()) } else { w.write_all(b", ") }
+    }
+    fn begin_object_key<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if first { Ok(()) } else { w.write_all(b", ") }
+    }
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
+    }
+}
+
+fn serialize(v: &Value, spaced_style: bool) -> String {
+    if spaced_style {
+        let mut buf = Vec::new();
+        let mut ser = serde_json::Serializer::with_formatter(&mut buf, Spaced);
+        serde::Serialize::serialize(v, &mut ser).expect("a Value serialises");
+        String::from_utf8(buf).expect("JSON is UTF-8")
+    } else {
+        serde_json::to_string(v).expect("a Value serialises")
+    }
+}
+
+fn item<'a>(v: &'a mut Value, field: &str, k: usize) -> Option<&'a mut Value> {
+    v.get_mut(field)?.as_array_mut()?.get_mut(k)
+}
+
+/// Apply ops to a record; returns `None` when nothing of the message is left.
+fn apply(text: &str, ops: &[Op], anthropic: bool) -> std::result::Result<Option<String>, String> {
+    let mut v: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let mut removals: Vec<(&str, usize)> = Vec::new();
+    for op in ops {
+        match op {
+            Op::SetArguments {
+                slot: Slot::Item(field, k),
+            } => {
+                let it = item(&mut v, field, *k).ok_or("no such tool call")?;
+                if anthropic {
+                    it["input"] = Value::Object(Map::new());
+                } else if let Some(f) = it.get_mut("function") {
+                    f["arguments"] = Value::String("{}".into());
+                }
+            }
+            Op::SetArguments { .. } => return Err("tool call without a position".into()),
+            Op::Remove {
+                slot: Slot::Item(field, k),
+            } => removals.push((field, *k)),
+            Op::Remove {
+                slot: Slot::Whole(_),
+            } => return Ok(None),
+            Op::AddResults { blocks, prepend } => {
+                let content = v.get("content").cloned().unwrap_or(Value::Null);
+                let mut list = match content {
+                    Value::Array(a) => a,
+                    Value::String(s) if !s.is_empty() => {
+                        vec![serde_json::json!({"type": "text", "text": s})]
+                    }
+                    _ => Vec::new(),
+                };
+                if *prepend {
+                    let mut b = blocks.clone();
+                    b.extend(list);
+                    list = b;
+                } else {
+                    list.extend(blocks.iter().cloned());
+                }
+                v["content"] = Value::Array(list);
+            }
+        }
+    }
+    removals.sort_by(|a, b| b.1.cmp(&a.1));
+    for (field, k) in removals {
+        if let Some(arr) = v.get_mut(field).and_then(Value::as_array_mut)
+            && k < arr.len()
+        {
+            arr.remove(k);
+        }
+    }
+    // Nothing left of the message after removals: drop it.
+    let empty_array = |v: &Value, f: &str| {
+        v.get(f)
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.is_empty())
+    };
+    if empty_array(&v, "tool_calls")
+        && let Some(o) = v.as_object_mut()
+    {
+        o.remove("tool_calls");
+    }
+    let has_calls = v.get("tool_calls").is_some();
+    let content_empty = match v.get("content") {
+        None | Some(Value::Null) => true,
+        Some(Value::String(s)) => s.is_empty(),
+        Some(Value::Array(a)) => a.is_empty(),
+        _ => false,
+    };
+    if content_empty
+        && !has_calls
+        && v.get("reasoning_content")
+            .is_none_or(|r| r.as_str().is_some_and(str::is_empty))
+    {
+        return Ok(None);
+    }
+    Ok(Some(serialize(&v, spaced(text))))
+}
+
+pub fn plan(
+    conv: &Conversation,
+    planned: &[Planned<'_>],
+    policy: &Policy,
+    path: &Path,
+) -> Result<Plan> {
+    let anthropic = conv.source.dialect == "anthropic";
+    let pairing = Pairing::analyse(&conv.messages);
+    let mut lines: BTreeMap<u64, LineEdit> = BTreeMap::new();
+    let mut pending: BTreeMap<u64, Pending> = BTreeMap::new();
+    let mut log: Vec<Edit> = Vec::new();
+    // Orphan answers, grouped by the message holding the calls.
+    let mut answers: BTreeMap<usize, Vec<(usize, &Planned<'_>)>> = BTreeMap::new();
+    let entry = |p: &Planned<'_>, action: &'static str, description: String, loc: Loc| Edit {
+        rule: p.finding.rule,
+        conversation: conv.id.clone(),
+        action,
+        description,
+        location: loc,
+        before: None,
+        after: None,
+        synthesized: false,
+        ids: p.finding.ids.clone(),
+    };
+    let op = |loc: &Loc, o: Op, e: Edit, pending: &mut BTreeMap<u64, Pending>| {
+        let p = pending.entry(line_of(loc)).or_insert_with(|| Pending {
+            loc: loc.clone(),
+            ops: Vec::new(),
+            entries: Vec::new(),
+        });
+        p.ops.push(o);
+        p.entries.push(e);
+    };
+    for p in planned {
+        for action in &p.fix.actions {
+            match action {
+                Action::DropRecord { loc } => {
+                    let mut e = entry(
+                        p,
+                        "drop-record",
+                        format!("dropped line {} (kept verbatim here)", line_of(loc)),
+                        loc.clone(),
+                    );
+                    e.before = Some(read_line(path, loc)?);
+                    lines.entry(line_of(loc)).or_default().drop = true;
+                    log.push(e);
+                }
+                Action::ReplaceArguments {
+                    message,
+                    part,
+                    with,
+                } => {
+                    let m = &conv.messages[*message];
+                    let Some(slot) = m.parts[*part].slot else {
+                        continue;
+                    };
+                    let loc = m.part_loc(*part).clone();
+                    let e = entry(
+                        p,
+                        "replace-arguments",
+                        format!(
+                            "replaced the arguments with `{with}` on line {}",
+                            line_of(&loc)
+                        ),
+                        loc.clone(),
+                    );
+                    op(&loc, Op::SetArguments { slot }, e, &mut pending);
+                }
+                Action::RemoveResult { message, part } => {
+                    let m = &conv.messages[*message];
+                    let Some(slot) = m.parts[*part].slot else {
+                        continue;
+                    };
+                    let loc = m.part_loc(*part).clone();
+                    let e = entry(
+                        p,
+                        "remove-result",
+                        format!("removed the stray tool result on line {}", line_of(&loc)),
+                        loc.clone(),
+                    );
+                    op(&loc, Op::Remove { slot }, e, &mut pending);
+                }
+                Action::AnswerCall { message, part } => {
+                    answers.entry(*message).or_default().push((*part, p));
+                }
+                Action::MoveAfter { messages, after } => {
+                    let target = conv.messages[*after].last_line().unwrap_or(0);
+                    for &mi in messages {
+                        let loc = conv.messages[mi].loc.clone();
+                        let mut e = entry(
+                            p,
+                            "move-after",
+                            format!("moved line {} after line {target}", line_of(&loc)),
+                            loc.clone(),
+                        );
+                        e.before = Some(read_line(path, &loc)?);
+                        e.after = e.before.clone();
+                        lines.entry(line_of(&loc)).or_default().moved_to = Some(target);
+                        log.push(e);
+                    }
+                }
+                Action::RenumberIndices => {}
+            }
+        }
+    }
+    for (mi, calls) in answers {
+        let m = &conv.messages[mi];
+        let call_info: Vec<(usize, String, String)> = calls
+            .iter()
+            .filter_map(|(pi, _)| match &m.parts[*pi].kind {
+                PartKind::ToolCall { id, name, .. } => Some((*pi, id.clone(), name.clone())),
+                _ => None,
+            })
+            .collect();
+        if policy.orphan_calls == OrphanPolicy::Drop {
+            for ((pi, id, name), (_, p)) in call_info.iter().zip(&calls) {
+                let Some(slot) = m.parts[*pi].slot else {
+                    continue;
+                };
+                let loc = m.part_loc(*pi).clone();
+                let e = entry(
+                    p,
+                    "drop-call",
+                    format!(
+                        "dropped the unanswered call `{id}` (`{name}`) from line {}",
+                        line_of(&loc)
+                    ),
+                    loc.clone(),
+                );
+                op(&loc, Op::Remove { slot }, e, &mut pending);
+            }
+            continue;
+        }
+        // Placeholder results.
+        let window_end = pairing.window_end.get(&mi).copied().unwrap_or(mi);
+        if anthropic {
+            let blocks: Vec<Value> = call_info
+                .iter()
+                .map(|(_, id, _)| serde_json::json!({"type": "tool_result", "tool_use_id": id, "content": PLACEHOLDER, "is_error": true}))
+                .collect();
+            let next = conv.messages.get(mi + 1).filter(|n| n.role == Role::User);
+            match next {
+                Some(n) => {
+                    let loc = n.loc.clone();
+                    let prepend = !n.carries_results();
+                    let pd = pending.entry(line_of(&loc)).or_insert_with(|| Pending {
+                        loc: loc.clone(),
+                        ops: Vec::new(),
+                        entries: Vec::new(),
+                    });
+                    pd.ops.push(Op::AddResults { blocks, prepend });
+                    for ((_, id, name), (_, p)) in call_info.iter().zip(&calls) {
+                        let mut e = entry(
+                            p,
+                            "answer-call",
+                            format!(
+                                "added a placeholder result for `{id}` (`{name}`) to the user message on line {}",
+                                line_of(&loc)
+                            ),
+                            loc.clone(),
+                        );
+                        e.synthesized = true;
+                        pd.entries.push(e);
+                    }
+                }
+                None => {
+                    let text = serde_json::to_string(
+                        &serde_json::json!({"role": "user", "content": blocks}),
+                    )
+                    .expect("json");
+                    let after = m.last_line().unwrap_or(0);
+                    for ((_, id, name), (_, p)) in call_info.iter().zip(&calls) {
+                        let mut e = entry(
+                            p,
+                            "answer-call",
+                            format!(
+                                "inserted a placeholder result for `{id}` (`{name}`) after line {after}"
+                            ),
+                            m.loc.clone(),
+                        );
+                        e.after = Some(text.clone());
+                        e.synthesized = true;
+                        log.push(e);
+                    }
+                    lines.entry(after).or_default().insert_after.push(text);
+                }
+            }
+        } else {
+            let after = conv.messages[window_end].last_line().unwrap_or(0);
+            for ((_, id, name), (_, p)) in call_info.iter().zip(&calls) {
+                let text = serde_json::to_string(&serde_json::json!({"role": "tool", "tool_call_id": id, "content": PLACEHOLDER})).expect("json");
+                let mut e = entry(
+                    p,
+                    "answer-call",
+                    format!(
+                        "inserted a placeholder result for `{id}` (`{name}`) after line {after}"
+                    ),
+                    m.part_loc(call_info[0].0).clone(),
+                );
+                e.after = Some(text.clone());
+                e.synthesized = true;
+                log.push(e);
+                lines.entry(after).or_default().insert_after.push(text);
+            }
+        }
+    }
+    // Compute the final text of every line with ops.
+    for (line, pd) in pending {
+        let before = read_line(path, &pd.loc)?;
+        let after = apply(&before, &pd.ops, anthropic)
+            .map_err(|e| Error::input(path, format!("line {line} cannot be edited: {e}")))?;
+        let edit = lines.entry(line).or_default();
+        match &after {
+            Some(text) => edit.replacement = Some(text.clone()),
+            None => edit.drop = true,
+        }
+        for mut e in pd.entries {
+            e.before = Some(before.clone());
+            e.after = after.clone();
+            if after.is_none() {
+                e.description
+                    .push_str(" (nothing else was left in the message: line dropped)");
+            }
+            log.push(e);
+        }
+    }
+    log.sort_by_key(|e| line_of(&e.location));
+    Ok(Plan { lines, log })
+}
+
+pub fn write(input: &Path, output: &Path, plan: &Plan, limits: Limits, force: bool) -> Result<()> {
+    let tmp = atomic::Atomic::new(output)?;
+    let mut w = tmp.writer(output)?;
+    let file = File::open(input).map_err(|e| Error::io(input, &e))?;
+    let mut lines = LineReader::new(
+        BufReader::with_capacity(256 * 1024, file),
+        limits.max_line_bytes,
+    );
+    let mut stash: HashMap<u64, Vec<Vec<u8>>> = HashMap::new();
+    let werr = |e: std::io::Error| Error::Output {
+        path: output.to_path_buf(),
+        cause: e.to_string(),
+    };
+    loop {
+        match lines.next_line().map_err(|e| Error::io(input, &e))? {
+            Next::End => break,
+            Next::TooLong => {
+                return Err(Error::input(
+                    input,
+                    format!("line {} is too long", lines.line),
+                ));
+            }
+            Next::Line => {}
+        }
+        let n = lines.line;
+        let edit = plan.lines.get(&n);
+        let text: Option<Vec<u8>> = match edit {
+            Some(e) if e.drop => None,
+            Some(LineEdit {
+                replacement: Some(r),
+                ..
+            }) => Some(r.clone().into_bytes()),
+            _ => Some(lines.buf.clone()),
+        };
+        let newline = lines.terminated
+            || edit.is_some_and(|e| !e.insert_after.is_empty())
+            || stash.contains_key(&n);
+        match (edit.and_then(|e| e.moved_to), text) {
+            (Some(target), Some(t)) => stash.entry(target).or_default().push(t),
+            (_, Some(t)) => {
+                w.write_all(&t).map_err(werr)?;
+                if newline {
+                    w.write_all(b"\n").map_err(werr)?;
+                }
+            }
+            (_, None) => {}
+        }
+        if let Some(e) = edit {
+            for ins in &e.insert_after {
+                w.write_all(ins.as_bytes()).map_err(werr)?;
+                w.write_all(b"\n").map_err(werr)?;
+            }
+        }
+        if let Some(moved) = stash.remove(&n) {
+            for t in moved {
+                w.write_all(&t).map_err(werr)?;
+                w.write_all(b"\n").map_err(werr)?;
+            }
+        }
+    }
+    atomic::finish(w, output)?;
+    tmp.commit(output, force, input)
+}

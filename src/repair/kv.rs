@@ -1,0 +1,164 @@
+//! Repair of dispatch's SQLite chunk store.
+//!
+//! The copy is made with SQLite's backup API from a forensic snapshot of the
+//! input, then edited in one transaction: only the `value` of chunks whose
+//! `msgIdx` changes (and rows that do not parse) are touched. Keys, seq,
+//! chunk content, other namespaces, other tables and the schema stay as
+//! they are. The result must pass `PRAGMA integrity_check`.
+
+use std::path::Path;
+
+use rusqlite::{Connection, MAIN_DB, OpenFlags};
+
+use super::{Edit, Planned, atomic};
+use crate::error::{Error, Result};
+use crate::fix::Action;
+use crate::model::{Conversation, Loc};
+use crate::source::sqlite;
+
+#[derive(Default)]
+pub struct Plan {
+    /// (rowid, new msgIdx, index of the log entry)
+    renumber: Vec<(i64, i64, usize)>,
+    /// (rowid, index of the log entry)
+    delete: Vec<(i64, usize)>,
+}
+
+pub fn plan_conversation(
+    conv: &Conversation,
+    planned: &[Planned<'_>],
+    plan: &mut Plan,
+    log: &mut Vec<Edit>,
+) {
+    let mut renumbered = false;
+    for p in planned {
+        for action in &p.fix.actions {
+            match action {
+                Action::RenumberIndices if !renumbered => {
+                    renumbered = true;
+                    let Some(chunks) = &conv.chunks else { continue };
+                    for c in &chunks.chunks {
+                        let new = c.message as i64;
+                        if c.msg_idx == new {
+                            continue;
+                        }
+                        let Loc::Row {
+                            rowid: Some(rowid), ..
+                        } = &c.loc
+                        else {
+                            continue;
+                        };
+                        plan.renumber.push((*rowid, new, log.len()));
+                        log.push(Edit {
+                            rule: p.finding.rule,
+                            conversation: conv.id.clone(),
+                            action: "renumber-indices",
+                            description: format!("seq {}: msgIdx {} → {new}", c.seq, c.msg_idx),
+                            location: c.loc.clone(),
+                            before: None,
+                            after: None,
+                            synthesized: false,
+                            ids: Vec::new(),
+                        });
+                    }
+                }
+                Action::DropRecord { loc } => {
+                    let Loc::Row {
+                        rowid: Some(rowid), ..
+                    } = loc
+                    else {
+                        continue;
+                    };
+                    plan.delete.push((*rowid, log.len()));
+                    log.push(Edit {
+                        rule: p.finding.rule,
+                        conversation: conv.id.clone(),
+                        action: "drop-record",
+                        description: "deleted the row that does not parse (kept verbatim here)"
+                            .into(),
+                        location: loc.clone(),
+                        before: None,
+                        after: None,
+                        synthesized: false,
+                        ids: Vec::new(),
+                    });
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+fn db_err(path: &Path, e: rusqlite::Error) -> Error {
+    Error::Output {
+        path: path.to_path_buf(),
+        cause: sqlite::cause(&e),
+    }
+}
+
+/// Copy the input with the backup API, apply the plan, check integrity,
+/// and move the result into place. Fills the log's before/after values.
+pub fn write(
+    input: &Path,
+    output: &Path,
+    plan: &Plan,
+    log: &mut [Edit],
+    force: bool,
+) -> Result<()> {
+    let snap = sqlite::open(input)?;
+    let tmp = atomic::Atomic::new(output)?;
+    snap.conn
+        .backup(MAIN_DB, tmp.path(), None)
+        .map_err(|e| db_err(output, e))?;
+    drop(snap);
+    {
+        let mut conn = Connection::open_with_flags(tmp.path(), OpenFlags::SQLITE_OPEN_READ_WRITE)
+            .map_err(|e| db_err(output, e))?;
+        let tx = conn.transaction().map_err(|e| db_err(output, e))?;
+        for &(rowid, new, entry) in &plan.renumber {
+            let before: String = tx
+                .query_row("SELECT value FROM kv WHERE rowid = ?1", [rowid], |r| {
+                    r.get(0)
+                })
+                .map_err(|e| db_err(output, e))?;
+            let mut v: serde_json::Value =
+                serde_json::from_str(&before).map_err(|e| Error::Output {
+                    path: output.to_path_buf(),
+                    cause: format!("row {rowid} no longer parses: {e}"),
+                })?;
+            v["msgIdx"] = serde_json::Value::from(new);
+            let after = serde_json::to_string(&v).expect("a Value serialises");
+            tx.execute(
+                "UPDATE kv SET value = ?1 WHERE rowid = ?2",
+                rusqlite::params![after, rowid],
+            )
+            .map_err(|e| db_err(output, e))?;
+            log[entry].before = Some(before);
+            log[entry].after = Some(after);
+        }
+        for &(rowid, entry) in &plan.delete {
+            let before: Option<String> = tx
+                .query_row(
+                    "SELECT CAST(value AS TEXT) FROM kv WHERE rowid = ?1",
+                    [rowid],
+                    |r| r.get(0),
+                )
+                .ok();
+            tx.execute("DELETE FROM kv WHERE rowid = ?1", [rowid])
+                .map_err(|e| db_err(output, e))?;
+            log[entry].before = before;
+        }
+        tx.commit().map_err(|e| db_err(output, e))?;
+        let check: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .map_err(|e| db_err(output, e))?;
+        if check != "ok" {
+            return Err(Error::Output {
+                path: output.to_path_buf(),
+                cause: format!("the repaired copy fails PRAGMA integrity_check: {check}"),
+            });
+        }
+        conn.close().map_err(|(_, e)| db_err(output, e))?;
+    }
+    tmp.commit(output, force, input)
+}

@@ -1,0 +1,104 @@
+//! Rendering of a repair: what was done, what was left, and the log file.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::escape::escape;
+use crate::model::Loc;
+use crate::repair::Report;
+
+fn at(loc: &Loc) -> String {
+    match loc {
+        Loc::Line { line, .. } => format!("line {line}"),
+        Loc::Row { key, .. } => escape(key).into_owned(),
+    }
+}
+
+pub fn human(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let target = match (&r.output, r.dry_run) {
+        (_, true) => "(dry run: nothing written)".to_string(),
+        (Some(o), false) => format!("→ {}", escape(o)),
+        (None, false) => String::new(),
+    };
+    writeln!(
+        out,
+        "repair {} {target} ({}, {})",
+        escape(&r.input),
+        r.format,
+        r.dialect
+    )?;
+    for e in &r.edits {
+        let tag = if e.synthesized { "  [synthesized]" } else { "" };
+        writeln!(
+            out,
+            "  {:<22} {:<14} {}{tag}",
+            e.rule,
+            at(&e.location),
+            escape(&e.description)
+        )?;
+    }
+    if !r.left.is_empty() {
+        writeln!(out, "left as is:")?;
+        for l in &r.left {
+            let loc = l.location.as_ref().map(at).unwrap_or_default();
+            writeln!(
+                out,
+                "  {:<22} {:<14} {} ({})",
+                l.rule,
+                loc,
+                escape(&l.summary),
+                escape(&l.reason)
+            )?;
+        }
+    }
+    let synthesized = r.edits.iter().filter(|e| e.synthesized).count();
+    let verb = if r.dry_run { "would apply" } else { "applied" };
+    let mut line = format!(
+        "{verb} {} edit{}",
+        r.edits.len(),
+        if r.edits.len() == 1 { "" } else { "s" }
+    );
+    if synthesized > 0 {
+        line.push_str(&format!(" ({synthesized} synthesized)"));
+    }
+    line.push_str(&format!(
+        "; {} finding{} left as is",
+        r.left.len(),
+        if r.left.len() == 1 { "" } else { "s" }
+    ));
+    if r.edits.is_empty() && !r.dry_run {
+        line.push_str("; the copy is identical to the input");
+    }
+    writeln!(out, "{line}")
+}
+
+/// Write the repair log atomically.
+pub fn write_log(r: &Report, path: &Path, force: bool) -> Result<()> {
+    let mut buf = Vec::new();
+    super::json::write(r, &mut buf).map_err(|e| Error::Output {
+        path: path.to_path_buf(),
+        cause: e.to_string(),
+    })?;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::Output {
+        path: path.to_path_buf(),
+        cause: e.to_string(),
+    })?;
+    tmp.write_all(&buf).map_err(|e| Error::Output {
+        path: path.to_path_buf(),
+        cause: e.to_string(),
+    })?;
+    let persisted = if force {
+        tmp.persist(path).map(|_| ())
+    } else {
+        tmp.persist_noclobber(path).map(|_| ())
+    };
+    persisted.map_err(|e| Error::Output {
+        path: path.to_path_buf(),
+        cause: e.error.to_string(),
+    })
+}
