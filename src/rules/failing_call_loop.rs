@@ -135,7 +135,6 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         }
         let mut failed_now: HashMap<String, (String, usize)> = HashMap::new();
         for (pi, _id, name, args) in m.tool_calls() {
-            let sig = signature(name, args);
             let Some((rm, rp)) = pairing.result_of((mi, pi)) else {
                 continue;
             };
@@ -144,7 +143,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             } = &conv.messages[rm].parts[rp].kind
                 && failed(content, *is_error)
             {
-                failed_now.insert(sig, (name.to_string(), pi));
+                failed_now.insert(signature(name, args), (name.to_string(), pi));
             }
         }
         // A streak ends in a round where its call did not fail.

@@ -40,6 +40,8 @@ invent an action the agent never took.
 /// Find tool-call markup in text. Returns the byte offset and the marker.
 pub fn find_markup(text: &str) -> Option<(usize, &'static str)> {
     let b = text.as_bytes();
+    // Every marker starts with `<` or `[`: most text has neither.
+    memchr::memchr2(b'<', b'[', b)?;
     // Raw special tokens never occur in honest prose.
     for tok in [
         "<|tool_call_begin|>",

@@ -6,11 +6,16 @@
 use std::borrow::Cow;
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
+/// A raw JSON value captured without parsing it into a tree.
+type RawValue<'a> = sonic_rs::LazyValue<'a>;
 
 use crate::model::{
     ArgEncoding, Arguments, Conversation, CorruptRecord, Loc, Message, PartKind, Role, Slot,
 };
+
+/// A record that is not UTF-8 text.
+#[derive(Debug)]
+pub struct NotUtf8;
 
 /// The family of a file, fixed by its first recognised record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,7 +31,7 @@ struct Rec<'a> {
     #[serde(borrow, default)]
     role: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    content: Option<&'a RawValue>,
+    content: Option<Content<'a>>,
     #[serde(default)]
     reasoning_content: Option<String>,
     #[serde(borrow, default)]
@@ -40,9 +45,9 @@ struct Rec<'a> {
     #[serde(rename = "type", borrow, default)]
     ty: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    message: Option<&'a RawValue>,
+    message: Option<RawValue<'a>>,
     #[serde(borrow, default)]
-    payload: Option<&'a RawValue>,
+    payload: Option<RawValue<'a>>,
     #[serde(rename = "sessionId", default)]
     session_id: Option<String>,
     #[serde(rename = "isSidechain", default)]
@@ -62,11 +67,11 @@ struct OaFunction<'a> {
     #[serde(default)]
     name: Option<String>,
     #[serde(borrow, default)]
-    arguments: Option<&'a RawValue>,
+    arguments: Option<RawValue<'a>>,
 }
 
 #[derive(Deserialize)]
-struct Block<'a> {
+pub(crate) struct Block<'a> {
     #[serde(rename = "type", borrow, default)]
     ty: Option<Cow<'a, str>>,
     #[serde(default)]
@@ -82,13 +87,77 @@ struct Block<'a> {
     #[serde(default)]
     name: Option<String>,
     #[serde(borrow, default)]
-    input: Option<&'a RawValue>,
+    input: Option<RawValue<'a>>,
     #[serde(default)]
     tool_use_id: Option<String>,
     #[serde(borrow, default)]
-    content: Option<&'a RawValue>,
+    content: Option<Content<'a>>,
     #[serde(default)]
     is_error: Option<bool>,
+}
+
+/// Message content, parsed in the same pass as its record: a string, a
+/// list of parts (blocks), or null.
+pub(crate) enum Content<'a> {
+    Text(String),
+    Blocks(Vec<Block<'a>>),
+    /// Any other JSON value (kept as its text for evidence).
+    Other(String),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
+            type Value = Content<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string or a list of content parts")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Content::Text(v.to_string()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Content::Text(v))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Content::Text(String::new()))
+            }
+            fn visit_none<E>(self) -> Result<Self::Value, E> {
+                Ok(Content::Text(String::new()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(2));
+                while let Some(b) = seq.next_element::<Block<'a>>()? {
+                    blocks.push(b);
+                }
+                Ok(Content::Blocks(blocks))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let v: serde_json::Value =
+                    Deserialize::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(Content::Other(v.to_string()))
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(Content::Other(v.to_string()))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(Content::Other(v.to_string()))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(Content::Other(v.to_string()))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(Content::Other(v.to_string()))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
 }
 
 /// An Anthropic message inside a Claude Code record.
@@ -97,7 +166,7 @@ struct CcMessage<'a> {
     #[serde(borrow, default)]
     role: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    content: Option<&'a RawValue>,
+    content: Option<Content<'a>>,
     #[serde(default)]
     id: Option<String>,
     #[serde(default)]
@@ -111,21 +180,21 @@ struct CodexItem<'a> {
     #[serde(borrow, default)]
     role: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    content: Option<&'a RawValue>,
+    content: Option<Content<'a>>,
     #[serde(borrow, default)]
-    summary: Option<&'a RawValue>,
+    summary: Option<Content<'a>>,
     #[serde(default)]
     name: Option<String>,
     #[serde(borrow, default)]
-    arguments: Option<&'a RawValue>,
+    arguments: Option<RawValue<'a>>,
     #[serde(borrow, default)]
-    input: Option<&'a RawValue>,
+    input: Option<RawValue<'a>>,
     #[serde(default)]
     call_id: Option<String>,
     #[serde(borrow, default)]
-    output: Option<&'a RawValue>,
+    output: Option<RawValue<'a>>,
     #[serde(borrow, default)]
-    action: Option<&'a RawValue>,
+    action: Option<RawValue<'a>>,
     #[serde(default)]
     id: Option<String>,
 }
@@ -202,14 +271,27 @@ impl Builder {
 
     /// Feed one record (a JSONL line or a JSON array element).
     pub fn feed(&mut self, text: &str, loc: Loc, torn_tail: bool) {
-        let rec: Rec<'_> = match serde_json::from_str(text) {
+        // Valid UTF-8 by type: the error below cannot happen.
+        let _ = self.feed_bytes(text.as_bytes(), loc, torn_tail);
+    }
+
+    /// Feed one record given as bytes. UTF-8 is validated by the parser, in
+    /// the same pass; `Err(NotUtf8)` tells the caller the record is not
+    /// text, which it handles (a torn tail is evidence, damage inside the
+    /// file is fatal).
+    pub fn feed_bytes(&mut self, bytes: &[u8], loc: Loc, torn_tail: bool) -> Result<(), NotUtf8> {
+        let rec: Rec<'_> = match sonic_rs::from_slice(bytes) {
             Ok(r) => r,
             Err(e) => {
-                let reason = json_error(&e);
-                self.corrupt(loc, reason, text.as_bytes(), torn_tail && e.is_eof());
-                return;
+                if std::str::from_utf8(bytes).is_err() {
+                    return Err(NotUtf8);
+                }
+                let reason = sonic_error(&e);
+                self.corrupt(loc, reason, bytes, torn_tail && e.is_eof());
+                return Ok(());
             }
         };
+        let text = bytes;
         let family = if rec.role.is_some() {
             Family::Chat
         } else if rec.payload.is_some() && rec.ty.is_some() {
@@ -220,10 +302,10 @@ impl Builder {
             self.corrupt(
                 loc,
                 "is a JSON value but not a message record (no `role` or `type`)".into(),
-                text.as_bytes(),
+                text,
                 false,
             );
-            return;
+            return Ok(());
         };
         match self.family {
             None => self.family = Some(family),
@@ -235,10 +317,10 @@ impl Builder {
                         family_name(family),
                         family_name(f)
                     ),
-                    text.as_bytes(),
+                    text,
                     false,
                 );
-                return;
+                return Ok(());
             }
             _ => {}
         }
@@ -249,8 +331,9 @@ impl Builder {
         };
         match result {
             Ok(()) => self.records += 1,
-            Err(reason) => self.corrupt(loc, reason, text.as_bytes(), false),
+            Err(reason) => self.corrupt(loc, reason, text, false),
         }
+        Ok(())
     }
 
     fn chat(&mut self, rec: Rec<'_>, loc: Loc) -> Result<(), String> {
@@ -282,7 +365,7 @@ impl Builder {
         }
         if role == Role::Tool {
             let content = match rec.content {
-                Some(raw) => content_text(raw)?,
+                Some(c) => content_text(c),
                 None => String::new(),
             };
             msg.push_at(
@@ -294,8 +377,8 @@ impl Builder {
                 loc.clone(),
                 Slot::Whole("content"),
             );
-        } else if let Some(raw) = rec.content {
-            parse_content(raw, &mut msg, &loc, &mut self.evidence)?;
+        } else if let Some(c) = rec.content {
+            parse_content(c, &mut msg, &loc, &mut self.evidence)?;
         }
         if let Some(calls) = rec.tool_calls {
             self.evidence.openai = true;
@@ -342,7 +425,7 @@ impl Builder {
             }
             _ => {}
         }
-        let m: CcMessage<'_> = serde_json::from_str(raw.get()).map_err(|e| {
+        let m: CcMessage<'_> = sonic_rs::from_str(raw.as_raw_str()).map_err(|e| {
             format!(
                 "has a `message` that is not a message ({})",
                 json_error_short(&e)
@@ -391,7 +474,7 @@ impl Builder {
                 #[serde(default)]
                 id: Option<String>,
             }
-            if let Ok(Meta { id: Some(id) }) = serde_json::from_str::<Meta>(payload.get())
+            if let Ok(Meta { id: Some(id) }) = sonic_rs::from_str::<Meta>(payload.as_raw_str())
                 && !self.id_from_content
             {
                 self.conv.id = id;
@@ -402,7 +485,7 @@ impl Builder {
             self.conv.meta_records += 1;
             return Ok(());
         }
-        let item: CodexItem<'_> = serde_json::from_str(payload.get()).map_err(|e| {
+        let item: CodexItem<'_> = sonic_rs::from_str(payload.as_raw_str()).map_err(|e| {
             format!(
                 "has a `payload` that is not a response item ({})",
                 json_error_short(&e)
@@ -431,16 +514,13 @@ impl Builder {
             }
             "reasoning" => {
                 let mut text = String::new();
-                for raw in [item.summary, item.content].into_iter().flatten() {
-                    if let Ok(blocks) = serde_json::from_str::<Vec<Block<'_>>>(raw.get()) {
-                        for b in blocks {
-                            if let Some(t) = b.text {
-                                if !text.is_empty() {
-                                    text.push('\n');
-                                }
-                                text.push_str(&t);
-                            }
+                for c in [item.summary, item.content].into_iter().flatten() {
+                    let t = content_text(c);
+                    if !t.is_empty() {
+                        if !text.is_empty() {
+                            text.push('\n');
                         }
+                        text.push_str(&t);
                     }
                 }
                 self.codex_assistant(&loc)
@@ -461,7 +541,10 @@ impl Builder {
                     _ => (
                         "local_shell".to_string(),
                         Arguments {
-                            raw: item.action.map(|r| r.get().to_string()).unwrap_or_default(),
+                            raw: item
+                                .action
+                                .map(|r| r.as_raw_str().to_string())
+                                .unwrap_or_default(),
                             encoding: ArgEncoding::JsonValue,
                         },
                     ),
@@ -524,42 +607,35 @@ fn family_name(f: Family) -> &'static str {
 }
 
 /// Arguments of an OpenAI-style call: a JSON string holding JSON.
-fn arguments_of(raw: Option<&RawValue>) -> Arguments {
+fn arguments_of(raw: Option<RawValue<'_>>) -> Arguments {
     match raw {
         None => Arguments {
             raw: String::new(),
             encoding: ArgEncoding::JsonString,
         },
-        Some(r) => match serde_json::from_str::<String>(r.get()) {
+        Some(r) => match sonic_rs::from_str::<String>(r.as_raw_str()) {
             Ok(s) => Arguments {
                 raw: s,
                 encoding: ArgEncoding::JsonString,
             },
             // Some apps store the object itself: keep its text.
             Err(_) => Arguments {
-                raw: r.get().to_string(),
+                raw: r.as_raw_str().to_string(),
                 encoding: ArgEncoding::JsonValue,
             },
         },
     }
 }
 
-fn string_or_raw(r: &RawValue) -> String {
-    serde_json::from_str::<String>(r.get()).unwrap_or_else(|_| r.get().to_string())
+fn string_or_raw(r: RawValue<'_>) -> String {
+    sonic_rs::from_str::<String>(r.as_raw_str()).unwrap_or_else(|_| r.as_raw_str().to_string())
 }
 
 /// The text of a content value: a string, or the text parts of a block list.
-fn content_text(raw: &RawValue) -> Result<String, String> {
-    let s = raw.get();
-    match s.as_bytes().first() {
-        Some(b'"') => serde_json::from_str::<String>(s).map_err(|e| json_error_short(&e)),
-        Some(b'[') => {
-            let blocks: Vec<Block<'_>> = serde_json::from_str(s).map_err(|e| {
-                format!(
-                    "has content blocks of the wrong shape ({})",
-                    json_error_short(&e)
-                )
-            })?;
+fn content_text(c: Content<'_>) -> String {
+    match c {
+        Content::Text(t) | Content::Other(t) => t,
+        Content::Blocks(blocks) => {
             let mut out = String::new();
             for b in blocks {
                 if let Some(t) = b.text {
@@ -569,42 +645,33 @@ fn content_text(raw: &RawValue) -> Result<String, String> {
                     out.push_str(&t);
                 }
             }
-            Ok(out)
+            out
         }
-        Some(b'n') => Ok(String::new()),
-        _ => Ok(s.to_string()),
     }
 }
 
 /// Parse message content (a string, or a list of parts/blocks) into parts.
 fn parse_content(
-    raw: &RawValue,
+    c: Content<'_>,
     msg: &mut Message,
     loc: &Loc,
     ev: &mut Evidence,
 ) -> Result<(), String> {
-    let s = raw.get();
-    match s.as_bytes().first() {
-        Some(b'"') => {
-            let text: String = serde_json::from_str(s).map_err(|e| json_error_short(&e))?;
+    match c {
+        Content::Text(text) => {
             msg.push_at(PartKind::Text { text }, loc.clone(), Slot::Whole("content"));
             Ok(())
         }
-        Some(b'n') => Ok(()),
-        Some(b'[') => {
-            let blocks: Vec<Block<'_>> = serde_json::from_str(s).map_err(|e| {
-                format!(
-                    "has content parts of the wrong shape ({})",
-                    json_error_short(&e)
-                )
-            })?;
+        Content::Blocks(blocks) => {
             for (k, b) in blocks.into_iter().enumerate() {
                 let kind = block(b, ev);
                 msg.push_at(kind, loc.clone(), Slot::Item("content", k));
             }
             Ok(())
         }
-        _ => Err("has `content` that is neither a string nor a list of parts".to_string()),
+        Content::Other(_) => {
+            Err("has `content` that is neither a string nor a list of parts".to_string())
+        }
     }
 }
 
@@ -633,7 +700,7 @@ fn block(b: Block<'_>, ev: &mut Evidence) -> PartKind {
             ev.anthropic = true;
             let arguments = match b.input {
                 Some(raw) => Arguments {
-                    raw: raw.get().to_string(),
+                    raw: raw.as_raw_str().to_string(),
                     encoding: ArgEncoding::JsonValue,
                 },
                 None => Arguments {
@@ -651,10 +718,7 @@ fn block(b: Block<'_>, ev: &mut Evidence) -> PartKind {
             ev.anthropic = true;
             PartKind::ToolResult {
                 call_id: b.tool_use_id.unwrap_or_default(),
-                content: b
-                    .content
-                    .map(|c| content_text(c).unwrap_or_else(|_| c.get().to_string()))
-                    .unwrap_or_default(),
+                content: b.content.map(content_text).unwrap_or_default(),
                 is_error: b.is_error,
             }
         }
@@ -675,19 +739,58 @@ fn block(b: Block<'_>, ev: &mut Evidence) -> PartKind {
 /// One-line reason for a JSON error, for a corrupt-record finding.
 pub fn json_error(e: &serde_json::Error) -> String {
     use serde_json::error::Category;
-    let what = json_error_short(e);
-    match e.classify() {
-        Category::Eof => format!("ends before the JSON value is complete ({what})"),
-        Category::Syntax => format!("is not valid JSON ({what} at column {})", e.column()),
-        Category::Data => format!("is not a message record ({what})"),
-        Category::Io => format!("could not be read ({what})"),
+    let kind = match e.classify() {
+        Category::Eof => ErrKind::Eof,
+        Category::Syntax => ErrKind::Syntax,
+        Category::Data => ErrKind::Data,
+        Category::Io => ErrKind::Io,
+    };
+    describe(kind, &e.to_string(), e.column())
+}
+
+/// The same for sonic-rs, which parses the hot path.
+pub fn sonic_error(e: &sonic_rs::Error) -> String {
+    use sonic_rs::error::Category;
+    let kind = match e.classify() {
+        Category::Eof => ErrKind::Eof,
+        Category::Syntax => ErrKind::Syntax,
+        Category::Io => ErrKind::Io,
+        _ => ErrKind::Data,
+    };
+    describe(kind, &e.to_string(), e.column())
+}
+
+enum ErrKind {
+    Eof,
+    Syntax,
+    Data,
+    Io,
+}
+
+fn describe(kind: ErrKind, full: &str, column: usize) -> String {
+    let mut what = short(full);
+    if let Some(first) = what.get(..1)
+        && what.get(1..2).is_some_and(|c| c == c.to_lowercase())
+    {
+        what = first.to_lowercase() + &what[1..];
+    }
+    match kind {
+        ErrKind::Eof => format!("ends before the JSON value is complete ({what})"),
+        ErrKind::Syntax => format!("is not valid JSON ({what} at column {column})"),
+        ErrKind::Data => format!("is not a message record ({what})"),
+        ErrKind::Io => format!("could not be read ({what})"),
     }
 }
 
-fn json_error_short(e: &serde_json::Error) -> String {
-    let s = e.to_string();
+/// An error message without its position (and sonic-rs's excerpt).
+fn short(s: &str) -> String {
+    let s = s.lines().next().unwrap_or_default();
     match s.find(" at line ") {
         Some(i) => s[..i].to_string(),
-        None => s,
+        None => s.to_string(),
     }
+}
+
+fn json_error_short(e: &impl std::fmt::Display) -> String {
+    short(&e.to_string())
 }

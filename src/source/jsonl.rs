@@ -158,8 +158,8 @@ fn read_lines(path: &Path, reader: BufReader<File>, limits: Limits) -> Result<Co
             b.corrupt(loc, "contains NUL bytes".into(), bytes, torn);
             continue;
         }
-        match std::str::from_utf8(bytes) {
-            Ok(text) => b.feed(text, loc, torn),
+        match b.feed_bytes(bytes, loc.clone(), torn) {
+            Ok(()) => {}
             Err(_) if torn => {
                 b.corrupt(loc, "is not valid UTF-8".into(), bytes, true);
             }
