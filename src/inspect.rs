@@ -147,6 +147,50 @@ fn row(pos: usize, m: &crate::model::Message) -> Row {
     }
 }
 
+/// Characters of chunk content shown in evidence tables.
+const CHUNK_PREVIEW: usize = 60;
+
+fn chunk_preview(conv: &Conversation, c: &crate::model::Chunk) -> String {
+    let Some(part) = conv
+        .messages
+        .get(c.message)
+        .and_then(|m| m.parts.get(c.part))
+    else {
+        return String::new();
+    };
+    match &part.kind {
+        PartKind::Text { text } | PartKind::Thinking { text } => {
+            format!("\"{}\"", preview(text, CHUNK_PREVIEW))
+        }
+        PartKind::ToolCall {
+            name, arguments, ..
+        } => {
+            format!(
+                "{} {}",
+                preview(name, 30),
+                preview(&arguments.raw, CHUNK_PREVIEW - 20)
+            )
+        }
+        PartKind::ToolResult {
+            content, is_error, ..
+        } => format!(
+            "{}{} {}",
+            preview(c.detail.as_deref().unwrap_or_default(), 30),
+            if *is_error == Some(true) {
+                " (error)"
+            } else {
+                ""
+            },
+            preview(content, CHUNK_PREVIEW - 20)
+        ),
+        PartKind::Other { .. } => c
+            .detail
+            .as_deref()
+            .map(|d| preview(d, CHUNK_PREVIEW))
+            .unwrap_or_default(),
+    }
+}
+
 fn chunk_views(conv: &Conversation) -> (Option<Vec<ChunkRow>>, Option<Vec<LoadedMessage>>) {
     let Some(log) = &conv.chunks else {
         return (None, None);
@@ -191,7 +235,7 @@ fn chunk_views(conv: &Conversation) -> (Option<Vec<ChunkRow>>, Option<Vec<Loaded
             msg_idx: c.msg_idx,
             chunk_idx: c.chunk_idx,
             kind: c.kind.clone(),
-            preview: c.preview.clone(),
+            preview: chunk_preview(conv, c),
             message: c.message,
             loaded_message: loaded_of[i],
         })

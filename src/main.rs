@@ -2,6 +2,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+// Many small allocations cross threads (reader → parser → rules): mimalloc
+// frees them without contending on glibc's arena locks.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = match chatfsck::cli::Cli::try_parse() {
         Ok(cli) => cli,

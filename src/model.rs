@@ -320,10 +320,13 @@ pub struct Chunk {
     pub chunk_idx: i64,
     /// The chunk's `type`.
     pub kind: String,
-    /// Short escaped preview of the chunk's content.
-    pub preview: String,
+    /// What evidence tables show beside the content: the tool name of a
+    /// result, the message of an error chunk.
+    pub detail: Option<String>,
     /// The true message this chunk belongs to (position in `messages`).
     pub message: usize,
+    /// The part of that message it became.
+    pub part: usize,
 }
 
 /// The raw chunk log of a conversation, in seq order.

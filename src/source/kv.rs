@@ -18,21 +18,16 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread;
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use super::Source;
 use super::sqlite::{self, Snapshot};
 use crate::error::{Error, Result};
-use crate::escape::preview;
 use crate::model::{
     ArgEncoding, Arguments, Chunk, ChunkLog, Conversation, Loc, Message, PartKind, Role, SourceInfo,
 };
 
 pub const NAMESPACE: &str = "conversation-store";
 pub const TABLE: &str = "kv";
-
-/// Characters of chunk content kept for evidence tables.
-const PREVIEW: usize = 60;
 
 /// Whether the database holds dispatch's conversation store.
 pub fn detect(conn: &rusqlite::Connection) -> rusqlite::Result<bool> {
@@ -64,11 +59,15 @@ pub enum Key<'a> {
 
 pub fn parse_key(key: &str) -> Option<Key<'_>> {
     let rest = key.strip_prefix("conv:")?;
-    if let Some(i) = rest.rfind(":chunk:") {
-        let digits = &rest[i + ":chunk:".len()..];
-        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+    // `…:chunk:<digits>`: split at the last ':' and look behind it.
+    if let Some(i) = memchr::memrchr(b':', rest.as_bytes()) {
+        let digits = &rest[i + 1..];
+        if let Some(conv) = rest[..i].strip_suffix(":chunk")
+            && !digits.is_empty()
+            && digits.bytes().all(|b| b.is_ascii_digit())
+        {
             return Some(Key::Chunk {
-                conv: &rest[..i],
+                conv,
                 seq: digits.parse().ok()?,
             });
         }
@@ -85,16 +84,29 @@ pub fn parse_key(key: &str) -> Option<Key<'_>> {
     })
 }
 
-/// A row as read, before parsing.
+/// A row as read, before parsing: ranges into its conversation's buffer.
 struct RawRow {
     rowid: i64,
-    key: String,
-    value: Vec<u8>,
+    key: std::ops::Range<usize>,
+    value: std::ops::Range<usize>,
 }
 
+/// One conversation's rows, with every key in one string and every value
+/// in one buffer (two allocations per conversation, not two per row).
 struct RawConv {
     id: String,
     rows: Vec<RawRow>,
+    keys: String,
+    values: Vec<u8>,
+}
+
+impl RawConv {
+    fn key(&self, r: &RawRow) -> &str {
+        &self.keys[r.key.clone()]
+    }
+    fn value(&self, r: &RawRow) -> &[u8] {
+        &self.values[r.value.clone()]
+    }
 }
 
 type Parsed = Result<Conversation>;
@@ -160,36 +172,31 @@ fn read_rows(path: &PathBuf, snap: Snapshot, tx: SyncSender<Result<RawConv>>) {
                 return;
             }
         };
-        let read = (|| -> rusqlite::Result<RawRow> {
-            let key = match row.get_ref(1)? {
-                rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => {
-                    String::from_utf8_lossy(t).into_owned()
-                }
-                other => format!("{other:?}"),
-            };
-            let value = match row.get_ref(2)? {
-                rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => {
-                    t.to_vec()
-                }
-                _ => Vec::new(),
-            };
-            Ok(RawRow {
-                rowid: row.get(0)?,
-                key,
-                value,
-            })
+        let read = (|| -> rusqlite::Result<(i64, rusqlite::types::ValueRef<'_>, rusqlite::types::ValueRef<'_>)> {
+            Ok((row.get(0)?, row.get_ref(1)?, row.get_ref(2)?))
         })();
-        let raw = match read {
+        let (rowid, key, value) = match read {
             Ok(r) => r,
             Err(e) => {
                 let _ = tx.send(fail(e));
                 return;
             }
         };
-        let conv_id = match parse_key(&raw.key) {
-            Some(Key::Chunk { conv, .. } | Key::Seq { conv } | Key::Other { conv }) => {
-                conv.to_string()
+        let key: Cow<'_, str> = match key {
+            rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => {
+                match std::str::from_utf8(t) {
+                    Ok(k) => Cow::Borrowed(k),
+                    Err(_) => String::from_utf8_lossy(t),
+                }
             }
+            other => Cow::Owned(format!("{other:?}")),
+        };
+        let value: &[u8] = match value {
+            rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => t,
+            _ => &[],
+        };
+        let conv_id = match parse_key(&key) {
+            Some(Key::Chunk { conv, .. } | Key::Seq { conv } | Key::Other { conv }) => conv,
             None => continue,
         };
         if current.as_ref().is_some_and(|c| c.id != conv_id)
@@ -198,13 +205,21 @@ fn read_rows(path: &PathBuf, snap: Snapshot, tx: SyncSender<Result<RawConv>>) {
         {
             return;
         }
-        current
-            .get_or_insert_with(|| RawConv {
-                id: conv_id,
-                rows: Vec::new(),
-            })
-            .rows
-            .push(raw);
+        let cur = current.get_or_insert_with(|| RawConv {
+            id: conv_id.to_string(),
+            rows: Vec::new(),
+            keys: String::with_capacity(16 * 1024),
+            values: Vec::with_capacity(256 * 1024),
+        });
+        let k0 = cur.keys.len();
+        cur.keys.push_str(&key);
+        let v0 = cur.values.len();
+        cur.values.extend_from_slice(value);
+        cur.rows.push(RawRow {
+            rowid,
+            key: k0..cur.keys.len(),
+            value: v0..cur.values.len(),
+        });
     }
     if let Some(done) = current {
         let _ = tx.send(Ok(done));
@@ -234,9 +249,9 @@ struct WireChunk<'a> {
     #[serde(rename = "toolName", default)]
     tool_name: Option<String>,
     #[serde(borrow, default)]
-    input: Option<&'a RawValue>,
+    input: Option<sonic_rs::LazyValue<'a>>,
     #[serde(borrow, default)]
-    content: Option<&'a RawValue>,
+    content: Option<sonic_rs::LazyValue<'a>>,
     #[serde(rename = "isError", default)]
     is_error: Option<bool>,
     #[serde(default)]
@@ -247,18 +262,20 @@ fn build(raw: RawConv, info: &Arc<SourceInfo>) -> Conversation {
     let table: Arc<str> = Arc::from(TABLE);
     let mut conv = Conversation::new(raw.id.clone(), info.clone());
     let mut log = ChunkLog::default();
-    let mut chunk_rows: Vec<(u64, RawRow)> = Vec::new();
-    for row in raw.rows {
-        match parse_key(&row.key) {
+    let mut chunk_rows: Vec<(u64, &RawRow)> = Vec::new();
+    for row in &raw.rows {
+        match parse_key(raw.key(row)) {
             Some(Key::Chunk { seq, .. }) => chunk_rows.push((seq, row)),
             Some(Key::Seq { .. }) => {
                 let loc = Loc::Row {
                     table: table.clone(),
-                    key: Arc::from(row.key.as_str()),
+                    key: Arc::from(raw.key(row)),
                     rowid: Some(row.rowid),
                 };
-                log.seq_counter =
-                    Some((loc, String::from_utf8_lossy(&row.value).trim().to_string()));
+                log.seq_counter = Some((
+                    loc,
+                    String::from_utf8_lossy(raw.value(row)).trim().to_string(),
+                ));
                 conv.meta_records += 1;
             }
             _ => conv.meta_records += 1,
@@ -266,26 +283,29 @@ fn build(raw: RawConv, info: &Arc<SourceInfo>) -> Conversation {
     }
     // Keys sort by their text; seq order is numeric (and survives keys
     // that lost their zero padding).
-    chunk_rows.sort_by_key(|(seq, r)| (*seq, r.key.clone()));
+    // The rows arrive in key order, so a stable sort by seq keeps
+    // differently formatted keys of one seq in key order.
+    chunk_rows.sort_by_key(|(seq, _)| *seq);
     let mut last_seq = None;
     for (seq, row) in chunk_rows {
         let loc = Loc::Row {
             table: table.clone(),
-            key: Arc::from(row.key.as_str()),
+            key: Arc::from(raw.key(row)),
             rowid: Some(row.rowid),
         };
         if last_seq == Some(seq) {
             log.repeated.push((seq, loc.clone()));
         }
         last_seq = Some(seq);
-        let entry: Entry<'_> = match serde_json::from_slice(&row.value) {
+        let value = raw.value(row);
+        let entry: Entry<'_> = match sonic_rs::from_slice(value) {
             Ok(e) => e,
             Err(e) => {
-                let cut = row.value.len().min(240);
+                let cut = value.len().min(240);
                 conv.corrupt.push(crate::model::CorruptRecord {
                     loc,
-                    reason: format!("is not a chunk entry ({})", super::chat::json_error(&e)),
-                    excerpt: String::from_utf8_lossy(&row.value[..cut]).into_owned(),
+                    reason: format!("is not a chunk entry ({})", super::chat::sonic_error(&e)),
+                    excerpt: String::from_utf8_lossy(&value[..cut]).into_owned(),
                     torn_tail: false,
                 });
                 continue;
@@ -293,16 +313,17 @@ fn build(raw: RawConv, info: &Arc<SourceInfo>) -> Conversation {
         };
         let role = Role::parse(&entry.role);
         let Some(role) = role else {
-            let cut = row.value.len().min(240);
+            let cut = value.len().min(240);
             conv.corrupt.push(crate::model::CorruptRecord {
                 loc,
                 reason: format!("has unknown role `{}`", entry.role),
-                excerpt: String::from_utf8_lossy(&row.value[..cut]).into_owned(),
+                excerpt: String::from_utf8_lossy(&value[..cut]).into_owned(),
                 torn_tail: false,
             });
             continue;
         };
-        let (kind, text_preview) = part_of(&entry.chunk);
+        let kind_name = entry.chunk.ty.to_string();
+        let (kind, detail) = part_of(entry.chunk);
         // A true message starts where chunkIdx restarts at 0 or the role changes.
         let starts = match conv.messages.last() {
             None => true,
@@ -320,9 +341,10 @@ fn build(raw: RawConv, info: &Arc<SourceInfo>) -> Conversation {
             role: entry.role.to_string(),
             msg_idx: entry.msg_idx,
             chunk_idx: entry.chunk_idx,
-            kind: entry.chunk.ty.to_string(),
-            preview: text_preview,
+            kind: kind_name,
+            detail,
             message,
+            part: conv.messages[message].parts.len(),
         });
         conv.messages[message].push(kind, loc);
     }
@@ -330,72 +352,61 @@ fn build(raw: RawConv, info: &Arc<SourceInfo>) -> Conversation {
     conv
 }
 
-fn part_of(c: &WireChunk<'_>) -> (PartKind, String) {
-    let content_text = |raw: &RawValue| {
-        serde_json::from_str::<String>(raw.get()).unwrap_or_else(|_| raw.get().to_string())
-    };
+/// The part a chunk becomes, and what evidence tables show beside it (the
+/// tool name of a result, the message of an error chunk).
+fn part_of(c: WireChunk<'_>) -> (PartKind, Option<String>) {
     match c.ty.as_ref() {
-        "text" | "system" => {
-            let text = c.text.clone().unwrap_or_default();
-            let p = preview(&text, PREVIEW);
-            (PartKind::Text { text }, format!("\"{p}\""))
-        }
-        "thinking" => {
-            let text = c.text.clone().unwrap_or_default();
-            let p = preview(&text, PREVIEW);
-            (PartKind::Thinking { text }, format!("\"{p}\""))
-        }
-        "tool-call" => {
-            let raw = c.input.map(|r| r.get().to_string()).unwrap_or_default();
-            let name = c.tool_name.clone().unwrap_or_default();
-            let p = format!("{} {}", preview(&name, 30), preview(&raw, PREVIEW - 20));
-            (
-                PartKind::ToolCall {
-                    id: c.tool_call_id.clone().unwrap_or_default(),
-                    name,
-                    arguments: Arguments {
-                        raw,
-                        encoding: ArgEncoding::JsonValue,
-                    },
+        "text" | "system" => (
+            PartKind::Text {
+                text: c.text.unwrap_or_default(),
+            },
+            None,
+        ),
+        "thinking" => (
+            PartKind::Thinking {
+                text: c.text.unwrap_or_default(),
+            },
+            None,
+        ),
+        "tool-call" => (
+            PartKind::ToolCall {
+                id: c.tool_call_id.unwrap_or_default(),
+                name: c.tool_name.unwrap_or_default(),
+                arguments: Arguments {
+                    raw: c
+                        .input
+                        .as_ref()
+                        .map(|r| r.as_raw_str().to_string())
+                        .unwrap_or_default(),
+                    encoding: ArgEncoding::JsonValue,
                 },
-                p,
-            )
-        }
+            },
+            None,
+        ),
         "tool-result" => {
-            let content = c.content.map(content_text).unwrap_or_default();
-            let name = c.tool_name.clone().unwrap_or_default();
-            let err = if c.is_error == Some(true) {
-                " (error)"
-            } else {
-                ""
-            };
-            let p = format!(
-                "{}{err} {}",
-                preview(&name, 30),
-                preview(&content, PREVIEW - 20)
-            );
+            let content = c
+                .content
+                .as_ref()
+                .map(|raw| {
+                    sonic_rs::from_str::<String>(raw.as_raw_str())
+                        .unwrap_or_else(|_| raw.as_raw_str().to_string())
+                })
+                .unwrap_or_default();
             (
                 PartKind::ToolResult {
-                    call_id: c.tool_call_id.clone().unwrap_or_default(),
+                    call_id: c.tool_call_id.unwrap_or_default(),
                     content,
                     is_error: c.is_error,
                 },
-                p,
+                c.tool_name,
             )
         }
-        other => {
-            let p = c
-                .message
-                .as_deref()
-                .map(|m| preview(m, PREVIEW))
-                .unwrap_or_default();
-            (
-                PartKind::Other {
-                    kind: other.to_string(),
-                },
-                p,
-            )
-        }
+        other => (
+            PartKind::Other {
+                kind: other.to_string(),
+            },
+            c.message,
+        ),
     }
 }
 

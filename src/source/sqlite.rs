@@ -114,6 +114,7 @@ pub fn open(path: &Path) -> Result<Snapshot> {
     };
     conn.busy_timeout(Duration::from_secs(2))
         .map_err(|e| Error::input(path, cause(&e)))?;
+
     // Touch the schema now so that locked, encrypted and corrupt files fail
     // here, with a clear cause.
     conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
