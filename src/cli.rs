@@ -92,6 +92,8 @@ pub enum InspectFormat {
 pub enum ListFormat {
     Human,
     Json,
+    /// A table for documentation
+    Markdown,
 }
 
 #[derive(Debug, Args)]

@@ -2,7 +2,8 @@
 //!
 //! Pipeline: path → [`source`] (format and dialect detection, streaming
 //! conversations) → [`rules`] (pure checks) → [`finding::Finding`]s →
-//! [`report`] (human, JSON). See DESIGN.md in the project's shared notes.
+//! [`report`] (human, JSON, SARIF, GitHub annotations, markdown). See
+//! DESIGN.md in the project's shared notes.
 
 pub mod app;
 pub mod cli;
