@@ -2,8 +2,10 @@
 
 use std::io::{self, Write};
 
-use crate::cli::{Cli, Command, InputArgs, InspectFormat};
+use crate::cli::{Cli, Command, FailOn, InputArgs, InspectFormat};
+use crate::config::Config;
 use crate::error::Error;
+use crate::finding::Severity;
 use crate::lint::{self, Options};
 use crate::report;
 use crate::rules::{self, Selection};
@@ -33,11 +35,26 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
     let mut out = stdout.lock();
     match cli.command {
         Command::Lint(a) => {
+            let config = Config::load(a.config.config.as_deref())?;
+            // Flags override the file, key by key.
             let selection = Selection {
-                select: a.select,
-                ignore: a.ignore,
+                select: if a.select.is_empty() {
+                    config.select.clone().unwrap_or_default()
+                } else {
+                    a.select
+                },
+                ignore: if a.ignore.is_empty() {
+                    config.ignore.clone().unwrap_or_default()
+                } else {
+                    a.ignore
+                },
             };
             selection.validate().map_err(Error::Usage)?;
+            let fail_on = a
+                .fail_on
+                .map(FailOn::severity)
+                .or(config.fail_on)
+                .unwrap_or(Severity::Error);
             let opts = Options {
                 selection,
                 limits: limits(&a.input),
@@ -53,9 +70,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             if !outcome.errors.is_empty() {
                 return Ok(EXIT_ERROR);
             }
-            let failing = outcome
-                .findings()
-                .any(|f| f.severity >= a.fail_on.severity());
+            let failing = outcome.findings().any(|f| f.severity >= fail_on);
             Ok(if failing { EXIT_FINDINGS } else { EXIT_CLEAN })
         }
         Command::Inspect(a) => {

@@ -73,11 +73,21 @@ pub struct LintArgs {
     /// Do not run these rules (comma-separated rule names)
     #[arg(long, value_delimiter = ',', value_name = "RULES")]
     pub ignore: Vec<String>,
-    /// Exit 1 when a finding of this severity or higher is found
-    #[arg(long, value_enum, default_value_t = FailOn::Error)]
-    pub fail_on: FailOn,
+    /// Exit 1 when a finding of this severity or higher is found [default: error]
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    pub fail_on: Option<FailOn>,
+    #[command(flatten)]
+    pub config: ConfigArgs,
     #[command(flatten)]
     pub input: InputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// Read settings from this file instead of the nearest chatfsck.toml
+    /// (searched from the current directory upwards); flags override it
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
