@@ -7,6 +7,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::finding::Severity;
 use crate::lint::{self, Options};
+use crate::progress;
 use crate::report;
 use crate::rules::{self, Selection};
 use crate::source::Limits;
@@ -59,7 +60,16 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                 selection,
                 limits: limits(&a.input),
             };
-            let outcome = lint::lint(&a.paths, &opts)?;
+            let bar = progress::Bar::for_run(a.format);
+            let outcome = lint::lint_with_progress(&a.paths, &opts, &|p| {
+                if let Some(bar) = &bar {
+                    bar.event(p)
+                }
+            });
+            if let Some(bar) = &bar {
+                bar.finish();
+            }
+            let outcome = outcome?;
             for e in &outcome.errors {
                 eprintln!("error: {e}");
             }

@@ -14,6 +14,7 @@ pub mod finding;
 pub mod inspect;
 pub mod lint;
 pub mod model;
+pub mod progress;
 pub mod report;
 pub mod rules;
 pub mod source;
