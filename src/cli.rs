@@ -61,16 +61,16 @@ pub struct InputArgs {
 
 #[derive(Debug, Args)]
 pub struct LintArgs {
-    /// Files or directories (walked recursively for *.jsonl and *.json)
+    /// Files or directories (walked recursively for *.jsonl, *.json and SQLite *.db files)
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
-    /// Run only these rules (comma-separated rule names)
+    /// Run only these rules (comma-separated rule names; replaces `select` in chatfsck.toml)
     #[arg(long, value_delimiter = ',', value_name = "RULES")]
     pub select: Vec<String>,
-    /// Do not run these rules (comma-separated rule names)
+    /// Do not run these rules (comma-separated rule names; replaces `ignore` in chatfsck.toml)
     #[arg(long, value_delimiter = ',', value_name = "RULES")]
     pub ignore: Vec<String>,
     /// Exit 1 when a finding of this severity or higher is found [default: error]
