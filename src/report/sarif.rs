@@ -159,10 +159,9 @@ fn pascal_case(name: &str) -> String {
 }
 
 fn rule_descriptor(rule: &Rule) -> Value {
-    let mut help = format!("{}\n\n{}", rule.summary, rule.doc);
-    if let Some(repair) = rule.repair {
-        help.push_str(&format!("\n`chatfsck repair`: {repair}\n"));
-    }
+    // The documentation `chatfsck explain` prints: markdown that also reads
+    // well as plain text.
+    let help = format!("{}\n\n{}", rule.summary, rule.doc);
     json!({
         "id": rule.name,
         "name": pascal_case(rule.name),
