@@ -217,3 +217,14 @@ fn the_repository_has_no_config_that_would_change_the_other_tests() {
         "a chatfsck.toml at the root changes what every CLI test sees"
     );
 }
+
+#[test]
+fn the_readme_example_is_a_valid_file() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let start = readme.find("```toml\n").expect("a toml example") + "```toml\n".len();
+    let end = start + readme[start..].find("```").unwrap();
+    let c = chatfsck::config::Config::parse(&readme[start..end], Path::new("README.md"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(c.select.is_some() && c.ignore.is_some() && c.fail_on.is_some());
+    assert!(c.repair.orphan_calls.is_some() && c.repair.synthesize.is_some());
+}
