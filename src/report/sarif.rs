@@ -221,7 +221,6 @@ impl Sarif {
         *n += 1;
         let mut r = json!({
             "ruleId": f.rule,
-            "ruleIndex": rule_index,
             "level": level(f.severity),
             "message": { "text": message },
             "locations": [{
@@ -239,6 +238,11 @@ impl Sarif {
                 "notes": f.notes,
             },
         });
+        // `ruleIndex` right after `ruleId`, and only when the rule is in the
+        // catalogue (it always is for findings the rules produce).
+        if let (Some(i), Value::Object(map)) = (rule_index, &mut r) {
+            map.shift_insert(1, "ruleIndex".to_string(), json!(i));
+        }
         if !related.is_empty() {
             r["relatedLocations"] = Value::Array(related);
         }
