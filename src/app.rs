@@ -2,9 +2,12 @@
 
 use std::io::{self, Write};
 
-use crate::cli::{Cli, Command, InputArgs, InspectFormat, ListFormat};
+use crate::cli::{Cli, Command, FailOn, InputArgs, InspectFormat, ListFormat};
+use crate::config::Config;
 use crate::error::Error;
+use crate::finding::Severity;
 use crate::lint::{self, Options};
+use crate::progress;
 use crate::report;
 use crate::rules::{self, Selection};
 use crate::source::Limits;
@@ -36,16 +39,40 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
     let mut out = stdout.lock();
     match cli.command {
         Command::Lint(a) => {
+            let config = Config::load(a.config.config.as_deref())?;
+            // Flags override the file, key by key.
             let selection = Selection {
-                select: a.select,
-                ignore: a.ignore,
+                select: if a.select.is_empty() {
+                    config.select.clone().unwrap_or_default()
+                } else {
+                    a.select
+                },
+                ignore: if a.ignore.is_empty() {
+                    config.ignore.clone().unwrap_or_default()
+                } else {
+                    a.ignore
+                },
             };
             selection.validate().map_err(Error::Usage)?;
+            let fail_on = a
+                .fail_on
+                .map(FailOn::severity)
+                .or(config.fail_on)
+                .unwrap_or(Severity::Error);
             let opts = Options {
                 selection,
                 limits: limits(&a.input),
             };
-            let outcome = lint::lint(&a.paths, &opts)?;
+            let bar = progress::Bar::for_run(a.format);
+            let outcome = lint::lint_with_progress(&a.paths, &opts, &|p| {
+                if let Some(bar) = &bar {
+                    bar.event(p)
+                }
+            });
+            if let Some(bar) = &bar {
+                bar.finish();
+            }
+            let outcome = outcome?;
             for e in &outcome.errors {
                 eprintln!("error: {e}");
             }
@@ -56,9 +83,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             if !outcome.errors.is_empty() {
                 return Ok(EXIT_ERROR);
             }
-            let failing = outcome
-                .findings()
-                .any(|f| f.severity >= a.fail_on.severity());
+            let failing = outcome.findings().any(|f| f.severity >= fail_on);
             Ok(if failing { EXIT_FINDINGS } else { EXIT_CLEAN })
         }
         Command::Inspect(a) => {
@@ -73,9 +98,20 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             Ok(EXIT_CLEAN)
         }
         Command::Repair(a) => {
+            let config = Config::load(a.config.config.as_deref())?;
+            let policy =
+                config.repair_policy_with(a.orphan_calls, a.no_synthesize.then_some(false))?;
             let selection = Selection {
-                select: a.select,
-                ignore: a.ignore,
+                select: if a.select.is_empty() {
+                    config.select.clone().unwrap_or_default()
+                } else {
+                    a.select
+                },
+                ignore: if a.ignore.is_empty() {
+                    config.ignore.clone().unwrap_or_default()
+                } else {
+                    a.ignore
+                },
             };
             selection.validate().map_err(Error::Usage)?;
             if let Some(log) = &a.log {
@@ -93,10 +129,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             }
             let opts = crate::repair::Options {
                 selection,
-                policy: crate::repair::Policy {
-                    orphan_calls: a.orphan_calls,
-                    synthesize: !a.no_synthesize,
-                },
+                policy,
                 limits: limits(&a.input_args),
                 dry_run: a.dry_run,
                 force: a.force,
@@ -109,6 +142,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             match a.format {
                 ListFormat::Human => report::repair::human(&rep, &mut out),
                 ListFormat::Json => report::json::write(&rep, &mut out),
+                ListFormat::Markdown => report::repair::markdown(&rep, &mut out),
             }
             .map_err(out_err)?;
             Ok(EXIT_CLEAN)

@@ -65,23 +65,33 @@ pub struct InputArgs {
 
 #[derive(Debug, Args)]
 pub struct LintArgs {
-    /// Files or directories (walked recursively for *.jsonl and *.json)
+    /// Files or directories (walked recursively for *.jsonl, *.json and SQLite *.db files)
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
-    /// Run only these rules (comma-separated rule names)
+    /// Run only these rules (comma-separated rule names; replaces `select` in chatfsck.toml)
     #[arg(long, value_delimiter = ',', value_name = "RULES")]
     pub select: Vec<String>,
-    /// Do not run these rules (comma-separated rule names)
+    /// Do not run these rules (comma-separated rule names; replaces `ignore` in chatfsck.toml)
     #[arg(long, value_delimiter = ',', value_name = "RULES")]
     pub ignore: Vec<String>,
-    /// Exit 1 when a finding of this severity or higher is found
-    #[arg(long, value_enum, default_value_t = FailOn::Error)]
-    pub fail_on: FailOn,
+    /// Exit 1 when a finding of this severity or higher is found [default: error]
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    pub fail_on: Option<FailOn>,
+    #[command(flatten)]
+    pub config: ConfigArgs,
     #[command(flatten)]
     pub input: InputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// Read settings from this file instead of the nearest chatfsck.toml
+    /// (searched from the current directory upwards); flags override it
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -96,6 +106,8 @@ pub enum InspectFormat {
 pub enum ListFormat {
     Human,
     Json,
+    /// A table for documentation
+    Markdown,
 }
 
 #[derive(Debug, Args)]
@@ -150,9 +162,10 @@ pub struct RepairArgs {
     #[arg(long)]
     pub force: bool,
     /// Tool calls without a result: insert a marked placeholder result, drop the call, or leave and report it
-    #[arg(long, value_enum, default_value_t = crate::repair::OrphanPolicy::Placeholder)]
-    pub orphan_calls: crate::repair::OrphanPolicy,
-    /// Never invent content: unanswered calls are reported instead of answered with a placeholder
+    /// [default: placeholder, or report with --no-synthesize; chatfsck.toml's [repair] applies]
+    #[arg(long, value_enum)]
+    pub orphan_calls: Option<crate::config::OrphanCalls>,
+    /// Never invent content: unanswered calls are reported (or dropped) instead of answered with a placeholder
     #[arg(long)]
     pub no_synthesize: bool,
     /// Repair only findings of these rules (comma-separated)
@@ -164,6 +177,8 @@ pub struct RepairArgs {
     /// Output format of the summary
     #[arg(long, value_enum, default_value_t = ListFormat::Human)]
     pub format: ListFormat,
+    #[command(flatten)]
+    pub config: ConfigArgs,
     #[command(flatten)]
     pub input_args: InputArgs,
 }

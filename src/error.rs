@@ -12,8 +12,10 @@ pub enum Error {
     /// A path that is readable but holds no conversation history; directory
     /// walks skip these, a file named on the command line is an error.
     NotHistory { path: PathBuf, cause: String },
-    /// Bad arguments or configuration.
+    /// Bad arguments.
     Usage(String),
+    /// A configuration file that cannot be read or is not valid.
+    Config { path: PathBuf, cause: String },
     /// Writing output failed.
     Output { path: PathBuf, cause: String },
     /// The reader of standard output went away (`| head`): not an error
@@ -31,6 +33,13 @@ impl Error {
 
     pub fn not_history(path: impl AsRef<Path>, cause: impl Into<String>) -> Self {
         Error::NotHistory {
+            path: path.as_ref().to_path_buf(),
+            cause: cause.into(),
+        }
+    }
+
+    pub fn config(path: impl AsRef<Path>, cause: impl Into<String>) -> Self {
+        Error::Config {
             path: path.as_ref().to_path_buf(),
             cause: cause.into(),
         }
@@ -67,6 +76,7 @@ impl fmt::Display for Error {
         match self {
             Error::Input { path, cause }
             | Error::NotHistory { path, cause }
+            | Error::Config { path, cause }
             | Error::Output { path, cause } => {
                 write!(
                     f,

@@ -69,6 +69,66 @@ pub fn preview(s: &str, max: usize) -> String {
     out
 }
 
+/// Escape untrusted text for inline markdown (a table cell, a list item, a
+/// heading): pipes, backticks, HTML and emphasis or link syntax must not
+/// change the document's structure, and `@name` must not mention anyone when
+/// the report is pasted into a GitHub issue. Control characters are escaped
+/// first, as for a terminal; a newline becomes a space.
+pub fn md_escape(s: &str) -> String {
+    let escaped = escape(s);
+    let mut out = String::with_capacity(escaped.len() + 8);
+    let mut chars = escaped.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '`' => out.push_str("\\`"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '*' | '_' | '~' | '[' | ']' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            // An empty HTML comment splits `@name` and `#123` into two text
+            // nodes, so GitHub sees no mention and no issue reference; the
+            // rendered text is unchanged.
+            '@' if chars.peek().is_some_and(|n| n.is_alphanumeric()) => {
+                out.push_str("@<!-- -->");
+            }
+            '#' if chars.peek().is_some_and(|n| n.is_ascii_digit()) => {
+                out.push_str("#<!-- -->");
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Untrusted text as an inline markdown code span (for a heading or a list
+/// item, not a table cell): shown verbatim with control characters escaped,
+/// whatever backticks it holds. Inside a code span nothing else is markdown.
+pub fn md_code(s: &str) -> String {
+    let text = escape(s);
+    // The fence is one backtick longer than the longest run inside.
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        if c == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,5 +155,26 @@ mod tests {
         assert_eq!(preview("  a\n\n b\tc  ", 10), "a b c");
         assert_eq!(preview("abcdef", 3), "abc…");
         assert_eq!(preview("x\x07y", 10), "x\\u{7}y");
+    }
+
+    #[test]
+    fn markdown_syntax_and_html_are_neutralised() {
+        assert_eq!(
+            md_escape("a|b `c` <img src=x> *d* _e_ ~f~ [g](h) \\ & #1"),
+            r"a\|b \`c\` &lt;img src=x&gt; \*d\* \_e\_ \~f\~ \[g\](h) \\ &amp; #<!-- -->1"
+        );
+        assert_eq!(md_escape("line\none\x1b[2J"), r"line\\none\\u{1b}\[2J");
+        assert_eq!(
+            md_escape("@dataclass and a@b and @"),
+            "@<!-- -->dataclass and a@<!-- -->b and @"
+        );
+    }
+
+    #[test]
+    fn code_spans_hold_any_backticks() {
+        assert_eq!(md_code("plain"), "`plain`");
+        assert_eq!(md_code("a`b"), "``a`b``");
+        assert_eq!(md_code("`x``"), "``` `x`` ```");
+        assert_eq!(md_code("p|q_\x1b"), r"`p|q_\u{1b}`");
     }
 }

@@ -2,11 +2,14 @@
 //!
 //! Pipeline: path → [`source`] (format and dialect detection, streaming
 //! conversations) → [`rules`] (pure checks) → [`finding::Finding`]s →
-//! [`report`] (human, JSON). See DESIGN.md in the project's shared notes.
+//! [`report`] (human, JSON, SARIF, GitHub annotations, markdown). See
+//! DESIGN.md in the project's shared notes.
 
 pub mod app;
 pub mod cli;
+pub mod config;
 pub mod diff;
+pub mod docgen;
 pub mod error;
 pub mod escape;
 pub mod finding;
@@ -14,6 +17,7 @@ pub mod fix;
 pub mod inspect;
 pub mod lint;
 pub mod model;
+pub mod progress;
 pub mod repair;
 pub mod report;
 pub mod rules;

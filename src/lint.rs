@@ -3,7 +3,7 @@
 //! is dropped as soon as its findings are computed.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -128,13 +128,35 @@ pub fn lint_one(path: &std::path::Path, opts: &Options) -> Result<FileReport, Er
     })
 }
 
+/// What the engine says while it works, for a progress display.
+#[derive(Debug, Clone, Copy)]
+pub enum Progress<'a> {
+    /// The paths expanded to this many inputs.
+    Started { inputs: usize },
+    /// One input was checked (or failed); they finish in any order.
+    Checked { path: &'a Path },
+}
+
 /// Lint every path (files, or directories walked recursively).
 pub fn lint(paths: &[PathBuf], opts: &Options) -> Result<Outcome, Error> {
+    lint_with_progress(paths, opts, &|_| {})
+}
+
+/// [`lint`], telling `progress` about each input as it is done.
+pub fn lint_with_progress(
+    paths: &[PathBuf],
+    opts: &Options,
+    progress: &(dyn Fn(Progress<'_>) + Sync),
+) -> Result<Outcome, Error> {
     let inputs = source::expand(paths)?;
+    progress(Progress::Started {
+        inputs: inputs.len(),
+    });
     let results: Vec<(PathBuf, bool, Result<FileReport, Error>)> = inputs
         .into_par_iter()
         .map(|(path, explicit)| {
             let r = lint_one(&path, opts);
+            progress(Progress::Checked { path: &path });
             (path, explicit, r)
         })
         .collect();
@@ -147,4 +169,31 @@ pub fn lint(paths: &[PathBuf], opts: &Options) -> Result<Outcome, Error> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    #[test]
+    fn progress_hears_of_every_input() {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/orphan-tool-call");
+        let seen = Mutex::new((0usize, Vec::new()));
+        let outcome = lint_with_progress(&[root], &Options::default(), &|p| {
+            let mut s = seen.lock().unwrap();
+            match p {
+                Progress::Started { inputs } => s.0 = inputs,
+                Progress::Checked { path } => s.1.push(path.to_path_buf()),
+            }
+        })
+        .unwrap();
+        let (total, checked) = seen.into_inner().unwrap();
+        assert!(total > 1);
+        assert_eq!(checked.len(), total);
+        assert_eq!(
+            outcome.files.len() + outcome.skipped.len() + outcome.errors.len(),
+            total
+        );
+    }
 }

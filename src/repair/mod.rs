@@ -22,33 +22,7 @@ mod atomic;
 mod jsonl;
 mod kv;
 
-/// What to do with a tool call that has no result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum OrphanPolicy {
-    /// Insert a clearly marked placeholder result right after the call.
-    Placeholder,
-    /// Remove the unanswered call (as the OpenAI Agents SDK does).
-    Drop,
-    /// Leave it and report it.
-    Report,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Policy {
-    pub orphan_calls: OrphanPolicy,
-    /// Whether repairs may invent content (placeholder results).
-    pub synthesize: bool,
-}
-
-impl Default for Policy {
-    fn default() -> Self {
-        Policy {
-            orphan_calls: OrphanPolicy::Placeholder,
-            synthesize: true,
-        }
-    }
-}
+pub use crate::config::{OrphanCalls as OrphanPolicy, RepairPolicy as Policy};
 
 /// The text of a synthesized tool result. Clearly not the tool's output.
 pub const PLACEHOLDER: &str = "[chatfsck repair] No result was recorded for this tool call: the session ended or was interrupted before it completed. This placeholder was inserted by chatfsck; the tool may or may not have run.";
@@ -165,11 +139,14 @@ fn plan<'a>(findings: &'a [Finding], policy: &Policy, left: &mut Vec<Left>) -> V
         if answers {
             match policy.orphan_calls {
                 OrphanPolicy::Report => {
-                    leave("--orphan-calls=report", left);
+                    leave("orphan-calls policy is `report`", left);
                     continue;
                 }
                 OrphanPolicy::Placeholder if !policy.synthesize => {
-                    leave("--no-synthesize: a placeholder would invent content", left);
+                    leave(
+                        "synthesizing is off: a placeholder would invent content",
+                        left,
+                    );
                     continue;
                 }
                 _ => {}

@@ -4,8 +4,8 @@ use std::io::{self, Write};
 
 use crate::diff::{Change, ConvDiff, Diff};
 use crate::escape::escape;
+use crate::escape::{md_code, md_escape};
 use crate::model::Loc;
-use crate::report::inspect::md_escape;
 
 fn at(loc: &Loc) -> String {
     match loc {
@@ -156,8 +156,8 @@ pub fn human(d: &Diff, color: bool, out: &mut dyn Write) -> io::Result<()> {
 pub fn markdown(d: &Diff, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "## chatfsck diff")?;
     writeln!(out)?;
-    writeln!(out, "- A: `{}`", md_escape(&d.a).replace("\\`", "'"))?;
-    writeln!(out, "- B: `{}`", md_escape(&d.b).replace("\\`", "'"))?;
+    writeln!(out, "- A: {}", md_code(&d.a))?;
+    writeln!(out, "- B: {}", md_code(&d.b))?;
     writeln!(out)?;
     if d.is_equal() {
         return writeln!(out, "No differences.");

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use comfy_table::{ContentArrangement, Table, presets};
 
-use crate::escape::escape;
+use crate::escape::{escape, md_code, md_escape};
 use crate::inspect::{ConvView, Inspection};
 use crate::model::Loc;
 
@@ -226,40 +226,12 @@ pub fn json(ins: &Inspection, out: &mut dyn Write) -> io::Result<()> {
     )
 }
 
-/// Escape text for a markdown table cell: pipes, backticks and HTML must
-/// not change the document's structure.
-pub fn md_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in escape(s).chars() {
-        match c {
-            '|' => out.push_str("\\|"),
-            '`' => out.push_str("\\`"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '*' | '_' | '[' | ']' | '\\' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '\n' => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 fn md_table(out: &mut dyn Write, header: &[&str], rows: Vec<Vec<String>>) -> io::Result<()> {
-    writeln!(out, "| {} |", header.join(" | "))?;
-    writeln!(out, "|{}", " --- |".repeat(header.len()))?;
-    for r in rows {
-        let cells: Vec<String> = r.iter().map(|c| md_escape(c)).collect();
-        writeln!(out, "| {} |", cells.join(" | "))?;
-    }
-    Ok(())
+    super::markdown::table(out, header, &super::markdown::escape_rows(rows))
 }
 
 pub fn markdown(ins: &Inspection, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "## `{}`", md_escape(&ins.path).replace("\\`", "'"))?;
+    writeln!(out, "## {}", md_code(&ins.path))?;
     writeln!(out)?;
     writeln!(
         out,
@@ -279,7 +251,7 @@ pub fn markdown(ins: &Inspection, out: &mut dyn Write) -> io::Result<()> {
         return md_table(out, &LIST_HEADER, list_cells(ins));
     }
     for c in &ins.conversations {
-        writeln!(out, "### Conversation {}", md_escape(&c.id))?;
+        writeln!(out, "### Conversation {}", md_code(&c.id))?;
         writeln!(out)?;
         writeln!(
             out,

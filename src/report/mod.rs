@@ -1,15 +1,19 @@
 //! Reports render what the engine computed; they never compute findings.
 
 use std::io::{self, IsTerminal, Write};
+use std::path::{Component, Path, PathBuf};
 
 use crate::lint::Outcome;
 
 pub mod diff;
+pub mod github;
 pub mod human;
 pub mod inspect;
 pub mod json;
+pub mod markdown;
 pub mod repair;
 pub mod rules;
+pub mod sarif;
 pub mod snippet;
 
 /// Output formats of `lint`.
@@ -19,6 +23,12 @@ pub enum Format {
     Human,
     /// One versioned JSON document (see docs/json-output.md).
     Json,
+    /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
+    Sarif,
+    /// GitHub Actions workflow commands: annotations on the pull request.
+    Github,
+    /// Tables that paste into an issue or a pull request.
+    Markdown,
 }
 
 /// Whether to colour output written to stdout.
@@ -35,5 +45,113 @@ pub fn for_format(format: Format) -> Box<dyn Report> {
     match format {
         Format::Human => Box::new(human::Human::from_env()),
         Format::Json => Box::new(json::Json),
+        Format::Sarif => Box::new(sarif::Sarif::from_env()),
+        Format::Github => Box::new(github::Github::from_env()),
+        Format::Markdown => Box::new(markdown::Markdown),
+    }
+}
+
+/// How a CI report names an input file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CiPath {
+    /// Relative to the base directory (the current directory, where CI
+    /// checks out the repository), `/`-separated, without `./`.
+    Relative(String),
+    /// Outside the base directory: the absolute path.
+    Absolute(PathBuf),
+}
+
+/// Remove `.` and resolve `..` without touching the file system.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+fn slash_join(rel: &Path) -> String {
+    rel.components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Name `path` relative to `base` when it lies under it. Lexical first (so
+/// a symlinked checkout keeps its names), then through the real paths.
+pub fn ci_path(path: &Path, base: Option<&Path>) -> CiPath {
+    let Some(base) = base else {
+        let n = normalize(path);
+        return if n.is_absolute() {
+            CiPath::Absolute(n)
+        } else {
+            CiPath::Relative(slash_join(&n))
+        };
+    };
+    let base = normalize(base);
+    let abs = normalize(&base.join(path));
+    if let Ok(rel) = abs.strip_prefix(&base)
+        && rel.components().next().is_some()
+    {
+        return CiPath::Relative(slash_join(rel));
+    }
+    if let (Ok(real), Ok(real_base)) = (abs.canonicalize(), base.canonicalize())
+        && let Ok(rel) = real.strip_prefix(&real_base)
+        && rel.components().next().is_some()
+    {
+        return CiPath::Relative(slash_join(rel));
+    }
+    CiPath::Absolute(abs)
+}
+
+/// The directory CI paths are relative to: the current directory.
+pub fn ci_base() -> Option<PathBuf> {
+    std::env::current_dir().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_under_the_base_become_relative() {
+        let base = Path::new("/repo");
+        let rel = |p: &str| ci_path(Path::new(p), Some(base));
+        assert_eq!(
+            rel("fixtures/a.jsonl"),
+            CiPath::Relative("fixtures/a.jsonl".into())
+        );
+        assert_eq!(
+            rel("./fixtures/./a.jsonl"),
+            CiPath::Relative("fixtures/a.jsonl".into())
+        );
+        assert_eq!(
+            rel("/repo/fixtures/a.jsonl"),
+            CiPath::Relative("fixtures/a.jsonl".into())
+        );
+        assert_eq!(
+            rel("x/../fixtures/a.jsonl"),
+            CiPath::Relative("fixtures/a.jsonl".into())
+        );
+        assert_eq!(
+            rel("../other/a.jsonl"),
+            CiPath::Absolute("/other/a.jsonl".into())
+        );
+        assert_eq!(
+            rel("/elsewhere/a.jsonl"),
+            CiPath::Absolute("/elsewhere/a.jsonl".into())
+        );
+        assert_eq!(
+            ci_path(Path::new("./a/b.jsonl"), None),
+            CiPath::Relative("a/b.jsonl".into())
+        );
     }
 }

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::escape::escape;
+use crate::escape::{escape, md_code, md_escape};
 use crate::model::Loc;
 use crate::repair::Report;
 
@@ -101,4 +101,47 @@ pub fn write_log(r: &Report, path: &Path, force: bool) -> Result<()> {
         path: path.to_path_buf(),
         cause: e.error.to_string(),
     })
+}
+
+/// A markdown table of the edits and what was left, for a bug report.
+pub fn markdown(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "## chatfsck repair of {}", md_code(&r.input))?;
+    writeln!(out)?;
+    let target = match (&r.output, r.dry_run) {
+        (_, true) => "dry run: nothing written".to_string(),
+        (Some(o), false) => format!("written to {}", md_code(o)),
+        (None, false) => String::new(),
+    };
+    writeln!(out, "{} ({}), {target}.", r.format, r.dialect)?;
+    writeln!(out)?;
+    writeln!(out, "| rule | where | edit | synthesized |")?;
+    writeln!(out, "| --- | --- | --- | --- |")?;
+    for e in &r.edits {
+        writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            e.rule,
+            md_escape(&at(&e.location)),
+            md_escape(&e.description),
+            if e.synthesized { "yes" } else { "" }
+        )?;
+    }
+    if !r.left.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "Left as is:")?;
+        writeln!(out)?;
+        writeln!(out, "| rule | where | finding | why |")?;
+        writeln!(out, "| --- | --- | --- | --- |")?;
+        for l in &r.left {
+            writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                l.rule,
+                md_escape(&l.location.as_ref().map(at).unwrap_or_default()),
+                md_escape(&l.summary),
+                md_escape(&l.reason)
+            )?;
+        }
+    }
+    Ok(())
 }

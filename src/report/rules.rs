@@ -50,6 +50,22 @@ pub fn list(format: ListFormat, out: &mut dyn Write) -> io::Result<()> {
             }
             writeln!(out, "{t}")
         }
+        ListFormat::Markdown => {
+            // The catalogue's own text: its backticks are meant as code;
+            // only pipes would break the table.
+            let rows: Vec<Vec<String>> = RULES
+                .iter()
+                .map(|r| {
+                    vec![
+                        format!("`{}`", r.name),
+                        r.severity.as_str().to_string(),
+                        r.repair.unwrap_or("report").replace('|', "\\|"),
+                        r.summary.replace('|', "\\|"),
+                    ]
+                })
+                .collect();
+            super::markdown::table(out, &["rule", "severity", "repair", "detects"], &rows)
+        }
     }
 }
 

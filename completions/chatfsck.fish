@@ -1,0 +1,88 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_chatfsck_global_optspecs
+    string join \n h/help V/version
+end
+
+function __fish_chatfsck_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_chatfsck_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_chatfsck_using_subcommand
+    set -l cmd (__fish_chatfsck_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c chatfsck -n "__fish_chatfsck_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c chatfsck -n "__fish_chatfsck_needs_command" -s V -l version -d 'Print version'
+complete -c chatfsck -n "__fish_chatfsck_needs_command" -f -a "lint" -d 'Check histories and report every finding, with evidence'
+complete -c chatfsck -n "__fish_chatfsck_needs_command" -f -a "inspect" -d 'Show what a history holds: format, dialect, counts and a message timeline'
+complete -c chatfsck -n "__fish_chatfsck_needs_command" -f -a "repair" -d 'Write a repaired copy of a history (the input is never changed)'
+complete -c chatfsck -n "__fish_chatfsck_needs_command" -f -a "diff" -d 'Compare two histories message by message (e.g. original and repaired)'
+complete -c chatfsck -n "__fish_chatfsck_needs_command" -f -a "rules" -d 'List every rule: name, severity, whether repair fixes it, what it detects'
+complete -c chatfsck -n "__fish_chatfsck_needs_command" -f -a "explain" -d 'Explain a rule: what it detects, why it breaks an agent, what providers answer, the repair'
+complete -c chatfsck -n "__fish_chatfsck_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l format -d 'Output format' -r -f -a "human\t'Diagnostics with evidence excerpts, for people'
+json\t'One versioned JSON document (see docs/json-output.md)'
+sarif\t'SARIF 2.1.0, for GitHub code scanning and other SARIF viewers'
+github\t'GitHub Actions workflow commands: annotations on the pull request'
+markdown\t'Tables that paste into an issue or a pull request'"
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l select -d 'Run only these rules (comma-separated rule names; replaces `select` in chatfsck.toml)' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l ignore -d 'Do not run these rules (comma-separated rule names; replaces `ignore` in chatfsck.toml)' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l fail-on -d 'Exit 1 when a finding of this severity or higher is found [default: error]' -r -f -a "error\t''
+warning\t''
+info\t''"
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l config -d 'Read settings from this file instead of the nearest chatfsck.toml (searched from the current directory upwards); flags override it' -r -F
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l max-line-mib -d 'Longest JSONL line accepted, in MiB (a longer line is an error, not a history)' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l conversation -d 'Show only this conversation' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l format -d 'Output format' -r -f -a "human\t''
+json\t''
+markdown\t'Tables that paste into a bug report'"
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l max-line-mib -d 'Longest JSONL line accepted, in MiB (a longer line is an error, not a history)' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -s o -l output -d 'Where to write the repaired copy (a new file, in the input\'s format)' -r -F
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l log -d 'Write the repair log (every edit, with removed and replaced payloads verbatim) as JSON' -r -F
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l orphan-calls -d 'Tool calls without a result: insert a marked placeholder result, drop the call, or leave and report it [default: placeholder, or report with --no-synthesize; chatfsck.toml\'s [repair] applies]' -r -f -a "placeholder\t'Insert a result right after the call: the real one when an execution record or trace holds it, else a clearly marked placeholder'
+drop\t'Remove the unanswered call from the copy (kept in the repair log)'
+report\t'Change nothing; only report the call'"
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l select -d 'Repair only findings of these rules (comma-separated)' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l ignore -d 'Do not repair findings of these rules (comma-separated)' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l format -d 'Output format of the summary' -r -f -a "human\t''
+json\t''
+markdown\t'A table for documentation'"
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l config -d 'Read settings from this file instead of the nearest chatfsck.toml (searched from the current directory upwards); flags override it' -r -F
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l max-line-mib -d 'Longest JSONL line accepted, in MiB (a longer line is an error, not a history)' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l dry-run -d 'Print the plan and write nothing'
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l force -d 'Overwrite OUTPUT (and the log) if they exist; the input is never overwritten'
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l no-synthesize -d 'Never invent content: unanswered calls are reported (or dropped) instead of answered with a placeholder'
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l conversation -d 'Compare only this conversation' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l format -d 'Output format' -r -f -a "human\t''
+json\t''
+markdown\t'Tables that paste into a bug report'"
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l max-line-mib -d 'Longest JSONL line accepted, in MiB (a longer line is an error, not a history)' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand rules" -l format -d 'Output format' -r -f -a "human\t''
+json\t''
+markdown\t'A table for documentation'"
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand rules" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand explain" -s h -l help -d 'Print help'
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand help; and not __fish_seen_subcommand_from lint inspect repair diff rules explain help" -f -a "lint" -d 'Check histories and report every finding, with evidence'
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand help; and not __fish_seen_subcommand_from lint inspect repair diff rules explain help" -f -a "inspect" -d 'Show what a history holds: format, dialect, counts and a message timeline'
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand help; and not __fish_seen_subcommand_from lint inspect repair diff rules explain help" -f -a "repair" -d 'Write a repaired copy of a history (the input is never changed)'
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand help; and not __fish_seen_subcommand_from lint inspect repair diff rules explain help" -f -a "diff" -d 'Compare two histories message by message (e.g. original and repaired)'
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand help; and not __fish_seen_subcommand_from lint inspect repair diff rules explain help" -f -a "rules" -d 'List every rule: name, severity, whether repair fixes it, what it detects'
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand help; and not __fish_seen_subcommand_from lint inspect repair diff rules explain help" -f -a "explain" -d 'Explain a rule: what it detects, why it breaks an agent, what providers answer, the repair'
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand help; and not __fish_seen_subcommand_from lint inspect repair diff rules explain help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
