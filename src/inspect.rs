@@ -69,6 +69,9 @@ pub struct ConvView {
     pub errors: usize,
     pub warnings: usize,
     pub findings: Vec<String>,
+    /// Stored chunks (chunk stores only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunk_count: Option<usize>,
     /// How many messages the app's loader builds: differs from `messages`
     /// when an index-grouping loader merges chunks of several messages.
     pub loaded_messages: usize,
@@ -126,10 +129,10 @@ fn row(pos: usize, m: &crate::model::Message) -> Row {
                     text = content.clone();
                 }
             }
-            PartKind::Text { text: t } if !t.trim().is_empty() => {
-                if text.is_empty() || text.ends_with("(…)") {
-                    text = t.clone();
-                }
+            PartKind::Text { text: t }
+                if !t.trim().is_empty() && (text.is_empty() || text.ends_with("(…)")) =>
+            {
+                text = t.clone();
             }
             PartKind::Thinking { text: t } if text.is_empty() && !t.trim().is_empty() => {
                 text = format!("[thinking] {t}");
@@ -248,6 +251,7 @@ pub fn view(conv: &Conversation) -> ConvView {
     let (chunks, loaded) = chunk_views(conv);
     ConvView {
         loaded_messages: loaded.as_ref().map_or(conv.messages.len(), Vec::len),
+        chunk_count: conv.chunks.as_ref().map(|c| c.chunks.len()),
         chunks,
         loaded,
         id: conv.id.clone(),

@@ -207,7 +207,7 @@ pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Rep
         format: "",
         dialect: "",
         dry_run: opts.dry_run,
-        policy: opts.policy.clone(),
+        policy: opts.policy,
         edits: Vec::new(),
         left: Vec::new(),
     };

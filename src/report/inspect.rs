@@ -105,6 +105,9 @@ fn list_cells(ins: &Inspection) -> Vec<Vec<String>> {
         .map(|c| {
             vec![
                 escape(&c.id).into_owned(),
+                c.chunk_count
+                    .map(|n| n.to_string())
+                    .unwrap_or_else(|| "-".into()),
                 c.stats.messages.to_string(),
                 c.loaded_messages.to_string(),
                 (c.stats.tool_calls).to_string(),
@@ -115,8 +118,9 @@ fn list_cells(ins: &Inspection) -> Vec<Vec<String>> {
         .collect()
 }
 
-const LIST_HEADER: [&str; 6] = [
+const LIST_HEADER: [&str; 7] = [
     "conversation",
+    "chunks",
     "messages",
     "loaded",
     "tool calls",
