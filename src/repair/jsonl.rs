@@ -181,7 +181,7 @@ fn apply(text: &str, ops: &[Op], anthropic: bool) -> std::result::Result<Option<
             }
         }
     }
-    removals.sort_by(|a, b| b.1.cmp(&a.1));
+    removals.sort_by_key(|r| std::cmp::Reverse(r.1));
     for (field, k) in removals {
         if let Some(arr) = v.get_mut(field).and_then(Value::as_array_mut)
             && k < arr.len()

@@ -150,7 +150,7 @@ impl Formatter for SafeFormatter {
             .char_indices()
             .find(|(_, c)| crate::escape::is_unsafe(*c))
         {
-            w.write_all(rest[..i].as_bytes())?;
+            w.write_all(&rest.as_bytes()[..i])?;
             let mut units = [0u16; 2];
             for u in c.encode_utf16(&mut units) {
                 write!(w, "\\u{:04x}", u)?;
