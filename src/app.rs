@@ -44,6 +44,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             let opts = Options {
                 selection,
                 limits: limits(&a.input),
+                mapping: a.input.mapping(),
             };
             let outcome = lint::lint(&a.paths, &opts)?;
             for e in &outcome.errors {
@@ -62,8 +63,12 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             Ok(if failing { EXIT_FINDINGS } else { EXIT_CLEAN })
         }
         Command::Inspect(a) => {
-            let ins =
-                crate::inspect::inspect(&a.path, a.conversation.as_deref(), limits(&a.input))?;
+            let ins = crate::inspect::inspect(
+                &a.path,
+                a.conversation.as_deref(),
+                limits(&a.input),
+                a.input.mapping().as_ref(),
+            )?;
             match a.format {
                 InspectFormat::Human => report::inspect::human(&ins, &mut out),
                 InspectFormat::Json => report::inspect::json(&ins, &mut out),
@@ -114,7 +119,13 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             Ok(EXIT_CLEAN)
         }
         Command::Diff(a) => {
-            let d = crate::diff::diff(&a.a, &a.b, a.conversation.as_deref(), limits(&a.input))?;
+            let d = crate::diff::diff(
+                &a.a,
+                &a.b,
+                a.conversation.as_deref(),
+                limits(&a.input),
+                a.input.mapping().as_ref(),
+            )?;
             match a.format {
                 InspectFormat::Human => report::diff::human(&d, report::use_color(), &mut out),
                 InspectFormat::Json => report::json::write(&d, &mut out),

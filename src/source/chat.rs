@@ -132,7 +132,7 @@ struct CodexItem<'a> {
 
 /// Evidence for the sub-dialect of a chat file.
 #[derive(Default)]
-struct Evidence {
+pub(crate) struct Evidence {
     kimi: bool,
     anthropic: bool,
     openai: bool,
@@ -577,7 +577,8 @@ fn content_text(raw: &RawValue) -> Result<String, String> {
 }
 
 /// Parse message content (a string, or a list of parts/blocks) into parts.
-fn parse_content(
+/// Shared with the message-table source, whose rows hold Anthropic blocks.
+pub(crate) fn parse_content(
     raw: &RawValue,
     msg: &mut Message,
     loc: &Loc,
