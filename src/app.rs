@@ -105,6 +105,9 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                 limits: limits(&a.input_args),
                 dry_run: a.dry_run,
                 force: a.force,
+                mapping: a.input_args.mapping(),
+                emit_sql: a.emit_sql.clone(),
+                target: a.target.clone(),
             };
             let output = if a.dry_run { None } else { a.output.as_deref() };
             let rep = crate::repair::repair(&a.input, output, &opts)?;
