@@ -550,3 +550,38 @@ fn the_sqlite_and_postgresql_fixtures_hold_the_same_rows() {
     assert!(a.len() > 10);
     assert_eq!(a, b);
 }
+
+/// Jobs whose ids sort differently as text (5 < 42 < 100, but "100" < "42"
+/// < "5"): each still gets its own executions.
+#[test]
+fn executions_follow_their_jobs_in_numeric_order() {
+    let d = copy_to_tmp(&[GBRAIN]);
+    let input = d.path().join("gbrain.db");
+    Connection::open(&input)
+        .unwrap()
+        .execute_batch(
+            r#"INSERT INTO subagent_messages (job_id, message_idx, role, content_blocks) VALUES
+                 (5, 0, 'user', '[{"type":"text","text":"go"}]'),
+                 (5, 1, 'assistant', '[{"type":"tool_use","id":"toolu_5","name":"brain_get_page","input":{}}]'),
+                 (5, 3, 'assistant', '[{"type":"text","text":"done"}]'),
+                 (100, 0, 'user', '[{"type":"text","text":"go"}]'),
+                 (100, 1, 'assistant', '[{"type":"tool_use","id":"toolu_100","name":"brain_get_page","input":{}}]'),
+                 (100, 3, 'assistant', '[{"type":"text","text":"done"}]');
+               INSERT INTO subagent_tool_executions (job_id, message_idx, tool_use_id, tool_name, input, status, output, ordinal) VALUES
+                 (5, 1, 'toolu_5', 'brain_get_page', '{}', 'complete', '"five"', 0),
+                 (100, 1, 'toolu_100', 'brain_get_page', '{}', 'failed', NULL, 0);"#,
+        )
+        .unwrap();
+    let (_, doc) = lint_json(input.to_str().unwrap(), &["--select", "index-gap"]);
+    let by_conv = |c: &str| -> Vec<String> {
+        findings(&doc)
+            .iter()
+            .filter(|f| f["conversation"] == c)
+            .map(|f| f["notes"][0].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(by_conv("5")[0].contains("is `complete`"), "{doc:#}");
+    assert!(by_conv("100")[0].contains("is `failed`"), "{doc:#}");
+    assert!(by_conv("42")[0].contains("is `complete`"), "{doc:#}");
+    assert!(by_conv("42")[1].contains("is `pending`"), "{doc:#}");
+}

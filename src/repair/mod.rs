@@ -272,6 +272,11 @@ pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Rep
         (Some(t), true) => Some(source::postgres::target(t)?),
         _ => None,
     };
+    // Refuse a target that is the source before anything is read or written.
+    let mut pg_target_client = match (&pg_source, &pg_target) {
+        (Some(s), Some(t)) if !opts.dry_run => Some(rows::open_target(s, t)?),
+        _ => None,
+    };
     let mut src = source::open_with(input, opts.limits, opts.mapping.as_ref())?;
     let mut convs: Vec<(Conversation, Vec<Finding>)> = Vec::new();
     let mut info: Option<Arc<SourceInfo>> = None;
@@ -331,21 +336,14 @@ pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Rep
             report.format = info.format;
             report.dialect = info.dialect;
             if let (Some(source), false) = (&pg_source, opts.dry_run) {
-                let (layout, mut probe) = rows::postgres_layout(source, opts.mapping.as_ref())?;
+                let layout = rows::postgres_layout(source, opts.mapping.as_ref())?;
                 if let Some(sql) = &opts.emit_sql {
                     let text = rows::script(&source.display, &layout, &plan_rows);
                     rows::write_script(sql, &text, opts.force)?;
                     report.sql = Some(sql.display().to_string());
                 }
-                if let Some(t) = &pg_target {
-                    let n = rows::apply(
-                        source,
-                        &mut probe,
-                        t,
-                        &layout,
-                        &plan_rows,
-                        &mut report.edits,
-                    )?;
+                if let (Some(t), Some(client)) = (&pg_target, pg_target_client.as_mut()) {
+                    let n = rows::apply(client, t, &layout, &plan_rows, &mut report.edits)?;
                     report.target = Some(t.display.clone());
                     report.inserted = Some(n);
                 }

@@ -361,44 +361,51 @@ fn same_database(
     Ok(row.get(0))
 }
 
-/// Resolve the source's layout (for the statements) over a connection of
-/// its own, and refuse a target that is the source.
-pub fn postgres_layout(
-    source: &Target,
-    mapping: Option<&Mapping>,
-) -> Result<(Layout, ::postgres::Client)> {
+/// The source's layout (for the statements), resolved over a connection of
+/// its own.
+pub fn postgres_layout(source: &Target, mapping: Option<&Mapping>) -> Result<Layout> {
     let mut probe = pgsrc::connect(source)?;
-    let layout = pgsrc::layout(&mut probe, source, mapping)?;
-    Ok((layout, probe))
+    pgsrc::layout(&mut probe, source, mapping)
 }
 
-/// Apply the statements to `target` in one transaction. Returns how many
-/// rows were inserted (the others were already there).
+/// Connect to a `--target`, refusing the source itself however it is
+/// spelled (the same URL, or a database where a session of the source is
+/// visible as connected to it).
+pub fn open_target(source: &Target, target: &Target) -> Result<::postgres::Client> {
+    let refuse = || {
+        Error::Usage(format!(
+            "refusing to apply the repair to {}: it is the source database (evidence, never modified); restore a copy and name that with --target",
+            target.display
+        ))
+    };
+    if source.display == target.display {
+        return Err(refuse());
+    }
+    let mut probe = pgsrc::connect(source)?;
+    let mut client = pgsrc::connect_rw(target)?;
+    let same = same_database(&mut probe, &mut client).map_err(|e| Error::Output {
+        path: target.path(),
+        cause: pgsrc::cause(&e),
+    })?;
+    if same {
+        return Err(refuse());
+    }
+    Ok(client)
+}
+
+/// Apply the statements to an open target in one transaction. Returns how
+/// many rows were inserted (the others were already there).
 pub fn apply(
-    source: &Target,
-    probe: &mut ::postgres::Client,
+    client: &mut ::postgres::Client,
     target: &Target,
     layout: &Layout,
     plan: &Plan,
     log: &mut [Edit],
 ) -> Result<u64> {
-    if source.display == target.display {
-        return Err(Error::Usage(format!(
-            "refusing to apply the repair to the source {} (it is evidence); restore a copy and name it with --target",
-            target.display
-        )));
-    }
     let out = |e: ::postgres::Error| Error::Output {
         path: target.path(),
         cause: pgsrc::cause(&e),
     };
-    let mut client = pgsrc::connect_rw(target)?;
-    if same_database(probe, &mut client).map_err(out)? {
-        return Err(Error::Usage(format!(
-            "refusing to apply the repair to {}: it is the source database (it is evidence); restore a copy and name it with --target",
-            target.display
-        )));
-    }
     let mut tx = client.transaction().map_err(out)?;
     let mut inserted = 0;
     for ((_, sql), ins) in statements(layout, plan).iter().zip(&plan.inserts) {

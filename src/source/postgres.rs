@@ -108,6 +108,8 @@ pub fn target(arg: &str) -> Result<Target> {
     }
     if config.get_user().is_none()
         && let Some(u) = env("PGUSER")
+            .or_else(|| env("USER"))
+            .or_else(|| env("LOGNAME"))
     {
         config.user(&u);
     }
@@ -292,14 +294,18 @@ pub fn layout(client: &mut Client, t: &Target, mapping: Option<&Mapping>) -> Res
     })
 }
 
+/// The message rows in (conversation, index, id) order. Every reference is
+/// qualified with the table's alias: an unqualified `ORDER BY "job_id"`
+/// would sort by the output column `CAST("job_id" AS text)`, as text.
 fn messages_sql(l: &Layout) -> String {
-    let q = quote_ident;
+    let q = |c: &str| format!("m.{}", quote_ident(c));
     let (id, order_id) = match &l.id {
         Some(id) => (format!("CAST({} AS bigint)", q(id)), format!(", {}", q(id))),
         None => ("CAST(NULL AS bigint)".to_string(), String::new()),
     };
     format!(
-        "SELECT {id}, CAST({c} AS text), CAST({i} AS bigint), CAST({r} AS text), CAST({x} AS text) FROM {t} ORDER BY {c}, {i}{order_id}",
+        "SELECT {id} AS c0, CAST({c} AS text) AS c1, CAST({i} AS bigint) AS c2, CAST({r} AS text) AS c3, CAST({x} AS text) AS c4 \
+         FROM {t} AS m ORDER BY {c}, {i}{order_id}",
         c = q(&l.conversation),
         i = q(&l.index),
         r = q(&l.role),
@@ -308,16 +314,18 @@ fn messages_sql(l: &Layout) -> String {
     )
 }
 
+/// The execution rows in the same conversation order as the messages.
 fn executions_sql(l: &Layout, table: &str, ordinal: bool) -> String {
-    let ord = if ordinal {
-        "CAST(\"ordinal\" AS bigint)"
+    let (ord, order_ord) = if ordinal {
+        ("CAST(e.\"ordinal\" AS bigint)", ", e.\"ordinal\"")
     } else {
-        "CAST(NULL AS bigint)"
+        ("CAST(NULL AS bigint)", "")
     };
     format!(
-        "SELECT CAST(\"id\" AS bigint), CAST(\"job_id\" AS text), CAST(\"message_idx\" AS bigint), {ord}, \
-         CAST(\"tool_use_id\" AS text), CAST(\"tool_name\" AS text), CAST(\"status\" AS text), CAST(\"output\" AS text), CAST(\"error\" AS text) \
-         FROM {} ORDER BY \"job_id\", \"message_idx\", {ord}, \"id\"",
+        "SELECT CAST(e.\"id\" AS bigint) AS c0, CAST(e.\"job_id\" AS text) AS c1, CAST(e.\"message_idx\" AS bigint) AS c2, {ord} AS c3, \
+         CAST(e.\"tool_use_id\" AS text) AS c4, CAST(e.\"tool_name\" AS text) AS c5, CAST(e.\"status\" AS text) AS c6, \
+         CAST(e.\"output\" AS text) AS c7, CAST(e.\"error\" AS text) AS c8 \
+         FROM {} AS e ORDER BY e.\"job_id\", e.\"message_idx\"{order_ord}, e.\"id\"",
         l.qualified(table)
     )
 }

@@ -669,9 +669,14 @@ impl RowReader for SqliteReader<'_> {
 /// `SELECT` of the message rows, for SQLite (no casts: a stored value that
 /// is not an integer must stay visible as what it is).
 fn sqlite_messages_sql(l: &Layout, rowid: &str) -> String {
-    let q = quote_ident;
+    let q = |c: &str| format!("m.{}", quote_ident(c));
+    let rowid = if rowid == "NULL" {
+        rowid.to_string()
+    } else {
+        format!("m.{rowid}")
+    };
     format!(
-        "SELECT {rowid}, {c}, {i}, {r}, {x} FROM {t} ORDER BY {c}, {i}, {rowid}",
+        "SELECT {rowid}, {c}, {i}, {r}, {x} FROM {t} AS m ORDER BY {c}, {i}, {rowid}",
         c = q(&l.conversation),
         i = q(&l.index),
         r = q(&l.role),
@@ -681,9 +686,9 @@ fn sqlite_messages_sql(l: &Layout, rowid: &str) -> String {
 }
 
 fn sqlite_executions_sql(l: &Layout, table: &str, ordinal: bool) -> String {
-    let ord = if ordinal { "\"ordinal\"" } else { "NULL" };
+    let ord = if ordinal { "e.\"ordinal\"" } else { "NULL" };
     format!(
-        "SELECT \"id\", \"job_id\", \"message_idx\", {ord}, \"tool_use_id\", \"tool_name\", \"status\", \"output\", \"error\" FROM {} ORDER BY \"job_id\", \"message_idx\", {ord}, \"id\"",
+        "SELECT e.\"id\", e.\"job_id\", e.\"message_idx\", {ord}, e.\"tool_use_id\", e.\"tool_name\", e.\"status\", e.\"output\", e.\"error\" FROM {} AS e ORDER BY e.\"job_id\", e.\"message_idx\", {ord}, e.\"id\"",
         l.qualified(table)
     )
 }
