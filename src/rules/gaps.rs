@@ -25,7 +25,7 @@ pub struct Gap {
 }
 
 impl Gap {
-    pub fn len(&self) -> i64 {
+    pub fn count(&self) -> i64 {
         self.last - self.first + 1
     }
 

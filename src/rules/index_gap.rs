@@ -173,14 +173,14 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             "the tool-result message for {} was never stored",
             ids_list(&ids)
         );
-        let summary = if gap.len() == 1 {
+        let summary = if gap.count() == 1 {
             format!("{} missing: {what}", range(table, gap.first, gap.last))
         } else {
             format!(
                 "{} missing: {what}, nor {} more message{}",
                 range(table, gap.first, gap.last),
-                gap.len() - 1,
-                if gap.len() == 2 { "" } else { "s" }
+                gap.count() - 1,
+                if gap.count() == 2 { "" } else { "s" }
             )
         };
         let summary = match &table.executions {
@@ -216,7 +216,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             f = f.note(n);
         }
         f = f.note("on resume the app replays these calls without results, and the provider rejects the history (AI SDK: `Tool results are missing for tool calls …`)");
-        if gap.len() == 1 {
+        if gap.count() == 1 {
             f = f.fix(vec![crate::fix::Action::RebuildResults {
                 message: bi,
                 index: gap.first,
