@@ -1,7 +1,10 @@
 //! Repair of message tables: rebuild lost tool-result messages (seed 003).
 //!
 //! Inserts only. Every edit is a new row at an index the table lacks; no
-//! existing row is changed or removed.
+//! existing row is changed or removed. The new row names the conversation,
+//! index, role (`user`) and content columns; every other column takes its
+//! default (gbrain: `schema_version` 1, `ended_at` now()), as gbrain's own
+//! `persistMessage` leaves them.
 //! - SQLite: the copy is made with SQLite's backup API from a forensic
 //!   snapshot, the rows are inserted in one transaction, and the result must
 //!   pass `PRAGMA integrity_check` before it is moved into place.
