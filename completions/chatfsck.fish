@@ -45,14 +45,26 @@ warning\t''
 info\t''"
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l config -d 'Read settings from this file instead of the nearest chatfsck.toml (searched from the current directory upwards); flags override it' -r -F
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l max-line-mib -d 'Longest JSONL line accepted, in MiB (a longer line is an error, not a history)' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l table -d 'Read this message table of a SQLite or PostgreSQL database (one row per message; needs the four column flags)' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l conversation-column -d 'Column that names the conversation of a row' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l index-column -d 'Integer column that orders the messages of a conversation' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l role-column -d 'Column holding the role (`user`, `assistant`, `system`, `tool`)' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l content-column -d 'Column holding the content: Anthropic content blocks or parts (JSON), or plain text' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l conversation -d 'Show only this conversation' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l format -d 'Output format' -r -f -a "human\t''
 json\t''
 markdown\t'Tables that paste into a bug report'"
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l max-line-mib -d 'Longest JSONL line accepted, in MiB (a longer line is an error, not a history)' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l table -d 'Read this message table of a SQLite or PostgreSQL database (one row per message; needs the four column flags)' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l conversation-column -d 'Column that names the conversation of a row' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l index-column -d 'Integer column that orders the messages of a conversation' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l role-column -d 'Column holding the role (`user`, `assistant`, `system`, `tool`)' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l content-column -d 'Column holding the content: Anthropic content blocks or parts (JSON), or plain text' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -s o -l output -d 'Where to write the repaired copy (a new file, in the input\'s format)' -r -F
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l emit-sql -d 'PostgreSQL input: write the repair as a reviewable SQL script (one transaction, idempotent INSERTs only)' -r -F
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l target -d 'PostgreSQL input: apply the repair to this other database (e.g. a restored copy); never the source' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l log -d 'Write the repair log (every edit, with removed and replaced payloads verbatim) as JSON' -r -F
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l orphan-calls -d 'Tool calls without a result: insert a marked placeholder result, drop the call, or leave and report it [default: placeholder, or report with --no-synthesize; chatfsck.toml\'s [repair] applies]' -r -f -a "placeholder\t'Insert a result right after the call: the real one when an execution record or trace holds it, else a clearly marked placeholder'
 drop\t'Remove the unanswered call from the copy (kept in the repair log)'
@@ -64,6 +76,11 @@ json\t''
 markdown\t'A table for documentation'"
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l config -d 'Read settings from this file instead of the nearest chatfsck.toml (searched from the current directory upwards); flags override it' -r -F
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l max-line-mib -d 'Longest JSONL line accepted, in MiB (a longer line is an error, not a history)' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l table -d 'Read this message table of a SQLite or PostgreSQL database (one row per message; needs the four column flags)' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l conversation-column -d 'Column that names the conversation of a row' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l index-column -d 'Integer column that orders the messages of a conversation' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l role-column -d 'Column holding the role (`user`, `assistant`, `system`, `tool`)' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l content-column -d 'Column holding the content: Anthropic content blocks or parts (JSON), or plain text' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l dry-run -d 'Print the plan and write nothing'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l force -d 'Overwrite OUTPUT (and the log) if they exist; the input is never overwritten'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l no-synthesize -d 'Never invent content: unanswered calls are reported (or dropped) instead of answered with a placeholder'
@@ -73,6 +90,11 @@ complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l format -d 'Ou
 json\t''
 markdown\t'Tables that paste into a bug report'"
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l max-line-mib -d 'Longest JSONL line accepted, in MiB (a longer line is an error, not a history)' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l table -d 'Read this message table of a SQLite or PostgreSQL database (one row per message; needs the four column flags)' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l conversation-column -d 'Column that names the conversation of a row' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l index-column -d 'Integer column that orders the messages of a conversation' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l role-column -d 'Column holding the role (`user`, `assistant`, `system`, `tool`)' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l content-column -d 'Column holding the content: Anthropic content blocks or parts (JSON), or plain text' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand rules" -l format -d 'Output format' -r -f -a "human\t''
 json\t''

@@ -62,6 +62,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             let opts = Options {
                 selection,
                 limits: limits(&a.input),
+                mapping: a.input.mapping(),
             };
             let bar = progress::Bar::for_run(a.format);
             let outcome = lint::lint_with_progress(&a.paths, &opts, &|p| {
@@ -87,8 +88,12 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             Ok(if failing { EXIT_FINDINGS } else { EXIT_CLEAN })
         }
         Command::Inspect(a) => {
-            let ins =
-                crate::inspect::inspect(&a.path, a.conversation.as_deref(), limits(&a.input))?;
+            let ins = crate::inspect::inspect(
+                &a.path,
+                a.conversation.as_deref(),
+                limits(&a.input),
+                a.input.mapping().as_ref(),
+            )?;
             match a.format {
                 InspectFormat::Human => report::inspect::human(&ins, &mut out),
                 InspectFormat::Json => report::inspect::json(&ins, &mut out),
@@ -133,6 +138,9 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                 limits: limits(&a.input_args),
                 dry_run: a.dry_run,
                 force: a.force,
+                mapping: a.input_args.mapping(),
+                emit_sql: a.emit_sql.clone(),
+                target: a.target.clone(),
             };
             let output = if a.dry_run { None } else { a.output.as_deref() };
             let rep = crate::repair::repair(&a.input, output, &opts)?;
@@ -148,7 +156,13 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             Ok(EXIT_CLEAN)
         }
         Command::Diff(a) => {
-            let d = crate::diff::diff(&a.a, &a.b, a.conversation.as_deref(), limits(&a.input))?;
+            let d = crate::diff::diff(
+                &a.a,
+                &a.b,
+                a.conversation.as_deref(),
+                limits(&a.input),
+                a.input.mapping().as_ref(),
+            )?;
             match a.format {
                 InspectFormat::Human => report::diff::human(&d, report::use_color(), &mut out),
                 InspectFormat::Json => report::json::write(&d, &mut out),

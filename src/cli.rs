@@ -61,11 +61,64 @@ pub struct InputArgs {
     /// Longest JSONL line accepted, in MiB (a longer line is an error, not a history)
     #[arg(long, value_name = "MIB", default_value_t = 64)]
     pub max_line_mib: usize,
+    /// Read this message table of a SQLite or PostgreSQL database (one row per message; needs the four column flags)
+    #[arg(
+        long,
+        value_name = "TABLE",
+        requires_all = ["conversation_column", "index_column", "role_column", "content_column"],
+        help_heading = "Message table mapping"
+    )]
+    pub table: Option<String>,
+    /// Column that names the conversation of a row
+    #[arg(
+        long,
+        value_name = "COLUMN",
+        requires = "table",
+        help_heading = "Message table mapping"
+    )]
+    pub conversation_column: Option<String>,
+    /// Integer column that orders the messages of a conversation
+    #[arg(
+        long,
+        value_name = "COLUMN",
+        requires = "table",
+        help_heading = "Message table mapping"
+    )]
+    pub index_column: Option<String>,
+    /// Column holding the role (`user`, `assistant`, `system`, `tool`)
+    #[arg(
+        long,
+        value_name = "COLUMN",
+        requires = "table",
+        help_heading = "Message table mapping"
+    )]
+    pub role_column: Option<String>,
+    /// Column holding the content: Anthropic content blocks or parts (JSON), or plain text
+    #[arg(
+        long,
+        value_name = "COLUMN",
+        requires = "table",
+        help_heading = "Message table mapping"
+    )]
+    pub content_column: Option<String>,
+}
+
+impl InputArgs {
+    /// The message table named by the mapping flags, if any.
+    pub fn mapping(&self) -> Option<crate::source::Mapping> {
+        Some(crate::source::Mapping {
+            table: self.table.clone()?,
+            conversation: self.conversation_column.clone()?,
+            index: self.index_column.clone()?,
+            role: self.role_column.clone()?,
+            content: self.content_column.clone()?,
+        })
+    }
 }
 
 #[derive(Debug, Args)]
 pub struct LintArgs {
-    /// Files or directories (walked recursively for *.jsonl, *.json and SQLite *.db files)
+    /// Files or directories (walked recursively for *.jsonl, *.json and SQLite *.db), or a PostgreSQL database: `postgres://user@host:port/db`, or `postgres:` for the PG* environment variables
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Output format
@@ -141,7 +194,7 @@ pub struct ExplainArgs {
 
 #[derive(Debug, Args)]
 pub struct RepairArgs {
-    /// The history to repair (never modified)
+    /// The history to repair (never modified): a file, or a PostgreSQL database (`postgres://…`)
     #[arg(value_name = "INPUT")]
     pub input: PathBuf,
     /// Where to write the repaired copy (a new file, in the input's format)
@@ -149,9 +202,15 @@ pub struct RepairArgs {
         short,
         long,
         value_name = "OUTPUT",
-        required_unless_present = "dry_run"
+        required_unless_present_any = ["dry_run", "emit_sql", "target"]
     )]
     pub output: Option<PathBuf>,
+    /// PostgreSQL input: write the repair as a reviewable SQL script (one transaction, idempotent INSERTs only)
+    #[arg(long, value_name = "FILE")]
+    pub emit_sql: Option<PathBuf>,
+    /// PostgreSQL input: apply the repair to this other database (e.g. a restored copy); never the source
+    #[arg(long, value_name = "URL")]
+    pub target: Option<String>,
     /// Print the plan and write nothing
     #[arg(long)]
     pub dry_run: bool,

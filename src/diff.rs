@@ -338,8 +338,12 @@ pub fn compare(a: &Conversation, b: &Conversation) -> ConvDiff {
     }
 }
 
-fn read_all(path: &Path, limits: Limits) -> Result<Vec<Conversation>> {
-    let mut src = source::open(path, limits)?;
+fn read_all(
+    path: &Path,
+    limits: Limits,
+    mapping: Option<&source::Mapping>,
+) -> Result<Vec<Conversation>> {
+    let mut src = source::open_with(path, limits, mapping)?;
     let mut out = Vec::new();
     while let Some(c) = src.next_conversation() {
         out.push(c?);
@@ -361,9 +365,15 @@ fn only(c: &Conversation, side_a: bool) -> ConvDiff {
 
 /// Compare two histories. Single-conversation inputs are compared directly;
 /// multi-conversation stores are aligned by conversation id.
-pub fn diff(a: &Path, b: &Path, conversation: Option<&str>, limits: Limits) -> Result<Diff> {
-    let mut ca = read_all(a, limits)?;
-    let mut cb = read_all(b, limits)?;
+pub fn diff(
+    a: &Path,
+    b: &Path,
+    conversation: Option<&str>,
+    limits: Limits,
+    mapping: Option<&source::Mapping>,
+) -> Result<Diff> {
+    let mut ca = read_all(a, limits, mapping)?;
+    let mut cb = read_all(b, limits, mapping)?;
     if let Some(id) = conversation {
         ca.retain(|c| c.id == id);
         cb.retain(|c| c.id == id);

@@ -28,6 +28,15 @@ pub enum Action {
     /// Renumber a chunk store's message indices so that each true message
     /// has its own, in order.
     RenumberIndices,
+    /// Rebuild the tool-result message a message table lost at `index`: a
+    /// `user` message answering the calls (`calls`: part positions) of the
+    /// message at `message`, from the tool execution records where they are
+    /// settled, else by the repair's orphan policy. Inserted, never edited.
+    RebuildResults {
+        message: usize,
+        index: i64,
+        calls: Vec<usize>,
+    },
 }
 
 impl Action {
@@ -39,6 +48,7 @@ impl Action {
             Action::AnswerCall { .. } => "answer-call",
             Action::MoveAfter { .. } => "move-after",
             Action::RenumberIndices => "renumber-indices",
+            Action::RebuildResults { .. } => "rebuild-results",
         }
     }
 }

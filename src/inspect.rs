@@ -280,8 +280,13 @@ pub fn view(conv: &Conversation) -> ConvView {
     }
 }
 
-pub fn inspect(path: &Path, conversation: Option<&str>, limits: Limits) -> Result<Inspection> {
-    let mut src = source::open(path, limits)?;
+pub fn inspect(
+    path: &Path,
+    conversation: Option<&str>,
+    limits: Limits,
+    mapping: Option<&source::Mapping>,
+) -> Result<Inspection> {
+    let mut src = source::open_with(path, limits, mapping)?;
     let mut convs = Vec::new();
     while let Some(conv) = src.next_conversation() {
         let conv = conv?;

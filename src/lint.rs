@@ -109,11 +109,13 @@ impl Outcome {
 pub struct Options {
     pub selection: Selection,
     pub limits: Limits,
+    /// The message table to read in SQLite and PostgreSQL inputs.
+    pub mapping: Option<source::Mapping>,
 }
 
 /// Check one input: every conversation it holds.
 pub fn lint_one(path: &std::path::Path, opts: &Options) -> Result<FileReport, Error> {
-    let mut src = source::open(path, opts.limits)?;
+    let mut src = source::open_with(path, opts.limits, opts.mapping.as_ref())?;
     let mut stats = Stats::default();
     let mut findings = Vec::new();
     while let Some(conv) = src.next_conversation() {

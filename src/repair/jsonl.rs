@@ -318,7 +318,7 @@ pub fn plan(
                         log.push(e);
                     }
                 }
-                Action::RenumberIndices => {}
+                Action::RenumberIndices | Action::RebuildResults { .. } => {}
             }
         }
     }

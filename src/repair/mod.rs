@@ -21,6 +21,7 @@ use crate::source::{self, Limits};
 mod atomic;
 mod jsonl;
 mod kv;
+mod rows;
 
 pub use crate::config::{OrphanCalls as OrphanPolicy, RepairPolicy as Policy};
 
@@ -43,6 +44,8 @@ fn supports_action(info: &SourceInfo, a: &Action) -> bool {
             _ => matches!(info.dialect, "openai" | "kimi" | "anthropic"),
         },
         "sqlite-kv" => matches!(a, Action::RenumberIndices | Action::DropRecord { .. }),
+        // Message tables are repaired with inserts only.
+        "sqlite-table" | "postgres-table" => matches!(a, Action::RebuildResults { .. }),
         _ => false,
     }
 }
@@ -54,6 +57,12 @@ pub struct Options {
     pub limits: Limits,
     pub dry_run: bool,
     pub force: bool,
+    /// The message table to read in SQLite and PostgreSQL inputs.
+    pub mapping: Option<source::Mapping>,
+    /// PostgreSQL inputs: write the repair as a SQL script here.
+    pub emit_sql: Option<PathBuf>,
+    /// PostgreSQL inputs: apply the repair to this other database.
+    pub target: Option<String>,
 }
 
 /// One edit, as the repair log records it.
@@ -95,6 +104,15 @@ pub struct Report {
     pub dialect: &'static str,
     pub dry_run: bool,
     pub policy: Policy,
+    /// PostgreSQL inputs: the SQL script written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sql: Option<String>,
+    /// PostgreSQL inputs: the database the repair was applied to, and how
+    /// many rows it inserted there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inserted: Option<u64>,
     pub edits: Vec<Edit>,
     pub left: Vec<Left>,
 }
@@ -192,22 +210,67 @@ fn check_output(input: &Path, output: &Path, force: bool) -> Result<()> {
 
 /// Repair `input` into `output` (or plan only, with `dry_run`).
 pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Report> {
-    if let Some(out) = output {
-        check_output(input, out, opts.force)?;
-    } else if !opts.dry_run {
-        return Err(Error::Usage("repair needs -o OUTPUT (or --dry-run)".into()));
+    let pg = source::postgres::is_target(input);
+    if pg {
+        if output.is_some() {
+            return Err(Error::Usage(
+                "a PostgreSQL database is never modified and has no file copy: write the repair as a script with --emit-sql FILE, or apply it to another database with --target URL".into(),
+            ));
+        }
+        if opts.emit_sql.is_none() && opts.target.is_none() && !opts.dry_run {
+            return Err(Error::Usage(
+                "repair of a PostgreSQL database needs --emit-sql FILE or --target URL (or --dry-run)".into(),
+            ));
+        }
+        if let Some(sql) = &opts.emit_sql {
+            check_output(input, sql, opts.force)?;
+        }
+    } else if opts.emit_sql.is_some() || opts.target.is_some() {
+        return Err(Error::Usage(format!(
+            "--emit-sql and --target repair PostgreSQL inputs; {} is a file: write its repaired copy with -o",
+            input.display()
+        )));
     }
-    let mut src = source::open(input, opts.limits)?;
+    if !pg {
+        if let Some(out) = output {
+            check_output(input, out, opts.force)?;
+        } else if !opts.dry_run {
+            return Err(Error::Usage("repair needs -o OUTPUT (or --dry-run)".into()));
+        }
+    }
+    // PostgreSQL: resolve the source and target first, so a bad URL fails
+    // before the whole database is read (and no password reaches the log).
+    let pg_source = if pg {
+        Some(source::postgres::target(&input.to_string_lossy())?)
+    } else {
+        None
+    };
+    let pg_target = match (&opts.target, pg) {
+        (Some(t), true) => Some(source::postgres::target(t)?),
+        _ => None,
+    };
+    // Refuse a target that is the source before anything is read or written.
+    let mut pg_target_client = match (&pg_source, &pg_target) {
+        (Some(s), Some(t)) if !opts.dry_run => Some(rows::open_target(s, t)?),
+        _ => None,
+    };
+    let mut src = source::open_with(input, opts.limits, opts.mapping.as_ref())?;
     let mut convs: Vec<(Conversation, Vec<Finding>)> = Vec::new();
     let mut info: Option<Arc<SourceInfo>> = None;
     let mut report = Report {
         version: crate::report::json::VERSION,
-        input: input.display().to_string(),
+        input: match &pg_source {
+            Some(s) => s.display.clone(),
+            None => input.display().to_string(),
+        },
         output: output.map(|p| p.display().to_string()),
         format: "",
         dialect: "",
         dry_run: opts.dry_run,
         policy: opts.policy,
+        sql: None,
+        target: None,
+        inserted: None,
         edits: Vec::new(),
         left: Vec::new(),
     };
@@ -228,6 +291,47 @@ pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Rep
             report.dialect = info.dialect;
             if let (Some(out), false) = (output, opts.dry_run) {
                 kv::write(input, out, &plan_kv, &mut report.edits, opts.force)?;
+            }
+        }
+        "sqlite-table" | "postgres-table" => {
+            // Message tables: plan job by job, keeping only the rows to insert.
+            let mut plan_rows = rows::Plan::default();
+            while let Some(conv) = src.next_conversation() {
+                let conv = conv?;
+                let findings = rules::check(&conv, &opts.selection);
+                let planned = plan(&findings, &opts.policy, &mut report.left);
+                rows::plan_conversation(
+                    &conv,
+                    &planned,
+                    &opts.policy,
+                    &mut plan_rows,
+                    &mut report.edits,
+                    &mut report.left,
+                );
+            }
+            let info = src.info();
+            report.format = info.format;
+            report.dialect = info.dialect;
+            if let (Some(source), false) = (&pg_source, opts.dry_run) {
+                let layout = rows::postgres_layout(source, opts.mapping.as_ref())?;
+                if let Some(sql) = &opts.emit_sql {
+                    let text = rows::script(&source.display, &layout, &plan_rows);
+                    rows::write_script(sql, &text, opts.force)?;
+                    report.sql = Some(sql.display().to_string());
+                }
+                if let (Some(t), Some(client)) = (&pg_target, pg_target_client.as_mut()) {
+                    let n = rows::apply(client, t, &layout, &plan_rows, &mut report.edits)?;
+                    report.target = Some(t.display.clone());
+                    report.inserted = Some(n);
+                }
+                report.output = match (&report.sql, &report.target) {
+                    (Some(s), Some(t)) => Some(format!("{s} and {t}")),
+                    (Some(s), None) => Some(s.clone()),
+                    (None, Some(t)) => Some(t.clone()),
+                    (None, None) => None,
+                };
+            } else if let (Some(out), false) = (output, opts.dry_run) {
+                rows::write_sqlite(input, out, &plan_rows, opts.mapping.as_ref(), opts.force)?;
             }
         }
         _ => {

@@ -6,12 +6,15 @@ use std::cell::OnceCell;
 use crate::finding::{Finding, Label, Severity};
 use crate::model::{Conversation, Loc};
 
+pub mod gaps;
 pub mod pairing;
 
 mod corrupt_record;
+mod duplicate_index;
 mod duplicate_tool_call_id;
 mod empty_message;
 mod failing_call_loop;
+mod index_gap;
 mod interleaved_message;
 mod invalid_tool_arguments;
 mod mixed_role_message;
@@ -41,6 +44,8 @@ pub struct Rule {
 pub static RULES: &[&Rule] = &[
     &msgidx_collision::RULE,
     &mixed_role_message::RULE,
+    &index_gap::RULE,
+    &duplicate_index::RULE,
     &seq_gap::RULE,
     &orphan_tool_call::RULE,
     &orphan_tool_result::RULE,
@@ -88,21 +93,51 @@ impl Selection {
 /// What a rule sees: the conversation and analyses shared between rules.
 pub struct Ctx<'a> {
     pub conv: &'a Conversation,
+    selection: Option<&'a Selection>,
     pairing: OnceCell<pairing::Pairing>,
+    indices: OnceCell<gaps::Indices>,
 }
 
 impl<'a> Ctx<'a> {
     pub fn new(conv: &'a Conversation) -> Self {
         Ctx {
             conv,
+            selection: None,
             pairing: OnceCell::new(),
+            indices: OnceCell::new(),
         }
+    }
+
+    /// A context that knows which rules run, so that a rule can leave a
+    /// cause to the rule that diagnoses it.
+    pub fn with_selection(conv: &'a Conversation, selection: &'a Selection) -> Self {
+        Ctx {
+            selection: Some(selection),
+            ..Ctx::new(conv)
+        }
+    }
+
+    /// Whether a rule runs in this check.
+    pub fn runs(&self, rule: &Rule) -> bool {
+        self.selection.is_none_or(|s| s.enabled(rule))
     }
 
     /// How tool calls and results pair up (computed once, on first use).
     pub fn pairing(&self) -> &pairing::Pairing {
         self.pairing
             .get_or_init(|| pairing::Pairing::analyse(&self.conv.messages))
+    }
+
+    /// Gaps and duplicates of a message table's stored indices.
+    pub fn indices(&self) -> &gaps::Indices {
+        self.indices
+            .get_or_init(|| gaps::Indices::analyse(self.conv, self.pairing()))
+    }
+
+    /// Whether `index-gap` runs and explains the unanswered call at
+    /// (message, part): its finding names the call and carries the fix.
+    pub fn gap_explains(&self, message: usize, part: usize) -> bool {
+        self.runs(&index_gap::RULE) && self.indices().explains(message, part)
     }
 
     /// Start a finding of `rule` about the message at `message`.
@@ -160,7 +195,7 @@ impl Finding {
 /// Run the selected rules over one conversation. Findings come out in
 /// message order, then catalogue order.
 pub fn check(conv: &Conversation, selection: &Selection) -> Vec<Finding> {
-    let ctx = Ctx::new(conv);
+    let ctx = Ctx::with_selection(conv, selection);
     let mut out = Vec::new();
     for rule in RULES {
         if selection.enabled(rule) {

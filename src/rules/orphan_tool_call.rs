@@ -41,6 +41,11 @@ The placeholder is invented content, says so in the repair log, and can be
 refused with `--no-synthesize`; `--orphan-calls=drop` removes the unanswered
 call instead, as the OpenAI Agents SDK does. A result that exists but arrives
 late is not an orphan: see `interleaved-message`.
+
+In a message table whose stored indices skip the message right after the
+call (gbrain, seed 003), the call is reported by `index-gap` instead, which
+names it and rebuilds the lost result message from the tool execution
+records; it is reported here only when `index-gap` does not run.
 "#,
     check,
 };
@@ -49,6 +54,11 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let conv = ctx.conv;
     let pairing = ctx.pairing();
     for &(mi, pi) in &pairing.unanswered {
+        // A tool-result message lost from a message table: `index-gap`
+        // names this call, with the execution that can rebuild its result.
+        if ctx.gap_explains(mi, pi) {
+            continue;
+        }
         let msg = &conv.messages[mi];
         let crate::model::PartKind::ToolCall { id, name, .. } = &msg.parts[pi].kind else {
             continue;

@@ -201,7 +201,7 @@ struct CodexItem<'a> {
 
 /// Evidence for the sub-dialect of a chat file.
 #[derive(Default)]
-struct Evidence {
+pub(crate) struct Evidence {
     kimi: bool,
     anthropic: bool,
     openai: bool,
@@ -648,6 +648,14 @@ fn content_text(c: Content<'_>) -> String {
             out
         }
     }
+}
+
+/// Parse content given as JSON text (a list of blocks, a string or null)
+/// into parts. Shared with the message-table source, whose rows hold
+/// Anthropic blocks.
+pub(crate) fn parse_content_json(text: &str, msg: &mut Message, loc: &Loc) -> Result<(), String> {
+    let c: Content<'_> = sonic_rs::from_str(text).map_err(|e| sonic_error(&e))?;
+    parse_content(c, msg, loc, &mut Evidence::default())
 }
 
 /// Parse message content (a string, or a list of parts/blocks) into parts.

@@ -12,7 +12,11 @@ pub mod chat;
 pub mod jsonl;
 pub mod kv;
 pub mod lines;
+pub mod postgres;
+pub mod rows;
 pub mod sqlite;
+
+pub use rows::Mapping;
 
 /// A stream of conversations read from one input.
 pub trait Source: Send {
@@ -41,12 +45,32 @@ impl Default for Limits {
 
 /// Open a file and recognise its format from its content.
 pub fn open(path: &Path, limits: Limits) -> Result<Box<dyn Source>> {
+    open_with(path, limits, None)
+}
+
+/// Open an input: a file (format recognised from its content) or a
+/// PostgreSQL database (`postgres:`, `postgres://…`). A mapping names the
+/// message table of a SQLite or PostgreSQL database.
+pub fn open_with(
+    path: &Path,
+    limits: Limits,
+    mapping: Option<&Mapping>,
+) -> Result<Box<dyn Source>> {
+    if postgres::is_target(path) {
+        return postgres::open(path, mapping);
+    }
     let meta = std::fs::metadata(path).map_err(|e| Error::io(path, &e))?;
     if meta.is_dir() {
         return Err(Error::input(path, "is a directory"));
     }
     if sqlite::is_sqlite(path) {
-        return open_sqlite(path);
+        return open_sqlite(path, mapping);
+    }
+    if mapping.is_some() {
+        return Err(Error::Usage(format!(
+            "--table and the column flags name a table of a SQLite or PostgreSQL database; {} is not one",
+            path.display()
+        )));
     }
     if matches!(
         path.extension().and_then(|e| e.to_str()),
@@ -60,21 +84,33 @@ pub fn open(path: &Path, limits: Limits) -> Result<Box<dyn Source>> {
     jsonl::open(path, limits)
 }
 
-fn open_sqlite(path: &Path) -> Result<Box<dyn Source>> {
+fn open_sqlite(path: &Path, mapping: Option<&Mapping>) -> Result<Box<dyn Source>> {
     let snap = sqlite::open(path)?;
-    if kv::detect(&snap.conn).map_err(|e| Error::input(path, sqlite::cause(&e)))? {
+    if mapping.is_none()
+        && kv::detect(&snap.conn).map_err(|e| Error::input(path, sqlite::cause(&e)))?
+    {
         return Ok(Box::new(kv::open(path, snap)?));
     }
-    let tables = sqlite::tables(&snap.conn).unwrap_or_default();
-    let list = if tables.is_empty() {
-        "no tables".to_string()
-    } else {
-        format!("tables: {}", tables.join(", "))
-    };
-    Err(Error::not_history(
-        path,
-        format!("SQLite database holds no conversation history chatfsck recognises ({list})"),
-    ))
+    match rows::sqlite_layout(&snap.conn, mapping) {
+        Ok(layout) => Ok(Box::new(rows::open_sqlite(path, snap, layout)?)),
+        Err(rows::LayoutError::Bad(cause) | rows::LayoutError::Db(cause)) => {
+            Err(Error::input(path, cause))
+        }
+        Err(rows::LayoutError::NotHistory(_)) => {
+            let tables = sqlite::tables(&snap.conn).unwrap_or_default();
+            let list = if tables.is_empty() {
+                "no tables".to_string()
+            } else {
+                format!("tables: {}", tables.join(", "))
+            };
+            Err(Error::not_history(
+                path,
+                format!(
+                    "SQLite database holds no conversation history chatfsck recognises ({list})"
+                ),
+            ))
+        }
+    }
 }
 
 /// True for file names the directory walk picks up.
@@ -91,6 +127,10 @@ pub fn is_candidate(path: &Path) -> bool {
 pub fn expand(paths: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>> {
     let mut out = Vec::new();
     for p in paths {
+        if postgres::is_target(p) {
+            out.push((p.clone(), true));
+            continue;
+        }
         let meta = std::fs::metadata(p).map_err(|e| Error::io(p, &e))?;
         if !meta.is_dir() {
             out.push((p.clone(), true));
