@@ -22,6 +22,7 @@ mod role_order;
 mod seq_gap;
 mod thinking_only_message;
 mod tool_call_as_text;
+pub mod truncated_response;
 
 /// A rule: its stable name, its documentation and its check.
 pub struct Rule {
@@ -53,6 +54,7 @@ pub static RULES: &[&Rule] = &[
     &empty_message::RULE,
     &corrupt_record::RULE,
     &role_order::RULE,
+    &truncated_response::RULE,
 ];
 
 pub fn find(name: &str) -> Option<&'static Rule> {
