@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use crate::cli::{Cli, Command, InputArgs, InspectFormat};
+use crate::cli::{Cli, Command, InputArgs, InspectFormat, ListFormat};
 use crate::error::Error;
 use crate::lint::{self, Options};
 use crate::report;
@@ -41,6 +41,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             let opts = Options {
                 selection,
                 limits: limits(&a.input),
+                trace: a.trace,
             };
             let outcome = lint::lint(&a.paths, &opts)?;
             for e in &outcome.errors {
@@ -72,6 +73,25 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
         Command::Rules(a) => {
             report::rules::list(a.format, &mut out).map_err(out_err)?;
             Ok(EXIT_CLEAN)
+        }
+        Command::Diff(a) => {
+            let doc = crate::crosscheck::diff(
+                &a.store,
+                &a.trace,
+                a.conversation.as_deref(),
+                limits(&a.input),
+            )?;
+            match a.format {
+                ListFormat::Human => report::diff::human(&doc, &mut out),
+                ListFormat::Json => report::diff::json(&doc, &mut out),
+            }
+            .map_err(out_err)?;
+            out.flush().map_err(out_err)?;
+            Ok(if doc.divergent() {
+                EXIT_FINDINGS
+            } else {
+                EXIT_CLEAN
+            })
         }
         Command::Explain(a) => {
             let rule = rules::find(&a.rule).ok_or_else(|| {

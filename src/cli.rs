@@ -13,10 +13,12 @@ use crate::report::Format;
     version,
     about = "fsck for LLM conversation histories: find, explain and repair corrupted agent histories",
     long_about = "chatfsck reads the histories agent apps persist (JSONL logs, JSON message \
-arrays, Claude Code sessions, Codex rollouts), finds the known corruption patterns \
-(orphan tool calls, interleaved messages, truncated arguments, torn records, …), and \
-explains each with the exact lines as evidence. It never writes to its input.",
-    after_help = "Exit codes (lint): 0 no finding at or above --fail-on, 1 such findings, 2 chatfsck could not do its job."
+arrays, Claude Code sessions, Codex rollouts, SQLite stores) and the traces they write \
+(dispatch traces.db, Arize Phoenix, OTLP JSON), finds the known corruption patterns \
+(orphan tool calls, interleaved messages, truncated arguments, torn records, prompts that \
+differ from the store, …), and explains each with the exact lines as evidence. It never \
+writes to its input.",
+    after_help = "Exit codes (lint): 0 no finding at or above --fail-on, 1 such findings, 2 chatfsck could not do its job.\nExit codes (diff): 0 every recorded prompt matches the store, 1 some differ, 2 chatfsck could not do its job."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -33,6 +35,8 @@ pub enum Command {
     Rules(RulesArgs),
     /// Explain a rule: what it detects, why it breaks an agent, what providers answer, the repair.
     Explain(ExplainArgs),
+    /// Compare a conversation store with the trace its app wrote: every recorded prompt beside the stored history.
+    Diff(DiffArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -61,7 +65,7 @@ pub struct InputArgs {
 
 #[derive(Debug, Args)]
 pub struct LintArgs {
-    /// Files or directories (walked recursively for *.jsonl and *.json)
+    /// Files or directories (walked recursively for *.jsonl, *.json and SQLite *.db)
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Output format
@@ -76,6 +80,29 @@ pub struct LintArgs {
     /// Exit 1 when a finding of this severity or higher is found
     #[arg(long, value_enum, default_value_t = FailOn::Error)]
     pub fail_on: FailOn,
+    /// Cross-check against the trace the app wrote (dispatch traces.db, Phoenix phoenix.db,
+    /// OTLP JSON): report prompts sent that differ from the stored history, and cut-off answers
+    /// stored as complete
+    #[arg(long, value_name = "TRACE")]
+    pub trace: Option<PathBuf>,
+    #[command(flatten)]
+    pub input: InputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The conversation store (e.g. dispatch.db)
+    #[arg(value_name = "STORE")]
+    pub store: PathBuf,
+    /// The trace its app wrote (dispatch traces.db, Phoenix phoenix.db, OTLP JSON)
+    #[arg(value_name = "TRACE")]
+    pub trace: PathBuf,
+    /// Show only this conversation, or one request (`<conversation>/turn-<n>/step-<k>`)
+    #[arg(long, value_name = "ID")]
+    pub conversation: Option<String>,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = ListFormat::Human)]
+    pub format: ListFormat,
     #[command(flatten)]
     pub input: InputArgs,
 }

@@ -6,6 +6,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod crosscheck;
 pub mod error;
 pub mod escape;
 pub mod finding;

@@ -253,7 +253,7 @@ fn rules_and_explain_cover_every_rule() {
         .iter()
         .map(|r| r["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names.len(), 15);
+    assert_eq!(names.len(), 16);
     for name in names {
         let o = run(&["explain", name]);
         assert_eq!(code(&o), 0);

@@ -4,6 +4,7 @@ use std::io::{self, IsTerminal, Write};
 
 use crate::lint::Outcome;
 
+pub mod diff;
 pub mod human;
 pub mod inspect;
 pub mod json;
