@@ -226,12 +226,10 @@ fn sent_text(m: &Message) -> (String, String) {
 /// (from 1) after which the sent text is used up. Each unit must contribute
 /// something from the sent text, unless it has nothing to contribute.
 struct Decomposer<'a> {
-    units: Vec<Vec<Seg<'a>>>,
+    units: &'a [Vec<Seg<'a>>],
     text: &'a str,
     think: &'a str,
     budget: u32,
-    /// Units whose segments must match, counted from the start.
-    max_units: usize,
 }
 
 impl Decomposer<'_> {
@@ -255,7 +253,7 @@ impl Decomposer<'_> {
             return;
         }
         self.budget -= 1;
-        if u >= self.units.len().min(self.max_units) {
+        if u >= self.units.len() {
             return;
         }
         if s == self.units[u].len() {
@@ -314,7 +312,7 @@ fn calls_of<'a>(store: &'a Conversation, us: &[Unit]) -> Vec<(&'a str, &'a str, 
         .collect()
 }
 
-fn results_of<'a>(store: &'a Conversation, u: Unit) -> Vec<(&'a str, &'a str)> {
+fn results_of(store: &Conversation, u: Unit) -> Vec<(&str, &str)> {
     store.messages[u.msg]
         .tool_results()
         .filter(|(p, ..)| u.part.is_none_or(|want| want == *p))
@@ -371,38 +369,44 @@ fn tool_cover(store: &Conversation, us: &[Unit], sent: &Message) -> Option<Vec<S
 
 /// Runs of units starting at `k` that the sent message is made of: the
 /// number of units of each run, with what was re-labelled or stripped.
-fn covers(
+/// At most this many stored messages are looked for in one sent message.
+const MAX_RUN: usize = 64;
+
+fn covers<'a>(
     store: &Conversation,
     us: &[Unit],
+    all_segs: &'a [Vec<Seg<'a>>],
     k: usize,
     sent: &Message,
-    max: usize,
+    text: &'a str,
+    think: &'a str,
 ) -> Vec<(usize, Cover)> {
-    let (text, think) = sent_text(sent);
-    let seg_units: Vec<Vec<Seg<'_>>> = us[k..].iter().map(|u| segs(store, *u)).collect();
+    let upto = (k + MAX_RUN).min(us.len());
     let mut d = Decomposer {
-        units: seg_units,
-        text: &text,
-        think: &think,
+        units: &all_segs[k..upto],
+        text,
+        think,
         budget: 20_000,
-        max_units: max,
     };
     let mut ends = Vec::new();
     d.walk(0, 0, 0, 0, false, &mut ends);
     ends.sort_unstable();
     let mut out = Vec::new();
     for n in ends {
+        // A merge starts and ends with messages whose content is in the
+        // sent text: empty neighbours are dropped or stripped, not merged.
+        if n > 1 && (all_segs[k].is_empty() || all_segs[k + n - 1].is_empty()) {
+            continue;
+        }
         let run = &us[k..k + n];
         let Some(stripped) = tool_cover(store, run, sent) else {
             continue;
         };
-        // A run of several units must carry content: a run whose every
-        // unit is empty is not evidence of a merge.
         let relabelled: Vec<usize> = run
             .iter()
             .filter(|u| {
                 let r = store.messages[u.msg].role;
-                !same_role(r, sent.role) && !(r == Role::Tool && sent.role == Role::Tool)
+                !same_role(r, sent.role)
             })
             .map(|u| u.msg)
             .collect();
@@ -456,14 +460,15 @@ fn align(store: &Conversation, sent: &[Message]) -> (Vec<Row>, usize) {
     let mut back = vec![vec![Back::None; m + 1]; n + 1];
     cost[0][0] = 0;
     // For each sent message, the runs of units it can be made of, by start.
+    let all_segs: Vec<Vec<Seg<'_>>> = us.iter().map(|u| segs(store, *u)).collect();
     let mut runs: Vec<Vec<Vec<(usize, Cover)>>> = Vec::with_capacity(m);
     for s in sent {
         let mut by_start = Vec::with_capacity(n);
         let (text, think) = sent_text(s);
         let (t, h) = (text.trim_start(), think.trim_start());
-        for k in 0..n {
-            // Cheap filter: the first stored segment must start the sent text.
-            let segs_k = segs(store, us[k]);
+        for (k, segs_k) in all_segs.iter().enumerate() {
+            // Cheap filter: the first stored segment must start the sent
+            // text (or the reasoning, or be thinking left out).
             let plausible = match segs_k.first() {
                 None => true,
                 Some(Seg::Text(x)) => t.starts_with(x.trim()),
@@ -478,7 +483,7 @@ fn align(store: &Conversation, sent: &[Message]) -> (Vec<Row>, usize) {
                 }
             };
             by_start.push(if plausible {
-                covers(store, &us, k, s, 64)
+                covers(store, &us, &all_segs, k, s, &text, &think)
             } else {
                 Vec::new()
             });
@@ -1037,13 +1042,8 @@ fn divergence_finding(
             ids(&r.stripped)
         ));
     }
-    match r.op {
-        Op::Dropped => {
-            f = f.note(
-                "the app left this stored message out of the prompt when it loaded the history",
-            );
-        }
-        _ => {}
+    if r.op == Op::Dropped {
+        f = f.note("the app left this stored message out of the prompt when it loaded the history");
     }
     for e in &g.reports {
         f = f

@@ -721,3 +721,111 @@ fn snapshots_of_trace_output() {
         insta::assert_snapshot!(name, stdout(&o));
     }
 }
+
+#[test]
+fn a_step_never_closed_is_a_truncated_response() {
+    // The app died mid-stream: the step and its provider.request were
+    // opened and never closed.
+    let d = copy_to_tmp(&[TRACES]);
+    let db = d.path().join("traces.db");
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let n = c
+            .execute(
+                "DELETE FROM records WHERE conversationId = ?1 AND kind = 'span-close' \
+                 AND name IN ('step', 'provider.request', 'turn', 'ttft') \
+                 AND timestamp > (SELECT MAX(timestamp) FROM records WHERE conversationId = ?1 \
+                                  AND name = 'provider.request' AND kind = 'span-open')",
+                [HEALTHY],
+            )
+            .unwrap();
+        assert_eq!(n, 4);
+    }
+    let db = db.to_string_lossy().into_owned();
+    let (_, doc) = lint_json(&db, &[]);
+    let t = of_rule(&doc, "truncated-response");
+    let f = t
+        .iter()
+        .find(|f| f["conversation"] == format!("{HEALTHY}/turn-2/step-1").as_str())
+        .expect("the unclosed step");
+    assert!(
+        f["summary"]
+            .as_str()
+            .unwrap()
+            .contains("never closed: the app stopped during the call"),
+        "{f:#}"
+    );
+    assert_eq!(f["location"]["table"], "bodies");
+}
+
+#[test]
+fn phoenix_databases_with_the_old_column_names_are_read() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("phoenix.db");
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let attrs = serde_json::json!({
+            "llm": {
+                "input_messages": [{"message": {"role": "user", "content": "hi"}}],
+                "output_messages": [{"message": {"role": "assistant", "content": "hello"}}],
+                "finish_reason": "stop",
+            },
+            "openinference": {"span": {"kind": "LLM"}},
+        });
+        c.execute_batch(
+            "CREATE TABLE projects (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+             CREATE TABLE traces (id INTEGER PRIMARY KEY, project_rowid INTEGER NOT NULL, session_id TEXT,
+               trace_id TEXT NOT NULL, start_time TEXT NOT NULL, end_time TEXT NOT NULL);
+             CREATE TABLE spans (id INTEGER PRIMARY KEY, trace_rowid INTEGER NOT NULL, span_id TEXT NOT NULL,
+               parent_span_id TEXT, name TEXT NOT NULL, kind TEXT NOT NULL, start_time TEXT NOT NULL,
+               end_time TEXT NOT NULL, attributes JSON NOT NULL, events JSON NOT NULL, status TEXT NOT NULL,
+               status_message TEXT NOT NULL, latency_ms REAL NOT NULL, cumulative_error_count INTEGER NOT NULL,
+               cumulative_llm_token_count_prompt INTEGER NOT NULL, cumulative_llm_token_count_completion INTEGER NOT NULL);
+             INSERT INTO projects VALUES (1, 'default');
+             INSERT INTO traces VALUES (1, 1, NULL, 'abc', '2024-04-03 19:41:48', '2024-04-03 19:41:49');",
+        )
+        .unwrap();
+        c.execute(
+            "INSERT INTO spans VALUES (1, 1, 's1', NULL, 'ChatCompletion', 'LLM', '2024-04-03 19:41:48', \
+             '2024-04-03 19:41:49', ?1, '[]', 'OK', '', 812.0, 0, 10, 2)",
+            [attrs.to_string()],
+        )
+        .unwrap();
+    }
+    let db = db.to_string_lossy().into_owned();
+    let (code, doc) = lint_json(&db, &[]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(doc["files"][0]["dialect"], "phoenix");
+    assert_eq!(doc["files"][0]["conversations"], 1);
+    let o = run(&["inspect", "--format", "json", &db]);
+    let ins: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = &ins["trace"][0]["requests"][0];
+    assert_eq!(
+        r["id"], "abc/turn-1/step-0",
+        "no session: the trace is the conversation"
+    );
+    assert_eq!(r["finish_reason"], "stop");
+    assert_eq!(r["answer"], "hello");
+}
+
+#[test]
+fn a_pretty_printed_otlp_document_is_read_with_real_line_numbers() {
+    let text = std::fs::read_to_string(root().join(OTLP_GENAI)).unwrap();
+    let second: serde_json::Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+    let pretty = serde_json::to_string_pretty(&second).unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("export.json");
+    std::fs::write(&p, &pretty).unwrap();
+    let p = p.to_string_lossy().into_owned();
+    let (code, doc) = lint_json(&p, &[]);
+    assert_eq!(code, 1, "{doc:#}");
+    assert_eq!(doc["files"][0]["format"], "otlp-json");
+    let f = &findings(&doc)[0];
+    assert_eq!(f["rule"], "truncated-response");
+    // The line where the cut span's object opens.
+    let line = f["location"]["line"].as_u64().unwrap() as usize;
+    let start = f["location"]["byte_start"].as_u64().unwrap() as usize;
+    assert_eq!(&pretty[start..start + 1], "{");
+    assert_eq!(pretty[..start].matches('\n').count() + 1, line);
+    assert!(pretty[start..].contains("6e0c63257de34c92"));
+}
