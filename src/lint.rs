@@ -71,6 +71,8 @@ impl Stats {
 #[derive(Debug, Clone, Serialize)]
 pub struct CrossCheck {
     pub trace: PathBuf,
+    /// Conversations the trace records.
+    pub trace_conversations: usize,
     /// Stored conversations the trace recorded requests for.
     pub conversations: usize,
     /// Recorded requests compared with the store.
@@ -135,8 +137,9 @@ pub fn lint_one(path: &std::path::Path, opts: &Options) -> Result<FileReport, Er
     };
     let mut stats = Stats::default();
     let mut findings = Vec::new();
-    let mut cross = trace.as_ref().map(|(t, _)| CrossCheck {
+    let mut cross = trace.as_ref().map(|(t, src)| CrossCheck {
         trace: t.to_path_buf(),
+        trace_conversations: src.groups().len(),
         conversations: 0,
         requests: 0,
     });

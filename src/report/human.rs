@@ -241,7 +241,17 @@ impl Report for Human {
             out.write_all(s.as_bytes())?;
         }
         for f in &outcome.files {
-            if let Some(c) = &f.crosscheck {
+            if let Some(c) = &f.crosscheck
+                && c.conversations == 0
+            {
+                writeln!(
+                    out,
+                    "note: no conversation of {} appears in {} (it records {}): nothing cross-checked",
+                    escape(&f.info.path.display().to_string()),
+                    escape(&c.trace.display().to_string()),
+                    plural(c.trace_conversations, "conversation", "conversations"),
+                )?;
+            } else if let Some(c) = &f.crosscheck {
                 writeln!(
                     out,
                     "note: cross-checked {} against {}: {} recorded in the trace, {}",

@@ -240,6 +240,15 @@ fn detect_document(path: &Path, limits: Limits) -> Result<Option<Mode>> {
     if len > limits.max_document_bytes {
         return Ok(None);
     }
+    // An export names `resourceSpans` first: do not read a large document
+    // that does not.
+    let mut head = vec![0u8; 4096];
+    let n = File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .map_err(|e| Error::io(path, &e))?;
+    if memchr::memmem::find(&head[..n], br#""resourceSpans""#).is_none() {
+        return Ok(None);
+    }
     let data = std::fs::read(path).map_err(|e| Error::io(path, &e))?;
     let Ok(text) = std::str::from_utf8(&data) else {
         return Ok(None);
