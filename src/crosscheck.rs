@@ -291,16 +291,36 @@ impl Decomposer<'_> {
     }
 }
 
-fn args_equal(a: &str, b: &str) -> bool {
-    if a.trim() == b.trim() {
+/// Stored and sent arguments say the same thing: equal text, equal JSON,
+/// a stored JSON string holding the sent JSON, or stored arguments that are
+/// not JSON and that the app replaced before sending (Orva replays `{}`,
+/// dispatch `{"_malformed_arguments": <the first 200 characters>}`; the
+/// store's `invalid-tool-arguments` finding covers those).
+fn args_equal(stored: &str, sent: &str) -> bool {
+    if stored.trim() == sent.trim() {
         return true;
     }
-    match (
-        serde_json::from_str::<Value>(a),
-        serde_json::from_str::<Value>(b),
-    ) {
-        (Ok(x), Ok(y)) => x == y,
+    let Ok(sent_v) = serde_json::from_str::<Value>(sent) else {
+        return false;
+    };
+    let replaced = |raw: &str| match &sent_v {
+        Value::Object(o) => {
+            o.is_empty()
+                || o.values().any(|v| {
+                    v.as_str()
+                        .is_some_and(|t| !t.is_empty() && raw.starts_with(t))
+                })
+        }
         _ => false,
+    };
+    match serde_json::from_str::<Value>(stored) {
+        Ok(v) if v == sent_v => true,
+        Ok(Value::String(inner)) => match serde_json::from_str::<Value>(&inner) {
+            Ok(v) => v == sent_v,
+            Err(_) => replaced(&inner),
+        },
+        Ok(_) => false,
+        Err(_) => replaced(stored),
     }
 }
 
@@ -1313,7 +1333,6 @@ pub fn diff(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ArgEncoding, Arguments};
     use crate::rules::testutil::*;
 
     fn thinking(t: &str) -> PartKind {
@@ -1444,6 +1463,23 @@ mod tests {
     }
 
     #[test]
+    fn arguments_re_serialised_or_replaced_are_the_same_call() {
+        assert!(args_equal(r#"{"dir": "."}"#, r#"{"dir":"."}"#));
+        assert!(args_equal(r#""{\"dir\": \".\"}""#, r#"{"dir":"."}"#));
+        // Not JSON in the store, replaced before sending.
+        assert!(args_equal(r#"{"path": "src/ma"#, "{}"));
+        assert!(args_equal(
+            r#""{\"path\": \"src/ma""#,
+            r#"{"_malformed_arguments":"{\"path\": \"src/ma"}"#
+        ));
+        assert!(!args_equal(r#"{"dir": "."}"#, r#"{"dir":"/"}"#));
+        assert!(!args_equal(
+            r#"{"path": "src/ma"#,
+            r#"{"path":"elsewhere"}"#
+        ));
+    }
+
+    #[test]
     fn stripped_tool_calls() {
         let s = store();
         let sent = conv("openai")
@@ -1455,9 +1491,26 @@ mod tests {
         let (rows, _) = align(&s, &sent.messages);
         assert_eq!(rows[3].op, Op::Stripped);
         assert_eq!(rows[3].stripped, vec!["c1".to_string()]);
-        let _ = Arguments {
-            raw: String::new(),
-            encoding: ArgEncoding::JsonString,
-        };
+    }
+
+    #[test]
+    fn a_thinking_only_answer_the_loader_dropped_is_dropped() {
+        // dispatch's reconcile drops assistant messages with only thinking.
+        let s = conv("dispatch")
+            .user("look")
+            .msg(Role::Assistant, vec![thinking("<function=run_shell>")])
+            .user("well?")
+            .build();
+        let sent = conv("openai").user("look").user("well?").build();
+        let (rows, covered) = align(&s, &sent.messages);
+        assert_eq!(
+            ops(&rows),
+            vec![
+                (Op::Same, vec![0], Some(0)),
+                (Op::Dropped, vec![1], None),
+                (Op::Same, vec![2], Some(1)),
+            ]
+        );
+        assert_eq!(covered, 3);
     }
 }
