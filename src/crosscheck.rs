@@ -109,8 +109,18 @@ pub struct RequestComparison {
     /// changed the history it loaded.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub reports: Vec<Event>,
+    /// What was sent, message by message, in short (role, parts, preview):
+    /// the prompts themselves are not kept.
     #[serde(skip)]
-    pub sent_messages: Vec<Message>,
+    pub sent_messages: Vec<Sent>,
+}
+
+/// A sent message, in short.
+#[derive(Debug, Clone)]
+pub struct Sent {
+    pub role: Role,
+    pub parts: String,
+    pub preview: String,
 }
 
 impl RequestComparison {
@@ -663,10 +673,13 @@ pub fn compare(store: &Conversation, trace: &mut TraceSource) -> Result<Option<C
     }
     let group = trace.group(&store.id)?;
     let mut requests = Vec::new();
-    for (pos, req) in group.requests.into_iter().enumerate() {
-        let Some(step) = req.trace.as_deref().cloned() else {
+    // One request at a time: only its alignment and a summary are kept.
+    for pos in 0..group.requests {
+        let req = trace.request(pos)?;
+        let Some(mut step) = req.trace.as_deref().cloned() else {
             continue;
         };
+        step.output = Vec::new();
         let (rows, covered) = align(store, &req.messages);
         let reports = group
             .events
@@ -691,7 +704,15 @@ pub fn compare(store: &Conversation, trace: &mut TraceSource) -> Result<Option<C
             rows,
             step_info: step,
             reports,
-            sent_messages: req.messages,
+            sent_messages: req
+                .messages
+                .iter()
+                .map(|m| Sent {
+                    role: m.role,
+                    parts: part_types(m),
+                    preview: message_preview(m, 60),
+                })
+                .collect(),
         });
     }
     Ok(Some(ConvComparison {
@@ -812,7 +833,7 @@ pub fn findings(
                 }
                 let sent_msg = r.sent.and_then(|s| req.sent_messages.get(s));
                 let sent_role = sent_msg.map(|m| m.role);
-                let sent_preview = sent_msg.map(|m| message_preview(m, 60)).unwrap_or_default();
+                let sent_preview = sent_msg.map(|m| m.preview.clone()).unwrap_or_default();
                 // A not-stored message is placed after the stored message before it.
                 let mut row = r.clone();
                 if r.op == Op::NotStored {
@@ -1194,8 +1215,8 @@ fn sent_side(req: &RequestComparison, pos: usize) -> Option<SentSide> {
     Some(SentSide {
         index: pos,
         role: m.role.as_str().to_string(),
-        parts: part_types(m),
-        preview: message_preview(m, 60),
+        parts: m.parts.clone(),
+        preview: m.preview.clone(),
     })
 }
 

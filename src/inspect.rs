@@ -366,11 +366,12 @@ fn inspect_trace(
         let g = trace.group(&gid)?;
         let mut turns: Vec<usize> = Vec::new();
         let mut requests = Vec::new();
-        for r in &g.requests {
+        for i in 0..g.requests {
+            let r = trace.request(i)?;
             if want_req.is_some_and(|w| w != r.id) {
                 continue;
             }
-            let v = request_view(r, conversation.is_some());
+            let v = request_view(&r, conversation.is_some());
             if !turns.contains(&v.turn) {
                 turns.push(v.turn);
             }

@@ -41,6 +41,8 @@ pub struct DispatchTraces {
     info: Arc<SourceInfo>,
     snap: Snapshot,
     groups: Vec<String>,
+    /// The requests of the conversation last opened.
+    current: Vec<Plan>,
 }
 
 fn sql_err(path: &Path) -> impl Fn(rusqlite::Error) -> Error + '_ {
@@ -107,6 +109,7 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<DispatchTraces> {
         }),
         snap,
         groups,
+        current: Vec::new(),
     })
 }
 
@@ -146,7 +149,7 @@ impl Rec {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Span {
     id: String,
     name: String,
@@ -154,7 +157,7 @@ struct Span {
     turn: Option<String>,
     open: Option<Rec>,
     close: Option<Rec>,
-    /// Close records after the first (a span closed twice).
+    /// When the span first appears.
     first_ts: i64,
 }
 
@@ -290,8 +293,7 @@ impl Backend for DispatchTraces {
                 _ => {}
             }
         }
-        let mut requests: Vec<Conversation> = Vec::new();
-        let mut started: Vec<i64> = Vec::new();
+        let mut plans: Vec<Plan> = Vec::new();
         let mut step_in_turn: HashMap<Option<String>, usize> = HashMap::new();
         for step in spans.iter().filter(|s| s.name == "step") {
             let calls: Vec<&Span> = spans
@@ -303,97 +305,16 @@ impl Backend for DispatchTraces {
             let counter = step_in_turn.entry(step.turn.clone()).or_insert(0);
             let step_index = *counter;
             *counter += 1;
-            let conv_id = request_id(id, turn_index, step_index);
-            let mut conv = Conversation::new(conv_id, self.info.clone());
-            // The body: on the span-open record (dispatch's logger), or the close.
-            let mut found = None;
-            for r in [&call.open, &call.close].into_iter().flatten() {
-                if let Some(b) = self.body(&r.id).map_err(sql_err(&path))? {
-                    found = Some((r.id.clone(), b));
-                    break;
-                }
-            }
             let call_rec = call.open.as_ref().or(call.close.as_ref());
-            let mut meta = messages::RequestMeta::default();
-            let mut request_bytes = None;
-            let request_loc = match found {
-                Some((rid, (brow, body))) => {
-                    let loc = Loc::Row {
-                        table: Arc::from("bodies"),
-                        key: Arc::from(rid.as_str()),
-                        rowid: Some(brow),
-                    };
-                    request_bytes = Some(body.len() as u64);
-                    let (c, m) = messages::openai_request(&body, &loc, conv);
-                    conv = c;
-                    meta = m;
-                    loc
-                }
-                None => {
-                    let loc = call_rec.map(Rec::loc).unwrap_or_else(|| Loc::Row {
-                        table: Arc::from("records"),
-                        key: Arc::from(call.id.as_str()),
-                        rowid: None,
-                    });
-                    conv.corrupt.push(CorruptRecord {
-                        loc: loc.clone(),
-                        reason: "opens a `provider.request` span whose body was never recorded (no `bodies` row)".into(),
-                        excerpt: String::new(),
-                        torn_tail: false,
-                    });
-                    loc
-                }
-            };
-            let open_attrs = call.open.as_ref().map(Rec::attributes).unwrap_or_default();
-            let call_close_attrs = call.close.as_ref().map(Rec::attributes).unwrap_or_default();
-            let (status, end, attrs) = match &step.close {
-                Some(c) => (
-                    match c.status.as_deref() {
-                        Some("ok") => SpanStatus::Ok,
-                        Some("error") => SpanStatus::Error,
-                        _ => SpanStatus::Unset,
-                    },
-                    Some(c.loc()),
-                    c.attributes(),
-                ),
-                None => match &call.close {
-                    Some(c) if c.status.as_deref() == Some("error") => {
-                        (SpanStatus::Error, Some(c.loc()), serde_json::Map::new())
-                    }
-                    _ => (SpanStatus::Open, None, serde_json::Map::new()),
-                },
-            };
-            let raw_finish = attrs
-                .get("finishReason")
-                .filter(|v| !v.is_null())
-                .map(scalar);
-            let error = attrs
-                .get("error.message")
-                .or_else(|| call_close_attrs.get("error.message"))
-                .or_else(|| call_close_attrs.get("response.error_body"))
-                .map(scalar);
-            let ts = call_rec.and_then(|r| r.ts).unwrap_or(step.first_ts);
-            started.push(ts);
-            conv.trace = Some(Box::new(TraceStep {
-                conversation: id.to_string(),
-                turn: step.turn.clone(),
+            plans.push(Plan {
+                group: id.to_string(),
                 turn_index,
                 step_index,
-                span: step.id.clone(),
-                request: request_loc,
-                end,
-                finish_reason: raw_finish.as_deref().map(normalise_finish),
-                raw_finish_reason: raw_finish,
-                status,
-                error,
-                model: open_attrs.get("model").map(scalar).or(meta.model),
-                tools: meta.tools,
-                request_bytes,
+                started: call_rec.and_then(|r| r.ts).unwrap_or(step.first_ts),
+                step: step.clone(),
+                call: (*call).clone(),
                 retries: calls.len() - 1,
-                output: Vec::new(),
-                started: Some(iso_ms(ts)),
-            }));
-            requests.push(conv);
+            });
         }
         let mut events = Vec::new();
         for s in spans.iter().filter(|s| s.name == "reconcile.repair") {
@@ -405,7 +326,7 @@ impl Backend for DispatchTraces {
                 name: s.name.clone(),
                 loc: r.loc(),
                 turn: s.turn.clone(),
-                before_request: started.iter().filter(|t| **t <= ts).count(),
+                before_request: plans.iter().filter(|p| p.started <= ts).count(),
                 attributes: r
                     .attributes()
                     .iter()
@@ -415,12 +336,125 @@ impl Backend for DispatchTraces {
                 timestamp: Some(iso_ms(ts)),
             });
         }
+        let requests = plans.len();
+        self.current = plans;
         Ok(Group {
             id: id.to_string(),
             requests,
             events,
         })
     }
+
+    fn request(&mut self, index: usize) -> Result<Conversation> {
+        let path = self.path.clone();
+        let Some(plan) = self.current.get(index) else {
+            return Err(Error::input(&path, format!("no recorded request {index}")));
+        };
+        let (step, call) = (&plan.step, &plan.call);
+        let id = plan.group.as_str();
+        let conv_id = request_id(id, plan.turn_index, plan.step_index);
+        let mut conv = Conversation::new(conv_id, self.info.clone());
+        // The body: on the span-open record (dispatch's logger), or the close.
+        let mut found = None;
+        for r in [&call.open, &call.close].into_iter().flatten() {
+            if let Some(b) = self.body(&r.id).map_err(sql_err(&path))? {
+                found = Some((r.id.clone(), b));
+                break;
+            }
+        }
+        let call_rec = call.open.as_ref().or(call.close.as_ref());
+        let mut meta = messages::RequestMeta::default();
+        let mut request_bytes = None;
+        let request_loc = match found {
+            Some((rid, (brow, body))) => {
+                let loc = Loc::Row {
+                    table: Arc::from("bodies"),
+                    key: Arc::from(rid.as_str()),
+                    rowid: Some(brow),
+                };
+                request_bytes = Some(body.len() as u64);
+                let (c, m) = messages::openai_request(&body, &loc, conv);
+                conv = c;
+                meta = m;
+                loc
+            }
+            None => {
+                let loc = call_rec.map(Rec::loc).unwrap_or_else(|| Loc::Row {
+                    table: Arc::from("records"),
+                    key: Arc::from(call.id.as_str()),
+                    rowid: None,
+                });
+                conv.corrupt.push(CorruptRecord {
+                    loc: loc.clone(),
+                    reason: "opens a `provider.request` span whose body was never recorded (no `bodies` row)".into(),
+                    excerpt: String::new(),
+                    torn_tail: false,
+                });
+                loc
+            }
+        };
+        let open_attrs = call.open.as_ref().map(Rec::attributes).unwrap_or_default();
+        let call_close_attrs = call.close.as_ref().map(Rec::attributes).unwrap_or_default();
+        let (status, end, attrs) = match &step.close {
+            Some(c) => (
+                match c.status.as_deref() {
+                    Some("ok") => SpanStatus::Ok,
+                    Some("error") => SpanStatus::Error,
+                    _ => SpanStatus::Unset,
+                },
+                Some(c.loc()),
+                c.attributes(),
+            ),
+            None => match &call.close {
+                Some(c) if c.status.as_deref() == Some("error") => {
+                    (SpanStatus::Error, Some(c.loc()), serde_json::Map::new())
+                }
+                _ => (SpanStatus::Open, None, serde_json::Map::new()),
+            },
+        };
+        let raw_finish = attrs
+            .get("finishReason")
+            .filter(|v| !v.is_null())
+            .map(scalar);
+        let error = attrs
+            .get("error.message")
+            .or_else(|| call_close_attrs.get("error.message"))
+            .or_else(|| call_close_attrs.get("response.error_body"))
+            .map(scalar);
+        conv.trace = Some(Box::new(TraceStep {
+            conversation: id.to_string(),
+            turn: step.turn.clone(),
+            turn_index: plan.turn_index,
+            step_index: plan.step_index,
+            span: step.id.clone(),
+            request: request_loc,
+            end,
+            finish_reason: raw_finish.as_deref().map(normalise_finish),
+            raw_finish_reason: raw_finish,
+            status,
+            error,
+            model: open_attrs.get("model").map(scalar).or(meta.model),
+            tools: meta.tools,
+            request_bytes,
+            retries: plan.retries,
+            output: Vec::new(),
+            started: Some(iso_ms(plan.started)),
+        }));
+        Ok(conv)
+    }
+}
+
+/// A recorded request of the open conversation, before its body is read.
+#[derive(Debug, Clone)]
+struct Plan {
+    group: String,
+    turn_index: usize,
+    step_index: usize,
+    started: i64,
+    step: Span,
+    /// The last `provider.request` of the step (earlier ones were retried).
+    call: Span,
+    retries: usize,
 }
 
 #[cfg(test)]

@@ -9,7 +9,6 @@
 //! `phoenix.db`, OTLP JSON Lines. The formats share the message shapes in
 //! [`messages`].
 
-use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -66,11 +65,12 @@ impl Event {
     }
 }
 
-/// One conversation of a trace: its recorded requests, in order.
+/// One conversation of a trace, opened: how many requests it recorded
+/// (read them with [`TraceSource::request`]) and its other reports.
 #[derive(Debug)]
 pub struct Group {
     pub id: String,
-    pub requests: Vec<Conversation>,
+    pub requests: usize,
     pub events: Vec<Event>,
 }
 
@@ -79,20 +79,26 @@ pub trait Backend: Send {
     fn info(&self) -> Arc<SourceInfo>;
     /// Conversation ids, in the order the trace first records them.
     fn groups(&self) -> &[String];
-    /// The requests and events of one conversation.
+    /// Open one conversation: index its requests, read its events.
     fn group(&mut self, id: &str) -> Result<Group>;
+    /// Read the `index`-th request of the conversation last opened. One
+    /// request at a time: memory holds one prompt, not the conversation's
+    /// every prompt.
+    fn request(&mut self, index: usize) -> Result<Conversation>;
     /// Records that belong to no conversation because they do not parse.
     fn stray(&mut self) -> Vec<CorruptRecord> {
         Vec::new()
     }
 }
 
-/// A trace as a stream of recorded requests, with random access by
-/// conversation for cross-checks.
+/// A trace as a stream of recorded requests, with access by conversation
+/// for cross-checks. Streaming (`Source`) and access by conversation both
+/// move the same cursor: use one or the other.
 pub struct TraceSource {
     backend: Box<dyn Backend>,
-    next: usize,
-    queue: VecDeque<Conversation>,
+    next_group: usize,
+    /// The requests of the open conversation: (next, count).
+    cursor: Option<(usize, usize)>,
     stray_done: bool,
 }
 
@@ -100,8 +106,8 @@ impl TraceSource {
     pub fn new(backend: Box<dyn Backend>) -> Self {
         TraceSource {
             backend,
-            next: 0,
-            queue: VecDeque::new(),
+            next_group: 0,
+            cursor: None,
             stray_done: false,
         }
     }
@@ -114,8 +120,15 @@ impl TraceSource {
         self.backend.groups().iter().any(|g| g == id)
     }
 
+    /// Open a conversation; then read its requests with [`Self::request`].
     pub fn group(&mut self, id: &str) -> Result<Group> {
+        self.cursor = None;
         self.backend.group(id)
+    }
+
+    /// The `index`-th request of the conversation last opened.
+    pub fn request(&mut self, index: usize) -> Result<Conversation> {
+        self.backend.request(index)
     }
 }
 
@@ -126,8 +139,11 @@ impl Source for TraceSource {
 
     fn next_conversation(&mut self) -> Option<Result<Conversation>> {
         loop {
-            if let Some(c) = self.queue.pop_front() {
-                return Some(Ok(c));
+            if let Some((next, count)) = self.cursor
+                && next < count
+            {
+                self.cursor = Some((next + 1, count));
+                return Some(self.backend.request(next));
             }
             if !self.stray_done {
                 self.stray_done = true;
@@ -139,10 +155,10 @@ impl Source for TraceSource {
                     return Some(Ok(c));
                 }
             }
-            let id = self.backend.groups().get(self.next)?.clone();
-            self.next += 1;
+            let id = self.backend.groups().get(self.next_group)?.clone();
+            self.next_group += 1;
             match self.backend.group(&id) {
-                Ok(g) => self.queue.extend(g.requests),
+                Ok(g) => self.cursor = Some((0, g.requests)),
                 Err(e) => return Some(Err(e)),
             }
         }

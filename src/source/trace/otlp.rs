@@ -283,6 +283,8 @@ pub struct Otlp {
     /// Request spans by conversation, in order.
     members: HashMap<String, Vec<SpanMeta>>,
     stray: Vec<CorruptRecord>,
+    /// The requests of the conversation last opened: (group, span, turn, step).
+    current: Vec<(String, SpanMeta, usize, usize)>,
 }
 
 fn nanos(v: &Option<Value>) -> u128 {
@@ -529,6 +531,7 @@ pub fn open(path: &Path, mode: Mode, limits: Limits) -> Result<Otlp> {
         groups,
         members,
         stray,
+        current: Vec::new(),
     })
 }
 
@@ -636,82 +639,93 @@ impl Backend for Otlp {
     }
 
     fn group(&mut self, id: &str) -> Result<Group> {
-        let mut file = File::open(&self.path).map_err(|e| Error::io(&self.path, &e))?;
         let mut traces: Vec<&str> = Vec::new();
         let mut steps: HashMap<&str, usize> = HashMap::new();
-        let mut requests = Vec::new();
+        let mut plan = Vec::new();
         for m in self.members.get(id).map(Vec::as_slice).unwrap_or_default() {
             if !traces.contains(&m.trace.as_str()) {
                 traces.push(&m.trace);
             }
             let turn_index = traces.iter().position(|t| *t == m.trace).expect("pushed") + 1;
             let step = steps.entry(&m.trace).or_insert(0);
-            let step_index = *step;
+            plan.push((id.to_string(), m.clone(), turn_index, *step));
             *step += 1;
-            let loc = Loc::Line {
-                line: m.line,
-                start: m.start,
-                end: m.end,
-            };
-            let text = read_span(&mut file, m).map_err(|e| Error::io(&self.path, &e))?;
-            let span: SpanDoc = serde_json::from_str(&text).map_err(|e| {
-                Error::input(
-                    &self.path,
-                    format!(
-                        "changed while it was read (line {}: {})",
-                        m.line,
-                        json_error(&e)
-                    ),
-                )
-            })?;
-            let mut conv =
-                Conversation::new(request_id(id, turn_index, step_index), self.info.clone());
-            let p = build(&span, &loc, &mut conv);
-            let code = span.status.as_ref().and_then(|s| s.code.clone());
-            let status = match code {
-                Some(Value::Number(n)) if n.as_u64() == Some(2) => SpanStatus::Error,
-                Some(Value::Number(n)) if n.as_u64() == Some(1) => SpanStatus::Ok,
-                Some(Value::String(s)) if s.ends_with("ERROR") => SpanStatus::Error,
-                Some(Value::String(s)) if s.ends_with("OK") => SpanStatus::Ok,
-                _ => SpanStatus::Unset,
-            };
-            let error = span
-                .status
-                .as_ref()
-                .and_then(|s| s.message.clone())
-                .filter(|m| !m.trim().is_empty())
-                .or_else(|| {
-                    span.events
-                        .iter()
-                        .filter(|e| e.name == "exception")
-                        .find_map(|e| attr_str(&e.attributes, "exception.message"))
-                });
-            conv.trace = Some(Box::new(TraceStep {
-                conversation: id.to_string(),
-                turn: Some(m.trace.clone()),
-                turn_index,
-                step_index,
-                span: m.span.clone(),
-                request: loc.clone(),
-                end: Some(loc),
-                finish_reason: p.finish.as_deref().map(normalise_finish),
-                raw_finish_reason: p.finish,
-                status,
-                error,
-                model: p.model,
-                tools: p.tools,
-                request_bytes: p.bytes,
-                retries: 0,
-                output: p.output,
-                started: iso_ns(m.start_ns),
-            }));
-            requests.push(conv);
         }
+        let requests = plan.len();
+        self.current = plan;
         Ok(Group {
             id: id.to_string(),
             requests,
             events: Vec::new(),
         })
+    }
+
+    fn request(&mut self, index: usize) -> Result<Conversation> {
+        let Some((id, m, turn_index, step_index)) = self.current.get(index).cloned() else {
+            return Err(Error::input(
+                &self.path,
+                format!("no recorded request {index}"),
+            ));
+        };
+        let mut file = File::open(&self.path).map_err(|e| Error::io(&self.path, &e))?;
+        let loc = Loc::Line {
+            line: m.line,
+            start: m.start,
+            end: m.end,
+        };
+        let text = read_span(&mut file, &m).map_err(|e| Error::io(&self.path, &e))?;
+        let span: SpanDoc = serde_json::from_str(&text).map_err(|e| {
+            Error::input(
+                &self.path,
+                format!(
+                    "changed while it was read (line {}: {})",
+                    m.line,
+                    json_error(&e)
+                ),
+            )
+        })?;
+        let mut conv =
+            Conversation::new(request_id(&id, turn_index, step_index), self.info.clone());
+        let p = build(&span, &loc, &mut conv);
+        let code = span.status.as_ref().and_then(|s| s.code.clone());
+        let status = match code {
+            Some(Value::Number(n)) if n.as_u64() == Some(2) => SpanStatus::Error,
+            Some(Value::Number(n)) if n.as_u64() == Some(1) => SpanStatus::Ok,
+            Some(Value::String(s)) if s.ends_with("ERROR") => SpanStatus::Error,
+            Some(Value::String(s)) if s.ends_with("OK") => SpanStatus::Ok,
+            _ => SpanStatus::Unset,
+        };
+        let error = span
+            .status
+            .as_ref()
+            .and_then(|s| s.message.clone())
+            .filter(|m| !m.trim().is_empty())
+            .or_else(|| {
+                span.events
+                    .iter()
+                    .filter(|e| e.name == "exception")
+                    .find_map(|e| attr_str(&e.attributes, "exception.message"))
+            });
+        conv.trace = Some(Box::new(TraceStep {
+            conversation: id,
+            turn: Some(m.trace.clone()),
+            turn_index,
+            step_index,
+            span: m.span.clone(),
+            request: loc.clone(),
+            end: Some(loc),
+            finish_reason: p.finish.as_deref().map(normalise_finish),
+            raw_finish_reason: p.finish,
+            status,
+            error,
+            model: p.model,
+            tools: p.tools,
+            request_bytes: p.bytes,
+            retries: 0,
+            output: p.output,
+            started: iso_ns(m.start_ns),
+        }));
+        Ok(conv)
     }
 }
 

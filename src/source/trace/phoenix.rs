@@ -30,6 +30,9 @@ pub struct Phoenix {
     groups: Vec<String>,
     /// LLM spans: (group, spans rowid, trace id), in start order.
     index: Vec<(String, i64, String)>,
+    /// The requests of the conversation last opened: (group, spans rowid,
+    /// trace id, turn, step).
+    current: Vec<(String, i64, String, usize, usize)>,
 }
 
 struct Cols {
@@ -204,6 +207,7 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Phoenix> {
         cols,
         groups,
         index,
+        current: Vec::new(),
     })
 }
 
@@ -331,10 +335,9 @@ impl Backend for Phoenix {
     }
 
     fn group(&mut self, id: &str) -> Result<Group> {
-        let path = self.path.clone();
         let mut traces: Vec<&str> = Vec::new();
         let mut steps: HashMap<&str, usize> = HashMap::new();
-        let mut requests = Vec::new();
+        let mut plan = Vec::new();
         for (g, rowid, trace) in &self.index {
             if g != id {
                 continue;
@@ -344,71 +347,81 @@ impl Backend for Phoenix {
             }
             let turn_index = traces.iter().position(|t| t == trace).expect("pushed") + 1;
             let step = steps.entry(trace).or_insert(0);
-            let step_index = *step;
+            plan.push((id.to_string(), *rowid, trace.clone(), turn_index, *step));
             *step += 1;
-            let row = self.row(*rowid).map_err(sql_err(&path))?;
-            let loc = Loc::Row {
-                table: Arc::from("spans"),
-                key: Arc::from(row.span_id.as_str()),
-                rowid: Some(*rowid),
-            };
-            let mut conv =
-                Conversation::new(request_id(id, turn_index, step_index), self.info.clone());
-            let attrs = match row.attrs.as_deref().map(serde_json::from_str::<Value>) {
-                Some(Ok(v)) => nested(v),
-                Some(Err(e)) => {
-                    conv.corrupt.push(messages::corrupt(
-                        &loc,
-                        format!(
-                            "has `attributes` that {}",
-                            crate::source::chat::json_error(&e)
-                        ),
-                        row.attrs.as_deref().unwrap_or_default(),
-                    ));
-                    Value::Null
-                }
-                None => Value::Null,
-            };
-            let p = from_openinference(&attrs, &loc, &mut conv);
-            let status = match row.status.as_deref() {
-                Some("OK") => SpanStatus::Ok,
-                Some("ERROR") => SpanStatus::Error,
-                _ => SpanStatus::Unset,
-            };
-            let events = row
-                .events
-                .as_deref()
-                .and_then(|e| serde_json::from_str::<Value>(e).ok())
-                .unwrap_or(Value::Null);
-            let error = row
-                .status_message
-                .filter(|m| !m.trim().is_empty())
-                .or_else(|| exception_message(&events));
-            conv.trace = Some(Box::new(TraceStep {
-                conversation: id.to_string(),
-                turn: Some(trace.clone()),
-                turn_index,
-                step_index,
-                span: row.span_id.clone(),
-                request: loc.clone(),
-                end: Some(loc),
-                finish_reason: p.finish.as_deref().map(normalise_finish),
-                raw_finish_reason: p.finish,
-                status,
-                error,
-                model: p.model,
-                tools: p.tools,
-                request_bytes: p.bytes,
-                retries: 0,
-                output: p.output,
-                started: row.start,
-            }));
-            requests.push(conv);
         }
+        let requests = plan.len();
+        self.current = plan;
         Ok(Group {
             id: id.to_string(),
             requests,
             events: Vec::new(),
         })
+    }
+
+    fn request(&mut self, index: usize) -> Result<Conversation> {
+        let path = self.path.clone();
+        let Some((id, rowid, trace, turn_index, step_index)) = self.current.get(index).cloned()
+        else {
+            return Err(Error::input(&path, format!("no recorded request {index}")));
+        };
+        let row = self.row(rowid).map_err(sql_err(&path))?;
+        let loc = Loc::Row {
+            table: Arc::from("spans"),
+            key: Arc::from(row.span_id.as_str()),
+            rowid: Some(rowid),
+        };
+        let mut conv =
+            Conversation::new(request_id(&id, turn_index, step_index), self.info.clone());
+        let attrs = match row.attrs.as_deref().map(serde_json::from_str::<Value>) {
+            Some(Ok(v)) => nested(v),
+            Some(Err(e)) => {
+                conv.corrupt.push(messages::corrupt(
+                    &loc,
+                    format!(
+                        "has `attributes` that {}",
+                        crate::source::chat::json_error(&e)
+                    ),
+                    row.attrs.as_deref().unwrap_or_default(),
+                ));
+                Value::Null
+            }
+            None => Value::Null,
+        };
+        let p = from_openinference(&attrs, &loc, &mut conv);
+        let status = match row.status.as_deref() {
+            Some("OK") => SpanStatus::Ok,
+            Some("ERROR") => SpanStatus::Error,
+            _ => SpanStatus::Unset,
+        };
+        let events = row
+            .events
+            .as_deref()
+            .and_then(|e| serde_json::from_str::<Value>(e).ok())
+            .unwrap_or(Value::Null);
+        let error = row
+            .status_message
+            .filter(|m| !m.trim().is_empty())
+            .or_else(|| exception_message(&events));
+        conv.trace = Some(Box::new(TraceStep {
+            conversation: id,
+            turn: Some(trace),
+            turn_index,
+            step_index,
+            span: row.span_id.clone(),
+            request: loc.clone(),
+            end: Some(loc),
+            finish_reason: p.finish.as_deref().map(normalise_finish),
+            raw_finish_reason: p.finish,
+            status,
+            error,
+            model: p.model,
+            tools: p.tools,
+            request_bytes: p.bytes,
+            retries: 0,
+            output: p.output,
+            started: row.start,
+        }));
+        Ok(conv)
     }
 }
