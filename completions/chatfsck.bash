@@ -297,7 +297,7 @@ _chatfsck() {
             return 0
             ;;
         chatfsck__subcmd__lint)
-            opts="-h --format --select --ignore --fail-on --config --max-line-mib --table --conversation-column --index-column --role-column --content-column --help"
+            opts="-h --format --select --ignore --fail-on --config --trace --max-line-mib --table --conversation-column --index-column --role-column --content-column --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -320,6 +320,10 @@ _chatfsck() {
                     return 0
                     ;;
                 --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --trace)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

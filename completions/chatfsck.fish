@@ -29,7 +29,7 @@ complete -c chatfsck -n "__fish_chatfsck_needs_command" -s V -l version -d 'Prin
 complete -c chatfsck -n "__fish_chatfsck_needs_command" -f -a "lint" -d 'Check histories and report every finding, with evidence'
 complete -c chatfsck -n "__fish_chatfsck_needs_command" -f -a "inspect" -d 'Show what a history holds: format, dialect, counts and a message timeline'
 complete -c chatfsck -n "__fish_chatfsck_needs_command" -f -a "repair" -d 'Write a repaired copy of a history (the input is never changed)'
-complete -c chatfsck -n "__fish_chatfsck_needs_command" -f -a "diff" -d 'Compare two histories message by message (e.g. original and repaired)'
+complete -c chatfsck -n "__fish_chatfsck_needs_command" -f -a "diff" -d 'Compare two histories message by message (e.g. original and repaired), or a conversation store with the trace its app wrote (every recorded prompt beside the stored history)'
 complete -c chatfsck -n "__fish_chatfsck_needs_command" -f -a "rules" -d 'List every rule: name, severity, whether repair fixes it, what it detects'
 complete -c chatfsck -n "__fish_chatfsck_needs_command" -f -a "explain" -d 'Explain a rule: what it detects, why it breaks an agent, what providers answer, the repair'
 complete -c chatfsck -n "__fish_chatfsck_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -44,6 +44,7 @@ complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l fail-on -d 'E
 warning\t''
 info\t''"
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l config -d 'Read settings from this file instead of the nearest chatfsck.toml (searched from the current directory upwards); flags override it' -r -F
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l trace -d 'Cross-check against the trace the app wrote (dispatch traces.db, Phoenix phoenix.db, OTLP JSON): report prompts sent that differ from the stored history, and cut-off answers stored as complete' -r -F
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l max-line-mib -d 'Longest JSONL line accepted, in MiB (a longer line is an error, not a history)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l table -d 'Read this message table of a SQLite or PostgreSQL database (one row per message; needs the four column flags)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l conversation-column -d 'Column that names the conversation of a row' -r
@@ -85,7 +86,7 @@ complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l dry-run -d 
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l force -d 'Overwrite OUTPUT (and the log) if they exist; the input is never overwritten'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l no-synthesize -d 'Never invent content: unanswered calls are reported (or dropped) instead of answered with a placeholder'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l conversation -d 'Compare only this conversation' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l conversation -d 'Compare only this conversation (with a trace: or one request, `<conversation>/turn-<n>/step-<k>`)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l format -d 'Output format' -r -f -a "human\t''
 json\t''
 markdown\t'Tables that paste into a bug report'"
@@ -104,7 +105,7 @@ complete -c chatfsck -n "__fish_chatfsck_using_subcommand explain" -s h -l help 
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand help; and not __fish_seen_subcommand_from lint inspect repair diff rules explain help" -f -a "lint" -d 'Check histories and report every finding, with evidence'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand help; and not __fish_seen_subcommand_from lint inspect repair diff rules explain help" -f -a "inspect" -d 'Show what a history holds: format, dialect, counts and a message timeline'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand help; and not __fish_seen_subcommand_from lint inspect repair diff rules explain help" -f -a "repair" -d 'Write a repaired copy of a history (the input is never changed)'
-complete -c chatfsck -n "__fish_chatfsck_using_subcommand help; and not __fish_seen_subcommand_from lint inspect repair diff rules explain help" -f -a "diff" -d 'Compare two histories message by message (e.g. original and repaired)'
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand help; and not __fish_seen_subcommand_from lint inspect repair diff rules explain help" -f -a "diff" -d 'Compare two histories message by message (e.g. original and repaired), or a conversation store with the trace its app wrote (every recorded prompt beside the stored history)'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand help; and not __fish_seen_subcommand_from lint inspect repair diff rules explain help" -f -a "rules" -d 'List every rule: name, severity, whether repair fixes it, what it detects'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand help; and not __fish_seen_subcommand_from lint inspect repair diff rules explain help" -f -a "explain" -d 'Explain a rule: what it detects, why it breaks an agent, what providers answer, the repair'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand help; and not __fish_seen_subcommand_from lint inspect repair diff rules explain help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

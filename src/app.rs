@@ -63,6 +63,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                 selection,
                 limits: limits(&a.input),
                 mapping: a.input.mapping(),
+                trace: a.trace,
             };
             let bar = progress::Bar::for_run(a.format);
             let outcome = lint::lint_with_progress(&a.paths, &opts, &|p| {
@@ -154,6 +155,26 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             }
             .map_err(out_err)?;
             Ok(EXIT_CLEAN)
+        }
+        Command::Diff(a) if crate::source::is_trace(&a.b, limits(&a.input)) => {
+            let doc =
+                crate::crosscheck::diff(&a.a, &a.b, a.conversation.as_deref(), limits(&a.input))?;
+            match a.format {
+                InspectFormat::Human => report::crosscheck::human(&doc, &mut out),
+                InspectFormat::Json => report::crosscheck::json(&doc, &mut out),
+                InspectFormat::Markdown => {
+                    return Err(Error::Usage(
+                        "a store-against-trace diff has human and json output (markdown: use `inspect --format markdown`)".into(),
+                    ));
+                }
+            }
+            .map_err(out_err)?;
+            out.flush().map_err(out_err)?;
+            Ok(if doc.divergent() {
+                EXIT_FINDINGS
+            } else {
+                EXIT_CLEAN
+            })
         }
         Command::Diff(a) => {
             let d = crate::diff::diff(

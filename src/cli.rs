@@ -13,10 +13,12 @@ use crate::report::Format;
     version,
     about = "fsck for LLM conversation histories: find, explain and repair corrupted agent histories",
     long_about = "chatfsck reads the histories agent apps persist (JSONL logs, JSON message \
-arrays, Claude Code sessions, Codex rollouts), finds the known corruption patterns \
-(orphan tool calls, interleaved messages, truncated arguments, torn records, …), and \
-explains each with the exact lines as evidence. It never writes to its input.",
-    after_help = "Exit codes (lint): 0 no finding at or above --fail-on, 1 such findings, 2 chatfsck could not do its job."
+arrays, Claude Code sessions, Codex rollouts, SQLite stores) and the traces they write \
+(dispatch traces.db, Arize Phoenix, OTLP JSON), finds the known corruption patterns \
+(orphan tool calls, interleaved messages, truncated arguments, torn records, prompts that \
+differ from the store, …), and explains each with the exact lines as evidence. It never \
+writes to its input.",
+    after_help = "Exit codes (lint): 0 no finding at or above --fail-on, 1 such findings, 2 chatfsck could not do its job.\nExit codes (diff): 0 every recorded prompt matches the store, 1 some differ, 2 chatfsck could not do its job."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -31,7 +33,9 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Write a repaired copy of a history (the input is never changed).
     Repair(RepairArgs),
-    /// Compare two histories message by message (e.g. original and repaired).
+    /// Compare two histories message by message (e.g. original and repaired), or a
+    /// conversation store with the trace its app wrote (every recorded prompt beside the
+    /// stored history).
     Diff(DiffArgs),
     /// List every rule: name, severity, whether repair fixes it, what it detects.
     Rules(RulesArgs),
@@ -135,6 +139,11 @@ pub struct LintArgs {
     pub fail_on: Option<FailOn>,
     #[command(flatten)]
     pub config: ConfigArgs,
+    /// Cross-check against the trace the app wrote (dispatch traces.db, Phoenix phoenix.db,
+    /// OTLP JSON): report prompts sent that differ from the stored history, and cut-off answers
+    /// stored as complete
+    #[arg(long, value_name = "TRACE")]
+    pub trace: Option<PathBuf>,
     #[command(flatten)]
     pub input: InputArgs,
 }
@@ -247,10 +256,10 @@ pub struct DiffArgs {
     /// The first history
     #[arg(value_name = "A")]
     pub a: PathBuf,
-    /// The second history
+    /// The second history, or the trace the first one's app wrote
     #[arg(value_name = "B")]
     pub b: PathBuf,
-    /// Compare only this conversation
+    /// Compare only this conversation (with a trace: or one request, `<conversation>/turn-<n>/step-<k>`)
     #[arg(long, value_name = "ID")]
     pub conversation: Option<String>,
     /// Output format

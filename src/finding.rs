@@ -29,6 +29,10 @@ impl Severity {
 pub struct Label {
     pub loc: Loc,
     pub text: String,
+    /// The file this evidence is in, when it is not the finding's own file
+    /// (a cross-check cites the store and the trace).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<Arc<std::path::Path>>,
 }
 
 #[derive(Debug, Clone, Serialize)]

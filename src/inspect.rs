@@ -101,8 +101,54 @@ pub struct Inspection {
     /// asked for); a listing of many conversations keeps only counts.
     pub detail: bool,
     pub conversations: Vec<ConvView>,
+    /// For a trace: its conversations, turns and recorded requests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Vec<TraceConvView>>,
     #[serde(skip)]
     pub info: Option<Arc<SourceInfo>>,
+}
+
+/// One recorded request of a trace.
+#[derive(Debug, Serialize)]
+pub struct RequestView {
+    pub id: String,
+    pub turn: usize,
+    pub step: usize,
+    /// The turn's id as the trace records it.
+    pub turn_id: Option<String>,
+    pub span: String,
+    /// Where the request is recorded.
+    pub location: Loc,
+    pub started: Option<String>,
+    pub model: Option<String>,
+    pub messages: usize,
+    pub tools: Option<usize>,
+    pub bytes: Option<u64>,
+    pub finish_reason: Option<String>,
+    pub raw_finish_reason: Option<String>,
+    pub status: &'static str,
+    pub error: Option<String>,
+    pub retries: usize,
+    pub truncated: bool,
+    pub errors: usize,
+    pub warnings: usize,
+    pub findings: Vec<String>,
+    /// The prompt as sent (with `--conversation`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub prompt: Vec<Row>,
+    /// The recorded answer, previewed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+}
+
+/// One conversation of a trace.
+#[derive(Debug, Serialize)]
+pub struct TraceConvView {
+    pub id: String,
+    pub turns: usize,
+    pub requests: Vec<RequestView>,
+    /// Other reports the trace recorded (dispatch `reconcile.repair`).
+    pub reports: Vec<crate::source::trace::Event>,
 }
 
 fn row(pos: usize, m: &crate::model::Message) -> Row {
@@ -280,6 +326,128 @@ pub fn view(conv: &Conversation) -> ConvView {
     }
 }
 
+fn request_view(conv: &Conversation, detail: bool) -> RequestView {
+    let t = conv.trace.as_deref().expect("a recorded request");
+    let findings = rules::check(conv, &Selection::default());
+    let answer: String = t
+        .output
+        .iter()
+        .flat_map(|m| &m.parts)
+        .filter_map(|p| match &p.kind {
+            PartKind::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let tool_calls: Vec<String> = t
+        .output
+        .iter()
+        .flat_map(|m| m.tool_calls())
+        .map(|(_, _, name, _)| format!("{name}(…)"))
+        .collect();
+    let answer = if answer.trim().is_empty() {
+        tool_calls.join(" ")
+    } else {
+        answer
+    };
+    RequestView {
+        id: conv.id.clone(),
+        turn: t.turn_index,
+        step: t.step_index,
+        turn_id: t.turn.clone(),
+        span: t.span.clone(),
+        location: t.request.clone(),
+        started: t.started.clone(),
+        model: t.model.clone(),
+        messages: conv.messages.len(),
+        tools: t.tools,
+        bytes: t.request_bytes,
+        finish_reason: t.finish_reason.clone(),
+        raw_finish_reason: t.raw_finish_reason.clone(),
+        status: t.status.as_str(),
+        error: t.error.clone(),
+        retries: t.retries,
+        truncated: t.truncated(),
+        errors: findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count(),
+        warnings: findings
+            .iter()
+            .filter(|f| f.severity == Severity::Warning)
+            .count(),
+        findings: findings
+            .iter()
+            .map(|f| format!("{}: {}", f.rule, f.summary))
+            .collect(),
+        prompt: if detail {
+            conv.messages
+                .iter()
+                .enumerate()
+                .map(|(i, m)| row(i, m))
+                .collect()
+        } else {
+            Vec::new()
+        },
+        answer: (!answer.trim().is_empty()).then(|| preview(&answer, PREVIEW)),
+    }
+}
+
+/// `inspect` of a trace: its conversations and every recorded request;
+/// with `conversation` (a conversation or one request id), each prompt.
+fn inspect_trace(
+    path: &Path,
+    trace: &mut crate::source::trace::TraceSource,
+    conversation: Option<&str>,
+) -> Result<Inspection> {
+    let info = source::Source::info(trace);
+    let mut out = Vec::new();
+    let (want_conv, want_req) = match conversation {
+        Some(id) if id.contains("/turn-") => (id.split("/turn-").next(), Some(id)),
+        Some(id) => (Some(id), None),
+        None => (None, None),
+    };
+    for gid in trace.groups() {
+        if want_conv.is_some_and(|w| w != gid) {
+            continue;
+        }
+        let g = trace.group(&gid)?;
+        let mut turns: Vec<usize> = Vec::new();
+        let mut requests = Vec::new();
+        for i in 0..g.requests {
+            let r = trace.request(i)?;
+            if want_req.is_some_and(|w| w != r.id) {
+                continue;
+            }
+            let v = request_view(&r, conversation.is_some());
+            if !turns.contains(&v.turn) {
+                turns.push(v.turn);
+            }
+            requests.push(v);
+        }
+        out.push(TraceConvView {
+            id: g.id,
+            turns: turns.len(),
+            requests,
+            reports: g.events,
+        });
+    }
+    if let Some(want) = conversation
+        && out.iter().all(|c| c.requests.is_empty())
+    {
+        return Err(Error::input(path, format!("no conversation `{want}`")));
+    }
+    Ok(Inspection {
+        path: info.path.display().to_string(),
+        format: info.format,
+        dialect: info.dialect,
+        detail: conversation.is_some(),
+        conversations: Vec::new(),
+        trace: Some(out),
+        info: Some(info),
+    })
+}
+
 pub fn inspect(
     path: &Path,
     conversation: Option<&str>,
@@ -287,6 +455,9 @@ pub fn inspect(
     mapping: Option<&source::Mapping>,
 ) -> Result<Inspection> {
     let mut src = source::open_with(path, limits, mapping)?;
+    if let Some(trace) = src.as_trace() {
+        return inspect_trace(path, trace, conversation);
+    }
     let mut convs = Vec::new();
     while let Some(conv) = src.next_conversation() {
         let conv = conv?;
@@ -313,6 +484,7 @@ pub fn inspect(
         dialect: info.dialect,
         detail: conversation.is_some() || convs.len() == 1,
         conversations: convs,
+        trace: None,
         info: Some(info),
     })
 }

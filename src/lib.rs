@@ -8,6 +8,7 @@
 pub mod app;
 pub mod cli;
 pub mod config;
+pub mod crosscheck;
 pub mod diff;
 pub mod docgen;
 pub mod error;

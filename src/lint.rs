@@ -9,6 +9,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::crosscheck;
 use crate::error::Error;
 use crate::finding::{Finding, Severity};
 use crate::model::{Conversation, PartKind, Role, SourceInfo};
@@ -66,12 +67,25 @@ impl Stats {
     }
 }
 
+/// What a cross-check against a trace covered.
+#[derive(Debug, Clone, Serialize)]
+pub struct CrossCheck {
+    pub trace: PathBuf,
+    /// Conversations the trace records.
+    pub trace_conversations: usize,
+    /// Stored conversations the trace recorded requests for.
+    pub conversations: usize,
+    /// Recorded requests compared with the store.
+    pub requests: usize,
+}
+
 /// What lint found in one input.
 #[derive(Debug)]
 pub struct FileReport {
     pub info: Arc<SourceInfo>,
     pub stats: Stats,
     pub findings: Vec<Finding>,
+    pub crosscheck: Option<CrossCheck>,
 }
 
 #[derive(Debug, Default)]
@@ -111,22 +125,43 @@ pub struct Options {
     pub limits: Limits,
     /// The message table to read in SQLite and PostgreSQL inputs.
     pub mapping: Option<source::Mapping>,
+    /// A trace to cross-check every store against (`--trace`).
+    pub trace: Option<PathBuf>,
 }
 
-/// Check one input: every conversation it holds.
+/// Check one input: every conversation it holds, and, with a trace, every
+/// request the trace recorded for it.
 pub fn lint_one(path: &std::path::Path, opts: &Options) -> Result<FileReport, Error> {
     let mut src = source::open_with(path, opts.limits, opts.mapping.as_ref())?;
+    let mut trace = match &opts.trace {
+        Some(t) if src.as_trace().is_none() => Some((t, source::open_trace(t, opts.limits)?)),
+        _ => None,
+    };
     let mut stats = Stats::default();
     let mut findings = Vec::new();
+    let mut cross = trace.as_ref().map(|(t, src)| CrossCheck {
+        trace: t.to_path_buf(),
+        trace_conversations: src.groups().len(),
+        conversations: 0,
+        requests: 0,
+    });
     while let Some(conv) = src.next_conversation() {
         let conv = conv?;
         stats.add(&Stats::of(&conv));
         findings.extend(rules::check(&conv, &opts.selection));
+        if let (Some((tpath, t)), Some(c)) = (trace.as_mut(), cross.as_mut())
+            && let Some(cmp) = crosscheck::compare(&conv, t)?
+        {
+            c.conversations += 1;
+            c.requests += cmp.requests.len();
+            findings.extend(crosscheck::findings(&conv, &cmp, tpath, &opts.selection));
+        }
     }
     Ok(FileReport {
         info: src.info(),
         stats,
         findings,
+        crosscheck: cross,
     })
 }
 
@@ -150,6 +185,10 @@ pub fn lint_with_progress(
     opts: &Options,
     progress: &(dyn Fn(Progress<'_>) + Sync),
 ) -> Result<Outcome, Error> {
+    if let Some(t) = &opts.trace {
+        // A bad trace stops the job before any work: it applies to every input.
+        source::open_trace(t, opts.limits)?;
+    }
     let inputs = source::expand(paths)?;
     progress(Progress::Started {
         inputs: inputs.len(),

@@ -296,6 +296,9 @@ pub struct Conversation {
     /// The row view, for message tables: where the rows live, how they are
     /// indexed, and the tool execution records kept beside them.
     pub table: Option<MessageTable>,
+    /// For a request recorded in a trace: what the trace says about the
+    /// call that sent `messages`.
+    pub trace: Option<Box<TraceStep>>,
 }
 
 impl Conversation {
@@ -308,6 +311,7 @@ impl Conversation {
             meta_records: 0,
             chunks: None,
             table: None,
+            trace: None,
         }
     }
 }
@@ -480,4 +484,78 @@ pub struct Execution {
     pub output: Option<String>,
     /// The stored error text (`failed`).
     pub error: Option<String>,
+}
+/// How a traced span ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SpanStatus {
+    Ok,
+    Error,
+    /// Closed without a status (OpenTelemetry `UNSET`).
+    Unset,
+    /// Opened and never closed: the process stopped during the call.
+    Open,
+}
+
+impl SpanStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SpanStatus::Ok => "ok",
+            SpanStatus::Error => "error",
+            SpanStatus::Unset => "unset",
+            SpanStatus::Open => "open",
+        }
+    }
+}
+
+/// One provider call recorded in a trace: the request's messages are the
+/// conversation's `messages`; this is everything else the trace knows.
+#[derive(Debug, Clone)]
+pub struct TraceStep {
+    /// The conversation the trace files the call under (dispatch's
+    /// `conversationId`, `session.id`, `gen_ai.conversation.id`, or the
+    /// trace id when nothing names one).
+    pub conversation: String,
+    /// The turn's id as recorded (dispatch `turnId`, the OpenTelemetry trace id).
+    pub turn: Option<String>,
+    /// 1-based position of the turn in the conversation.
+    pub turn_index: usize,
+    /// 0-based position of the step (provider call) in its turn.
+    pub step_index: usize,
+    /// The span of the call (dispatch: the `step` span).
+    pub span: String,
+    /// Where the request body is recorded.
+    pub request: Loc,
+    /// Where the call's outcome is recorded (span close, span row), if it
+    /// was recorded at all.
+    pub end: Option<Loc>,
+    /// The finish reason, normalised (`stop`, `tool_call`, `length`,
+    /// `content_filter`, or the raw value when unknown).
+    pub finish_reason: Option<String>,
+    /// The finish reason exactly as recorded.
+    pub raw_finish_reason: Option<String>,
+    pub status: SpanStatus,
+    /// The recorded error: status message, `error.message`, exception event.
+    pub error: Option<String>,
+    pub model: Option<String>,
+    /// Tools offered in the request.
+    pub tools: Option<usize>,
+    /// Size of the recorded request payload in bytes.
+    pub request_bytes: Option<u64>,
+    /// Earlier attempts of the same step (retries) recorded before this one.
+    pub retries: usize,
+    /// The recorded answer, where the trace keeps it.
+    pub output: Vec<Message>,
+    /// When the call started, as recorded.
+    pub started: Option<String>,
+}
+
+impl TraceStep {
+    /// The call ended without a finish reason, or with an error: the
+    /// answer is cut off.
+    pub fn truncated(&self) -> bool {
+        self.finish_reason.is_none()
+            || self.finish_reason.as_deref() == Some("error")
+            || matches!(self.status, SpanStatus::Error | SpanStatus::Open)
+    }
 }

@@ -253,7 +253,8 @@ fn rules_and_explain_cover_every_rule() {
         .iter()
         .map(|r| r["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names.len(), 16);
+    assert_eq!(names.len(), 18);
+    assert!(names.contains(&"truncated-response") && names.contains(&"prompt-divergence"));
     assert!(names.contains(&"index-gap") && names.contains(&"duplicate-index"));
     for name in names {
         let o = run(&["explain", name]);

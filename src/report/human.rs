@@ -73,6 +73,10 @@ impl Diagnostic for Diag<'_> {
         let mut seen = Vec::new();
         let mut labels = Vec::new();
         for (i, l) in self.finding.labels.iter().enumerate() {
+            // Evidence in another file is listed under the diagnostic.
+            if l.path.is_some() {
+                continue;
+            }
             let Some(span) = self.excerpt.span_of(&l.loc) else {
                 continue;
             };
@@ -96,18 +100,30 @@ impl Diagnostic for Diag<'_> {
 pub fn location(f: &Finding) -> String {
     let path = f.source.path.display().to_string();
     match &f.loc {
-        Some(Loc::Line { line, .. }) => format!("{path}:{line}"),
-        Some(Loc::Row { table, key, rowid }) => match rowid {
+        Some(loc) => loc_text(&path, loc),
+        None => path,
+    }
+}
+
+/// A record of a file, as `path:line` or `path: table key (rowid n)`.
+pub fn loc_text(path: &str, loc: &Loc) -> String {
+    match loc {
+        Loc::Line { line, .. } => format!("{path}:{line}"),
+        Loc::Row { table, key, rowid } => match rowid {
             Some(r) => format!("{path}: {table} {key} (rowid {r})"),
             None => format!("{path}: {table} {key}"),
         },
-        None => path,
     }
 }
 
 impl Human {
     fn diag<'a>(&self, f: &'a Finding) -> Diag<'a> {
-        let mut locs: Vec<&Loc> = f.labels.iter().map(|l| &l.loc).collect();
+        let mut locs: Vec<&Loc> = f
+            .labels
+            .iter()
+            .filter(|l| l.path.is_none())
+            .map(|l| &l.loc)
+            .collect();
         if locs.is_empty()
             && let Some(l) = &f.loc
         {
@@ -116,6 +132,15 @@ impl Human {
         let excerpt = Excerpt::read(&f.source.path, &locs);
         let message = escape(&f.summary).into_owned();
         let mut help: Vec<String> = f.notes.iter().map(|n| escape(n).into_owned()).collect();
+        for l in &f.labels {
+            if let Some(p) = &l.path {
+                help.push(format!(
+                    "evidence: {}: {}",
+                    escape(&loc_text(&p.display().to_string(), &l.loc)),
+                    escape(&l.text)
+                ));
+            }
+        }
         if f.fixable
             && let Some(rule) = crate::rules::find(f.rule)
             && let Some(repair) = rule.repair
@@ -214,6 +239,28 @@ impl Report for Human {
                 s = format!("{}\n{s}", escape(&location(f)));
             }
             out.write_all(s.as_bytes())?;
+        }
+        for f in &outcome.files {
+            if let Some(c) = &f.crosscheck
+                && c.conversations == 0
+            {
+                writeln!(
+                    out,
+                    "note: no conversation of {} appears in {} (it records {}): nothing cross-checked",
+                    escape(&f.info.path.display().to_string()),
+                    escape(&c.trace.display().to_string()),
+                    plural(c.trace_conversations, "conversation", "conversations"),
+                )?;
+            } else if let Some(c) = &f.crosscheck {
+                writeln!(
+                    out,
+                    "note: cross-checked {} against {}: {} recorded in the trace, {}",
+                    escape(&f.info.path.display().to_string()),
+                    escape(&c.trace.display().to_string()),
+                    plural(c.conversations, "conversation", "conversations"),
+                    plural(c.requests, "request compared", "requests compared"),
+                )?;
+            }
         }
         for (path, reason) in &outcome.skipped {
             writeln!(

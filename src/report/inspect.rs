@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use comfy_table::{ContentArrangement, Table, presets};
 
 use crate::escape::{escape, md_code, md_escape};
-use crate::inspect::{ConvView, Inspection};
+use crate::inspect::{ConvView, Inspection, RequestView, TraceConvView};
 use crate::model::Loc;
 
 fn table(header: Vec<&str>) -> Table {
@@ -129,6 +129,9 @@ const LIST_HEADER: [&str; 7] = [
 ];
 
 pub fn human(ins: &Inspection, out: &mut dyn Write) -> io::Result<()> {
+    if let Some(tr) = &ins.trace {
+        return trace_human(ins, tr, out);
+    }
     writeln!(out, "{}", escape(&ins.path))?;
     writeln!(out, "  format:        {} ({})", ins.format, ins.dialect)?;
     writeln!(out, "  conversations: {}", ins.conversations.len())?;
@@ -235,6 +238,9 @@ fn md_table(out: &mut dyn Write, header: &[&str], rows: Vec<Vec<String>>) -> io:
 }
 
 pub fn markdown(ins: &Inspection, out: &mut dyn Write) -> io::Result<()> {
+    if let Some(tr) = &ins.trace {
+        return trace_markdown(ins, tr, out);
+    }
     writeln!(out, "## {}", md_code(&ins.path))?;
     writeln!(out)?;
     writeln!(
@@ -291,6 +297,247 @@ pub fn markdown(ins: &Inspection, out: &mut dyn Write) -> io::Result<()> {
             timeline_cells(c, ", "),
         )?;
         writeln!(out)?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Traces
+
+const REQUEST_HEADER: [&str; 11] = [
+    "turn",
+    "step",
+    "recorded at",
+    "started",
+    "messages",
+    "tools",
+    "bytes",
+    "finish",
+    "status",
+    "errors",
+    "warnings",
+];
+
+fn opt<T: ToString>(v: &Option<T>) -> String {
+    v.as_ref()
+        .map(|x| x.to_string())
+        .unwrap_or_else(|| "-".into())
+}
+
+fn finish_cell(r: &RequestView) -> String {
+    match (&r.finish_reason, &r.raw_finish_reason) {
+        (Some(f), Some(raw)) if f != raw => format!("{f} ({raw})"),
+        (Some(f), _) => f.clone(),
+        (None, _) => "none".into(),
+    }
+}
+
+fn request_cells(r: &RequestView) -> Vec<String> {
+    vec![
+        r.turn.to_string(),
+        r.step.to_string(),
+        loc_text(&r.location),
+        opt(&r.started),
+        r.messages.to_string(),
+        opt(&r.tools),
+        opt(&r.bytes),
+        finish_cell(r),
+        if r.retries > 0 {
+            format!("{} ({} retries)", r.status, r.retries)
+        } else {
+            r.status.to_string()
+        },
+        r.errors.to_string(),
+        r.warnings.to_string(),
+    ]
+}
+
+fn prompt_cells(r: &RequestView, sep: &str) -> Vec<Vec<String>> {
+    r.prompt
+        .iter()
+        .map(|m| {
+            vec![
+                m.position.to_string(),
+                m.role.to_string(),
+                m.parts.join(","),
+                escape(&m.tool_ids.join(sep)).into_owned(),
+                m.preview.clone(),
+            ]
+        })
+        .collect()
+}
+
+const PROMPT_HEADER: [&str; 5] = ["#", "role", "parts", "tool ids", "preview"];
+
+fn request_facts(r: &RequestView) -> Vec<(&'static str, String)> {
+    let mut v = vec![(
+        "sent",
+        format!(
+            "{}: {}, {}, {}{}",
+            loc_text(&r.location),
+            plural(r.messages, "message"),
+            r.tools
+                .map(|t| plural(t, "tool"))
+                .unwrap_or_else(|| "tools not recorded".into()),
+            r.bytes
+                .map(|b| format!("{b} bytes"))
+                .unwrap_or_else(|| "size not recorded".into()),
+            r.model
+                .as_ref()
+                .map(|m| format!(", model {m}"))
+                .unwrap_or_default()
+        ),
+    )];
+    let mut ended = match &r.finish_reason {
+        Some(_) => format!("finish {}, status {}", finish_cell(r), r.status),
+        None => format!("no finish reason, status {}", r.status),
+    };
+    if let Some(e) = &r.error {
+        ended.push_str(&format!(": {}", crate::escape::preview(e, 100)));
+    }
+    if r.truncated {
+        ended.push_str(" (truncated)");
+    }
+    v.push(("ended", ended));
+    if let Some(a) = &r.answer {
+        v.push(("answer", a.clone()));
+    }
+    v
+}
+
+fn plural(n: usize, one: &str) -> String {
+    format!("{n} {one}{}", if n == 1 { "" } else { "s" })
+}
+
+fn loc_text(loc: &Loc) -> String {
+    match loc {
+        Loc::Line { line, .. } => format!("line {line}"),
+        Loc::Row { table, key, rowid } => match rowid {
+            Some(r) => format!("{table} {key} (rowid {r})"),
+            None => format!("{table} {key}"),
+        },
+    }
+}
+
+fn trace_header(ins: &Inspection, tr: &[TraceConvView]) -> String {
+    let requests: usize = tr.iter().map(|c| c.requests.len()).sum();
+    format!(
+        "  format:        {} ({})\n  conversations: {}, {}",
+        ins.format,
+        ins.dialect,
+        tr.len(),
+        plural(requests, "recorded request")
+    )
+}
+
+fn trace_human(ins: &Inspection, tr: &[TraceConvView], out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "{}", escape(&ins.path))?;
+    writeln!(out, "{}", trace_header(ins, tr))?;
+    for c in tr {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "conversation {}: {}, {}",
+            escape(&c.id),
+            plural(c.turns, "turn"),
+            plural(c.requests.len(), "request")
+        )?;
+        for e in &c.reports {
+            writeln!(
+                out,
+                "  {} after {}, at {}: {}",
+                escape(&e.name),
+                plural(e.before_request, "request"),
+                escape(&loc_text(&e.loc)),
+                escape(&e.summary())
+            )?;
+        }
+        if !ins.detail {
+            let mut t = table(REQUEST_HEADER.to_vec());
+            for r in &c.requests {
+                t.add_row(
+                    request_cells(r)
+                        .into_iter()
+                        .map(|x| escape(&x).into_owned())
+                        .collect::<Vec<_>>(),
+                );
+            }
+            writeln!(out, "{t}")?;
+            continue;
+        }
+        for r in &c.requests {
+            writeln!(out)?;
+            writeln!(out, "turn {} step {} — {}", r.turn, r.step, escape(&r.id))?;
+            for (label, fact) in request_facts(r) {
+                writeln!(out, "  {:<8} {}", format!("{label}:"), escape(&fact))?;
+            }
+            for f in &r.findings {
+                writeln!(out, "  - {}", escape(f))?;
+            }
+            let mut t = table(PROMPT_HEADER.to_vec());
+            for row in prompt_cells(r, ", ") {
+                t.add_row(row);
+            }
+            writeln!(out, "{t}")?;
+        }
+    }
+    if !ins.detail {
+        writeln!(out, "use --conversation ID for each step's prompt")?;
+    }
+    Ok(())
+}
+
+fn trace_markdown(ins: &Inspection, tr: &[TraceConvView], out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "## `{}`", md_escape(&ins.path).replace("\\`", "'"))?;
+    writeln!(out)?;
+    let requests: usize = tr.iter().map(|c| c.requests.len()).sum();
+    writeln!(
+        out,
+        "{} ({}), {}, {}. Generated by chatfsck {}.",
+        ins.format,
+        ins.dialect,
+        plural(tr.len(), "conversation"),
+        plural(requests, "recorded request"),
+        env!("CARGO_PKG_VERSION")
+    )?;
+    for c in tr {
+        writeln!(out)?;
+        writeln!(out, "### Conversation {}", md_escape(&c.id))?;
+        writeln!(out)?;
+        for e in &c.reports {
+            writeln!(
+                out,
+                "- `{}` after {}, at {}: {}",
+                md_escape(&e.name),
+                plural(e.before_request, "request"),
+                md_escape(&loc_text(&e.loc)),
+                md_escape(&e.summary())
+            )?;
+        }
+        if !c.reports.is_empty() {
+            writeln!(out)?;
+        }
+        if !ins.detail {
+            md_table(
+                out,
+                &REQUEST_HEADER,
+                c.requests.iter().map(request_cells).collect(),
+            )?;
+            continue;
+        }
+        for r in &c.requests {
+            writeln!(out, "#### Turn {} step {}", r.turn, r.step)?;
+            writeln!(out)?;
+            for (label, fact) in request_facts(r) {
+                writeln!(out, "- {label}: {}", md_escape(&fact))?;
+            }
+            for f in &r.findings {
+                writeln!(out, "- {}", md_escape(f))?;
+            }
+            writeln!(out)?;
+            md_table(out, &PROMPT_HEADER, prompt_cells(r, ", "))?;
+            writeln!(out)?;
+        }
     }
     Ok(())
 }

@@ -49,6 +49,8 @@ struct FileOut<'a> {
     #[serde(flatten)]
     stats: &'a Stats,
     findings: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    crosscheck: Option<&'a crate::lint::CrossCheck>,
 }
 
 #[derive(Serialize)]
@@ -117,7 +119,13 @@ fn finding(f: &Finding) -> FindingOut<'_> {
             .labels
             .iter()
             .map(|l| Evidence {
-                location: location(f, Some(&l.loc)),
+                location: match &l.path {
+                    Some(p) => Location {
+                        path: p.display().to_string(),
+                        loc: Some(l.loc.clone()),
+                    },
+                    None => location(f, Some(&l.loc)),
+                },
                 text: &l.text,
             })
             .collect(),
@@ -211,6 +219,7 @@ impl Report for Json {
                     dialect: f.info.dialect,
                     stats: &f.stats,
                     findings: f.findings.len(),
+                    crosscheck: f.crosscheck.as_ref(),
                 })
                 .collect(),
             findings: o.findings().map(finding).collect(),

@@ -5,6 +5,7 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::lint::Outcome;
 
+pub mod crosscheck;
 pub mod diff;
 pub mod github;
 pub mod human;

@@ -2,6 +2,7 @@
 //! conversation that pushes findings. Rule names are a public interface.
 
 use std::cell::OnceCell;
+use std::sync::Arc;
 
 use crate::finding::{Finding, Label, Severity};
 use crate::model::{Conversation, Loc};
@@ -21,10 +22,12 @@ mod mixed_role_message;
 mod msgidx_collision;
 mod orphan_tool_call;
 mod orphan_tool_result;
+pub mod prompt_divergence;
 mod role_order;
 mod seq_gap;
 mod thinking_only_message;
 mod tool_call_as_text;
+pub mod truncated_response;
 
 /// A rule: its stable name, its documentation and its check.
 pub struct Rule {
@@ -58,6 +61,8 @@ pub static RULES: &[&Rule] = &[
     &empty_message::RULE,
     &corrupt_record::RULE,
     &role_order::RULE,
+    &truncated_response::RULE,
+    &prompt_divergence::RULE,
 ];
 
 pub fn find(name: &str) -> Option<&'static Rule> {
@@ -170,6 +175,22 @@ impl Finding {
         self.labels.push(Label {
             loc: loc.clone(),
             text: text.into(),
+            path: None,
+        });
+        self
+    }
+
+    /// Evidence in another file than the finding's own.
+    pub fn label_in(mut self, path: &std::path::Path, loc: &Loc, text: impl Into<String>) -> Self {
+        let path = if path == self.source.path.as_path() {
+            None
+        } else {
+            Some(Arc::from(path))
+        };
+        self.labels.push(Label {
+            loc: loc.clone(),
+            text: text.into(),
+            path,
         });
         self
     }

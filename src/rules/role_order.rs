@@ -11,7 +11,8 @@ pub static RULE: Rule = Rule {
 Checks the order of turns against the rules of the provider the history is
 written for:
 - every dialect that is replayed as a request (OpenAI, kimi-cli, Anthropic,
-  dispatch): the first message after the system prompt must be `user`;
+  dispatch, and the requests recorded in traces): the first message after
+  the system prompt must be `user`;
 - Anthropic: turns alternate, so two `user` or two `assistant` messages in a
   row are an error, and `system` belongs in the top-level `system` field, not
   in `messages`.
@@ -45,7 +46,10 @@ enum Flavor {
 
 fn flavor(dialect: &str) -> Option<Flavor> {
     match dialect {
-        "openai" | "kimi" | "dispatch" => Some(Flavor::OpenAi),
+        // Requests recorded in traces are what was sent: checked like OpenAI.
+        "openai" | "kimi" | "dispatch" | "phoenix" | "gen-ai" | "openinference" => {
+            Some(Flavor::OpenAi)
+        }
         "anthropic" | "gbrain" => Some(Flavor::Anthropic),
         _ => None,
     }

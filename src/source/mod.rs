@@ -15,6 +15,7 @@ pub mod lines;
 pub mod postgres;
 pub mod rows;
 pub mod sqlite;
+pub mod trace;
 
 pub use rows::Mapping;
 
@@ -23,6 +24,10 @@ pub trait Source: Send {
     fn info(&self) -> Arc<SourceInfo>;
     /// The next conversation, or `None` at the end.
     fn next_conversation(&mut self) -> Option<Result<Conversation>>;
+    /// A trace: recorded requests, with access by conversation.
+    fn as_trace(&mut self) -> Option<&mut trace::TraceSource> {
+        None
+    }
 }
 
 /// Limits that keep a hostile input from exhausting memory.
@@ -43,21 +48,49 @@ impl Default for Limits {
     }
 }
 
+/// What a file turned out to be.
+pub enum Opened {
+    /// A trace: recorded requests.
+    Trace(trace::TraceSource),
+    /// A conversation store or log.
+    History(Box<dyn Source>),
+}
+
+impl Opened {
+    pub fn into_source(self) -> Box<dyn Source> {
+        match self {
+            Opened::Trace(t) => Box::new(t),
+            Opened::History(s) => s,
+        }
+    }
+}
+
 /// Open a file and recognise its format from its content.
 pub fn open(path: &Path, limits: Limits) -> Result<Box<dyn Source>> {
     open_with(path, limits, None)
 }
 
-/// Open an input: a file (format recognised from its content) or a
-/// PostgreSQL database (`postgres:`, `postgres://…`). A mapping names the
-/// message table of a SQLite or PostgreSQL database.
+/// Open an input (see [`open_any_with`]) as a stream of conversations.
 pub fn open_with(
     path: &Path,
     limits: Limits,
     mapping: Option<&Mapping>,
 ) -> Result<Box<dyn Source>> {
+    open_any_with(path, limits, mapping).map(Opened::into_source)
+}
+
+/// Open a file and recognise its format from its content, keeping traces
+/// apart from histories.
+pub fn open_any(path: &Path, limits: Limits) -> Result<Opened> {
+    open_any_with(path, limits, None)
+}
+
+/// Open an input: a file (format recognised from its content) or a
+/// PostgreSQL database (`postgres:`, `postgres://…`). A mapping names the
+/// message table of a SQLite or PostgreSQL database.
+pub fn open_any_with(path: &Path, limits: Limits, mapping: Option<&Mapping>) -> Result<Opened> {
     if postgres::is_target(path) {
-        return postgres::open(path, mapping);
+        return postgres::open(path, mapping).map(Opened::History);
     }
     let meta = std::fs::metadata(path).map_err(|e| Error::io(path, &e))?;
     if meta.is_dir() {
@@ -81,23 +114,62 @@ pub fn open_with(
             "not a SQLite database (no SQLite header: encrypted, e.g. with SQLCipher, or another kind of file)",
         ));
     }
-    jsonl::open(path, limits)
+    if let Some(mode) = trace::otlp::detect(path, limits)? {
+        return Ok(Opened::Trace(trace::TraceSource::new(Box::new(
+            trace::otlp::open(path, mode, limits)?,
+        ))));
+    }
+    jsonl::open(path, limits).map(Opened::History)
 }
 
-fn open_sqlite(path: &Path, mapping: Option<&Mapping>) -> Result<Box<dyn Source>> {
+/// Whether a path is a trace (recognised from its content). Anything that
+/// cannot be opened is not, and fails later where it is opened for real.
+pub fn is_trace(path: &Path, limits: Limits) -> bool {
+    matches!(open_any(path, limits), Ok(Opened::Trace(_)))
+}
+
+/// Open a trace (dispatch `traces.db`, Phoenix `phoenix.db`, OTLP JSON
+/// Lines); anything else is an error that says what the file is instead.
+pub fn open_trace(path: &Path, limits: Limits) -> Result<trace::TraceSource> {
+    match open_any(path, limits)? {
+        Opened::Trace(t) => Ok(t),
+        Opened::History(src) => {
+            let info = src.info();
+            let what = if info.format == "jsonl" || info.format == "json" {
+                "a message history".to_string()
+            } else {
+                format!("a {} {} history", info.dialect, info.format)
+            };
+            Err(Error::input(
+                path,
+                format!(
+                    "is not a trace but {what}; a trace is dispatch's traces.db, a Phoenix database or an OTLP JSON file"
+                ),
+            ))
+        }
+    }
+}
+
+fn open_sqlite(path: &Path, mapping: Option<&Mapping>) -> Result<Opened> {
     let snap = sqlite::open(path)?;
     if mapping.is_none()
         && kv::detect(&snap.conn).map_err(|e| Error::input(path, sqlite::cause(&e)))?
     {
-        return Ok(Box::new(kv::open(path, snap)?));
+        return Ok(Opened::History(Box::new(kv::open(path, snap)?)));
     }
-    match rows::sqlite_layout(&snap.conn, mapping) {
-        Ok(layout) => Ok(Box::new(rows::open_sqlite(path, snap, layout)?)),
+    let layout = rows::sqlite_layout(&snap.conn, mapping);
+    match layout {
+        Ok(layout) => Ok(Opened::History(Box::new(rows::open_sqlite(
+            path, snap, layout,
+        )?))),
         Err(rows::LayoutError::Bad(cause) | rows::LayoutError::Db(cause)) => {
             Err(Error::input(path, cause))
         }
         Err(rows::LayoutError::NotHistory(_)) => {
             let tables = sqlite::tables(&snap.conn).unwrap_or_default();
+            if let Some(t) = trace::open_sqlite(path, snap)? {
+                return Ok(Opened::Trace(t));
+            }
             let list = if tables.is_empty() {
                 "no tables".to_string()
             } else {

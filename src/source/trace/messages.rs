@@ -1,0 +1,393 @@
+//! The message shapes traces record: OpenAI-compatible request bodies
+//! (dispatch's `provider.request`), OpenInference `llm.input_messages`
+//! (Phoenix's nested JSON, or flat OTLP keys), and the OpenTelemetry GenAI
+//! `gen_ai.input.messages` parts.
+
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::model::{
+    ArgEncoding, Arguments, Conversation, CorruptRecord, Loc, Message, PartKind, Role,
+};
+use crate::source::chat::{self, Builder};
+
+/// What an OpenAI-compatible request body says besides its messages.
+#[derive(Debug, Default)]
+pub struct RequestMeta {
+    pub model: Option<String>,
+    pub tools: Option<usize>,
+}
+
+#[derive(Deserialize)]
+struct Body<'a> {
+    #[serde(borrow, default)]
+    messages: Option<Vec<&'a RawValue>>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(borrow, default)]
+    tools: Option<Vec<&'a RawValue>>,
+}
+
+/// Parse an OpenAI-compatible request body (`{model, messages, tools}`)
+/// into `conv.messages`. Every message is located at `loc` (the record
+/// holding the body); a body or message that does not parse becomes a
+/// corrupt record of the conversation.
+pub fn openai_request(body: &str, loc: &Loc, conv: Conversation) -> (Conversation, RequestMeta) {
+    let parsed: Body<'_> = match serde_json::from_str(body) {
+        Ok(b) => b,
+        Err(e) => {
+            let mut conv = conv;
+            conv.corrupt.push(corrupt(
+                loc,
+                format!("holds a request body that {}", chat::json_error(&e)),
+                body,
+            ));
+            return (conv, RequestMeta::default());
+        }
+    };
+    let meta = RequestMeta {
+        model: parsed.model,
+        tools: parsed.tools.as_ref().map(Vec::len),
+    };
+    let Some(messages) = parsed.messages else {
+        let mut conv = conv;
+        conv.corrupt.push(corrupt(
+            loc,
+            "holds a request body without `messages`".to_string(),
+            body,
+        ));
+        return (conv, meta);
+    };
+    let mut b = Builder::new(conv);
+    for m in messages {
+        b.feed(m.get(), loc.clone(), false);
+    }
+    (b.conv, meta)
+}
+
+pub fn corrupt(loc: &Loc, reason: String, raw: &str) -> CorruptRecord {
+    let mut cut = raw.len().min(240);
+    while !raw.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    CorruptRecord {
+        loc: loc.clone(),
+        reason,
+        excerpt: raw[..cut].to_string(),
+        torn_tail: false,
+    }
+}
+
+fn role_of(s: &str) -> Option<Role> {
+    Role::parse(s).or(match s {
+        "model" => Some(Role::Assistant),
+        "function" => Some(Role::Tool),
+        _ => None,
+    })
+}
+
+/// Elements of a list that may have been rebuilt from flat keys: an array,
+/// or an object keyed by indices.
+pub fn list(v: &Value) -> Vec<&Value> {
+    match v {
+        Value::Array(a) => a.iter().collect(),
+        Value::Object(o) => {
+            let mut items: Vec<(u64, &Value)> = o
+                .iter()
+                .filter_map(|(k, v)| k.parse().ok().map(|i| (i, v)))
+                .collect();
+            items.sort_by_key(|(i, _)| *i);
+            items.into_iter().map(|(_, v)| v).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn text_of(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+fn arguments(v: Option<&Value>) -> Arguments {
+    match v {
+        None | Some(Value::Null) => Arguments {
+            raw: String::new(),
+            encoding: ArgEncoding::JsonString,
+        },
+        Some(Value::String(s)) => Arguments {
+            raw: s.clone(),
+            encoding: ArgEncoding::JsonString,
+        },
+        Some(other) => Arguments {
+            raw: other.to_string(),
+            encoding: ArgEncoding::JsonValue,
+        },
+    }
+}
+
+/// OpenInference messages: `[{message: {role, content, contents,
+/// tool_calls, tool_call_id}}]`. Returns the messages and the problems of
+/// the ones that could not be read.
+pub fn openinference(list_value: &Value, loc: &Loc) -> (Vec<Message>, Vec<CorruptRecord>) {
+    let mut out = Vec::new();
+    let mut bad = Vec::new();
+    for (i, item) in list(list_value).into_iter().enumerate() {
+        let m = item.get("message").unwrap_or(item);
+        let role_text = m.get("role").map(text_of).unwrap_or_default();
+        let Some(role) = role_of(&role_text) else {
+            bad.push(corrupt(
+                loc,
+                format!("records message {i} with unknown role `{role_text}`"),
+                &item.to_string(),
+            ));
+            continue;
+        };
+        let mut msg = Message::new(role, loc.clone());
+        let call_id = m.get("tool_call_id").map(text_of);
+        let mut text = None;
+        if let Some(c) = m.get("content") {
+            text = Some(text_of(c));
+        }
+        let mut parts = Vec::new();
+        if let Some(contents) = m.get("contents") {
+            for c in list(contents) {
+                let c = c.get("message_content").unwrap_or(c);
+                let ty = c.get("type").map(text_of).unwrap_or_default();
+                match ty.as_str() {
+                    "text" | "" => parts.push(PartKind::Text {
+                        text: c.get("text").map(text_of).unwrap_or_default(),
+                    }),
+                    other => parts.push(PartKind::Other {
+                        kind: other.to_string(),
+                    }),
+                }
+            }
+        }
+        if role == Role::Tool || (call_id.is_some() && role != Role::Assistant) {
+            let mut content = text.unwrap_or_default();
+            for p in &parts {
+                if let PartKind::Text { text } = p {
+                    content.push_str(text);
+                }
+            }
+            msg.push(
+                PartKind::ToolResult {
+                    call_id: call_id.unwrap_or_default(),
+                    content,
+                    is_error: None,
+                },
+                loc.clone(),
+            );
+        } else {
+            if let Some(t) = text {
+                msg.push(PartKind::Text { text: t }, loc.clone());
+            }
+            for p in parts {
+                msg.push(p, loc.clone());
+            }
+        }
+        if let Some(calls) = m.get("tool_calls") {
+            for c in list(calls) {
+                let c = c.get("tool_call").unwrap_or(c);
+                let f = c.get("function");
+                msg.push(
+                    PartKind::ToolCall {
+                        id: c.get("id").map(text_of).unwrap_or_default(),
+                        name: f
+                            .and_then(|f| f.get("name"))
+                            .map(text_of)
+                            .unwrap_or_default(),
+                        arguments: arguments(f.and_then(|f| f.get("arguments"))),
+                    },
+                    loc.clone(),
+                );
+            }
+        }
+        out.push(msg);
+    }
+    (out, bad)
+}
+
+/// OpenTelemetry GenAI messages: `[{role, parts: [{type: text, content} |
+/// {type: reasoning, content} | {type: tool_call, id, name, arguments} |
+/// {type: tool_call_response, id, response}], finish_reason?}]`.
+/// Returns the messages, each with its `finish_reason`, and the problems.
+pub fn genai(list_value: &Value, loc: &Loc) -> (Vec<Message>, Vec<CorruptRecord>) {
+    let mut out = Vec::new();
+    let mut bad = Vec::new();
+    for (i, m) in list(list_value).into_iter().enumerate() {
+        let role_text = m.get("role").map(text_of).unwrap_or_default();
+        let Some(role) = role_of(&role_text) else {
+            bad.push(corrupt(
+                loc,
+                format!("records message {i} with unknown role `{role_text}`"),
+                &m.to_string(),
+            ));
+            continue;
+        };
+        let mut msg = Message::new(role, loc.clone());
+        msg.finish_reason = m.get("finish_reason").filter(|v| !v.is_null()).map(text_of);
+        let parts = m.get("parts").map(list).unwrap_or_default();
+        for p in parts {
+            let ty = p.get("type").map(text_of).unwrap_or_default();
+            let kind = match ty.as_str() {
+                "text" => PartKind::Text {
+                    text: p.get("content").map(text_of).unwrap_or_default(),
+                },
+                "reasoning" | "thinking" => PartKind::Thinking {
+                    text: p.get("content").map(text_of).unwrap_or_default(),
+                },
+                "tool_call" => PartKind::ToolCall {
+                    id: p.get("id").map(text_of).unwrap_or_default(),
+                    name: p.get("name").map(text_of).unwrap_or_default(),
+                    arguments: arguments(p.get("arguments")),
+                },
+                "tool_call_response" => PartKind::ToolResult {
+                    call_id: p.get("id").map(text_of).unwrap_or_default(),
+                    content: p.get("response").map(text_of).unwrap_or_default(),
+                    is_error: None,
+                },
+                "" => PartKind::Other {
+                    kind: "untyped".into(),
+                },
+                other => PartKind::Other {
+                    kind: other.to_string(),
+                },
+            };
+            msg.push(kind, loc.clone());
+        }
+        out.push(msg);
+    }
+    (out, bad)
+}
+
+/// Rebuild nested JSON from flat dotted keys (`llm.input_messages.0.message.role`):
+/// objects at every segment; lists stay objects keyed by index (read them
+/// with [`list`]).
+pub fn unflatten<'a>(pairs: impl IntoIterator<Item = (&'a str, Value)>) -> Value {
+    let mut root = Value::Object(Default::default());
+    for (key, value) in pairs {
+        let mut node = &mut root;
+        let segs: Vec<&str> = key.split('.').collect();
+        for (i, seg) in segs.iter().enumerate() {
+            if !node.is_object() {
+                // A key that is both a leaf and a prefix: keep the deeper one.
+                *node = Value::Object(Default::default());
+            }
+            let obj = node.as_object_mut().expect("object");
+            if i == segs.len() - 1 {
+                obj.insert((*seg).to_string(), value);
+                break;
+            }
+            node = obj
+                .entry((*seg).to_string())
+                .or_insert_with(|| Value::Object(Default::default()));
+        }
+    }
+    root
+}
+
+/// Follow a dotted path through nested objects.
+pub fn path<'a>(v: &'a Value, dotted: &str) -> Option<&'a Value> {
+    let mut cur = v;
+    for seg in dotted.split('.') {
+        cur = cur.get(seg)?;
+    }
+    Some(cur)
+}
+
+/// A value that may be a JSON document serialised as a string.
+pub fn decoded(v: &Value) -> Option<Value> {
+    match v {
+        Value::String(s) => serde_json::from_str(s).ok(),
+        Value::Null => None,
+        other => Some(other.clone()),
+    }
+}
+
+/// The finish reason a raw response body reports (OpenAI `choices[].finish_reason`,
+/// Anthropic `stop_reason`, Gemini `candidates[].finishReason`).
+pub fn response_finish(v: &Value) -> Option<String> {
+    let from_list = |key: &str, field: &str| {
+        v.get(key).and_then(Value::as_array).and_then(|a| {
+            a.iter()
+                .find_map(|c| c.get(field)?.as_str().map(str::to_string))
+        })
+    };
+    from_list("choices", "finish_reason")
+        .or_else(|| {
+            v.get("stop_reason")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .or_else(|| from_list("candidates", "finishReason"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn loc() -> Loc {
+        Loc::Line {
+            line: 1,
+            start: 0,
+            end: 0,
+        }
+    }
+
+    #[test]
+    fn flat_openinference_keys_rebuild_messages() {
+        let v = unflatten([
+            ("llm.input_messages.0.message.role", json!("user")),
+            ("llm.input_messages.0.message.content", json!("hi")),
+            ("llm.input_messages.1.message.role", json!("assistant")),
+            (
+                "llm.input_messages.1.message.tool_calls.0.tool_call.id",
+                json!("call_1"),
+            ),
+            (
+                "llm.input_messages.1.message.tool_calls.0.tool_call.function.name",
+                json!("ls"),
+            ),
+            (
+                "llm.input_messages.1.message.tool_calls.0.tool_call.function.arguments",
+                json!("{}"),
+            ),
+            ("llm.input_messages.10.message.role", json!("tool")),
+            (
+                "llm.input_messages.10.message.tool_call_id",
+                json!("call_1"),
+            ),
+            ("llm.input_messages.10.message.content", json!("a.txt")),
+        ]);
+        let (msgs, bad) = openinference(path(&v, "llm.input_messages").unwrap(), &loc());
+        assert!(bad.is_empty());
+        assert_eq!(msgs.len(), 3);
+        assert_eq!(msgs[1].tool_calls().next().unwrap().1, "call_1");
+        assert_eq!(msgs[2].role, Role::Tool);
+        assert_eq!(msgs[2].tool_results().next().unwrap().1, "call_1");
+    }
+
+    #[test]
+    fn genai_parts() {
+        let v = json!([
+            {"role": "user", "parts": [{"type": "text", "content": "weather?"}]},
+            {"role": "assistant", "parts": [
+                {"type": "reasoning", "content": "use the tool"},
+                {"type": "tool_call", "id": "c1", "name": "weather", "arguments": {"city": "Paris"}}
+            ], "finish_reason": "tool_call"},
+            {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "rainy"}]}
+        ]);
+        let (msgs, bad) = genai(&v, &loc());
+        assert!(bad.is_empty());
+        assert_eq!(msgs.len(), 3);
+        assert_eq!(msgs[1].finish_reason.as_deref(), Some("tool_call"));
+        let (_, _, _, args) = msgs[1].tool_calls().next().unwrap();
+        assert_eq!(args.raw, r#"{"city":"Paris"}"#);
+    }
+}
