@@ -9,7 +9,7 @@ use crate::finding::Severity;
 use crate::lint::{self, Options};
 use crate::progress;
 use crate::report;
-use crate::rules::{self, Selection};
+use crate::rules;
 use crate::source::Limits;
 
 pub const EXIT_CLEAN: u8 = 0;
@@ -41,19 +41,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
         Command::Lint(a) => {
             let config = Config::load(a.config.config.as_deref())?;
             // Flags override the file, key by key.
-            let selection = Selection {
-                select: if a.select.is_empty() {
-                    config.select.clone().unwrap_or_default()
-                } else {
-                    a.select
-                },
-                ignore: if a.ignore.is_empty() {
-                    config.ignore.clone().unwrap_or_default()
-                } else {
-                    a.ignore
-                },
-            };
-            selection.validate().map_err(Error::Usage)?;
+            let selection = config.selection(a.select, a.ignore)?;
             let fail_on = a
                 .fail_on
                 .map(FailOn::severity)
@@ -107,19 +95,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             let config = Config::load(a.config.config.as_deref())?;
             let policy =
                 config.repair_policy_with(a.orphan_calls, a.no_synthesize.then_some(false))?;
-            let selection = Selection {
-                select: if a.select.is_empty() {
-                    config.select.clone().unwrap_or_default()
-                } else {
-                    a.select
-                },
-                ignore: if a.ignore.is_empty() {
-                    config.ignore.clone().unwrap_or_default()
-                } else {
-                    a.ignore
-                },
-            };
-            selection.validate().map_err(Error::Usage)?;
+            let selection = config.selection(a.select, a.ignore)?;
             if let Some(log) = &a.log {
                 if log.exists() && !a.force {
                     return Err(Error::Usage(format!(

@@ -215,6 +215,28 @@ impl Config {
         }
     }
 
+    /// The rules to run: `--select`/`--ignore` when given, else the file's,
+    /// checked against the catalogue.
+    pub fn selection(
+        &self,
+        select: Vec<String>,
+        ignore: Vec<String>,
+    ) -> Result<crate::rules::Selection, Error> {
+        let pick = |flag: Vec<String>, file: &Option<Vec<String>>| {
+            if flag.is_empty() {
+                file.clone().unwrap_or_default()
+            } else {
+                flag
+            }
+        };
+        let selection = crate::rules::Selection {
+            select: pick(select, &self.select),
+            ignore: pick(ignore, &self.ignore),
+        };
+        selection.validate().map_err(Error::Usage)?;
+        Ok(selection)
+    }
+
     /// The repair policy with command-line flags applied over the file.
     pub fn repair_policy_with(
         &self,

@@ -117,6 +117,25 @@ pub struct Report {
     pub left: Vec<Left>,
 }
 
+/// Check a repaired SQLite copy and close it, so no `-wal` or `-shm` is
+/// left beside the temporary file when it is renamed into place.
+pub(crate) fn finish_sqlite(conn: rusqlite::Connection, output: &Path) -> Result<()> {
+    let err = |e: rusqlite::Error| Error::Output {
+        path: output.to_path_buf(),
+        cause: crate::source::sqlite::cause(&e),
+    };
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .map_err(err)?;
+    if check != "ok" {
+        return Err(Error::Output {
+            path: output.to_path_buf(),
+            cause: format!("the repaired copy fails PRAGMA integrity_check: {check}"),
+        });
+    }
+    conn.close().map_err(|(_, e)| err(e))
+}
+
 /// A finding with a fix the engine will apply.
 pub struct Planned<'a> {
     pub finding: &'a Finding,

@@ -235,16 +235,7 @@ pub fn write_sqlite(
             }
         }
         tx.commit().map_err(|e| db_err(output, e))?;
-        let check: String = conn
-            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-            .map_err(|e| db_err(output, e))?;
-        if check != "ok" {
-            return Err(Error::Output {
-                path: output.to_path_buf(),
-                cause: format!("the repaired copy fails PRAGMA integrity_check: {check}"),
-            });
-        }
-        conn.close().map_err(|(_, e)| db_err(output, e))?;
+        super::finish_sqlite(conn, output)?;
     }
     tmp.commit(output, force, input)
 }
