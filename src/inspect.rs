@@ -253,8 +253,8 @@ fn chunk_views(conv: &Conversation) -> (Option<Vec<ChunkRow>>, Option<Vec<Loaded
         let mut msgs: Vec<usize> = Vec::new();
         for (k, c) in cs.iter().enumerate() {
             loaded_of[g.start + k] = gi;
-            if !roles.contains(&c.role) {
-                roles.push(c.role.clone());
+            if !roles.iter().any(|r| r == c.role.as_str()) {
+                roles.push(c.role.to_string());
             }
             if !msgs.contains(&c.message) {
                 msgs.push(c.message);
@@ -262,7 +262,7 @@ fn chunk_views(conv: &Conversation) -> (Option<Vec<ChunkRow>>, Option<Vec<Loaded
         }
         loaded.push(LoadedMessage {
             position: gi,
-            role: cs[0].role.clone(),
+            role: cs[0].role.to_string(),
             seq_first: cs[0].seq,
             seq_last: cs[cs.len() - 1].seq,
             chunks: cs.len(),
@@ -280,10 +280,10 @@ fn chunk_views(conv: &Conversation) -> (Option<Vec<ChunkRow>>, Option<Vec<Loaded
                 Loc::Row { key, .. } => key.to_string(),
                 Loc::Line { line, .. } => format!("line {line}"),
             },
-            role: c.role.clone(),
+            role: c.role.to_string(),
             msg_idx: c.msg_idx,
             chunk_idx: c.chunk_idx,
-            kind: c.kind.clone(),
+            kind: c.kind.to_string(),
             preview: chunk_preview(conv, c),
             message: c.message,
             loaded_message: loaded_of[i],

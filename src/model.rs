@@ -322,12 +322,12 @@ impl Conversation {
 pub struct Chunk {
     pub seq: u64,
     pub loc: Loc,
-    /// The stored role text.
-    pub role: String,
+    /// The stored role.
+    pub role: Role,
     pub msg_idx: i64,
     pub chunk_idx: i64,
     /// The chunk's `type`.
-    pub kind: String,
+    pub kind: std::borrow::Cow<'static, str>,
     /// What evidence tables show beside the content: the tool name of a
     /// result, the message of an error chunk.
     pub detail: Option<String>,

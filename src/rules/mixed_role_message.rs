@@ -36,13 +36,13 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     for group in log.loaded_groups() {
         let chunks = &log.chunks[group];
         let role = chunks[0].role.as_str();
-        let Some(other) = chunks.iter().find(|c| c.role != role) else {
+        let Some(other) = chunks.iter().find(|c| c.role != chunks[0].role) else {
             continue;
         };
         let mut roles: Vec<&str> = vec![role];
         for c in chunks {
             if !roles.contains(&c.role.as_str()) {
-                roles.push(&c.role);
+                roles.push(c.role.as_str());
             }
         }
         let (s0, s1) = (chunks[0].seq, chunks[chunks.len() - 1].seq);

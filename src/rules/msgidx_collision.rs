@@ -55,7 +55,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         let mut roles: Vec<&str> = Vec::new();
         for c in chunks {
             if !roles.contains(&c.role.as_str()) {
-                roles.push(&c.role);
+                roles.push(c.role.as_str());
             }
         }
         // The collision starts at the first chunk of the second message.

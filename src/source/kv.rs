@@ -322,7 +322,13 @@ fn build(raw: RawConv, info: &Arc<SourceInfo>) -> Conversation {
             });
             continue;
         };
-        let kind_name = entry.chunk.ty.to_string();
+        let kind_name: Cow<'static, str> = match entry.chunk.ty.as_ref() {
+            "text" => Cow::Borrowed("text"),
+            "thinking" => Cow::Borrowed("thinking"),
+            "tool-call" => Cow::Borrowed("tool-call"),
+            "tool-result" => Cow::Borrowed("tool-result"),
+            other => Cow::Owned(other.to_string()),
+        };
         let (kind, detail) = part_of(entry.chunk);
         // A true message starts where chunkIdx restarts at 0 or the role changes.
         let starts = match conv.messages.last() {
@@ -338,7 +344,7 @@ fn build(raw: RawConv, info: &Arc<SourceInfo>) -> Conversation {
         log.chunks.push(Chunk {
             seq,
             loc: loc.clone(),
-            role: entry.role.to_string(),
+            role,
             msg_idx: entry.msg_idx,
             chunk_idx: entry.chunk_idx,
             kind: kind_name,

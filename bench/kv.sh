@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Chunk-store benchmark: `chatfsck lint` over dispatch's SQLite store with a
+# million chunks (~720 MB), against `sqlite3 DB "select key, value from kv"`
+# measured in the same run. Target: <= 1.5x sqlite3, peak RSS < 100 MiB,
+# and every conversation generated with a msgIdx collision reported.
+#   bench/kv.sh [--chunks N] [--runs N]
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(dirname "$HERE")"
+BENCH_DIR="${BENCH_DIR:-/tmp/chatfsck-bench}"
+CHUNKS=1000000
+RUNS=3
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --chunks) CHUNKS="$2"; shift 2 ;;
+    --runs) RUNS="$2"; shift 2 ;;
+    *) echo "usage: bench/kv.sh [--chunks N] [--runs N]" >&2; exit 2 ;;
+  esac
+done
+BIN="${CHATFSCK_BIN:-$ROOT/target/release/chatfsck}"
+[ -x "$BIN" ] || (cd "$ROOT" && cargo build --release)
+DB="$BENCH_DIR/kv/dispatch-$CHUNKS.db"
+[ -f "$DB" ] || python3 "$HERE/gen_kv.py" --chunks "$CHUNKS" --out "$DB"
+command -v sqlite3 >/dev/null || { echo "sqlite3 is needed for the baseline" >&2; exit 2; }
+cat "$DB" > /dev/null   # warm the page cache for both
+best() { sort -n | head -1; }
+time_of() { local s e; s=$(date +%s.%N); "$@" > /dev/null 2>&1 || true; e=$(date +%s.%N); echo "$e - $s" | bc; }
+base=$(for _ in $(seq "$RUNS"); do time_of sqlite3 "$DB" "select key, value from kv"; done | best)
+ours=$(for _ in $(seq "$RUNS"); do time_of "$BIN" lint --format json "$DB"; done | best)
+rss=$( { /usr/bin/time -f %M "$BIN" lint --format json "$DB" 2>&1 >/tmp/chatfsck-kv-out.json || true; } | tail -1)
+set +e; "$BIN" lint --format json "$DB" > /tmp/chatfsck-kv-out.json; code=$?; set -e
+[ "$code" = 1 ] || { echo "chatfsck exited $code, expected 1 (findings)" >&2; exit 2; }
+read -r convs collisions expected < <(python3 - "$DB" /tmp/chatfsck-kv-out.json <<'PY'
+import json, sqlite3, sys
+db, out = sys.argv[1], sys.argv[2]
+doc = json.load(open(out))
+found = {f["conversation"] for f in doc["findings"] if f["rule"] == "msgidx-collision"}
+con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+broken = set()
+for key, value in con.execute("select key, value from kv where key glob 'conv:*:chunk:0000000002'"):
+    if json.loads(value)["msgIdx"] == 0:
+        broken.add(key.split(":")[1])
+print(doc["summary"]["conversations"], len(found & broken), len(broken))
+PY
+)
+size=$(du -m "$DB" | cut -f1)
+printf 'store: %s (%s MB, %s conversations)\n' "$DB" "$size" "$convs"
+printf '  sqlite3 select key, value   best %6.3f s\n' "$base"
+printf '  chatfsck lint --format json best %6.3f s\n' "$ours"
+printf '  ratio chatfsck / sqlite3    %6.2f   (target <= 1.5)\n' "$(echo "$ours / $base" | bc -l)"
+printf '  chatfsck peak RSS           %6.1f MiB (target < 100)\n' "$(echo "$rss / 1024" | bc -l)"
+printf '  collisions found            %s/%s\n' "$collisions" "$expected"
+[ "$collisions" = "$expected" ]
