@@ -92,7 +92,11 @@ fn timeline_cells(c: &ConvView, sep: &str) -> Vec<Vec<String>> {
                 loc_cell(&r.loc),
                 r.role.to_string(),
                 r.parts.join(","),
-                escape(&r.tool_ids.join(sep)).into_owned(),
+                r.tool_ids
+                    .iter()
+                    .map(|i| escape(i).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(sep),
                 r.preview.clone(),
             ]
         })
@@ -360,7 +364,11 @@ fn prompt_cells(r: &RequestView, sep: &str) -> Vec<Vec<String>> {
                 m.position.to_string(),
                 m.role.to_string(),
                 m.parts.join(","),
-                escape(&m.tool_ids.join(sep)).into_owned(),
+                m.tool_ids
+                    .iter()
+                    .map(|i| escape(i).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(sep),
                 m.preview.clone(),
             ]
         })
