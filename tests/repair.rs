@@ -640,3 +640,50 @@ fn a_repair_killed_mid_write_leaves_no_output() {
     );
     assert!(!out.exists(), "a killed repair left a partial output file");
 }
+
+#[test]
+fn json_documents_repair_in_place_of_their_array() {
+    let input = "fixtures/orphan-tool-call/openai-array.json";
+    let before = fingerprint(&root().join(input));
+    let r = repair(input, &[]);
+    assert_eq!(before, fingerprint(&root().join(input)));
+    let (c, _) = lint_json(r.out.to_str().unwrap(), &[]);
+    assert_eq!(c, 0, "the repaired document lints clean");
+    // Every original element is in the copy, byte for byte.
+    let a = std::fs::read_to_string(root().join(input)).unwrap();
+    let b = std::fs::read_to_string(&r.out).unwrap();
+    let elements = |t: &str| -> Vec<String> {
+        let v: Vec<Box<serde_json::value::RawValue>> = serde_json::from_str(t).unwrap();
+        v.into_iter().map(|e| e.get().to_string()).collect()
+    };
+    let (ea, eb) = (elements(&a), elements(&b));
+    assert_eq!(eb.len(), ea.len() + 1);
+    for e in &ea {
+        assert!(eb.contains(e), "element lost or changed: {e}");
+    }
+    let again = repair(r.out.to_str().unwrap(), &[]);
+    assert_eq!(again.log["edits"].as_array().unwrap().len(), 0);
+    assert_eq!(
+        std::fs::read(&r.out).unwrap(),
+        std::fs::read(&again.out).unwrap()
+    );
+    // A request body keeps everything around `messages`.
+    let d = tempfile::tempdir().unwrap();
+    let body = d.path().join("request.json");
+    std::fs::write(
+        &body,
+        r#"{"model":"gpt-5","messages":[{"role":"user","content":"hi"},{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{\"p\": \"x"}}]},{"role":"user","content":"and?"}],"stream":true}"#,
+    )
+    .unwrap();
+    let r = repair(body.to_str().unwrap(), &[]);
+    let out: serde_json::Value = serde_json::from_slice(&std::fs::read(&r.out).unwrap()).unwrap();
+    assert_eq!(out["model"], "gpt-5");
+    assert_eq!(out["stream"], true);
+    assert_eq!(out["messages"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        out["messages"][1]["tool_calls"][0]["function"]["arguments"],
+        "{}"
+    );
+    assert_eq!(out["messages"][2]["role"], "tool");
+    assert_eq!(lint_json(r.out.to_str().unwrap(), &[]).0, 0);
+}

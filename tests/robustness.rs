@@ -53,8 +53,16 @@ fn mutations(data: &[u8], rng: &mut Rng, count: usize) -> Vec<Vec<u8>> {
 #[test]
 fn mutated_inputs_never_panic() {
     let inputs = [
-        ("fixtures/orphan-tool-call/kimi-2336-shell-206.jsonl", "jsonl", 60),
-        ("fixtures/interleaved-message/anthropic-zeph-reflection.jsonl", "jsonl", 40),
+        (
+            "fixtures/orphan-tool-call/kimi-2336-shell-206.jsonl",
+            "jsonl",
+            60,
+        ),
+        (
+            "fixtures/interleaved-message/anthropic-zeph-reflection.jsonl",
+            "jsonl",
+            40,
+        ),
         ("fixtures/orphan-tool-call/openai-array.json", "json", 40),
         ("fixtures/dispatch/seed-000.db", "db", 60),
         ("fixtures/gbrain/gbrain.db", "db", 40),
@@ -84,7 +92,11 @@ fn mutated_inputs_never_panic() {
                     p.display()
                 );
                 if c == 2 {
-                    assert_eq!(err.lines().count(), 1, "{args:?} on a mutation of {input}: {err}");
+                    assert_eq!(
+                        err.lines().count(),
+                        1,
+                        "{args:?} on a mutation of {input}: {err}"
+                    );
                 }
             }
             let _ = std::fs::remove_file(&out);

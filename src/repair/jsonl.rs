@@ -70,6 +70,15 @@ fn read_line(path: &Path, loc: &Loc) -> Result<String> {
     Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
+/// Records are keyed by where they start in the file: unique for JSONL
+/// lines and for the elements of a JSON document alike.
+fn key_of(loc: &Loc) -> u64 {
+    match loc {
+        Loc::Line { start, .. } => *start,
+        Loc::Row { .. } => u64::MAX,
+    }
+}
+
 fn line_of(loc: &Loc) -> u64 {
     loc.line().unwrap_or(0)
 }
@@ -242,7 +251,7 @@ pub fn plan(
         ids: p.finding.ids.clone(),
     };
     let op = |loc: &Loc, o: Op, e: Edit, pending: &mut BTreeMap<u64, Pending>| {
-        let p = pending.entry(line_of(loc)).or_insert_with(|| Pending {
+        let p = pending.entry(key_of(loc)).or_insert_with(|| Pending {
             loc: loc.clone(),
             ops: Vec::new(),
             entries: Vec::new(),
@@ -261,7 +270,7 @@ pub fn plan(
                         loc.clone(),
                     );
                     e.before = Some(read_line(path, loc)?);
-                    lines.entry(line_of(loc)).or_default().drop = true;
+                    lines.entry(key_of(loc)).or_default().drop = true;
                     log.push(e);
                 }
                 Action::ReplaceArguments {
@@ -303,18 +312,19 @@ pub fn plan(
                     answers.entry(*message).or_default().push((*part, p));
                 }
                 Action::MoveAfter { messages, after } => {
-                    let target = conv.messages[*after].last_line().unwrap_or(0);
+                    let target_line = conv.messages[*after].last_line().unwrap_or(0);
+                    let target = key_of(&conv.messages[*after].loc);
                     for &mi in messages {
                         let loc = conv.messages[mi].loc.clone();
                         let mut e = entry(
                             p,
                             "move-after",
-                            format!("moved line {} after line {target}", line_of(&loc)),
+                            format!("moved line {} after line {target_line}", line_of(&loc)),
                             loc.clone(),
                         );
                         e.before = Some(read_line(path, &loc)?);
                         e.after = e.before.clone();
-                        lines.entry(line_of(&loc)).or_default().moved_to = Some(target);
+                        lines.entry(key_of(&loc)).or_default().moved_to = Some(target);
                         log.push(e);
                     }
                 }
@@ -362,7 +372,7 @@ pub fn plan(
                 Some(n) => {
                     let loc = n.loc.clone();
                     let prepend = !n.carries_results();
-                    let pd = pending.entry(line_of(&loc)).or_insert_with(|| Pending {
+                    let pd = pending.entry(key_of(&loc)).or_insert_with(|| Pending {
                         loc: loc.clone(),
                         ops: Vec::new(),
                         entries: Vec::new(),
@@ -388,6 +398,7 @@ pub fn plan(
                     )
                     .expect("json");
                     let after = m.last_line().unwrap_or(0);
+                    let anchor = key_of(&m.loc);
                     for ((_, id, name), (_, p)) in call_info.iter().zip(&calls) {
                         let mut e = entry(
                             p,
@@ -401,11 +412,12 @@ pub fn plan(
                         e.synthesized = true;
                         log.push(e);
                     }
-                    lines.entry(after).or_default().insert_after.push(text);
+                    lines.entry(anchor).or_default().insert_after.push(text);
                 }
             }
         } else {
             let after = conv.messages[window_end].last_line().unwrap_or(0);
+            let anchor = key_of(&conv.messages[window_end].loc);
             for ((_, id, name), (_, p)) in call_info.iter().zip(&calls) {
                 let text = serde_json::to_string(&serde_json::json!({"role": "tool", "tool_call_id": id, "content": PLACEHOLDER})).expect("json");
                 let mut e = entry(
@@ -419,16 +431,17 @@ pub fn plan(
                 e.after = Some(text.clone());
                 e.synthesized = true;
                 log.push(e);
-                lines.entry(after).or_default().insert_after.push(text);
+                lines.entry(anchor).or_default().insert_after.push(text);
             }
         }
     }
     // Compute the final text of every line with ops.
-    for (line, pd) in pending {
+    for (key, pd) in pending {
         let before = read_line(path, &pd.loc)?;
+        let line = line_of(&pd.loc);
         let after = apply(&before, &pd.ops, anthropic)
             .map_err(|e| Error::input(path, format!("line {line} cannot be edited: {e}")))?;
-        let edit = lines.entry(line).or_default();
+        let edit = lines.entry(key).or_default();
         match &after {
             Some(text) => edit.replacement = Some(text.clone()),
             None => edit.drop = true,
@@ -471,7 +484,7 @@ pub fn write(input: &Path, output: &Path, plan: &Plan, limits: Limits, force: bo
             }
             Next::Line => {}
         }
-        let n = lines.line;
+        let n = lines.start;
         let edit = plan.lines.get(&n);
         let text: Option<Vec<u8>> = match edit {
             Some(e) if e.drop => None,
@@ -507,6 +520,73 @@ pub fn write(input: &Path, output: &Path, plan: &Plan, limits: Limits, force: bo
             }
         }
     }
+    atomic::finish(w, output)?;
+    tmp.commit(output, force, input)
+}
+
+/// Write a JSON document (an array of messages, or a request body with a
+/// `messages` array): each element is kept as its original text or its
+/// planned replacement; only the separators of the array are rewritten.
+pub fn write_document(input: &Path, output: &Path, plan: &Plan, force: bool) -> Result<()> {
+    let data = std::fs::read(input).map_err(|e| Error::io(input, &e))?;
+    let text = std::str::from_utf8(&data).map_err(|_| Error::input(input, "is not valid UTF-8"))?;
+    let base = text.as_ptr() as usize;
+    #[derive(serde::Deserialize)]
+    struct Body<'a> {
+        #[serde(borrow)]
+        messages: &'a serde_json::value::RawValue,
+    }
+    let region: &str = if text.trim_start().starts_with('[') {
+        text.trim()
+    } else {
+        serde_json::from_str::<Body<'_>>(text)
+            .map_err(|e| Error::input(input, format!("is no longer the document it was: {e}")))?
+            .messages
+            .get()
+    };
+    let elements: Vec<&serde_json::value::RawValue> = serde_json::from_str(region)
+        .map_err(|e| Error::input(input, format!("is no longer the document it was: {e}")))?;
+    let mut out_elems: Vec<String> = Vec::new();
+    let mut stash: HashMap<u64, Vec<String>> = HashMap::new();
+    for el in elements {
+        let key = (el.get().as_ptr() as usize - base) as u64;
+        let edit = plan.lines.get(&key);
+        let text = match edit {
+            Some(e) if e.drop => None,
+            Some(LineEdit {
+                replacement: Some(r),
+                ..
+            }) => Some(r.clone()),
+            _ => Some(el.get().to_string()),
+        };
+        match (edit.and_then(|e| e.moved_to), text) {
+            (Some(target), Some(t)) => stash.entry(target).or_default().push(t),
+            (_, Some(t)) => out_elems.push(t),
+            (_, None) => {}
+        }
+        if let Some(e) = edit {
+            out_elems.extend(e.insert_after.iter().cloned());
+        }
+        if let Some(moved) = stash.remove(&key) {
+            out_elems.extend(moved);
+        }
+    }
+    let array = if out_elems.is_empty() {
+        "[]".to_string()
+    } else {
+        format!("[\n  {}\n]", out_elems.join(",\n  "))
+    };
+    let start = region.as_ptr() as usize - base;
+    let end = start + region.len();
+    let tmp = atomic::Atomic::new(output)?;
+    let mut w = tmp.writer(output)?;
+    let werr = |e: std::io::Error| Error::Output {
+        path: output.to_path_buf(),
+        cause: e.to_string(),
+    };
+    w.write_all(&data[..start]).map_err(werr)?;
+    w.write_all(array.as_bytes()).map_err(werr)?;
+    w.write_all(&data[end..]).map_err(werr)?;
     atomic::finish(w, output)?;
     tmp.commit(output, force, input)
 }

@@ -35,8 +35,7 @@ pub fn supports(info: &SourceInfo, fix: &Fix) -> bool {
 
 fn supports_action(info: &SourceInfo, a: &Action) -> bool {
     match info.format {
-        // JSON documents are not rewritten yet: their fixes are reported.
-        "jsonl" => match a {
+        "jsonl" | "json" => match a {
             Action::DropRecord { .. } => true,
             Action::RenumberIndices => false,
             // Message-structure edits need provider-shaped records; Claude
@@ -367,7 +366,11 @@ pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Rep
             let planned = plan(&findings, &opts.policy, &mut report.left);
             let edits = jsonl::plan(&conv, &planned, &opts.policy, input)?;
             if let (Some(out), false) = (output, opts.dry_run) {
-                jsonl::write(input, out, &edits, opts.limits, opts.force)?;
+                if report.format == "json" {
+                    jsonl::write_document(input, out, &edits, opts.force)?;
+                } else {
+                    jsonl::write(input, out, &edits, opts.limits, opts.force)?;
+                }
             }
             report.edits = edits.log;
         }
