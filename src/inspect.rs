@@ -14,6 +14,10 @@ use crate::model::{Conversation, Loc, PartKind, SourceInfo};
 use crate::rules::{self, Selection};
 use crate::source::{self, Limits};
 
+fn count(findings: &[crate::finding::Finding], severity: Severity) -> usize {
+    findings.iter().filter(|f| f.severity == severity).count()
+}
+
 /// Characters of text shown per timeline row.
 pub const PREVIEW: usize = 48;
 
@@ -302,14 +306,8 @@ pub fn view(conv: &Conversation) -> ConvView {
         loaded,
         id: conv.id.clone(),
         stats: Stats::of(conv),
-        errors: findings
-            .iter()
-            .filter(|f| f.severity == Severity::Error)
-            .count(),
-        warnings: findings
-            .iter()
-            .filter(|f| f.severity == Severity::Warning)
-            .count(),
+        errors: count(&findings, Severity::Error),
+        warnings: count(&findings, Severity::Warning),
         findings: findings
             .iter()
             .map(|f| {
@@ -368,14 +366,8 @@ fn request_view(conv: &Conversation, detail: bool) -> RequestView {
         error: t.error.clone(),
         retries: t.retries,
         truncated: t.truncated(),
-        errors: findings
-            .iter()
-            .filter(|f| f.severity == Severity::Error)
-            .count(),
-        warnings: findings
-            .iter()
-            .filter(|f| f.severity == Severity::Warning)
-            .count(),
+        errors: count(&findings, Severity::Error),
+        warnings: count(&findings, Severity::Warning),
         findings: findings
             .iter()
             .map(|f| format!("{}: {}", f.rule, f.summary))
