@@ -132,34 +132,36 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             .map_err(out_err)?;
             Ok(EXIT_CLEAN)
         }
-        Command::Diff(a) if crate::source::is_trace(&a.b, limits(&a.input)) => {
-            let doc =
-                crate::crosscheck::diff(&a.a, &a.b, a.conversation.as_deref(), limits(&a.input))?;
-            match a.format {
-                InspectFormat::Human => report::crosscheck::human(&doc, &mut out),
-                InspectFormat::Json => report::crosscheck::json(&doc, &mut out),
-                InspectFormat::Markdown => {
-                    return Err(Error::Usage(
-                        "a store-against-trace diff has human and json output (markdown: use `inspect --format markdown`)".into(),
-                    ));
-                }
-            }
-            .map_err(out_err)?;
-            out.flush().map_err(out_err)?;
-            Ok(if doc.divergent() {
-                EXIT_FINDINGS
-            } else {
-                EXIT_CLEAN
-            })
-        }
         Command::Diff(a) => {
-            let d = crate::diff::diff(
-                &a.a,
-                &a.b,
-                a.conversation.as_deref(),
-                limits(&a.input),
-                a.input.mapping().as_ref(),
-            )?;
+            let lim = limits(&a.input);
+            let mapping = a.input.mapping();
+            // B is opened once: a trace is compared with the store, anything
+            // else message by message.
+            let b = match crate::source::open_any_with(&a.b, lim, mapping.as_ref())? {
+                crate::source::Opened::Trace(trace) => {
+                    let doc =
+                        crate::crosscheck::diff(&a.a, &a.b, trace, a.conversation.as_deref(), lim)?;
+                    match a.format {
+                        InspectFormat::Human => report::crosscheck::human(&doc, &mut out),
+                        InspectFormat::Json => report::crosscheck::json(&doc, &mut out),
+                        InspectFormat::Markdown => {
+                            return Err(Error::Usage(
+                                "a store-against-trace diff has human and json output (markdown: use `inspect --format markdown`)".into(),
+                            ));
+                        }
+                    }
+                    .map_err(out_err)?;
+                    out.flush().map_err(out_err)?;
+                    return Ok(if doc.divergent() {
+                        EXIT_FINDINGS
+                    } else {
+                        EXIT_CLEAN
+                    });
+                }
+                crate::source::Opened::History(b) => b,
+            };
+            let sa = crate::source::open_with(&a.a, lim, mapping.as_ref())?;
+            let d = crate::diff::diff(&a.a, sa, &a.b, b, a.conversation.as_deref())?;
             match a.format {
                 InspectFormat::Human => report::diff::human(&d, report::use_color(), &mut out),
                 InspectFormat::Json => report::json::write(&d, &mut out),

@@ -1278,10 +1278,10 @@ fn diff_request(store: &Conversation, req: &RequestComparison) -> DiffRequest {
 pub fn diff(
     store_path: &Path,
     trace_path: &Path,
+    mut trace: TraceSource,
     only: Option<&str>,
     limits: crate::source::Limits,
 ) -> Result<DiffDoc> {
-    let mut trace = crate::source::open_trace(trace_path, limits)?;
     let mut src = match crate::source::open_any(store_path, limits)? {
         crate::source::Opened::History(s) => s,
         crate::source::Opened::Trace(_) => {

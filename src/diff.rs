@@ -13,7 +13,7 @@ use similar::{Algorithm, DiffOp, capture_diff_slices};
 use crate::error::{Error, Result};
 use crate::escape::preview;
 use crate::model::{Conversation, Loc, Message, PartKind};
-use crate::source::{self, Limits};
+use crate::source::Source;
 
 #[derive(Debug, Serialize)]
 #[serde(tag = "change", rename_all = "lowercase")]
@@ -338,15 +338,15 @@ pub fn compare(a: &Conversation, b: &Conversation) -> ConvDiff {
     }
 }
 
-fn read_all(
-    path: &Path,
-    limits: Limits,
-    mapping: Option<&source::Mapping>,
-) -> Result<Vec<Conversation>> {
-    let mut src = source::open_with(path, limits, mapping)?;
+/// Every conversation of a source, or only the one asked for (the others
+/// are dropped as they are read).
+fn read_all(mut src: Box<dyn Source>, only: Option<&str>) -> Result<Vec<Conversation>> {
     let mut out = Vec::new();
     while let Some(c) = src.next_conversation() {
-        out.push(c?);
+        let c = c?;
+        if only.is_none_or(|id| id == c.id) {
+            out.push(c);
+        }
     }
     Ok(out)
 }
@@ -363,20 +363,19 @@ fn only(c: &Conversation, side_a: bool) -> ConvDiff {
     }
 }
 
-/// Compare two histories. Single-conversation inputs are compared directly;
-/// multi-conversation stores are aligned by conversation id.
+/// Compare two histories, already open. Single-conversation inputs are
+/// compared directly; multi-conversation stores are aligned by conversation
+/// id (each side held in memory: a whole-store diff is not streamed).
 pub fn diff(
     a: &Path,
+    sa: Box<dyn Source>,
     b: &Path,
+    sb: Box<dyn Source>,
     conversation: Option<&str>,
-    limits: Limits,
-    mapping: Option<&source::Mapping>,
 ) -> Result<Diff> {
-    let mut ca = read_all(a, limits, mapping)?;
-    let mut cb = read_all(b, limits, mapping)?;
+    let ca = read_all(sa, conversation)?;
+    let cb = read_all(sb, conversation)?;
     if let Some(id) = conversation {
-        ca.retain(|c| c.id == id);
-        cb.retain(|c| c.id == id);
         if ca.is_empty() && cb.is_empty() {
             return Err(Error::Usage(format!(
                 "no conversation `{id}` in either input"

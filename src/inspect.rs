@@ -11,7 +11,7 @@ use crate::escape::preview;
 use crate::finding::Severity;
 use crate::lint::Stats;
 use crate::model::{Conversation, Loc, PartKind, SourceInfo};
-use crate::rules::{self, Selection};
+use crate::rules::Selection;
 use crate::source::{self, Limits};
 
 fn count(findings: &[crate::finding::Finding], severity: Severity) -> usize {
@@ -297,7 +297,7 @@ fn chunk_views(conv: &Conversation) -> (Option<Vec<ChunkRow>>, Option<Vec<Loaded
 }
 
 pub fn view(conv: &Conversation) -> ConvView {
-    let findings = rules::check(conv, &Selection::default());
+    let findings = crate::lint::check(conv, &Selection::default());
     let (chunks, loaded) = chunk_views(conv);
     ConvView {
         loaded_messages: loaded.as_ref().map_or(conv.messages.len(), Vec::len),
@@ -326,7 +326,7 @@ pub fn view(conv: &Conversation) -> ConvView {
 
 fn request_view(conv: &Conversation, detail: bool) -> RequestView {
     let t = conv.trace.as_deref().expect("a recorded request");
-    let findings = rules::check(conv, &Selection::default());
+    let findings = crate::lint::check(conv, &Selection::default());
     let answer: String = t
         .output
         .iter()

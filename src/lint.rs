@@ -129,32 +129,71 @@ pub struct Options {
     pub trace: Option<PathBuf>,
 }
 
+/// Run the selected rules over one conversation and mark which findings
+/// `repair` can fix in this input's format. Rules know nothing of formats;
+/// the repair engine knows which of its writers applies.
+pub fn check(conv: &Conversation, selection: &Selection) -> Vec<Finding> {
+    let mut findings = rules::check(conv, selection);
+    for f in &mut findings {
+        f.fixable = f
+            .fix
+            .as_ref()
+            .is_some_and(|fix| crate::repair::supports(&conv.source, fix));
+    }
+    findings
+}
+
+/// A trace opened once for a whole run and shared by the inputs checked
+/// against it (a trace source reads requests on demand, so one at a time).
+pub struct OpenTrace {
+    path: PathBuf,
+    source: std::sync::Mutex<source::trace::TraceSource>,
+}
+
+impl OpenTrace {
+    pub fn open(path: &Path, limits: Limits) -> Result<OpenTrace, Error> {
+        Ok(OpenTrace {
+            path: path.to_path_buf(),
+            source: std::sync::Mutex::new(source::open_trace(path, limits)?),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, source::trace::TraceSource> {
+        self.source
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 /// Check one input: every conversation it holds, and, with a trace, every
 /// request the trace recorded for it.
-pub fn lint_one(path: &std::path::Path, opts: &Options) -> Result<FileReport, Error> {
+pub fn lint_one(
+    path: &Path,
+    opts: &Options,
+    trace: Option<&OpenTrace>,
+) -> Result<FileReport, Error> {
     let mut src = source::open_with(path, opts.limits, opts.mapping.as_ref())?;
-    let mut trace = match &opts.trace {
-        Some(t) if src.as_trace().is_none() => Some((t, source::open_trace(t, opts.limits)?)),
-        _ => None,
-    };
+    // A trace is not cross-checked against itself.
+    let trace = trace.filter(|_| src.as_trace().is_none());
     let mut stats = Stats::default();
     let mut findings = Vec::new();
-    let mut cross = trace.as_ref().map(|(t, src)| CrossCheck {
-        trace: t.to_path_buf(),
-        trace_conversations: src.groups().len(),
+    let mut cross = trace.map(|t| CrossCheck {
+        trace: t.path.clone(),
+        trace_conversations: t.lock().groups().len(),
         conversations: 0,
         requests: 0,
     });
     while let Some(conv) = src.next_conversation() {
         let conv = conv?;
         stats.add(&Stats::of(&conv));
-        findings.extend(rules::check(&conv, &opts.selection));
-        if let (Some((tpath, t)), Some(c)) = (trace.as_mut(), cross.as_mut())
-            && let Some(cmp) = crosscheck::compare(&conv, t)?
-        {
-            c.conversations += 1;
-            c.requests += cmp.requests.len();
-            findings.extend(crosscheck::findings(&conv, &cmp, tpath, &opts.selection));
+        findings.extend(check(&conv, &opts.selection));
+        if let (Some(t), Some(c)) = (trace, cross.as_mut()) {
+            let cmp = crosscheck::compare(&conv, &mut t.lock())?;
+            if let Some(cmp) = cmp {
+                c.conversations += 1;
+                c.requests += cmp.requests.len();
+                findings.extend(crosscheck::findings(&conv, &cmp, &t.path, &opts.selection));
+            }
         }
     }
     Ok(FileReport {
@@ -185,10 +224,12 @@ pub fn lint_with_progress(
     opts: &Options,
     progress: &(dyn Fn(Progress<'_>) + Sync),
 ) -> Result<Outcome, Error> {
-    if let Some(t) = &opts.trace {
-        // A bad trace stops the job before any work: it applies to every input.
-        source::open_trace(t, opts.limits)?;
-    }
+    // Opened once: a bad trace stops the job before any work, and every
+    // input is checked against the same open trace.
+    let trace = match &opts.trace {
+        Some(t) => Some(OpenTrace::open(t, opts.limits)?),
+        None => None,
+    };
     let inputs = source::expand(paths)?;
     progress(Progress::Started {
         inputs: inputs.len(),
@@ -196,7 +237,7 @@ pub fn lint_with_progress(
     let results: Vec<(PathBuf, bool, Result<FileReport, Error>)> = inputs
         .into_par_iter()
         .map(|(path, explicit)| {
-            let r = lint_one(&path, opts);
+            let r = lint_one(&path, opts, trace.as_ref());
             progress(Progress::Checked { path: &path });
             (path, explicit, r)
         })

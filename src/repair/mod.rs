@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::finding::Finding;
 use crate::fix::{Action, Fix};
 use crate::model::{Conversation, Loc, SourceInfo};
-use crate::rules::{self, Selection};
+use crate::rules::Selection;
 use crate::source::{self, Limits};
 
 mod atomic;
@@ -299,7 +299,7 @@ pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Rep
             let mut plan_kv = kv::Plan::default();
             while let Some(conv) = src.next_conversation() {
                 let conv = conv?;
-                let findings = rules::check(&conv, &opts.selection);
+                let findings = crate::lint::check(&conv, &opts.selection);
                 let planned = plan(&findings, &opts.policy, &mut report.left);
                 kv::plan_conversation(&conv, &planned, &mut plan_kv, &mut report.edits);
                 info.get_or_insert_with(|| conv.source.clone());
@@ -316,7 +316,7 @@ pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Rep
             let mut plan_rows = rows::Plan::default();
             while let Some(conv) = src.next_conversation() {
                 let conv = conv?;
-                let findings = rules::check(&conv, &opts.selection);
+                let findings = crate::lint::check(&conv, &opts.selection);
                 let planned = plan(&findings, &opts.policy, &mut report.left);
                 rows::plan_conversation(
                     &conv,
@@ -355,7 +355,7 @@ pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Rep
         _ => {
             while let Some(conv) = src.next_conversation() {
                 let conv = conv?;
-                let findings = rules::check(&conv, &opts.selection);
+                let findings = crate::lint::check(&conv, &opts.selection);
                 convs.push((conv, findings));
             }
             let (conv, findings) = convs

@@ -206,7 +206,7 @@ impl Finding {
     }
 
     /// Attach the fix; whether it applies to this input's format is decided
-    /// by the repair engine (`repair::supports`).
+    /// by the engine (`lint::check` asks `repair::supports`).
     pub fn fix(mut self, actions: Vec<crate::fix::Action>) -> Self {
         self.fix = Some(crate::fix::Fix { actions });
         self
@@ -224,12 +224,6 @@ pub fn check(conv: &Conversation, selection: &Selection) -> Vec<Finding> {
         }
     }
     out.sort_by_key(|f| (f.line().unwrap_or(0), f.message.unwrap_or(usize::MAX)));
-    for f in &mut out {
-        f.fixable = f
-            .fix
-            .as_ref()
-            .is_some_and(|fix| crate::repair::supports(&conv.source, fix));
-    }
     out
 }
 

@@ -122,12 +122,6 @@ pub fn open_any_with(path: &Path, limits: Limits, mapping: Option<&Mapping>) -> 
     jsonl::open(path, limits).map(Opened::History)
 }
 
-/// Whether a path is a trace (recognised from its content). Anything that
-/// cannot be opened is not, and fails later where it is opened for real.
-pub fn is_trace(path: &Path, limits: Limits) -> bool {
-    matches!(open_any(path, limits), Ok(Opened::Trace(_)))
-}
-
 /// Open a trace (dispatch `traces.db`, Phoenix `phoenix.db`, OTLP JSON
 /// Lines); anything else is an error that says what the file is instead.
 pub fn open_trace(path: &Path, limits: Limits) -> Result<trace::TraceSource> {
