@@ -55,19 +55,36 @@ struct Pending {
     entries: Vec<Edit>,
 }
 
-fn read_line(path: &Path, loc: &Loc) -> Result<String> {
-    let Loc::Line { start, end, .. } = loc else {
-        return Err(Error::input(
-            path,
-            "internal: a line edit without a line location",
-        ));
-    };
-    let mut f = File::open(path).map_err(|e| Error::io(path, &e))?;
-    f.seek(SeekFrom::Start(*start))
-        .map_err(|e| Error::io(path, &e))?;
-    let mut buf = vec![0; (*end - *start) as usize];
-    f.read_exact(&mut buf).map_err(|e| Error::io(path, &e))?;
-    Ok(String::from_utf8_lossy(&buf).into_owned())
+/// The input, open once, read record by record where planning edits one.
+struct Records<'p> {
+    path: &'p Path,
+    file: File,
+}
+
+impl<'p> Records<'p> {
+    fn open(path: &'p Path) -> Result<Self> {
+        let file = File::open(path).map_err(|e| Error::io(path, &e))?;
+        Ok(Records { path, file })
+    }
+
+    /// The verbatim text of the record at `loc`.
+    fn read(&mut self, loc: &Loc) -> Result<String> {
+        let path = self.path;
+        let Loc::Line { start, end, .. } = loc else {
+            return Err(Error::input(
+                path,
+                "internal: a line edit without a line location",
+            ));
+        };
+        self.file
+            .seek(SeekFrom::Start(*start))
+            .map_err(|e| Error::io(path, &e))?;
+        let mut buf = vec![0; (*end - *start) as usize];
+        self.file
+            .read_exact(&mut buf)
+            .map_err(|e| Error::io(path, &e))?;
+        Ok(String::from_utf8_lossy(&buf).into_owned())
+    }
 }
 
 /// Records are keyed by where they start in the file: unique for JSONL
@@ -234,6 +251,7 @@ pub fn plan(
 ) -> Result<Plan> {
     let anthropic = conv.source.dialect == "anthropic";
     let pairing = Pairing::analyse(&conv.messages);
+    let mut records = Records::open(path)?;
     let mut lines: BTreeMap<u64, LineEdit> = BTreeMap::new();
     let mut pending: BTreeMap<u64, Pending> = BTreeMap::new();
     let mut log: Vec<Edit> = Vec::new();
@@ -269,7 +287,7 @@ pub fn plan(
                         format!("dropped line {} (kept verbatim here)", line_of(loc)),
                         loc.clone(),
                     );
-                    e.before = Some(read_line(path, loc)?);
+                    e.before = Some(records.read(loc)?);
                     lines.entry(key_of(loc)).or_default().drop = true;
                     log.push(e);
                 }
@@ -322,7 +340,7 @@ pub fn plan(
                             format!("moved line {} after line {target_line}", line_of(&loc)),
                             loc.clone(),
                         );
-                        e.before = Some(read_line(path, &loc)?);
+                        e.before = Some(records.read(&loc)?);
                         e.after = e.before.clone();
                         lines.entry(key_of(&loc)).or_default().moved_to = Some(target);
                         log.push(e);
@@ -437,7 +455,7 @@ pub fn plan(
     }
     // Compute the final text of every line with ops.
     for (key, pd) in pending {
-        let before = read_line(path, &pd.loc)?;
+        let before = records.read(&pd.loc)?;
         let line = line_of(&pd.loc);
         let after = apply(&before, &pd.ops, anthropic)
             .map_err(|e| Error::input(path, format!("line {line} cannot be edited: {e}")))?;
