@@ -106,14 +106,7 @@ impl Report for Github {
             )?;
         }
         // Plain log lines: no command, and nothing a runner would parse as one.
-        for (path, reason) in &o.skipped {
-            writeln!(
-                out,
-                "note: skipped {}: {}",
-                escape(&path.display().to_string()),
-                escape(reason)
-            )?;
-        }
+        super::human::write_skipped(o, out)?;
         writeln!(out, "chatfsck: {}", summary_line(o))
     }
 }

@@ -262,14 +262,20 @@ impl Report for Human {
                 )?;
             }
         }
-        for (path, reason) in &outcome.skipped {
-            writeln!(
-                out,
-                "note: skipped {}: {}",
-                escape(&path.display().to_string()),
-                escape(reason)
-            )?;
-        }
+        write_skipped(outcome, out)?;
         writeln!(out, "{}", summary_line(outcome))
     }
+}
+
+/// One plain `note:` line per file a directory walk skipped.
+pub fn write_skipped(outcome: &Outcome, out: &mut dyn Write) -> io::Result<()> {
+    for (path, reason) in &outcome.skipped {
+        writeln!(
+            out,
+            "note: skipped {}: {}",
+            escape(&path.display().to_string()),
+            escape(reason)
+        )?;
+    }
+    Ok(())
 }
