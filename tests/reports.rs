@@ -413,3 +413,33 @@ fn sarif_passes_the_sarif_multitool_validator() {
         );
     }
 }
+
+#[test]
+fn sarif_evidence_from_a_trace_points_at_the_trace() {
+    let o = run(&[
+        "lint",
+        "--format",
+        "sarif",
+        "fixtures/dispatch/seed-000.db",
+        "--trace",
+        "fixtures/dispatch/traces.db",
+    ]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let results = doc["runs"][0]["results"].as_array().unwrap();
+    let divergence = results
+        .iter()
+        .find(|r| r["ruleId"] == "prompt-divergence")
+        .expect("a prompt-divergence result");
+    let uris: Vec<&str> = divergence["relatedLocations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            l["physicalLocation"]["artifactLocation"]["uri"]
+                .as_str()
+                .unwrap()
+        })
+        .collect();
+    assert!(uris.contains(&"fixtures/dispatch/seed-000.db"), "{uris:?}");
+    assert!(uris.contains(&"fixtures/dispatch/traces.db"), "{uris:?}");
+}

@@ -206,10 +206,15 @@ impl Sarif {
             .iter()
             .enumerate()
             .map(|(i, l)| {
+                // Evidence may live in another file (a trace, for a cross-check).
+                let artifact = match &l.path {
+                    Some(p) => self::artifact(p, base).1,
+                    None => artifact.clone(),
+                };
                 json!({
                     "id": i + 1,
                     "physicalLocation": {
-                        "artifactLocation": artifact.clone(),
+                        "artifactLocation": artifact,
                         "region": region(Some(&l.loc)),
                     },
                     "message": { "text": message_text(&format!("{}{}", l.text, row_suffix(Some(&l.loc)))) },
