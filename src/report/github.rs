@@ -71,10 +71,15 @@ fn location(f: &Finding) -> String {
 impl Github {
     fn line(&self, f: &Finding) -> String {
         let file = match ci_path(&f.source.path, self.base.as_deref()) {
-            CiPath::Relative(rel) => rel,
-            CiPath::Absolute(abs) => abs.display().to_string(),
+            CiPath::Relative(rel) => Some(rel),
+            CiPath::Absolute(abs) => Some(abs.display().to_string()),
+            // A database is no file of the repository: no `file=`.
+            CiPath::Url(_) => None,
         };
-        let mut props = vec![format!("file={}", escape_property(&escape(&file)))];
+        let mut props: Vec<String> = file
+            .map(|f| format!("file={}", escape_property(&escape(&f))))
+            .into_iter()
+            .collect();
         if let Some(line) = f.line() {
             props.push(format!("line={line}"));
         }
@@ -82,7 +87,12 @@ impl Github {
         // The first line is the summary; notes follow on their own lines.
         // `escape` leaves no CR or LF in history text, so the only line
         // breaks in the message are these.
-        let mut lines = vec![escape(&format!("{}{}", f.summary, location(f))).into_owned()];
+        let on = if props.is_empty() {
+            format!(" in {}", f.source.path.display())
+        } else {
+            String::new()
+        };
+        let mut lines = vec![escape(&format!("{}{}{on}", f.summary, location(f))).into_owned()];
         lines.extend(f.notes.iter().map(|n| escape(n).into_owned()));
         format!(
             "::{} {}::{}",

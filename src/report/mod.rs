@@ -60,6 +60,8 @@ pub enum CiPath {
     Relative(String),
     /// Outside the base directory: the absolute path.
     Absolute(PathBuf),
+    /// Not a file: a database URL (`postgres://user@host/db`).
+    Url(String),
 }
 
 /// Remove `.` and resolve `..` without touching the file system.
@@ -89,6 +91,9 @@ fn slash_join(rel: &Path) -> String {
 /// Name `path` relative to `base` when it lies under it. Lexical first (so
 /// a symlinked checkout keeps its names), then through the real paths.
 pub fn ci_path(path: &Path, base: Option<&Path>) -> CiPath {
+    if crate::source::postgres::is_target(path) {
+        return CiPath::Url(path.display().to_string());
+    }
     let Some(base) = base else {
         let n = normalize(path);
         return if n.is_absolute() {
@@ -153,6 +158,17 @@ mod tests {
         assert_eq!(
             ci_path(Path::new("./a/b.jsonl"), None),
             CiPath::Relative("a/b.jsonl".into())
+        );
+    }
+
+    #[test]
+    fn a_database_url_is_not_a_repository_path() {
+        assert_eq!(
+            ci_path(
+                Path::new("postgres://alice@db:5432/app"),
+                Some(Path::new("/repo"))
+            ),
+            CiPath::Url("postgres://alice@db:5432/app".into())
         );
     }
 }

@@ -96,6 +96,7 @@ fn artifact(path: &Path, base: Option<&Path>) -> (String, Value) {
             let uri = percent_encode(&rel);
             (uri.clone(), json!({ "uri": uri, "uriBaseId": SRCROOT }))
         }
+        CiPath::Url(url) => (url.clone(), json!({ "uri": url })),
         CiPath::Absolute(abs) => {
             let p = abs.to_string_lossy().replace('\\', "/");
             let p = if p.starts_with('/') {
