@@ -302,10 +302,18 @@ pub trait RowReader {
     fn next_execution(&mut self) -> std::result::Result<Option<RawExec>, String>;
 }
 
-/// Conversation keys compare as integers (gbrain's BIGINT `job_id`): the
-/// cursors are ordered by the column, not by its text.
-fn key_order(a: &str, b: &str) -> Option<std::cmp::Ordering> {
-    Some(a.parse::<i64>().ok()?.cmp(&b.parse::<i64>().ok()?))
+/// The order both cursors are sorted in (`ORDER BY` the key column, not its
+/// text): integers by value and before any text, texts byte by byte. This is
+/// how SQLite orders a column of INTEGER affinity such as gbrain's `job_id`
+/// (PostgreSQL's BIGINT holds only integers), so the two cursors merge even
+/// when a store holds text keys.
+fn key_order(a: &str, b: &str) -> std::cmp::Ordering {
+    match (a.parse::<i64>(), b.parse::<i64>()) {
+        (Ok(x), Ok(y)) => x.cmp(&y),
+        (Ok(_), Err(_)) => std::cmp::Ordering::Less,
+        (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
+        (Err(_), Err(_)) => a.cmp(b),
+    }
 }
 
 /// Group the rows into conversations, attach each job's executions, and
@@ -348,16 +356,9 @@ pub fn pump(
                         },
                     };
                     match key_order(&e.conv, &done.id) {
-                        Some(std::cmp::Ordering::Less) => continue,
-                        Some(std::cmp::Ordering::Equal) => done.execs.push(e),
-                        Some(std::cmp::Ordering::Greater) => {
-                            held = Some(e);
-                            break;
-                        }
-                        // A key that is not an integer: the cursors cannot be
-                        // merged past it, and no job matches it.
-                        None if e.conv.parse::<i64>().is_err() => continue,
-                        None => {
+                        std::cmp::Ordering::Less => continue,
+                        std::cmp::Ordering::Equal => done.execs.push(e),
+                        std::cmp::Ordering::Greater => {
                             held = Some(e);
                             break;
                         }
@@ -817,5 +818,45 @@ mod tests {
         };
         assert_eq!(ids(&convs[0]), vec!["b"]);
         assert_eq!(ids(&convs[1]), vec!["d"]);
+    }
+
+    #[test]
+    fn text_keys_merge_in_the_order_sqlite_sorts_them() {
+        // Integers first (by value), then texts byte by byte; a text key
+        // that equals a job keeps its executions.
+        let mut feed = Feed {
+            msgs: vec![m("7", 0), m("a", 0), m("b", 0)].into_iter(),
+            execs: vec![
+                e("7", "x"),
+                e("a", "y"),
+                e("a", "z"),
+                e("ab", "w"),
+                e("b", "v"),
+            ]
+            .into_iter(),
+        };
+        let (tx, rx) = sync_channel(16);
+        pump(&mut feed, Path::new("t"), true, &tx);
+        drop(tx);
+        let convs: Vec<RawConv> = rx.into_iter().map(|r| r.unwrap()).collect();
+        let ids: Vec<(String, Vec<String>)> = convs
+            .iter()
+            .map(|c| {
+                (
+                    c.id.clone(),
+                    c.execs.iter().map(|e| e.tool_use_id.clone()).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            ids,
+            vec![
+                ("7".to_string(), vec!["x".to_string()]),
+                ("a".to_string(), vec!["y".to_string(), "z".to_string()]),
+                ("b".to_string(), vec!["v".to_string()]),
+            ]
+        );
+        assert_eq!(key_order("10", "9"), std::cmp::Ordering::Greater);
+        assert_eq!(key_order("9", "a"), std::cmp::Ordering::Less);
     }
 }
