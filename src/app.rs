@@ -139,8 +139,14 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             // else message by message.
             let b = match crate::source::open_any_with(&a.b, lim, mapping.as_ref())? {
                 crate::source::Opened::Trace(trace) => {
-                    let doc =
-                        crate::crosscheck::diff(&a.a, &a.b, trace, a.conversation.as_deref(), lim)?;
+                    let doc = crate::crosscheck::diff(
+                        &a.a,
+                        &a.b,
+                        trace,
+                        a.conversation.as_deref(),
+                        lim,
+                        mapping.as_ref(),
+                    )?;
                     match a.format {
                         InspectFormat::Human => report::crosscheck::human(&doc, &mut out),
                         InspectFormat::Json => report::crosscheck::json(&doc, &mut out),
@@ -160,7 +166,15 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                 }
                 crate::source::Opened::History(b) => b,
             };
-            let sa = crate::source::open_with(&a.a, lim, mapping.as_ref())?;
+            let sa = match crate::source::open_any_with(&a.a, lim, mapping.as_ref())? {
+                crate::source::Opened::History(sa) => sa,
+                crate::source::Opened::Trace(_) => {
+                    return Err(Error::input(
+                        &a.a,
+                        "is a trace, not a conversation store (`chatfsck diff STORE TRACE` takes the store first)",
+                    ));
+                }
+            };
             let d = crate::diff::diff(&a.a, sa, &a.b, b, a.conversation.as_deref())?;
             match a.format {
                 InspectFormat::Human => report::diff::human(&d, report::use_color(), &mut out),

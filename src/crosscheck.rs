@@ -1281,8 +1281,9 @@ pub fn diff(
     mut trace: TraceSource,
     only: Option<&str>,
     limits: crate::source::Limits,
+    mapping: Option<&crate::source::Mapping>,
 ) -> Result<DiffDoc> {
-    let mut src = match crate::source::open_any(store_path, limits)? {
+    let mut src = match crate::source::open_any_with(store_path, limits, mapping)? {
         crate::source::Opened::History(s) => s,
         crate::source::Opened::Trace(_) => {
             return Err(crate::error::Error::input(

@@ -514,6 +514,11 @@ fn a_trace_that_is_not_what_it_claims_is_a_one_line_error() {
         TRACES,
         "is a trace, not a conversation store",
     );
+    assert_one_line_error(
+        &["diff", TRACES, STORE],
+        TRACES,
+        "is a trace, not a conversation store",
+    );
     // An OTLP export whose first line announces spans and is torn.
     let torn = w(
         "spans.jsonl",
