@@ -831,3 +831,33 @@ fn a_pretty_printed_otlp_document_is_read_with_real_line_numbers() {
     assert_eq!(pretty[..start].matches('\n').count() + 1, line);
     assert!(pretty[start..].contains("6e0c63257de34c92"));
 }
+
+#[test]
+fn records_outside_any_turn_do_not_shift_turn_numbers() {
+    // A span recorded before the first turn, with no turnId (a reconcile
+    // report at load, say), must not become "turn 1".
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("traces.db");
+    std::fs::copy(root().join(TRACES), &db).unwrap();
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute(
+            "INSERT INTO records (id, kind, name, spanId, conversationId, extensionId, timestamp, status, attributes) \
+             VALUES ('early', 'span-open', 'reconcile.repair', 'span-early', ?1, 'conversation-store', 1, NULL, '{}')",
+            [SEED],
+        )
+        .unwrap();
+    }
+    let o = run(&[
+        "inspect",
+        "--format",
+        "json",
+        db.to_str().unwrap(),
+        "--conversation",
+        SEED,
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains(&format!("{SEED}/turn-3/step-1")), "{text}");
+    assert!(!text.contains(&format!("{SEED}/turn-4/")), "{text}");
+}

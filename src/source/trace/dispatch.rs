@@ -266,7 +266,9 @@ impl Backend for DispatchTraces {
         let mut turns: Vec<Option<String>> = Vec::new();
         for r in recs {
             let Some(sid) = r.span.clone() else { continue };
-            if !turns.contains(&r.turn) {
+            // Turns are numbered in order of appearance; records outside any
+            // turn (a reconcile report with no turnId) are not a turn.
+            if r.turn.is_some() && !turns.contains(&r.turn) {
                 turns.push(r.turn.clone());
             }
             let i = *by_id.entry(sid.clone()).or_insert_with(|| {
@@ -301,7 +303,11 @@ impl Backend for DispatchTraces {
                 .filter(|s| s.name == "provider.request" && s.parent.as_deref() == Some(&step.id))
                 .collect();
             let Some(call) = calls.last() else { continue };
-            let turn_index = turns.iter().position(|t| *t == step.turn).unwrap_or(0) + 1;
+            // 0 for a step recorded outside any turn.
+            let turn_index = turns
+                .iter()
+                .position(|t| *t == step.turn)
+                .map_or(0, |i| i + 1);
             let counter = step_in_turn.entry(step.turn.clone()).or_insert(0);
             let step_index = *counter;
             *counter += 1;
