@@ -206,6 +206,13 @@ pub fn detect(path: &Path, limits: Limits) -> Result<Option<Mode>> {
             .buf
             .strip_prefix(b"\xEF\xBB\xBF")
             .unwrap_or(&lines.buf);
+        // Every history passes through here: a line that does not name
+        // `resourceSpans` is no OTLP export, and is not parsed here (a
+        // pretty-printed document's lone `{` is checked whole below).
+        let names_spans = memchr::memmem::find(bytes, b"\"resourceSpans\"").is_some();
+        if !names_spans && bytes.trim_ascii() != b"{" {
+            return Ok(None);
+        }
         let text = String::from_utf8_lossy(bytes);
         let t = text.trim();
         if t.is_empty() {
