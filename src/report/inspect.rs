@@ -496,7 +496,7 @@ fn trace_human(ins: &Inspection, tr: &[TraceConvView], out: &mut dyn Write) -> i
 }
 
 fn trace_markdown(ins: &Inspection, tr: &[TraceConvView], out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "## `{}`", md_escape(&ins.path).replace("\\`", "'"))?;
+    writeln!(out, "## {}", md_code(&ins.path))?;
     writeln!(out)?;
     let requests: usize = tr.iter().map(|c| c.requests.len()).sum();
     writeln!(
@@ -510,7 +510,7 @@ fn trace_markdown(ins: &Inspection, tr: &[TraceConvView], out: &mut dyn Write) -
     )?;
     for c in tr {
         writeln!(out)?;
-        writeln!(out, "### Conversation {}", md_escape(&c.id))?;
+        writeln!(out, "### Conversation {}", md_code(&c.id))?;
         writeln!(out)?;
         for e in &c.reports {
             writeln!(
