@@ -468,21 +468,18 @@ pub fn build(raw: RawConv, layout: &Layout, info: &Arc<SourceInfo>) -> Conversat
         let mut msg = Message::new(role, loc.clone());
         msg.stored_index = Some(index);
         if let Some(text) = row.content.as_deref() {
-            let first = text.trim_start().as_bytes().first().copied();
-            let as_json = if matches!(first, Some(b'[' | b'"' | b'n')) {
-                let mut parsed = Message::new(role, loc.clone());
-                parsed.stored_index = Some(index);
-                super::chat::parse_content_json(text, &mut parsed, &loc).map(|()| parsed)
-            } else if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() {
-                Err("is neither a list of content blocks nor a string".to_string())
+            let looks_json = matches!(
+                text.trim_start().as_bytes().first(),
+                Some(b'[' | b'"' | b'n')
+            );
+            // A failed parse pushes no part, so it can parse into `msg`.
+            let parsed = if looks_json {
+                super::chat::parse_content_json(text, &mut msg, &loc)
             } else {
-                Err(match serde_json::from_str::<serde::de::IgnoredAny>(text) {
-                    Err(e) => super::chat::json_error(&e),
-                    Ok(_) => "is not JSON".to_string(),
-                })
+                Err(String::new())
             };
-            match as_json {
-                Ok(parsed) => msg = parsed,
+            match parsed {
+                Ok(()) => {}
                 // A text column holds plain text, JSON-looking or not.
                 Err(_) if layout.text_content => {
                     msg.push_at(
@@ -494,6 +491,14 @@ pub fn build(raw: RawConv, layout: &Layout, info: &Arc<SourceInfo>) -> Conversat
                     );
                 }
                 Err(reason) => {
+                    let reason = if looks_json {
+                        reason
+                    } else {
+                        match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+                            Ok(_) => "is neither a list of content blocks nor a string".to_string(),
+                            Err(e) => super::chat::json_error(&e),
+                        }
+                    };
                     corrupt(&mut conv, format!("has `{}` that {reason}", layout.content));
                     continue;
                 }
