@@ -53,8 +53,8 @@ impl Atomic {
 
     /// Flush to disk, give the copy the input's permissions, and rename it
     /// into place.
-    pub fn commit(self, dest: &Path, force: bool, like: &Path) -> Result<()> {
-        if let Ok(meta) = std::fs::metadata(like) {
+    pub fn commit(self, dest: &Path, force: bool, like: Option<&Path>) -> Result<()> {
+        if let Some(meta) = like.and_then(|l| std::fs::metadata(l).ok()) {
             std::fs::set_permissions(self.tmp.path(), meta.permissions())
                 .map_err(|e| out_err(dest, e))?;
         }
@@ -69,6 +69,16 @@ impl Atomic {
         };
         result.map_err(|e| out_err(dest, e.error))
     }
+}
+
+/// Write a whole small file (a repair log, a SQL script) atomically. It
+/// keeps the temporary file's owner-only permissions: it holds history text.
+pub fn write_bytes(dest: &Path, bytes: &[u8], force: bool) -> Result<()> {
+    let tmp = Atomic::new(dest)?;
+    let mut w = tmp.writer(dest)?;
+    w.write_all(bytes).map_err(|e| out_err(dest, e))?;
+    finish(w, dest)?;
+    tmp.commit(dest, force, None)
 }
 
 /// Flush a writer, mapping errors to the destination.

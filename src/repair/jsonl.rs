@@ -539,7 +539,7 @@ pub fn write(input: &Path, output: &Path, plan: &Plan, limits: Limits, force: bo
         }
     }
     atomic::finish(w, output)?;
-    tmp.commit(output, force, input)
+    tmp.commit(output, force, Some(input))
 }
 
 /// Write a JSON document (an array of messages, or a request body with a
@@ -606,5 +606,5 @@ pub fn write_document(input: &Path, output: &Path, plan: &Plan, force: bool) -> 
     w.write_all(array.as_bytes()).map_err(werr)?;
     w.write_all(&data[end..]).map_err(werr)?;
     atomic::finish(w, output)?;
-    tmp.commit(output, force, input)
+    tmp.commit(output, force, Some(input))
 }

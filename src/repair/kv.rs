@@ -151,5 +151,5 @@ pub fn write(
         tx.commit().map_err(|e| db_err(output, e))?;
         super::finish_sqlite(conn, output)?;
     }
-    tmp.commit(output, force, input)
+    tmp.commit(output, force, Some(input))
 }

@@ -18,7 +18,7 @@ use crate::model::{Conversation, Loc, SourceInfo};
 use crate::rules::Selection;
 use crate::source::{self, Limits};
 
-mod atomic;
+pub(crate) mod atomic;
 mod jsonl;
 mod kv;
 mod rows;

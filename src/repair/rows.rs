@@ -13,7 +13,6 @@
 //!   row already exists, so it can run twice); `--target URL` applies the
 //!   same statements to another database, refused when it is the source.
 
-use std::io::Write;
 use std::path::Path;
 
 use rusqlite::{Connection, MAIN_DB, OpenFlags};
@@ -237,7 +236,7 @@ pub fn write_sqlite(
         tx.commit().map_err(|e| db_err(output, e))?;
         super::finish_sqlite(conn, output)?;
     }
-    tmp.commit(output, force, input)
+    tmp.commit(output, force, Some(input))
 }
 
 /// A PostgreSQL string literal (standard_conforming_strings is set on by
@@ -321,14 +320,7 @@ pub fn script(source: &str, layout: &Layout, plan: &Plan) -> String {
 /// Write the script atomically (with the default permissions: there is no
 /// input file whose mode it should copy).
 pub fn write_script(path: &Path, text: &str, force: bool) -> Result<()> {
-    let tmp = atomic::Atomic::new(path)?;
-    let mut w = tmp.writer(path)?;
-    w.write_all(text.as_bytes()).map_err(|e| Error::Output {
-        path: path.to_path_buf(),
-        cause: e.to_string(),
-    })?;
-    atomic::finish(w, path)?;
-    tmp.commit(path, force, Path::new(""))
+    atomic::write_bytes(path, text.as_bytes(), force)
 }
 
 /// Whether the database `target` connects to is the one `probe` is

@@ -80,27 +80,7 @@ pub fn write_log(r: &Report, path: &Path, force: bool) -> Result<()> {
         path: path.to_path_buf(),
         cause: e.to_string(),
     })?;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::Output {
-        path: path.to_path_buf(),
-        cause: e.to_string(),
-    })?;
-    tmp.write_all(&buf).map_err(|e| Error::Output {
-        path: path.to_path_buf(),
-        cause: e.to_string(),
-    })?;
-    let persisted = if force {
-        tmp.persist(path).map(|_| ())
-    } else {
-        tmp.persist_noclobber(path).map(|_| ())
-    };
-    persisted.map_err(|e| Error::Output {
-        path: path.to_path_buf(),
-        cause: e.error.to_string(),
-    })
+    crate::repair::atomic::write_bytes(path, &buf, force)
 }
 
 /// A markdown table of the edits and what was left, for a bug report.
