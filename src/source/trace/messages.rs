@@ -130,86 +130,83 @@ fn arguments(v: Option<&Value>) -> Arguments {
 }
 
 /// OpenInference messages: `[{message: {role, content, contents,
-/// tool_calls, tool_call_id}}]`. Returns the messages and the problems of
-/// the ones that could not be read.
+/// tool_calls, tool_call_id}}]`. Each is unwrapped into the OpenAI shape it
+/// mirrors and read by the chat source, so a prompt recorded by Phoenix or
+/// OTLP is parsed exactly like the stored history it is compared with.
+/// Returns the messages and the problems of the ones that could not be read.
 pub fn openinference(list_value: &Value, loc: &Loc) -> (Vec<Message>, Vec<CorruptRecord>) {
-    let mut out = Vec::new();
-    let mut bad = Vec::new();
-    for (i, item) in list(list_value).into_iter().enumerate() {
+    let info = std::sync::Arc::new(crate::model::SourceInfo {
+        path: std::path::PathBuf::new(),
+        format: "trace",
+        dialect: "openinference",
+    });
+    let mut b = Builder::new(Conversation::new("", info));
+    for item in list(list_value) {
         let m = item.get("message").unwrap_or(item);
-        let role_text = m.get("role").map(text_of).unwrap_or_default();
-        let Some(role) = role_of(&role_text) else {
-            bad.push(corrupt(
-                loc,
-                format!("records message {i} with unknown role `{role_text}`"),
-                &item.to_string(),
-            ));
-            continue;
-        };
-        let mut msg = Message::new(role, loc.clone());
-        let call_id = m.get("tool_call_id").map(text_of);
-        let mut text = None;
-        if let Some(c) = m.get("content") {
-            text = Some(text_of(c));
-        }
-        let mut parts = Vec::new();
-        if let Some(contents) = m.get("contents") {
-            for c in list(contents) {
-                let c = c.get("message_content").unwrap_or(c);
-                let ty = c.get("type").map(text_of).unwrap_or_default();
-                match ty.as_str() {
-                    "text" | "" => parts.push(PartKind::Text {
-                        text: c.get("text").map(text_of).unwrap_or_default(),
-                    }),
-                    other => parts.push(PartKind::Other {
-                        kind: other.to_string(),
-                    }),
-                }
+        let record = openai_shape(m);
+        b.feed(&record.to_string(), loc.clone(), false);
+    }
+    (b.conv.messages, b.conv.corrupt)
+}
+
+/// An OpenInference message as the OpenAI message it records: indexed
+/// objects become arrays, `contents[].message_content` the content parts,
+/// `tool_calls[].tool_call` the calls, and the role aliases some
+/// instrumentations write (`model`, `function`) their OpenAI roles.
+fn openai_shape(m: &Value) -> Value {
+    let mut out = serde_json::Map::new();
+    let role = match m.get("role").map(text_of).as_deref() {
+        Some("model") => "assistant".to_string(),
+        Some("function") => "tool".to_string(),
+        Some(r) => r.to_string(),
+        None => String::new(),
+    };
+    out.insert("role".into(), Value::String(role));
+    let mut parts: Vec<Value> = Vec::new();
+    if let Some(c) = m.get("content").filter(|c| !c.is_null()) {
+        parts.push(serde_json::json!({"type": "text", "text": text_of(c)}));
+    }
+    if let Some(contents) = m.get("contents") {
+        for c in list(contents) {
+            let c = c.get("message_content").unwrap_or(c);
+            match c.get("type").map(text_of).as_deref() {
+                Some("text") | None | Some("") => parts.push(serde_json::json!({
+                    "type": "text",
+                    "text": c.get("text").map(text_of).unwrap_or_default(),
+                })),
+                Some(other) => parts.push(serde_json::json!({"type": other})),
             }
         }
-        if role == Role::Tool || (call_id.is_some() && role != Role::Assistant) {
-            let mut content = text.unwrap_or_default();
-            for p in &parts {
-                if let PartKind::Text { text } = p {
-                    content.push_str(text);
-                }
-            }
-            msg.push(
-                PartKind::ToolResult {
-                    call_id: call_id.unwrap_or_default(),
-                    content,
-                    is_error: None,
-                },
-                loc.clone(),
-            );
-        } else {
-            if let Some(t) = text {
-                msg.push(PartKind::Text { text: t }, loc.clone());
-            }
-            for p in parts {
-                msg.push(p, loc.clone());
-            }
-        }
-        if let Some(calls) = m.get("tool_calls") {
-            for c in list(calls) {
+    }
+    // A single text is a string content, as OpenAI writes it.
+    let content = match parts.as_slice() {
+        [] => Value::Null,
+        [one] if one.get("type").and_then(Value::as_str) == Some("text") => one["text"].clone(),
+        _ => Value::Array(parts),
+    };
+    out.insert("content".into(), content);
+    if let Some(id) = m.get("tool_call_id") {
+        out.insert("tool_call_id".into(), Value::String(text_of(id)));
+    }
+    if let Some(calls) = m.get("tool_calls") {
+        let calls: Vec<Value> = list(calls)
+            .into_iter()
+            .map(|c| {
                 let c = c.get("tool_call").unwrap_or(c);
                 let f = c.get("function");
-                msg.push(
-                    PartKind::ToolCall {
-                        id: c.get("id").map(text_of).unwrap_or_default(),
-                        name: f
-                            .and_then(|f| f.get("name"))
-                            .map(text_of)
-                            .unwrap_or_default(),
-                        arguments: arguments(f.and_then(|f| f.get("arguments"))),
+                serde_json::json!({
+                    "id": c.get("id").map(text_of).unwrap_or_default(),
+                    "type": "function",
+                    "function": {
+                        "name": f.and_then(|f| f.get("name")).map(text_of).unwrap_or_default(),
+                        "arguments": f.and_then(|f| f.get("arguments")).cloned().unwrap_or(Value::Null),
                     },
-                    loc.clone(),
-                );
-            }
-        }
-        out.push(msg);
+                })
+            })
+            .collect();
+        out.insert("tool_calls".into(), Value::Array(calls));
     }
-    (out, bad)
+    Value::Object(out)
 }
 
 /// OpenTelemetry GenAI messages: `[{role, parts: [{type: text, content} |
@@ -389,5 +386,38 @@ mod tests {
         assert_eq!(msgs[1].finish_reason.as_deref(), Some("tool_call"));
         let (_, _, _, args) = msgs[1].tool_calls().next().unwrap();
         assert_eq!(args.raw, r#"{"city":"Paris"}"#);
+    }
+
+    #[test]
+    fn openinference_reads_like_the_chat_source() {
+        // Text parts of a tool result join as the chat source joins them, and
+        // the role aliases of some instrumentations are understood.
+        let v = json!([
+            {"message": {"role": "model", "content": "checking"}},
+            {"message": {"role": "tool", "tool_call_id": "c1", "contents": [
+                {"message_content": {"type": "text", "text": "a"}},
+                {"message_content": {"type": "text", "text": "b"}}
+            ]}}
+        ]);
+        let (msgs, bad) = openinference(&v, &loc());
+        assert!(bad.is_empty());
+        assert_eq!(msgs[0].role, Role::Assistant);
+        let (_, id, content, _) = msgs[1].tool_results().next().unwrap();
+        assert_eq!((id, content), ("c1", "a\nb"));
+        let chat = crate::source::chat::Builder::new(Conversation::new(
+            "",
+            std::sync::Arc::new(crate::model::SourceInfo {
+                path: Default::default(),
+                format: "jsonl",
+                dialect: "openai",
+            }),
+        ));
+        let mut chat = chat;
+        chat.feed(
+            r#"{"role":"tool","tool_call_id":"c1","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}"#,
+            loc(),
+            false,
+        );
+        assert_eq!(chat.conv.messages[0].parts[0].kind, msgs[1].parts[0].kind);
     }
 }
