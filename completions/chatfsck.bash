@@ -316,7 +316,7 @@ _chatfsck() {
                     return 0
                     ;;
                 --fail-on)
-                    COMPREPLY=($(compgen -W "error warning info" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "info warning error" -- "${cur}"))
                     return 0
                     ;;
                 --config)

@@ -40,9 +40,9 @@ github\t'GitHub Actions workflow commands: annotations on the pull request'
 markdown\t'Tables that paste into an issue or a pull request'"
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l select -d 'Run only these rules (comma-separated rule names; replaces `select` in chatfsck.toml)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l ignore -d 'Do not run these rules (comma-separated rule names; replaces `ignore` in chatfsck.toml)' -r
-complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l fail-on -d 'Exit 1 when a finding of this severity or higher is found [default: error]' -r -f -a "error\t''
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l fail-on -d 'Exit 1 when a finding of this severity or higher is found [default: error]' -r -f -a "info\t''
 warning\t''
-info\t''"
+error\t''"
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l config -d 'Read settings from this file instead of the nearest chatfsck.toml (searched from the current directory upwards); flags override it' -r -F
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l trace -d 'Cross-check against the trace the app wrote (dispatch traces.db, Phoenix phoenix.db, OTLP JSON): report prompts sent that differ from the stored history, and cut-off answers stored as complete' -r -F
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l max-line-mib -d 'Longest JSONL line accepted, in MiB (a longer line is an error, not a history)' -r

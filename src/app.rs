@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use crate::cli::{Cli, Command, FailOn, InputArgs, InspectFormat, ListFormat};
+use crate::cli::{Cli, Command, InputArgs, InspectFormat, ListFormat};
 use crate::config::Config;
 use crate::error::Error;
 use crate::finding::Severity;
@@ -42,11 +42,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             let config = Config::load(a.config.config.as_deref())?;
             // Flags override the file, key by key.
             let selection = config.selection(a.select, a.ignore)?;
-            let fail_on = a
-                .fail_on
-                .map(FailOn::severity)
-                .or(config.fail_on)
-                .unwrap_or(Severity::Error);
+            let fail_on = a.fail_on.or(config.fail_on).unwrap_or(Severity::Error);
             let opts = Options {
                 selection,
                 limits: limits(&a.input),

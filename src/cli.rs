@@ -43,23 +43,6 @@ pub enum Command {
     Explain(ExplainArgs),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FailOn {
-    Error,
-    Warning,
-    Info,
-}
-
-impl FailOn {
-    pub fn severity(self) -> Severity {
-        match self {
-            FailOn::Error => Severity::Error,
-            FailOn::Warning => Severity::Warning,
-            FailOn::Info => Severity::Info,
-        }
-    }
-}
-
 #[derive(Debug, Args)]
 pub struct InputArgs {
     /// Longest JSONL line accepted, in MiB (a longer line is an error, not a history)
@@ -136,7 +119,7 @@ pub struct LintArgs {
     pub ignore: Vec<String>,
     /// Exit 1 when a finding of this severity or higher is found [default: error]
     #[arg(long, value_enum, value_name = "SEVERITY")]
-    pub fail_on: Option<FailOn>,
+    pub fail_on: Option<Severity>,
     #[command(flatten)]
     pub config: ConfigArgs,
     /// Cross-check against the trace the app wrote (dispatch traces.db, Phoenix phoenix.db,

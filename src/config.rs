@@ -92,20 +92,12 @@ pub struct RepairConfig {
     pub synthesize: Option<bool>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-enum FailOnValue {
-    Error,
-    Warning,
-    Info,
-}
-
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct File {
     select: Option<Vec<String>>,
     ignore: Option<Vec<String>>,
-    fail_on: Option<FailOnValue>,
+    fail_on: Option<Severity>,
     #[serde(default)]
     repair: RepairConfig,
 }
@@ -167,11 +159,7 @@ impl Config {
             path: Some(path.to_path_buf()),
             select: file.select,
             ignore: file.ignore,
-            fail_on: file.fail_on.map(|f| match f {
-                FailOnValue::Error => Severity::Error,
-                FailOnValue::Warning => Severity::Warning,
-                FailOnValue::Info => Severity::Info,
-            }),
+            fail_on: file.fail_on,
             repair: file.repair,
             repair_policy,
         })
