@@ -3,6 +3,8 @@
 
 use std::io::{self, Write};
 
+use super::plural;
+
 use comfy_table::{ContentArrangement, Table, presets};
 
 use crate::crosscheck::{DiffDoc, Op, SentSide, StoreSide};
@@ -41,8 +43,8 @@ pub fn human(doc: &DiffDoc, out: &mut dyn Write) -> io::Result<()> {
             out,
             "conversation {} ({}, {})",
             escape(&c.conversation),
-            plural(c.stored_messages, "stored message"),
-            plural(c.requests.len(), "recorded request")
+            plural(c.stored_messages, "stored message", "stored messages"),
+            plural(c.requests.len(), "recorded request", "recorded requests")
         )?;
         for r in &c.requests {
             writeln!(out)?;
@@ -56,7 +58,7 @@ pub fn human(doc: &DiffDoc, out: &mut dyn Write) -> io::Result<()> {
                 escape(&r.request),
                 r.turn,
                 r.step,
-                plural(r.sent, "message"),
+                plural(r.sent, "message", "messages"),
                 r.status,
                 finish,
                 if r.divergent {
@@ -115,13 +117,9 @@ pub fn human(doc: &DiffDoc, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "{d} of {} {} from the store",
-        plural(n, "recorded request"),
+        plural(n, "recorded request", "recorded requests"),
         if d == 1 { "differs" } else { "differ" }
     )
-}
-
-fn plural(n: usize, one: &str) -> String {
-    format!("{n} {one}{}", if n == 1 { "" } else { "s" })
 }
 
 pub fn json(doc: &DiffDoc, out: &mut dyn Write) -> io::Result<()> {

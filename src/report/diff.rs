@@ -8,10 +8,7 @@ use crate::escape::{md_code, md_escape};
 use crate::model::Loc;
 
 fn at(loc: &Loc) -> String {
-    match loc {
-        Loc::Line { line, .. } => format!("line {line}"),
-        Loc::Row { key, .. } => escape(key).into_owned(),
-    }
+    escape(&super::record(loc)).into_owned()
 }
 
 /// One line per change: (sigil, text).

@@ -6,8 +6,8 @@ use std::io::{self, Write};
 
 use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, SourceCode};
 
-use super::Report;
 use super::snippet::Excerpt;
+use super::{Report, plural};
 use crate::escape::escape;
 use crate::finding::{Finding, Severity};
 use crate::lint::Outcome;
@@ -109,10 +109,7 @@ pub fn location(f: &Finding) -> String {
 pub fn loc_text(path: &str, loc: &Loc) -> String {
     match loc {
         Loc::Line { line, .. } => format!("{path}:{line}"),
-        Loc::Row { table, key, rowid } => match rowid {
-            Some(r) => format!("{path}: {table} {key} (rowid {r})"),
-            None => format!("{path}: {table} {key}"),
-        },
+        Loc::Row { .. } => format!("{path}: {}", super::record(loc)),
     }
 }
 
@@ -170,10 +167,6 @@ impl Human {
             .with_context_lines(0)
             .with_links(false)
     }
-}
-
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The closing line: counts by severity and how many are repairable.

@@ -17,6 +17,25 @@ pub mod rules;
 pub mod sarif;
 pub mod snippet;
 
+/// `1 file`, `2 files`.
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// A record named for people, without its file: `line 12`, or
+/// `kv conv:…:chunk:0000000002 (rowid 2)`. Not escaped: history text may be
+/// in a key, so every caller escapes for its medium.
+pub fn record(loc: &crate::model::Loc) -> String {
+    use crate::model::Loc;
+    match loc {
+        Loc::Line { line, .. } => format!("line {line}"),
+        Loc::Row { table, key, rowid } => match rowid {
+            Some(r) => format!("{table} {key} (rowid {r})"),
+            None => format!("{table} {key}"),
+        },
+    }
+}
+
 /// Output formats of `lint`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {

@@ -9,10 +9,7 @@ use crate::model::Loc;
 use crate::repair::Report;
 
 fn at(loc: &Loc) -> String {
-    match loc {
-        Loc::Line { line, .. } => format!("line {line}"),
-        Loc::Row { key, .. } => escape(key).into_owned(),
-    }
+    escape(&super::record(loc)).into_owned()
 }
 
 pub fn human(r: &Report, out: &mut dyn Write) -> io::Result<()> {
