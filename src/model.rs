@@ -485,6 +485,41 @@ pub struct Execution {
     /// The stored error text (`failed`).
     pub error: Option<String>,
 }
+
+impl Execution {
+    /// The tool result a settled execution gives back — `complete`: its
+    /// output (a JSON string as its text, any other JSON value normalised);
+    /// `failed`: its error, as an error — or `None` while it is unsettled.
+    /// The one place that decides what is recoverable, for the rule that
+    /// reports a gap and the repair that fills it.
+    pub fn result(&self) -> Option<(String, bool)> {
+        match self.status {
+            ExecStatus::Complete => Some((output_text(self.output.as_deref()), false)),
+            ExecStatus::Failed => Some((
+                self.error
+                    .clone()
+                    .unwrap_or_else(|| "(the execution failed; no error text was stored)".into()),
+                true,
+            )),
+            ExecStatus::Pending | ExecStatus::Other(_) => None,
+        }
+    }
+}
+
+/// An execution's stored output as tool-result text: a JSON string gives
+/// its text; any other JSON value its strict, compact JSON; a value that
+/// does not parse as JSON (SQLite ports store text) is kept as it is.
+pub fn output_text(output: Option<&str>) -> String {
+    let Some(raw) = output else {
+        return "null".into();
+    };
+    match serde_json::from_str::<serde_json::Value>(raw) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(v) => serde_json::to_string(&v).expect("a Value serialises"),
+        Err(_) => raw.to_string(),
+    }
+}
+
 /// How a traced span ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -22,7 +22,7 @@ use super::{Edit, Left, OrphanPolicy, PLACEHOLDER, Planned, Policy, atomic};
 use crate::error::{Error, Result};
 use crate::escape::escape;
 use crate::fix::Action;
-use crate::model::{Conversation, ExecStatus, PartKind};
+use crate::model::{Conversation, PartKind};
 use crate::source::postgres::{self as pgsrc, Target};
 use crate::source::rows::{Layout, Mapping};
 use crate::source::sqlite::{self, quote_ident};
@@ -44,21 +44,6 @@ pub struct Insert {
 #[derive(Default)]
 pub struct Plan {
     pub inserts: Vec<Insert>,
-}
-
-/// The text of a tool result from an execution's stored output: a JSON
-/// string gives its text; any other JSON value its strict, compact JSON; a
-/// value that does not parse as JSON (SQLite ports store text) is kept as
-/// it is.
-pub fn output_text(output: Option<&str>) -> String {
-    let Some(raw) = output else {
-        return "null".into();
-    };
-    match serde_json::from_str::<Value>(raw) {
-        Ok(Value::String(s)) => s,
-        Ok(v) => serde_json::to_string(&v).expect("a Value serialises"),
-        Err(_) => raw.to_string(),
-    }
 }
 
 /// Plan the inserts for one conversation.
@@ -98,19 +83,18 @@ pub fn plan_conversation(
                     Some(r) => format!("execution id={r}"),
                     None => "its execution".to_string(),
                 };
-                match exec {
-                    Some(e) if e.status == ExecStatus::Complete => {
-                        blocks.push(json!({"type": "tool_result", "tool_use_id": id, "content": output_text(e.output.as_deref())}));
+                match exec.and_then(|e| e.result().map(|r| (e, r))) {
+                    Some((e, (content, false))) => {
+                        blocks.push(
+                            json!({"type": "tool_result", "tool_use_id": id, "content": content}),
+                        );
                         sources.push(format!("`{id}` from {} (complete)", row(e)));
                     }
-                    Some(e) if e.status == ExecStatus::Failed => {
-                        let err = e.error.clone().unwrap_or_else(|| {
-                            "(the execution failed; no error text was stored)".into()
-                        });
-                        blocks.push(json!({"type": "tool_result", "tool_use_id": id, "content": err, "is_error": true}));
+                    Some((e, (content, true))) => {
+                        blocks.push(json!({"type": "tool_result", "tool_use_id": id, "content": content, "is_error": true}));
                         sources.push(format!("`{id}` from {} (failed)", row(e)));
                     }
-                    _ => {
+                    None => {
                         let why = match exec {
                             Some(e) => {
                                 format!("`{id}` (`{name}`): {} is `{}`", row(e), e.status.as_str())

@@ -146,13 +146,14 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                             Some(r) => format!("`{}` id={r}", ex.table),
                             None => format!("a row of `{}`", ex.table),
                         };
+                        if e.result().is_some() {
+                            settled += 1;
+                        }
                         match &e.status {
                             ExecStatus::Complete => {
-                                settled += 1;
                                 format!("{row} is `complete`: its output rebuilds the result")
                             }
                             ExecStatus::Failed => {
-                                settled += 1;
                                 format!(
                                     "{row} is `failed`: its error rebuilds the result (is_error)"
                                 )
