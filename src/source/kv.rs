@@ -14,12 +14,10 @@
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
-use std::thread;
+use std::sync::mpsc::SyncSender;
 
 use serde::Deserialize;
 
-use super::Source;
 use super::sqlite::{self, Snapshot};
 use crate::error::{Error, Result};
 use crate::model::{
@@ -109,39 +107,21 @@ impl RawConv {
     }
 }
 
-type Parsed = Result<Conversation>;
-
-pub struct KvSource {
-    info: Arc<SourceInfo>,
-    rx: Receiver<Parsed>,
-}
-
-pub fn open(path: &Path, snap: Snapshot) -> Result<KvSource> {
+pub fn open(path: &Path, snap: Snapshot) -> Result<super::pipeline::Pipeline> {
     let info = Arc::new(SourceInfo {
         path: path.to_path_buf(),
         format: "sqlite-kv",
         dialect: "dispatch",
     });
-    let (raw_tx, raw_rx) = sync_channel::<Result<RawConv>>(4);
-    let (tx, rx) = sync_channel::<Parsed>(4);
     let p = path.to_path_buf();
-    thread::Builder::new()
-        .name("chatfsck-kv-read".into())
-        .spawn(move || read_rows(&p, snap, raw_tx))
-        .map_err(|e| Error::input(path, format!("cannot start reader: {e}")))?;
-    let info2 = info.clone();
-    thread::Builder::new()
-        .name("chatfsck-kv-parse".into())
-        .spawn(move || {
-            for raw in raw_rx {
-                let parsed = raw.map(|r| build(r, &info2));
-                if tx.send(parsed).is_err() {
-                    return;
-                }
-            }
-        })
-        .map_err(|e| Error::input(path, format!("cannot start parser: {e}")))?;
-    Ok(KvSource { info, rx })
+    let build_info = info.clone();
+    super::pipeline::start(
+        path,
+        info,
+        "kv",
+        move |tx| read_rows(&p, snap, tx),
+        move |raw| build(raw, &build_info),
+    )
 }
 
 fn read_rows(path: &PathBuf, snap: Snapshot, tx: SyncSender<Result<RawConv>>) {
@@ -413,16 +393,6 @@ fn part_of(c: WireChunk<'_>) -> (PartKind, Option<String>) {
             },
             c.message,
         ),
-    }
-}
-
-impl Source for KvSource {
-    fn info(&self) -> Arc<SourceInfo> {
-        self.info.clone()
-    }
-
-    fn next_conversation(&mut self) -> Option<Result<Conversation>> {
-        self.rx.recv().ok()
     }
 }
 

@@ -12,6 +12,7 @@ pub mod chat;
 pub mod jsonl;
 pub mod kv;
 pub mod lines;
+pub mod pipeline;
 pub mod postgres;
 pub mod rows;
 pub mod sqlite;

@@ -13,8 +13,7 @@
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc::{SyncSender, sync_channel};
-use std::thread;
+use std::sync::mpsc::SyncSender;
 use std::time::Duration;
 
 use postgres::config::Host;
@@ -474,18 +473,10 @@ pub fn open(arg: &Path, mapping: Option<&Mapping>) -> Result<Box<dyn super::Sour
         format: "postgres-table",
         dialect: layout.dialect,
     });
-    let (raw_tx, raw_rx) = sync_channel::<Result<RawConv>>(4);
     let (t2, l2) = (t.clone(), layout.clone());
-    thread::Builder::new()
-        .name("chatfsck-pg-read".into())
-        .spawn(move || read(client, &t2, &l2, raw_tx))
-        .map_err(|e| Error::input(t.path(), format!("cannot start reader: {e}")))?;
-    Ok(Box::new(rows::spawn_parser(
-        info,
-        layout,
-        raw_rx,
-        &t.path(),
-    )?))
+    Ok(Box::new(rows::start(&t.path(), info, layout, move |tx| {
+        read(client, &t2, &l2, tx)
+    })?))
 }
 
 #[cfg(test)]

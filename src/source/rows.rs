@@ -19,10 +19,8 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
-use std::thread;
+use std::sync::mpsc::SyncSender;
 
-use super::Source;
 use super::sqlite::{self, Snapshot, quote_ident};
 use crate::error::{Error, Result};
 use crate::model::{
@@ -510,46 +508,18 @@ pub fn build(raw: RawConv, layout: &Layout, info: &Arc<SourceInfo>) -> Conversat
     conv
 }
 
-type Parsed = Result<Conversation>;
-
-/// A stream of conversations from a message table.
-pub struct RowsSource {
-    info: Arc<SourceInfo>,
-    rx: Receiver<Parsed>,
-}
-
-impl Source for RowsSource {
-    fn info(&self) -> Arc<SourceInfo> {
-        self.info.clone()
-    }
-
-    fn next_conversation(&mut self) -> Option<Result<Conversation>> {
-        self.rx.recv().ok()
-    }
-}
-
-/// Start the parser thread beside a reader thread that sends raw
-/// conversations on `raw_rx`.
-pub fn spawn_parser(
+/// Start the reader (`read`, sending raw conversations) and the parser of
+/// a message table.
+pub fn start(
+    target: &Path,
     info: Arc<SourceInfo>,
     layout: Layout,
-    raw_rx: Receiver<Result<RawConv>>,
-    target: &Path,
-) -> Result<RowsSource> {
-    let (tx, rx) = sync_channel::<Parsed>(4);
-    let info2 = info.clone();
-    thread::Builder::new()
-        .name("chatfsck-rows-parse".into())
-        .spawn(move || {
-            for raw in raw_rx {
-                let parsed = raw.map(|r| build(r, &layout, &info2));
-                if tx.send(parsed).is_err() {
-                    return;
-                }
-            }
-        })
-        .map_err(|e| Error::input(target, format!("cannot start parser: {e}")))?;
-    Ok(RowsSource { info, rx })
+    read: impl FnOnce(SyncSender<Result<RawConv>>) + Send + 'static,
+) -> Result<super::pipeline::Pipeline> {
+    let build_info = info.clone();
+    super::pipeline::start(target, info, "rows", read, move |raw| {
+        build(raw, &layout, &build_info)
+    })
 }
 
 // ---------------------------------------------------------------- SQLite
@@ -743,25 +713,25 @@ fn read_sqlite(path: &Path, snap: Snapshot, layout: &Layout, tx: SyncSender<Resu
 }
 
 /// Open a message table in a SQLite database.
-pub fn open_sqlite(path: &Path, snap: Snapshot, layout: Layout) -> Result<RowsSource> {
+pub fn open_sqlite(
+    path: &Path,
+    snap: Snapshot,
+    layout: Layout,
+) -> Result<super::pipeline::Pipeline> {
     let info = Arc::new(SourceInfo {
         path: path.to_path_buf(),
         format: "sqlite-table",
         dialect: layout.dialect,
     });
-    let (raw_tx, raw_rx) = sync_channel::<Result<RawConv>>(4);
     let p: PathBuf = path.to_path_buf();
     let l = layout.clone();
-    thread::Builder::new()
-        .name("chatfsck-rows-read".into())
-        .spawn(move || read_sqlite(&p, snap, &l, raw_tx))
-        .map_err(|e| Error::input(path, format!("cannot start reader: {e}")))?;
-    spawn_parser(info, layout, raw_rx, path)
+    start(path, info, layout, move |tx| read_sqlite(&p, snap, &l, tx))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::mpsc::sync_channel;
 
     struct Feed {
         msgs: std::vec::IntoIter<RawMsg>,
