@@ -192,7 +192,12 @@ pub fn lint_one(
             if let Some(cmp) = cmp {
                 c.conversations += 1;
                 c.requests += cmp.requests.len();
-                findings.extend(crosscheck::findings(&conv, &cmp, &t.path, &opts.selection));
+                findings.extend(rules::check_against_trace(
+                    &conv,
+                    &cmp,
+                    &t.path,
+                    &opts.selection,
+                ));
             }
         }
     }

@@ -227,6 +227,27 @@ pub fn check(conv: &Conversation, selection: &Selection) -> Vec<Finding> {
     out
 }
 
+/// The rules that need a store and the trace its app wrote: run over one
+/// store-against-trace comparison.
+pub fn check_against_trace(
+    store: &Conversation,
+    cmp: &crate::crosscheck::ConvComparison,
+    trace_path: &std::path::Path,
+    selection: &Selection,
+) -> Vec<Finding> {
+    let ctx = Ctx::new(store);
+    let mut out = Vec::new();
+    if selection.enabled(&prompt_divergence::RULE) {
+        out.extend(prompt_divergence::findings(&ctx, store, cmp, trace_path));
+    }
+    if selection.enabled(&truncated_response::RULE) {
+        out.extend(truncated_response::against_store(
+            &ctx, store, cmp, trace_path,
+        ));
+    }
+    out
+}
+
 /// Describe a message position for summaries: `message 3 (line 9)`.
 pub(crate) fn at(conv: &Conversation, pos: usize) -> String {
     match conv.messages.get(pos).and_then(|m| m.loc.line()) {

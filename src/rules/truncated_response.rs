@@ -1,7 +1,10 @@
+use std::path::Path;
+
 use super::{Ctx, Rule};
+use crate::crosscheck::{ConvComparison, part_types, store_span};
 use crate::escape::preview;
 use crate::finding::{Finding, Severity};
-use crate::model::{PartKind, SpanStatus, TraceStep};
+use crate::model::{Conversation, PartKind, Role, SpanStatus, TraceStep};
 
 pub static RULE: Rule = Rule {
     name: "truncated-response",
@@ -126,4 +129,54 @@ fn tail(s: &str, n: usize) -> String {
         &s.chars().skip(count.saturating_sub(n)).collect::<String>(),
         n,
     )
+}
+
+/// With a store: `truncated-response` where the store keeps, as a complete
+/// answer, what a call that ended without a finish reason produced.
+pub fn against_store(
+    ctx: &Ctx<'_>,
+    store: &Conversation,
+    cmp: &ConvComparison,
+    trace_path: &Path,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut seen: Vec<usize> = Vec::new();
+    for req in &cmp.requests {
+        if !req.truncated {
+            continue;
+        }
+        let answer = req.covered;
+        let Some(m) = store.messages.get(answer) else {
+            continue;
+        };
+        let complete = m.role == Role::Assistant
+            && !m.parts.is_empty()
+            && !m
+                .parts
+                .iter()
+                .any(|p| matches!(&p.kind, PartKind::Other { kind } if kind == "error"));
+        if !complete || seen.contains(&answer) {
+            continue;
+        }
+        seen.push(answer);
+        let t = &req.step_info;
+        let end = t.end.clone().unwrap_or_else(|| t.request.clone());
+        let mut f = ctx.finding(
+                &RULE,
+                Some(answer),
+                m.loc.clone(),
+                format!(
+                    "stored `assistant` message {answer} ({}) is kept as a complete answer, but the call that produced it ended without a finish reason: {}",
+                    store_span(store, &[answer]),
+                    outcome(t)
+                ),
+            )
+            .label(&m.loc, format!("the answer, stored as complete ({})", part_types(m)))
+            .label_in(trace_path, &end, format!("`{}`: the call's span ends without a finish reason", req.request));
+        if let Some(n) = error_note(t) {
+            f = f.note(n);
+        }
+        out.push(f.note("a stream that stops without a finish reason was cut (connection reset, idle timeout, crash); every later request replays the truncated answer as if the model meant it (seed 001)"));
+    }
+    out
 }
