@@ -530,7 +530,9 @@ fn a_database_without_a_message_table_says_so() {
         .unwrap();
     assert_one_line_error(
         &["lint", db.to_str().unwrap()],
-        &["no conversation history chatfsck recognises (tables: subagent_messages)"],
+        &[
+            "SQLite database holds no conversation history chatfsck recognises (`subagent_messages` lacks `message_idx`, `role`, `content_blocks`; tables: `subagent_messages`); name a message table with --table and the column flags",
+        ],
     );
 }
 
@@ -585,4 +587,22 @@ fn executions_follow_their_jobs_in_numeric_order() {
     assert!(by_conv("100")[0].contains("is `failed`"), "{doc:#}");
     assert!(by_conv("42")[0].contains("is `complete`"), "{doc:#}");
     assert!(by_conv("42")[1].contains("is `pending`"), "{doc:#}");
+}
+
+#[test]
+fn a_mapped_table_is_found_as_sqlite_finds_it_views_included() {
+    let d = tempfile::tempdir().unwrap();
+    let db = mapped_db(d.path());
+    Connection::open(&db)
+        .unwrap()
+        .execute_batch("CREATE VIEW recent AS SELECT * FROM chat_log;")
+        .unwrap();
+    // SQLite matches identifiers ignoring ASCII case, and reads views.
+    for table in ["CHAT_LOG", "recent"] {
+        let mut map = MAP;
+        map[1] = table;
+        let (code, doc) = lint_json(db.to_str().unwrap(), &map);
+        assert_eq!(code, 1, "{table}: {doc:#}");
+        assert_eq!(doc["files"][0]["conversations"], 3, "{table}");
+    }
 }

@@ -160,23 +160,10 @@ fn open_sqlite(path: &Path, mapping: Option<&Mapping>) -> Result<Opened> {
         Err(rows::LayoutError::Bad(cause) | rows::LayoutError::Db(cause)) => {
             Err(Error::input(path, cause))
         }
-        Err(rows::LayoutError::NotHistory(_)) => {
-            let tables = sqlite::tables(&snap.conn).unwrap_or_default();
-            if let Some(t) = trace::open_sqlite(path, snap)? {
-                return Ok(Opened::Trace(t));
-            }
-            let list = if tables.is_empty() {
-                "no tables".to_string()
-            } else {
-                format!("tables: {}", tables.join(", "))
-            };
-            Err(Error::not_history(
-                path,
-                format!(
-                    "SQLite database holds no conversation history chatfsck recognises ({list})"
-                ),
-            ))
-        }
+        Err(rows::LayoutError::NotHistory(why)) => match trace::open_sqlite(path, snap)? {
+            Some(t) => Ok(Opened::Trace(t)),
+            None => Err(Error::not_history(path, format!("SQLite database {why}"))),
+        },
     }
 }
 

@@ -531,19 +531,8 @@ impl Catalog for SqliteCatalog<'_> {
         &mut self,
         table: &str,
     ) -> std::result::Result<Option<(Option<String>, Vec<(String, String)>)>, String> {
-        let tables = sqlite::tables(self.0).map_err(|e| sqlite::cause(&e))?;
-        if !tables.iter().any(|t| t == table) {
-            return Ok(None);
-        }
-        let mut st = self
-            .0
-            .prepare(&format!("PRAGMA table_info({})", quote_ident(table)))
-            .map_err(|e| sqlite::cause(&e))?;
-        let cols = st
-            .query_map([], |r| Ok((r.get::<_, String>(1)?, r.get::<_, String>(2)?)))
-            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-            .map_err(|e| sqlite::cause(&e))?;
-        Ok(Some((None, cols)))
+        let cols = sqlite::columns_typed(self.0, table).map_err(|e| sqlite::cause(&e))?;
+        Ok((!cols.is_empty()).then_some((None, cols)))
     }
 
     fn tables(&mut self) -> std::result::Result<Vec<String>, String> {

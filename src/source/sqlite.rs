@@ -134,8 +134,18 @@ pub fn tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
 
 /// Column names of a table.
 pub fn columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
+    Ok(columns_typed(conn, table)?
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect())
+}
+
+/// Columns of a table or view with their declared types; empty when there
+/// is no such table. Names match as SQLite matches them (ignoring ASCII
+/// case).
+pub fn columns_typed(conn: &Connection, table: &str) -> rusqlite::Result<Vec<(String, String)>> {
     let mut st = conn.prepare(&format!("PRAGMA table_info({})", quote_ident(table)))?;
-    let rows = st.query_map([], |r| r.get::<_, String>(1))?;
+    let rows = st.query_map([], |r| Ok((r.get::<_, String>(1)?, r.get::<_, String>(2)?)))?;
     rows.collect()
 }
 
