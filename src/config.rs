@@ -113,10 +113,8 @@ pub struct Config {
     pub ignore: Option<Vec<String>>,
     /// The lowest severity that makes `lint` exit 1.
     pub fail_on: Option<Severity>,
-    /// The `[repair]` table as written.
+    /// The `[repair]` table as written (validated at load).
     pub repair: RepairConfig,
-    /// The `[repair]` table resolved (already validated at load).
-    pub repair_policy: RepairPolicy,
 }
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
@@ -153,7 +151,8 @@ impl Config {
                 }
             }
         }
-        let repair_policy = RepairPolicy::resolve(file.repair.orphan_calls, file.repair.synthesize)
+        // A contradictory [repair] table is an error now, not at repair time.
+        RepairPolicy::resolve(file.repair.orphan_calls, file.repair.synthesize)
             .map_err(|e| Error::config(path, format!("[repair]: {e}")))?;
         Ok(Config {
             path: Some(path.to_path_buf()),
@@ -161,7 +160,6 @@ impl Config {
             ignore: file.ignore,
             fail_on: file.fail_on,
             repair: file.repair,
-            repair_policy,
         })
     }
 
@@ -169,12 +167,7 @@ impl Config {
     pub fn read(path: &Path) -> Result<Config, Error> {
         let bytes = std::fs::read(path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => Error::config(path, "no such file"),
-            _ => {
-                let Error::Input { cause, .. } = Error::io(path, &e) else {
-                    unreachable!("Error::io builds an input error")
-                };
-                Error::config(path, cause)
-            }
+            _ => Error::config(path, crate::error::io_cause(&e)),
         })?;
         let text = String::from_utf8(bytes)
             .map_err(|_| Error::config(path, "not valid UTF-8 (TOML files are UTF-8)"))?;
@@ -271,7 +264,7 @@ synthesize = false
         assert_eq!(c.ignore.as_deref(), Some(&["role-order".to_string()][..]));
         assert_eq!(c.fail_on, Some(Severity::Warning));
         assert_eq!(
-            c.repair_policy,
+            c.repair_policy_with(None, None).unwrap(),
             RepairPolicy {
                 orphan_calls: OrphanCalls::Drop,
                 synthesize: false
@@ -284,7 +277,10 @@ synthesize = false
         let c = parse("").unwrap();
         assert_eq!(c.select, None);
         assert_eq!(c.fail_on, None);
-        assert_eq!(c.repair_policy, RepairPolicy::default());
+        assert_eq!(
+            c.repair_policy_with(None, None).unwrap(),
+            RepairPolicy::default()
+        );
         assert_eq!(c.path.as_deref(), Some(Path::new("proj/chatfsck.toml")));
     }
 
@@ -296,15 +292,18 @@ synthesize = false
             ("report", OrphanCalls::Report),
         ] {
             let c = parse(&format!("[repair]\norphan-calls = \"{v}\"\n")).unwrap();
-            assert_eq!(c.repair_policy.orphan_calls, want);
-            assert!(c.repair_policy.synthesize);
+            assert_eq!(c.repair_policy_with(None, None).unwrap().orphan_calls, want);
+            assert!(c.repair_policy_with(None, None).unwrap().synthesize);
         }
     }
 
     #[test]
     fn no_synthesis_defaults_to_reporting_orphans() {
         let c = parse("[repair]\nsynthesize = false\n").unwrap();
-        assert_eq!(c.repair_policy.orphan_calls, OrphanCalls::Report);
+        assert_eq!(
+            c.repair_policy_with(None, None).unwrap().orphan_calls,
+            OrphanCalls::Report
+        );
     }
 
     #[test]

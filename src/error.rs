@@ -46,13 +46,17 @@ impl Error {
     }
 
     pub fn io(path: impl AsRef<Path>, err: &std::io::Error) -> Self {
-        let cause = match err.kind() {
-            std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
-            std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-            std::io::ErrorKind::IsADirectory => "is a directory".to_string(),
-            _ => lowercase_first(&strip_os_error(&err.to_string())),
-        };
-        Error::input(path, cause)
+        Error::input(path, io_cause(err))
+    }
+}
+
+/// An I/O error as a one-line cause, without the OS error number.
+pub fn io_cause(err: &std::io::Error) -> String {
+    match err.kind() {
+        std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        std::io::ErrorKind::IsADirectory => "is a directory".to_string(),
+        _ => lowercase_first(&strip_os_error(&err.to_string())),
     }
 }
 
