@@ -281,6 +281,29 @@ pub struct CorruptRecord {
     pub torn_tail: bool,
 }
 
+impl CorruptRecord {
+    /// Bytes of a record kept as evidence in a finding.
+    pub const EXCERPT: usize = 240;
+
+    /// A corrupt record with the first [`Self::EXCERPT`] bytes of its raw
+    /// text as evidence, cut before a character that would be split (a
+    /// torn multi-byte character at the cut would read as U+FFFD).
+    pub fn new(loc: Loc, reason: String, raw: &[u8], torn_tail: bool) -> CorruptRecord {
+        let mut cut = raw.len().min(Self::EXCERPT);
+        if let Err(e) = std::str::from_utf8(&raw[..cut])
+            && e.error_len().is_none()
+        {
+            cut = e.valid_up_to();
+        }
+        CorruptRecord {
+            loc,
+            reason,
+            excerpt: String::from_utf8_lossy(&raw[..cut]).into_owned(),
+            torn_tail,
+        }
+    }
+}
+
 /// A conversation: the unit every rule checks.
 #[derive(Debug, Clone)]
 pub struct Conversation {
@@ -592,5 +615,28 @@ impl TraceStep {
         self.finish_reason.is_none()
             || self.finish_reason.as_deref() == Some("error")
             || matches!(self.status, SpanStatus::Error | SpanStatus::Open)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_excerpt_never_splits_a_character() {
+        let loc = Loc::Line {
+            line: 1,
+            start: 0,
+            end: 0,
+        };
+        // 239 ASCII bytes then a two-byte character across the 240-byte cut.
+        let mut raw = vec![b'a'; 239];
+        raw.extend("é and more".as_bytes());
+        let c = CorruptRecord::new(loc.clone(), "x".into(), &raw, false);
+        assert_eq!(c.excerpt.len(), 239);
+        assert!(!c.excerpt.contains('\u{fffd}'));
+        // Damage inside the excerpt is still shown, replaced.
+        let c = CorruptRecord::new(loc, "x".into(), b"ab\xffcd", false);
+        assert_eq!(c.excerpt, "ab\u{fffd}cd");
     }
 }

@@ -260,13 +260,9 @@ impl Builder {
                 None => reason.clone(),
             });
         }
-        let cut = raw.len().min(240);
-        self.conv.corrupt.push(CorruptRecord {
-            loc,
-            reason,
-            excerpt: String::from_utf8_lossy(&raw[..cut]).into_owned(),
-            torn_tail,
-        });
+        self.conv
+            .corrupt
+            .push(CorruptRecord::new(loc, reason, raw, torn_tail));
     }
 
     /// Feed one record (a JSONL line or a JSON array element).

@@ -281,25 +281,23 @@ fn build(raw: RawConv, info: &Arc<SourceInfo>) -> Conversation {
         let entry: Entry<'_> = match sonic_rs::from_slice(value) {
             Ok(e) => e,
             Err(e) => {
-                let cut = value.len().min(240);
-                conv.corrupt.push(crate::model::CorruptRecord {
+                conv.corrupt.push(crate::model::CorruptRecord::new(
                     loc,
-                    reason: format!("is not a chunk entry ({})", super::chat::sonic_error(&e)),
-                    excerpt: String::from_utf8_lossy(&value[..cut]).into_owned(),
-                    torn_tail: false,
-                });
+                    format!("is not a chunk entry ({})", super::chat::sonic_error(&e)),
+                    value,
+                    false,
+                ));
                 continue;
             }
         };
         let role = Role::parse(&entry.role);
         let Some(role) = role else {
-            let cut = value.len().min(240);
-            conv.corrupt.push(crate::model::CorruptRecord {
+            conv.corrupt.push(crate::model::CorruptRecord::new(
                 loc,
-                reason: format!("has unknown role `{}`", entry.role),
-                excerpt: String::from_utf8_lossy(&value[..cut]).into_owned(),
-                torn_tail: false,
-            });
+                format!("has unknown role `{}`", entry.role),
+                value,
+                false,
+            ));
             continue;
         };
         let kind_name: Cow<'static, str> = match entry.chunk.ty.as_ref() {

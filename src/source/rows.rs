@@ -381,15 +381,6 @@ pub fn pump(
     }
 }
 
-fn excerpt(text: Option<&str>) -> String {
-    let t = text.unwrap_or_default();
-    let mut cut = t.len().min(240);
-    while !t.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    t[..cut].to_string()
-}
-
 /// Build the conversation of one job from its rows.
 pub fn build(raw: RawConv, layout: &Layout, info: &Arc<SourceInfo>) -> Conversation {
     let mut conv = Conversation::new(raw.id.clone(), info.clone());
@@ -433,30 +424,26 @@ pub fn build(raw: RawConv, layout: &Layout, info: &Arc<SourceInfo>) -> Conversat
         let index = match &row.index {
             Ok(i) => *i,
             Err(text) => {
-                conv.corrupt.push(CorruptRecord {
-                    loc: Loc::Row {
-                        table: table_name.clone(),
-                        key: Arc::from(format!(
-                            "{}={}, {}={text}",
-                            layout.conversation, raw.id, layout.index
-                        )),
-                        rowid: row.rowid,
-                    },
-                    reason: format!("has `{}` = `{text}`, not an integer", layout.index),
-                    excerpt: excerpt(row.content.as_deref()),
-                    torn_tail: false,
-                });
+                let loc = Loc::Row {
+                    table: table_name.clone(),
+                    key: Arc::from(format!(
+                        "{}={}, {}={text}",
+                        layout.conversation, raw.id, layout.index
+                    )),
+                    rowid: row.rowid,
+                };
+                let reason = format!("has `{}` = `{text}`, not an integer", layout.index);
+                let raw = row.content.as_deref().unwrap_or_default().as_bytes();
+                conv.corrupt
+                    .push(CorruptRecord::new(loc, reason, raw, false));
                 continue;
             }
         };
         let loc = view.loc(index, row.rowid);
         let corrupt = |conv: &mut Conversation, reason: String| {
-            conv.corrupt.push(CorruptRecord {
-                loc: loc.clone(),
-                reason,
-                excerpt: excerpt(row.content.as_deref()),
-                torn_tail: false,
-            })
+            let raw = row.content.as_deref().unwrap_or_default().as_bytes();
+            conv.corrupt
+                .push(CorruptRecord::new(loc.clone(), reason, raw, false))
         };
         let role_text = row.role.as_deref().unwrap_or("NULL");
         let Some(role) = Role::parse(role_text) else {

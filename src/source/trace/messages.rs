@@ -67,16 +67,7 @@ pub fn openai_request(body: &str, loc: &Loc, conv: Conversation) -> (Conversatio
 }
 
 pub fn corrupt(loc: &Loc, reason: String, raw: &str) -> CorruptRecord {
-    let mut cut = raw.len().min(240);
-    while !raw.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    CorruptRecord {
-        loc: loc.clone(),
-        reason,
-        excerpt: raw[..cut].to_string(),
-        torn_tail: false,
-    }
+    CorruptRecord::new(loc.clone(), reason, raw.as_bytes(), false)
 }
 
 fn role_of(s: &str) -> Option<Role> {

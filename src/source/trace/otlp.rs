@@ -449,11 +449,12 @@ pub fn open(path: &Path, mode: Mode, limits: Limits) -> Result<Otlp> {
                         start: base,
                         end: lines.end(),
                     };
-                    let mut c = messages::corrupt(&loc, "is not valid UTF-8".into(), "");
-                    c.excerpt =
-                        String::from_utf8_lossy(&bytes[..bytes.len().min(240)]).into_owned();
-                    c.torn_tail = !lines.terminated;
-                    stray.push(c);
+                    stray.push(CorruptRecord::new(
+                        loc,
+                        "is not valid UTF-8".into(),
+                        bytes,
+                        !lines.terminated,
+                    ));
                     continue;
                 };
                 if !genai && memchr::memmem::find(bytes, GENAI_INPUT.as_bytes()).is_some() {
