@@ -176,8 +176,9 @@ fn rule_descriptor(rule: &Rule) -> Value {
 
 /// A fingerprint of what the finding is about, not where: rule, file,
 /// conversation and the tool call ids (or, for findings about no id, the
-/// summary). `occurrence` tells apart findings that share all of these.
-fn fingerprint(f: &Finding, uri: &str, occurrence: usize) -> String {
+/// summary). The caller appends `:<occurrence>` to tell apart findings
+/// that share all of these.
+fn fingerprint(f: &Finding, uri: &str) -> String {
     let mut h = Sha256::new();
     for part in [f.rule, uri, f.conversation.as_str()] {
         h.update(part.as_bytes());
@@ -192,8 +193,7 @@ fn fingerprint(f: &Finding, uri: &str, occurrence: usize) -> String {
         }
     }
     let digest = h.finalize();
-    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
-    format!("{hex}:{occurrence}")
+    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl Sarif {
@@ -222,9 +222,10 @@ impl Sarif {
                 })
             })
             .collect();
-        let base_fp = fingerprint(f, &uri, 0);
-        let n = seen.entry(base_fp).or_insert(0);
+        let base_fp = fingerprint(f, &uri);
+        let n = seen.entry(base_fp.clone()).or_insert(0);
         *n += 1;
+        let fp = format!("{base_fp}:{n}");
         let mut r = json!({
             "ruleId": f.rule,
             "level": level(f.severity),
@@ -235,7 +236,7 @@ impl Sarif {
                     "region": region(f.loc.as_ref()),
                 }
             }],
-            "partialFingerprints": { FINGERPRINT_KEY: fingerprint(f, &uri, *n) },
+            "partialFingerprints": { FINGERPRINT_KEY: fp },
             "properties": {
                 "conversation": f.conversation,
                 "message": f.message,
