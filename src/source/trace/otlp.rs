@@ -285,6 +285,8 @@ struct SpanMeta {
 
 pub struct Otlp {
     path: PathBuf,
+    /// The file, open once: requests are read from it span by span.
+    file: File,
     info: Arc<SourceInfo>,
     groups: Vec<String>,
     /// Request spans by conversation, in order.
@@ -527,6 +529,7 @@ pub fn open(path: &Path, mode: Mode, limits: Limits) -> Result<Otlp> {
     }
     Ok(Otlp {
         path: path.to_path_buf(),
+        file: File::open(path).map_err(|e| Error::io(path, &e))?,
         info: Arc::new(SourceInfo {
             path: path.to_path_buf(),
             format: if mode == Mode::Lines {
@@ -675,13 +678,12 @@ impl Backend for Otlp {
                 format!("no recorded request {index}"),
             ));
         };
-        let mut file = File::open(&self.path).map_err(|e| Error::io(&self.path, &e))?;
         let loc = Loc::Line {
             line: m.line,
             start: m.start,
             end: m.end,
         };
-        let text = read_span(&mut file, &m).map_err(|e| Error::io(&self.path, &e))?;
+        let text = read_span(&mut self.file, &m).map_err(|e| Error::io(&self.path, &e))?;
         let span: SpanDoc = serde_json::from_str(&text).map_err(|e| {
             Error::input(
                 &self.path,
