@@ -540,16 +540,6 @@ pub fn sqlite_layout(
     resolve(&mut SqliteCatalog(conn), mapping)
 }
 
-fn text_of(v: rusqlite::types::ValueRef<'_>) -> Option<String> {
-    use rusqlite::types::ValueRef;
-    match v {
-        ValueRef::Null => None,
-        ValueRef::Integer(i) => Some(i.to_string()),
-        ValueRef::Real(f) => Some(f.to_string()),
-        ValueRef::Text(t) | ValueRef::Blob(t) => Some(String::from_utf8_lossy(t).into_owned()),
-    }
-}
-
 fn int_of(v: rusqlite::types::ValueRef<'_>) -> Option<i64> {
     match v {
         rusqlite::types::ValueRef::Integer(i) => Some(i),
@@ -570,14 +560,14 @@ impl RowReader for SqliteReader<'_> {
         let get = |i: usize| row.get_ref(i).map_err(|e| sqlite::cause(&e));
         let index = match get(2)? {
             rusqlite::types::ValueRef::Integer(i) => Ok(i),
-            other => Err(text_of(other).unwrap_or_else(|| "NULL".into())),
+            other => Err(sqlite::text(other).unwrap_or_else(|| "NULL".into())),
         };
         Ok(Some(RawMsg {
             rowid: int_of(get(0)?),
-            conv: text_of(get(1)?).unwrap_or_else(|| "NULL".into()),
+            conv: sqlite::text(get(1)?).unwrap_or_else(|| "NULL".into()),
             index,
-            role: text_of(get(3)?),
-            content: text_of(get(4)?),
+            role: sqlite::text(get(3)?),
+            content: sqlite::text(get(4)?),
         }))
     }
 
@@ -591,14 +581,14 @@ impl RowReader for SqliteReader<'_> {
         let get = |i: usize| row.get_ref(i).map_err(|e| sqlite::cause(&e));
         Ok(Some(RawExec {
             id: int_of(get(0)?),
-            conv: text_of(get(1)?).unwrap_or_else(|| "NULL".into()),
+            conv: sqlite::text(get(1)?).unwrap_or_else(|| "NULL".into()),
             message_index: int_of(get(2)?),
             ordinal: int_of(get(3)?),
-            tool_use_id: text_of(get(4)?).unwrap_or_default(),
-            tool_name: text_of(get(5)?).unwrap_or_default(),
-            status: text_of(get(6)?).unwrap_or_default(),
-            output: text_of(get(7)?),
-            error: text_of(get(8)?),
+            tool_use_id: sqlite::text(get(4)?).unwrap_or_default(),
+            tool_name: sqlite::text(get(5)?).unwrap_or_default(),
+            status: sqlite::text(get(6)?).unwrap_or_default(),
+            output: sqlite::text(get(7)?),
+            error: sqlite::text(get(8)?),
         }))
     }
 }

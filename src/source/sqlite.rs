@@ -124,6 +124,22 @@ pub fn open(path: &Path) -> Result<Snapshot> {
     Ok(Snapshot { conn, _copy: copy })
 }
 
+/// A column's value as text, whatever its storage class (`None` for NULL).
+pub fn text(v: rusqlite::types::ValueRef<'_>) -> Option<String> {
+    use rusqlite::types::ValueRef;
+    match v {
+        ValueRef::Null => None,
+        ValueRef::Integer(i) => Some(i.to_string()),
+        ValueRef::Real(f) => Some(f.to_string()),
+        ValueRef::Text(t) | ValueRef::Blob(t) => Some(String::from_utf8_lossy(t).into_owned()),
+    }
+}
+
+/// An error of `path`'s database as an input error with a one-line cause.
+pub fn error_of(path: &Path) -> impl Fn(rusqlite::Error) -> Error + '_ {
+    move |e| Error::input(path, cause(&e))
+}
+
 /// Names of the tables in the database.
 pub fn tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     let mut st =

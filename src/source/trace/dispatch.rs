@@ -45,12 +45,8 @@ pub struct DispatchTraces {
     current: Vec<Plan>,
 }
 
-fn sql_err(path: &Path) -> impl Fn(rusqlite::Error) -> Error + '_ {
-    move |e| Error::input(path, sqlite::cause(&e))
-}
-
 pub fn open(path: &Path, snap: Snapshot) -> Result<DispatchTraces> {
-    let cols = sqlite::columns(&snap.conn, "records").map_err(sql_err(path))?;
+    let cols = sqlite::columns(&snap.conn, "records").map_err(sqlite::error_of(path))?;
     let missing: Vec<&str> = COLUMNS
         .iter()
         .copied()
@@ -69,7 +65,7 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<DispatchTraces> {
             ),
         ));
     }
-    let bcols = sqlite::columns(&snap.conn, "bodies").map_err(sql_err(path))?;
+    let bcols = sqlite::columns(&snap.conn, "bodies").map_err(sqlite::error_of(path))?;
     if !["recordId", "body"]
         .iter()
         .all(|c| bcols.iter().any(|x| x == c))
@@ -87,12 +83,12 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<DispatchTraces> {
                  WHERE conversationId IS NOT NULL AND name = 'provider.request' \
                  GROUP BY conversationId ORDER BY MIN(timestamp), conversationId",
             )
-            .map_err(sql_err(path))?;
+            .map_err(sqlite::error_of(path))?;
         let rows = st
             .query_map([], |r| r.get::<_, String>(0))
-            .map_err(sql_err(path))?;
+            .map_err(sqlite::error_of(path))?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(sql_err(path))?
+            .map_err(sqlite::error_of(path))?
     };
     if groups.is_empty() {
         return Err(Error::not_history(
@@ -161,15 +157,6 @@ struct Span {
     first_ts: i64,
 }
 
-fn text(v: ValueRef<'_>) -> Option<String> {
-    match v {
-        ValueRef::Null => None,
-        ValueRef::Integer(i) => Some(i.to_string()),
-        ValueRef::Real(f) => Some(f.to_string()),
-        ValueRef::Text(t) | ValueRef::Blob(t) => Some(String::from_utf8_lossy(t).into_owned()),
-    }
-}
-
 fn int(v: ValueRef<'_>) -> Option<i64> {
     match v {
         ValueRef::Integer(i) => Some(i),
@@ -220,15 +207,15 @@ impl DispatchTraces {
         let rows = st.query_map([conv], |r| {
             Ok(Rec {
                 rowid: r.get(0)?,
-                id: text(r.get_ref(1)?).unwrap_or_default(),
-                kind: text(r.get_ref(2)?).unwrap_or_default(),
-                name: text(r.get_ref(3)?),
-                span: text(r.get_ref(4)?),
-                parent: text(r.get_ref(5)?),
-                turn: text(r.get_ref(6)?),
+                id: sqlite::text(r.get_ref(1)?).unwrap_or_default(),
+                kind: sqlite::text(r.get_ref(2)?).unwrap_or_default(),
+                name: sqlite::text(r.get_ref(3)?),
+                span: sqlite::text(r.get_ref(4)?),
+                parent: sqlite::text(r.get_ref(5)?),
+                turn: sqlite::text(r.get_ref(6)?),
                 ts: int(r.get_ref(7)?),
-                status: text(r.get_ref(8)?),
-                attrs: text(r.get_ref(9)?),
+                status: sqlite::text(r.get_ref(8)?),
+                attrs: sqlite::text(r.get_ref(9)?),
             })
         })?;
         rows.collect()
@@ -242,7 +229,10 @@ impl DispatchTraces {
             .prepare_cached("SELECT rowid, body FROM bodies WHERE recordId = ?1")?;
         let mut rows = st.query([record])?;
         match rows.next()? {
-            Some(r) => Ok(Some((r.get(0)?, text(r.get_ref(1)?).unwrap_or_default()))),
+            Some(r) => Ok(Some((
+                r.get(0)?,
+                sqlite::text(r.get_ref(1)?).unwrap_or_default(),
+            ))),
             None => Ok(None),
         }
     }
@@ -259,7 +249,7 @@ impl Backend for DispatchTraces {
 
     fn group(&mut self, id: &str) -> Result<Group> {
         let path = self.path.clone();
-        let recs = self.records(id).map_err(sql_err(&path))?;
+        let recs = self.records(id).map_err(sqlite::error_of(&path))?;
         // Spans in order of first appearance.
         let mut spans: Vec<Span> = Vec::new();
         let mut by_id: HashMap<String, usize> = HashMap::new();
@@ -363,7 +353,7 @@ impl Backend for DispatchTraces {
         // The body: on the span-open record (dispatch's logger), or the close.
         let mut found = None;
         for r in [&call.open, &call.close].into_iter().flatten() {
-            if let Some(b) = self.body(&r.id).map_err(sql_err(&path))? {
+            if let Some(b) = self.body(&r.id).map_err(sqlite::error_of(&path))? {
                 found = Some((r.id.clone(), b));
                 break;
             }

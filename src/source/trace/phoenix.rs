@@ -13,7 +13,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rusqlite::types::ValueRef;
 use serde_json::Value;
 
 use super::messages::{self, decoded, list, path as at};
@@ -42,19 +41,6 @@ struct Cols {
     events: Option<&'static str>,
     start: Option<&'static str>,
     sessions: bool,
-}
-
-fn sql_err(path: &Path) -> impl Fn(rusqlite::Error) -> Error + '_ {
-    move |e| Error::input(path, sqlite::cause(&e))
-}
-
-fn text(v: ValueRef<'_>) -> Option<String> {
-    match v {
-        ValueRef::Null => None,
-        ValueRef::Integer(i) => Some(i.to_string()),
-        ValueRef::Real(f) => Some(f.to_string()),
-        ValueRef::Text(t) | ValueRef::Blob(t) => Some(String::from_utf8_lossy(t).into_owned()),
-    }
 }
 
 fn not_phoenix(path: &Path, table: &str, missing: &[&str]) -> Error {
@@ -90,7 +76,7 @@ fn is_llm(kind: Option<&str>, attrs: &Value) -> bool {
 
 pub fn open(path: &Path, snap: Snapshot) -> Result<Phoenix> {
     let conn = &snap.conn;
-    let cols = sqlite::columns(conn, "spans").map_err(sql_err(path))?;
+    let cols = sqlite::columns(conn, "spans").map_err(sqlite::error_of(path))?;
     let has = |c: &str| cols.iter().any(|x| x == c);
     let pick = |a: &'static str, b: &'static str| {
         if has(a) {
@@ -118,7 +104,7 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Phoenix> {
     if !missing.is_empty() {
         return Err(not_phoenix(path, "spans", &missing));
     }
-    let tcols = sqlite::columns(conn, "traces").map_err(sql_err(path))?;
+    let tcols = sqlite::columns(conn, "traces").map_err(sqlite::error_of(path))?;
     let missing: Vec<&str> = ["id", "trace_id"]
         .into_iter()
         .filter(|c| !tcols.iter().any(|x| x == c))
@@ -126,11 +112,11 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Phoenix> {
     if !missing.is_empty() {
         return Err(not_phoenix(path, "traces", &missing));
     }
-    let tables = sqlite::tables(conn).map_err(sql_err(path))?;
+    let tables = sqlite::tables(conn).map_err(sqlite::error_of(path))?;
     let sessions = tcols.iter().any(|c| c == "project_session_rowid")
         && tables.iter().any(|t| t == "project_sessions")
         && sqlite::columns(conn, "project_sessions")
-            .map_err(sql_err(path))?
+            .map_err(sqlite::error_of(path))?
             .iter()
             .any(|c| c == "session_id");
     let cols = Cols {
@@ -161,20 +147,21 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Phoenix> {
     );
     let mut index = Vec::new();
     {
-        let mut st = conn.prepare(&sql).map_err(sql_err(path))?;
-        let mut rows = st.query([]).map_err(sql_err(path))?;
-        while let Some(r) = rows.next().map_err(sql_err(path))? {
-            let rowid: i64 = r.get(0).map_err(sql_err(path))?;
-            let kind = text(r.get_ref(1).map_err(sql_err(path))?);
-            let attrs = text(r.get_ref(2).map_err(sql_err(path))?)
+        let mut st = conn.prepare(&sql).map_err(sqlite::error_of(path))?;
+        let mut rows = st.query([]).map_err(sqlite::error_of(path))?;
+        while let Some(r) = rows.next().map_err(sqlite::error_of(path))? {
+            let rowid: i64 = r.get(0).map_err(sqlite::error_of(path))?;
+            let kind = sqlite::text(r.get_ref(1).map_err(sqlite::error_of(path))?);
+            let attrs = sqlite::text(r.get_ref(2).map_err(sqlite::error_of(path))?)
                 .and_then(|a| serde_json::from_str::<Value>(&a).ok())
                 .map(nested)
                 .unwrap_or(Value::Null);
             if !is_llm(kind.as_deref(), &attrs) {
                 continue;
             }
-            let trace = text(r.get_ref(3).map_err(sql_err(path))?).unwrap_or_default();
-            let session = text(r.get_ref(4).map_err(sql_err(path))?);
+            let trace =
+                sqlite::text(r.get_ref(3).map_err(sqlite::error_of(path))?).unwrap_or_default();
+            let session = sqlite::text(r.get_ref(4).map_err(sqlite::error_of(path))?);
             let group = at(&attrs, "session.id")
                 .and_then(Value::as_str)
                 .map(str::to_string)
@@ -233,12 +220,12 @@ impl Phoenix {
         let mut st = self.snap.conn.prepare_cached(&sql)?;
         st.query_row([rowid], |r| {
             Ok(Row {
-                span_id: text(r.get_ref(0)?).unwrap_or_default(),
-                attrs: text(r.get_ref(1)?),
-                status: text(r.get_ref(2)?),
-                status_message: text(r.get_ref(3)?),
-                events: text(r.get_ref(4)?),
-                start: text(r.get_ref(5)?),
+                span_id: sqlite::text(r.get_ref(0)?).unwrap_or_default(),
+                attrs: sqlite::text(r.get_ref(1)?),
+                status: sqlite::text(r.get_ref(2)?),
+                status_message: sqlite::text(r.get_ref(3)?),
+                events: sqlite::text(r.get_ref(4)?),
+                start: sqlite::text(r.get_ref(5)?),
             })
         })
     }
@@ -365,7 +352,7 @@ impl Backend for Phoenix {
         else {
             return Err(Error::input(&path, format!("no recorded request {index}")));
         };
-        let row = self.row(rowid).map_err(sql_err(&path))?;
+        let row = self.row(rowid).map_err(sqlite::error_of(&path))?;
         let loc = Loc::Row {
             table: Arc::from("spans"),
             key: Arc::from(row.span_id.as_str()),
