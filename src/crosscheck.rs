@@ -996,11 +996,7 @@ pub fn diff(
             ));
         }
     };
-    let (want_conv, want_req) = match only {
-        Some(id) if id.contains("/turn-") => (id.split("/turn-").next(), Some(id)),
-        Some(id) => (Some(id), None),
-        None => (None, None),
-    };
+    let (want_conv, want_req) = crate::source::trace::selection(only);
     let mut conversations = Vec::new();
     while let Some(conv) = src.next_conversation() {
         let conv = conv?;

@@ -394,11 +394,7 @@ fn inspect_trace(
 ) -> Result<Inspection> {
     let info = source::Source::info(trace);
     let mut out = Vec::new();
-    let (want_conv, want_req) = match conversation {
-        Some(id) if id.contains("/turn-") => (id.split("/turn-").next(), Some(id)),
-        Some(id) => (Some(id), None),
-        None => (None, None),
-    };
+    let (want_conv, want_req) = crate::source::trace::selection(conversation);
     for gid in trace.groups() {
         if want_conv.is_some_and(|w| w != gid) {
             continue;

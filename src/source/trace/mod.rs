@@ -190,6 +190,19 @@ pub fn request_id(conversation: &str, turn: usize, step: usize) -> String {
     format!("{conversation}/turn-{turn}/step-{step}")
 }
 
+/// What `--conversation ID` selects in a trace: a conversation, or one
+/// request of it (`<conversation>/turn-<n>/step-<k>`, as [`request_id`]
+/// writes it). Returns (conversation, request).
+pub fn selection(id: Option<&str>) -> (Option<&str>, Option<&str>) {
+    match id {
+        Some(id) => match id.rsplit_once("/turn-") {
+            Some((conv, rest)) if rest.contains("/step-") => (Some(conv), Some(id)),
+            _ => (Some(id), None),
+        },
+        None => (None, None),
+    }
+}
+
 /// Normalise a provider's raw finish reason to the OpenTelemetry GenAI
 /// vocabulary: `tool_calls` (OpenAI), `tool_use` (Anthropic),
 /// `function_call` → `tool_call`; `end_turn`, `STOP` → `stop`;
@@ -219,5 +232,18 @@ mod tests {
         assert_eq!(n("STOP"), "stop");
         assert_eq!(n("MAX_TOKENS"), "length");
         assert_eq!(n("weird"), "weird");
+    }
+}
+
+#[cfg(test)]
+mod selection_tests {
+    use super::*;
+
+    #[test]
+    fn a_request_id_selects_its_conversation_and_itself() {
+        let id = request_id("a/turn-x", 3, 1);
+        assert_eq!(selection(Some(&id)), (Some("a/turn-x"), Some(id.as_str())));
+        assert_eq!(selection(Some("conv")), (Some("conv"), None));
+        assert_eq!(selection(None), (None, None));
     }
 }
