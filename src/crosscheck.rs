@@ -84,9 +84,10 @@ pub struct Row {
     pub stripped: Vec<String>,
 }
 
-/// One recorded request, aligned with the store.
-#[derive(Debug, Serialize)]
-pub struct RequestComparison {
+/// Which request, and how it went: shared by the comparison and the
+/// side-by-side view.
+#[derive(Debug, Clone, Serialize)]
+pub struct RequestHead {
     /// The request's id (`<conversation>/turn-<n>/step-<k>`).
     pub request: String,
     pub turn: usize,
@@ -100,16 +101,19 @@ pub struct RequestComparison {
     pub sent: usize,
     /// Stored messages the request covers (a prefix of the store).
     pub covered: usize,
+}
+
+/// One recorded request, aligned with the store.
+#[derive(Debug)]
+pub struct RequestComparison {
+    pub head: RequestHead,
     pub rows: Vec<Row>,
-    #[serde(skip)]
     pub step_info: TraceStep,
     /// Reports the trace recorded before this request that say the app
     /// changed the history it loaded.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub reports: Vec<Event>,
     /// What was sent, message by message, in short (role, parts, preview):
     /// the prompts themselves are not kept.
-    #[serde(skip)]
     pub sent_messages: Vec<Sent>,
 }
 
@@ -128,7 +132,7 @@ impl RequestComparison {
 }
 
 /// A stored conversation and every request its trace recorded.
-#[derive(Debug, Serialize)]
+#[derive(Debug)]
 pub struct ConvComparison {
     pub conversation: String,
     pub messages: usize,
@@ -690,15 +694,17 @@ pub fn compare(store: &Conversation, trace: &mut TraceSource) -> Result<Option<C
             .cloned()
             .collect();
         requests.push(RequestComparison {
-            request: req.id.clone(),
-            turn: step.turn_index,
-            step: step.step_index,
-            location: step.request.clone(),
-            finish_reason: step.finish_reason.clone(),
-            status: step.status.as_str(),
-            truncated: step.truncated(),
-            sent: req.messages.len(),
-            covered,
+            head: RequestHead {
+                request: req.id.clone(),
+                turn: step.turn_index,
+                step: step.step_index,
+                location: step.request.clone(),
+                finish_reason: step.finish_reason.clone(),
+                status: step.status.as_str(),
+                truncated: step.truncated(),
+                sent: req.messages.len(),
+                covered,
+            },
             rows,
             step_info: step,
             reports,
@@ -850,15 +856,8 @@ pub struct DiffRow {
 
 #[derive(Debug, Serialize)]
 pub struct DiffRequest {
-    pub request: String,
-    pub turn: usize,
-    pub step: usize,
-    pub location: Loc,
-    pub finish_reason: Option<String>,
-    pub status: &'static str,
-    pub truncated: bool,
-    pub sent: usize,
-    pub covered: usize,
+    #[serde(flatten)]
+    pub head: RequestHead,
     pub divergent: bool,
     pub rows: Vec<DiffRow>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -957,15 +956,7 @@ fn diff_request(store: &Conversation, req: &RequestComparison) -> DiffRequest {
         })
         .collect();
     DiffRequest {
-        request: req.request.clone(),
-        turn: req.turn,
-        step: req.step,
-        location: req.location.clone(),
-        finish_reason: req.finish_reason.clone(),
-        status: req.status,
-        truncated: req.truncated,
-        sent: req.sent,
-        covered: req.covered,
+        head: req.head.clone(),
         divergent: req.divergent(),
         rows,
         reports: req
@@ -1009,7 +1000,7 @@ pub fn diff(
         let requests: Vec<DiffRequest> = cmp
             .requests
             .iter()
-            .filter(|r| want_req.is_none_or(|w| w == r.request))
+            .filter(|r| want_req.is_none_or(|w| w == r.head.request))
             .map(|r| diff_request(&conv, r))
             .collect();
         if requests.is_empty() {

@@ -47,21 +47,22 @@ pub fn human(doc: &DiffDoc, out: &mut dyn Write) -> io::Result<()> {
             plural(c.requests.len(), "recorded request", "recorded requests")
         )?;
         for r in &c.requests {
+            let (h, divergent) = (&r.head, r.divergent);
             writeln!(out)?;
-            let finish = match &r.finish_reason {
+            let finish = match &h.finish_reason {
                 Some(f) => format!("finish `{}`", escape(f)),
                 None => "no finish reason".to_string(),
             };
             writeln!(
                 out,
                 "{} — turn {} step {}: {} sent, status {}, {}{}",
-                escape(&r.request),
-                r.turn,
-                r.step,
-                plural(r.sent, "message", "messages"),
-                r.status,
+                escape(&h.request),
+                h.turn,
+                h.step,
+                plural(h.sent, "message", "messages"),
+                h.status,
                 finish,
-                if r.divergent {
+                if divergent {
                     " — DIFFERS FROM THE STORE"
                 } else {
                     " — matches the store"
@@ -70,7 +71,7 @@ pub fn human(doc: &DiffDoc, out: &mut dyn Write) -> io::Result<()> {
             writeln!(
                 out,
                 "  sent: {}",
-                escape(&loc_text(&doc.trace, &r.location))
+                escape(&loc_text(&doc.trace, &h.location))
             )?;
             for rep in &r.reports {
                 writeln!(out, "  note: {}", escape(rep))?;

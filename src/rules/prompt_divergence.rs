@@ -120,8 +120,8 @@ pub fn findings(
                 }
             };
             entry.seen.push((
-                req.request.clone(),
-                req.location.clone(),
+                req.head.request.clone(),
+                req.head.location.clone(),
                 r.sent,
                 sent_preview,
             ));

@@ -142,10 +142,10 @@ pub fn against_store(
     let mut out = Vec::new();
     let mut seen: Vec<usize> = Vec::new();
     for req in &cmp.requests {
-        if !req.truncated {
+        if !req.head.truncated {
             continue;
         }
-        let answer = req.covered;
+        let answer = req.head.covered;
         let Some(m) = store.messages.get(answer) else {
             continue;
         };
@@ -172,7 +172,7 @@ pub fn against_store(
                 ),
             )
             .label(&m.loc, format!("the answer, stored as complete ({})", part_types(m)))
-            .label_in(trace_path, &end, format!("`{}`: the call's span ends without a finish reason", req.request));
+            .label_in(trace_path, &end, format!("`{}`: the call's span ends without a finish reason", req.head.request));
         if let Some(n) = error_note(t) {
             f = f.note(n);
         }
