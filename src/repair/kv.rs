@@ -8,9 +8,7 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, MAIN_DB, OpenFlags};
-
-use super::{Edit, Planned, atomic};
+use super::{Edit, Planned};
 use crate::error::{Error, Result};
 use crate::fix::Action;
 use crate::model::{Conversation, Loc};
@@ -89,13 +87,6 @@ pub fn plan_conversation(
     }
 }
 
-fn db_err(path: &Path, e: rusqlite::Error) -> Error {
-    Error::Output {
-        path: path.to_path_buf(),
-        cause: sqlite::cause(&e),
-    }
-}
-
 /// Copy the input with the backup API, apply the plan, check integrity,
 /// and move the result into place. Fills the log's before/after values.
 pub fn write(
@@ -106,21 +97,13 @@ pub fn write(
     force: bool,
 ) -> Result<()> {
     let snap = sqlite::open(input)?;
-    let tmp = atomic::Atomic::new(output)?;
-    snap.conn
-        .backup(MAIN_DB, tmp.path(), None)
-        .map_err(|e| db_err(output, e))?;
-    drop(snap);
-    {
-        let mut conn = Connection::open_with_flags(tmp.path(), OpenFlags::SQLITE_OPEN_READ_WRITE)
-            .map_err(|e| db_err(output, e))?;
-        let tx = conn.transaction().map_err(|e| db_err(output, e))?;
+    super::edit_sqlite_copy(input, output, force, snap, |tx| {
         for &(rowid, new, entry) in &plan.renumber {
             let before: String = tx
                 .query_row("SELECT value FROM kv WHERE rowid = ?1", [rowid], |r| {
                     r.get(0)
                 })
-                .map_err(|e| db_err(output, e))?;
+                .map_err(|e| super::db_err(output, e))?;
             let mut v: serde_json::Value =
                 serde_json::from_str(&before).map_err(|e| Error::Output {
                     path: output.to_path_buf(),
@@ -132,7 +115,7 @@ pub fn write(
                 "UPDATE kv SET value = ?1 WHERE rowid = ?2",
                 rusqlite::params![after, rowid],
             )
-            .map_err(|e| db_err(output, e))?;
+            .map_err(|e| super::db_err(output, e))?;
             log[entry].before = Some(before);
             log[entry].after = Some(after);
         }
@@ -145,11 +128,9 @@ pub fn write(
                 )
                 .ok();
             tx.execute("DELETE FROM kv WHERE rowid = ?1", [rowid])
-                .map_err(|e| db_err(output, e))?;
+                .map_err(|e| super::db_err(output, e))?;
             log[entry].before = before;
         }
-        tx.commit().map_err(|e| db_err(output, e))?;
-        super::finish_sqlite(conn, output)?;
-    }
-    tmp.commit(output, force, Some(input))
+        Ok(())
+    })
 }

@@ -15,7 +15,6 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, MAIN_DB, OpenFlags};
 use serde_json::{Value, json};
 
 use super::{Edit, Left, OrphanPolicy, PLACEHOLDER, Planned, Policy, atomic};
@@ -166,13 +165,6 @@ pub fn plan_conversation(
     }
 }
 
-fn db_err(path: &Path, e: rusqlite::Error) -> Error {
-    Error::Output {
-        path: path.to_path_buf(),
-        cause: sqlite::cause(&e),
-    }
-}
-
 /// Copy a SQLite input with the backup API, insert the rebuilt rows, check
 /// integrity, and move the copy into place.
 pub fn write_sqlite(
@@ -189,38 +181,26 @@ pub fn write_sqlite(
             "the message table changed while it was being repaired",
         )
     })?;
-    let tmp = atomic::Atomic::new(output)?;
-    snap.conn
-        .backup(MAIN_DB, tmp.path(), None)
-        .map_err(|e| db_err(output, e))?;
-    drop(snap);
-    {
-        let mut conn = Connection::open_with_flags(tmp.path(), OpenFlags::SQLITE_OPEN_READ_WRITE)
-            .map_err(|e| db_err(output, e))?;
-        let tx = conn.transaction().map_err(|e| db_err(output, e))?;
-        {
-            let sql = format!(
-                "INSERT INTO {} ({}, {}, {}, {}) VALUES (?1, ?2, 'user', ?3)",
-                layout.qualified(&layout.table),
-                quote_ident(&layout.conversation),
-                quote_ident(&layout.index),
-                quote_ident(&layout.role),
-                quote_ident(&layout.content),
-            );
-            let mut st = tx.prepare(&sql).map_err(|e| db_err(output, e))?;
-            for ins in &plan.inserts {
-                let key: rusqlite::types::Value = match ins.conversation.parse::<i64>() {
-                    Ok(i) => i.into(),
-                    Err(_) => ins.conversation.clone().into(),
-                };
-                st.execute(rusqlite::params![key, ins.index, ins.content])
-                    .map_err(|e| db_err(output, e))?;
-            }
+    super::edit_sqlite_copy(input, output, force, snap, |tx| {
+        let sql = format!(
+            "INSERT INTO {} ({}, {}, {}, {}) VALUES (?1, ?2, 'user', ?3)",
+            layout.qualified(&layout.table),
+            quote_ident(&layout.conversation),
+            quote_ident(&layout.index),
+            quote_ident(&layout.role),
+            quote_ident(&layout.content),
+        );
+        let mut st = tx.prepare(&sql).map_err(|e| super::db_err(output, e))?;
+        for ins in &plan.inserts {
+            let key: rusqlite::types::Value = match ins.conversation.parse::<i64>() {
+                Ok(i) => i.into(),
+                Err(_) => ins.conversation.clone().into(),
+            };
+            st.execute(rusqlite::params![key, ins.index, ins.content])
+                .map_err(|e| super::db_err(output, e))?;
         }
-        tx.commit().map_err(|e| db_err(output, e))?;
-        super::finish_sqlite(conn, output)?;
-    }
-    tmp.commit(output, force, Some(input))
+        Ok(())
+    })
 }
 
 /// A PostgreSQL string literal (standard_conforming_strings is set on by
