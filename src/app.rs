@@ -35,8 +35,9 @@ fn out_err(e: io::Error) -> Error {
 
 /// Run a command; errors that stop the job come back as `Err`.
 pub fn run(cli: Cli) -> Result<u8, Error> {
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
+    // Reports write many small pieces; stdout alone would make a system
+    // call per line.
+    let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
     match cli.command {
         Command::Lint(a) => {
             let config = Config::load(a.config.config.as_deref())?;
