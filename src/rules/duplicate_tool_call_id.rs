@@ -1,4 +1,4 @@
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use super::{Ctx, Rule, at};
 use crate::finding::{Finding, Severity};
@@ -37,7 +37,7 @@ history alone.
 
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let conv = ctx.conv;
-    let mut first: HashMap<&str, (usize, usize)> = HashMap::new();
+    let mut first: HashMap<&str, (usize, usize)> = HashMap::default();
     for (mi, m) in conv.messages.iter().enumerate() {
         for (pi, id, name, _) in m.tool_calls() {
             if id.is_empty() {

@@ -1,4 +1,4 @@
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use super::{Ctx, Rule, at};
 use crate::finding::{Finding, Severity};
@@ -98,7 +98,7 @@ struct Streak {
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let conv = ctx.conv;
     let pairing = ctx.pairing();
-    let mut streaks: HashMap<String, Streak> = HashMap::new();
+    let mut streaks: HashMap<String, Streak> = HashMap::default();
     let emit = |s: Streak, out: &mut Vec<Finding>| {
         if s.rounds.len() < THRESHOLD {
             return;
@@ -133,7 +133,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         if !m.has_tool_calls() {
             continue;
         }
-        let mut failed_now: HashMap<String, (String, usize)> = HashMap::new();
+        let mut failed_now: HashMap<String, (String, usize)> = HashMap::default();
         for (pi, _id, name, args) in m.tool_calls() {
             let Some((rm, rp)) = pairing.result_of((mi, pi)) else {
                 continue;

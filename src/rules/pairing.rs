@@ -4,7 +4,7 @@
 //! result that exists but sits after an interleaved message is a *late*
 //! pair (`interleaved-message`), not an orphan call plus an orphan result.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use crate::model::Message;
 
@@ -46,8 +46,8 @@ impl Pairing {
         let mut p = Pairing::default();
         // Unanswered calls by id; the most recent one answers first, so an id
         // reused in a later turn pairs with its own turn.
-        let mut open: HashMap<&str, Vec<PartRef>> = HashMap::new();
-        let mut answered: HashMap<&str, PartRef> = HashMap::new();
+        let mut open: HashMap<&str, Vec<PartRef>> = HashMap::default();
+        let mut answered: HashMap<&str, PartRef> = HashMap::default();
         for (i, m) in messages.iter().enumerate() {
             if m.has_tool_calls() {
                 let mut j = i;
