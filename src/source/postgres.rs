@@ -10,10 +10,10 @@
 //! rows pass through a few conversations of memory. Identifiers are always
 //! quoted, and a mapping's names are checked against the catalog first.
 
+use super::pipeline::Dealer;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc::SyncSender;
 use std::time::Duration;
 
 use postgres::config::Host;
@@ -421,7 +421,7 @@ impl RowReader for PgReader<'_> {
     }
 }
 
-fn read(mut client: Client, t: &Target, layout: &Layout, out: SyncSender<Result<RawConv>>) {
+fn read(mut client: Client, t: &Target, layout: &Layout, out: Dealer<RawConv>) {
     let path = t.path();
     let fail = |cause: String| Err(Error::input(&path, cause));
     let tx = client

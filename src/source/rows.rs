@@ -17,9 +17,9 @@
 //! order beside them (a merge of two ordered cursors), so memory holds one
 //! conversation and its executions, never the table.
 
+use super::pipeline::Dealer;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc::SyncSender;
 
 use super::sqlite::{self, Snapshot, quote_ident};
 use crate::error::{Error, Result};
@@ -320,7 +320,7 @@ pub fn pump(
     reader: &mut dyn RowReader,
     target: &Path,
     with_executions: bool,
-    tx: &SyncSender<Result<RawConv>>,
+    tx: &Dealer<RawConv>,
 ) {
     let fail = |cause: String| Err(Error::input(target, cause));
     let mut current: Option<RawConv> = None;
@@ -501,7 +501,7 @@ pub fn start(
     target: &Path,
     info: Arc<SourceInfo>,
     layout: Layout,
-    read: impl FnOnce(SyncSender<Result<RawConv>>) + Send + 'static,
+    read: impl FnOnce(Dealer<RawConv>) + Send + 'static,
 ) -> Result<super::pipeline::Pipeline> {
     let build_info = info.clone();
     super::pipeline::start(target, info, "rows", read, move |raw| {
@@ -620,7 +620,7 @@ fn sqlite_executions_sql(l: &Layout, table: &str, ordinal: bool) -> String {
     )
 }
 
-fn read_sqlite(path: &Path, snap: Snapshot, layout: &Layout, tx: SyncSender<Result<RawConv>>) {
+fn read_sqlite(path: &Path, snap: Snapshot, layout: &Layout, tx: Dealer<RawConv>) {
     let fail = |cause: String| Err(Error::input(path, cause));
     let rowid = match &layout.id {
         Some(id) => quote_ident(id),
@@ -745,8 +745,9 @@ mod tests {
             execs: vec![e("1", "a"), e("2", "b"), e("5", "c"), e("10", "d")].into_iter(),
         };
         let (tx, rx) = sync_channel(16);
-        pump(&mut feed, Path::new("t"), true, &tx);
-        drop(tx);
+        let dealer = Dealer::single(tx);
+        pump(&mut feed, Path::new("t"), true, &dealer);
+        drop(dealer);
         let convs: Vec<RawConv> = rx.into_iter().map(|r| r.unwrap()).collect();
         assert_eq!(convs.len(), 2);
         assert_eq!(convs[0].id, "2");
@@ -777,8 +778,9 @@ mod tests {
             .into_iter(),
         };
         let (tx, rx) = sync_channel(16);
-        pump(&mut feed, Path::new("t"), true, &tx);
-        drop(tx);
+        let dealer = Dealer::single(tx);
+        pump(&mut feed, Path::new("t"), true, &dealer);
+        drop(dealer);
         let convs: Vec<RawConv> = rx.into_iter().map(|r| r.unwrap()).collect();
         let ids: Vec<(String, Vec<String>)> = convs
             .iter()

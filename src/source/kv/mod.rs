@@ -11,18 +11,19 @@
 //! builds the conversation; the caller runs the rules. Memory holds a few
 //! conversations at a time, never the database.
 
+use super::pipeline::Dealer;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc::SyncSender;
 
-use serde::Deserialize;
+mod entry;
 
 use super::sqlite::{self, Snapshot};
 use crate::error::{Error, Result};
 use crate::model::{
     ArgEncoding, Arguments, Chunk, ChunkLog, Conversation, Loc, Message, PartKind, Role, SourceInfo,
 };
+use entry::WireChunk;
 
 pub const NAMESPACE: &str = "conversation-store";
 pub const TABLE: &str = "kv";
@@ -124,7 +125,7 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<super::pipeline::Pipeline> {
     )
 }
 
-fn read_rows(path: &PathBuf, snap: Snapshot, tx: SyncSender<Result<RawConv>>) {
+fn read_rows(path: &PathBuf, snap: Snapshot, tx: Dealer<RawConv>) {
     let fail = |e: rusqlite::Error| Err(Error::input(path, sqlite::cause(&e)));
     let mut st = match snap.conn.prepare(
         "SELECT rowid, key, value FROM kv WHERE namespace = ?1 AND key >= 'conv:' AND key < 'conv;' ORDER BY namespace, key",
@@ -206,38 +207,6 @@ fn read_rows(path: &PathBuf, snap: Snapshot, tx: SyncSender<Result<RawConv>>) {
     }
 }
 
-#[derive(Deserialize)]
-struct Entry<'a> {
-    #[serde(borrow)]
-    chunk: WireChunk<'a>,
-    #[serde(borrow)]
-    role: Cow<'a, str>,
-    #[serde(rename = "msgIdx")]
-    msg_idx: i64,
-    #[serde(rename = "chunkIdx")]
-    chunk_idx: i64,
-}
-
-#[derive(Deserialize)]
-struct WireChunk<'a> {
-    #[serde(rename = "type", borrow)]
-    ty: Cow<'a, str>,
-    #[serde(default)]
-    text: Option<String>,
-    #[serde(rename = "toolCallId", default)]
-    tool_call_id: Option<String>,
-    #[serde(rename = "toolName", default)]
-    tool_name: Option<String>,
-    #[serde(borrow, default)]
-    input: Option<sonic_rs::LazyValue<'a>>,
-    #[serde(borrow, default)]
-    content: Option<sonic_rs::LazyValue<'a>>,
-    #[serde(rename = "isError", default)]
-    is_error: Option<bool>,
-    #[serde(default)]
-    message: Option<String>,
-}
-
 fn build(raw: RawConv, info: &Arc<SourceInfo>) -> Conversation {
     let table: Arc<str> = Arc::from(TABLE);
     let mut conv = Conversation::new(raw.id.clone(), info.clone());
@@ -278,7 +247,7 @@ fn build(raw: RawConv, info: &Arc<SourceInfo>) -> Conversation {
         }
         last_seq = Some(seq);
         let value = raw.value(row);
-        let entry: Entry<'_> = match sonic_rs::from_slice(value) {
+        let entry = match entry::decode(value) {
             Ok(e) => e,
             Err(e) => {
                 conv.corrupt.push(crate::model::CorruptRecord::new(
@@ -342,54 +311,40 @@ fn part_of(c: WireChunk<'_>) -> (PartKind, Option<String>) {
     match c.ty.as_ref() {
         "text" | "system" => (
             PartKind::Text {
-                text: c.text.unwrap_or_default(),
+                text: c.text.map(Cow::into_owned).unwrap_or_default(),
             },
             None,
         ),
         "thinking" => (
             PartKind::Thinking {
-                text: c.text.unwrap_or_default(),
+                text: c.text.map(Cow::into_owned).unwrap_or_default(),
             },
             None,
         ),
         "tool-call" => (
             PartKind::ToolCall {
-                id: c.tool_call_id.unwrap_or_default(),
-                name: c.tool_name.unwrap_or_default(),
+                id: c.tool_call_id.map(Cow::into_owned).unwrap_or_default(),
+                name: c.tool_name.map(Cow::into_owned).unwrap_or_default(),
                 arguments: Arguments {
-                    raw: c
-                        .input
-                        .as_ref()
-                        .map(|r| r.as_raw_str().to_string())
-                        .unwrap_or_default(),
+                    raw: c.input.map(Cow::into_owned).unwrap_or_default(),
                     encoding: ArgEncoding::JsonValue,
                 },
             },
             None,
         ),
-        "tool-result" => {
-            let content = c
-                .content
-                .as_ref()
-                .map(|raw| {
-                    sonic_rs::from_str::<String>(raw.as_raw_str())
-                        .unwrap_or_else(|_| raw.as_raw_str().to_string())
-                })
-                .unwrap_or_default();
-            (
-                PartKind::ToolResult {
-                    call_id: c.tool_call_id.unwrap_or_default(),
-                    content,
-                    is_error: c.is_error,
-                },
-                c.tool_name,
-            )
-        }
+        "tool-result" => (
+            PartKind::ToolResult {
+                call_id: c.tool_call_id.map(Cow::into_owned).unwrap_or_default(),
+                content: c.content.map(Cow::into_owned).unwrap_or_default(),
+                is_error: c.is_error,
+            },
+            c.tool_name.map(Cow::into_owned),
+        ),
         other => (
             PartKind::Other {
                 kind: other.to_string(),
             },
-            c.message,
+            c.message.map(Cow::into_owned),
         ),
     }
 }
