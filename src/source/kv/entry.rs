@@ -171,16 +171,25 @@ impl<'a> Scanner<'a> {
         self.bytes().get(self.i).copied()
     }
 
+    #[inline]
     fn ws(&mut self) {
         while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.peek() {
             self.i += 1;
         }
     }
 
-    /// Skip whitespace, then take `c`.
+    /// Skip whitespace, then take `c`. (dispatch writes no whitespace, so
+    /// the byte is looked at first.)
+    #[inline]
     fn eat(&mut self, c: u8) -> Option<()> {
-        self.ws();
-        (self.peek()? == c).then(|| self.i += 1)
+        if self.peek() != Some(c) {
+            self.ws();
+            if self.peek()? != c {
+                return None;
+            }
+        }
+        self.i += 1;
+        Some(())
     }
 
     /// An object whose members `member` reads, given each (unescaped) name
@@ -250,6 +259,7 @@ impl<'a> Scanner<'a> {
 
     /// A string's raw text between its quotes, and whether it holds an
     /// escape. Escapes are checked; a lone escaped surrogate is left to serde.
+    #[inline]
     fn string(&mut self) -> Option<(&'a str, bool)> {
         self.eat(b'"')?;
         let b = self.bytes();
@@ -447,6 +457,7 @@ impl<'a> Scanner<'a> {
 /// `from`: where a string ends, escapes, or is not JSON. Names and short
 /// values end within a few words, read eight bytes at a time; long text
 /// goes to `memchr` (SIMD) with a vectorised check for control characters.
+#[inline]
 fn special(b: &[u8], from: usize) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;

@@ -15,6 +15,7 @@ use super::pipeline::Dealer;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::mpsc::Receiver;
 
 mod entry;
 
@@ -83,9 +84,14 @@ pub fn parse_key(key: &str) -> Option<Key<'_>> {
     })
 }
 
-/// A row as read, before parsing: ranges into its conversation's buffer.
+/// A row as read, before parsing: what its key names, and ranges into its
+/// conversation's buffers.
 struct RawRow {
     rowid: i64,
+    /// The chunk's seq; `None` for the conversation's other keys.
+    seq: Option<u64>,
+    /// The `:seq` counter.
+    counter: bool,
     key: std::ops::Range<usize>,
     value: std::ops::Range<usize>,
 }
@@ -116,16 +122,31 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<super::pipeline::Pipeline> {
     });
     let p = path.to_path_buf();
     let build_info = info.clone();
+    // A built conversation's buffers go back to the reader, which fills
+    // them again: a few buffers serve the whole store.
+    let (spare_tx, spares) = std::sync::mpsc::channel::<RawConv>();
     super::pipeline::start(
         path,
         info,
         "kv",
-        move |tx| read_rows(&p, snap, tx),
-        move |raw| build(raw, &build_info),
+        move |tx| read_rows(&p, snap, tx, spares),
+        move |mut raw| {
+            let conv = build(&raw, &build_info);
+            if raw.values.capacity() <= MAX_SPARE {
+                raw.rows.clear();
+                raw.keys.clear();
+                raw.values.clear();
+                let _ = spare_tx.send(raw);
+            }
+            conv
+        },
     )
 }
 
-fn read_rows(path: &PathBuf, snap: Snapshot, tx: Dealer<RawConv>) {
+/// The largest buffer kept for reuse; a rare huge conversation's is freed.
+const MAX_SPARE: usize = 16 << 20;
+
+fn read_rows(path: &PathBuf, snap: Snapshot, tx: Dealer<RawConv>, spares: Receiver<RawConv>) {
     let fail = |e: rusqlite::Error| Err(Error::input(path, sqlite::cause(&e)));
     let mut st = match snap.conn.prepare(
         "SELECT rowid, key, value FROM kv WHERE namespace = ?1 AND key >= 'conv:' AND key < 'conv;' ORDER BY namespace, key",
@@ -176,8 +197,10 @@ fn read_rows(path: &PathBuf, snap: Snapshot, tx: Dealer<RawConv>) {
             rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => t,
             _ => &[],
         };
-        let conv_id = match parse_key(&key) {
-            Some(Key::Chunk { conv, .. } | Key::Seq { conv } | Key::Other { conv }) => conv,
+        let (conv_id, seq, counter) = match parse_key(&key) {
+            Some(Key::Chunk { conv, seq }) => (conv, Some(seq), false),
+            Some(Key::Seq { conv }) => (conv, None, true),
+            Some(Key::Other { conv }) => (conv, None, false),
             None => continue,
         };
         if current.as_ref().is_some_and(|c| c.id != conv_id)
@@ -186,11 +209,18 @@ fn read_rows(path: &PathBuf, snap: Snapshot, tx: Dealer<RawConv>) {
         {
             return;
         }
-        let cur = current.get_or_insert_with(|| RawConv {
-            id: conv_id.to_string(),
-            rows: Vec::new(),
-            keys: String::with_capacity(16 * 1024),
-            values: Vec::with_capacity(256 * 1024),
+        let cur = current.get_or_insert_with(|| match spares.try_recv() {
+            Ok(mut spare) => {
+                spare.id.clear();
+                spare.id.push_str(conv_id);
+                spare
+            }
+            Err(_) => RawConv {
+                id: conv_id.to_string(),
+                rows: Vec::new(),
+                keys: String::with_capacity(16 * 1024),
+                values: Vec::with_capacity(256 * 1024),
+            },
         });
         let k0 = cur.keys.len();
         cur.keys.push_str(&key);
@@ -198,6 +228,8 @@ fn read_rows(path: &PathBuf, snap: Snapshot, tx: Dealer<RawConv>) {
         cur.values.extend_from_slice(value);
         cur.rows.push(RawRow {
             rowid,
+            seq,
+            counter,
             key: k0..cur.keys.len(),
             value: v0..cur.values.len(),
         });
@@ -207,15 +239,15 @@ fn read_rows(path: &PathBuf, snap: Snapshot, tx: Dealer<RawConv>) {
     }
 }
 
-fn build(raw: RawConv, info: &Arc<SourceInfo>) -> Conversation {
+fn build(raw: &RawConv, info: &Arc<SourceInfo>) -> Conversation {
     let table: Arc<str> = Arc::from(TABLE);
     let mut conv = Conversation::new(raw.id.clone(), info.clone());
     let mut log = ChunkLog::default();
     let mut chunk_rows: Vec<(u64, &RawRow)> = Vec::new();
     for row in &raw.rows {
-        match parse_key(raw.key(row)) {
-            Some(Key::Chunk { seq, .. }) => chunk_rows.push((seq, row)),
-            Some(Key::Seq { .. }) => {
+        match (row.seq, row.counter) {
+            (Some(seq), _) => chunk_rows.push((seq, row)),
+            (None, true) => {
                 let loc = Loc::Row {
                     table: table.clone(),
                     key: Arc::from(raw.key(row)),
