@@ -37,8 +37,15 @@ impl Stats {
             corrupt_records: conv.corrupt.len() as u64,
             ..Stats::default()
         };
+        // Counted in a short list first: a conversation has a handful of
+        // roles and thousands of messages.
+        let mut roles: Vec<(&'static str, u64)> = Vec::new();
         for m in &conv.messages {
-            *s.by_role.entry(m.role.as_str()).or_default() += 1;
+            let role = m.role.as_str();
+            match roles.iter_mut().find(|(r, _)| *r == role) {
+                Some((_, n)) => *n += 1,
+                None => roles.push((role, 1)),
+            }
             for p in &m.parts {
                 match p.kind {
                     PartKind::ToolCall { .. } => s.tool_calls += 1,
@@ -47,6 +54,7 @@ impl Stats {
                 }
             }
         }
+        s.by_role.extend(roles);
         s
     }
 

@@ -46,7 +46,13 @@ pub fn problem(args: &Arguments) -> Option<String> {
     if raw.is_empty() {
         return Some("arguments are empty".to_string());
     }
-    match serde_json::from_str::<serde::de::IgnoredAny>(raw) {
+    // A JSON value's text was cut out of a record that parsed: it is JSON,
+    // and only its kind is in question.
+    let parsed = match args.encoding {
+        ArgEncoding::JsonValue => Ok(serde::de::IgnoredAny),
+        _ => serde_json::from_str::<serde::de::IgnoredAny>(raw),
+    };
+    match parsed {
         Err(e) if e.is_eof() => Some("arguments end mid-JSON (truncated)".to_string()),
         Err(e) => Some(format!("arguments are not valid JSON ({})", error_text(&e))),
         Ok(_) if !raw.starts_with('{') => {
