@@ -29,6 +29,12 @@ best() { sort -n | head -1; }
 time_of() { local s e; cat "$DB" > /dev/null; s=$(date +%s.%N); "$@" > /dev/null 2>&1 || true; e=$(date +%s.%N); echo "$e - $s" | bc; }
 base=$(for _ in $(seq "$RUNS"); do time_of sqlite3 "$DB" "select key, value from kv"; done | best)
 ours=$(for _ in $(seq "$RUNS"); do time_of "$BIN" lint --format json "$DB"; done | best)
+# The same run pinned to one core: its CPU time, and how far the reader
+# threads scale on this machine.
+one=""
+if command -v taskset >/dev/null; then
+  one=$(for _ in $(seq "$RUNS"); do time_of taskset -c 0 "$BIN" lint --format json "$DB"; done | best)
+fi
 rss=$( { /usr/bin/time -f %M "$BIN" lint --format json "$DB" 2>&1 >/tmp/chatfsck-kv-out.json || true; } | tail -1)
 set +e; "$BIN" lint --format json "$DB" > /tmp/chatfsck-kv-out.json; code=$?; set -e
 [ "$code" = 1 ] || { echo "chatfsck exited $code, expected 1 (findings)" >&2; exit 2; }
@@ -50,6 +56,7 @@ printf 'store: %s (%s MB, %s conversations)\n' "$DB" "$size" "$convs"
 printf '  sqlite3 select key, value   best %6.3f s\n' "$base"
 printf '  chatfsck lint --format json best %6.3f s\n' "$ours"
 printf '  ratio chatfsck / sqlite3    %6.2f   (target <= 1.5)\n' "$(echo "$ours / $base" | bc -l)"
+[ -n "$one" ] && printf '  chatfsck on one core        %6.3f s (%.2fx slower than on %s cores)\n' "$one" "$(echo "$one / $ours" | bc -l)" "$(nproc)"
 printf '  chatfsck peak RSS           %6.1f MiB (target < 100)\n' "$(echo "$rss / 1024" | bc -l)"
 printf '  collisions found            %s/%s\n' "$collisions" "$expected"
 [ "$collisions" = "$expected" ]

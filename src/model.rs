@@ -70,11 +70,61 @@ pub enum Loc {
     },
     /// A row of a database table, named by its key (or rowid).
     Row {
-        table: Arc<str>,
+        table: Name,
         key: Arc<str>,
         #[serde(skip_serializing_if = "Option::is_none")]
         rowid: Option<i64>,
     },
+}
+
+/// A name a store gives many records (a table's): a constant costs
+/// nothing to copy, and a name read at run time is shared. Locations are
+/// cloned for every chunk of a store, and sharing a constant through a
+/// reference count cost more than the rest of the chunk's bookkeeping.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Name {
+    Static(&'static str),
+    Shared(Arc<str>),
+}
+
+impl std::ops::Deref for Name {
+    type Target = str;
+    fn deref(&self) -> &str {
+        match self {
+            Name::Static(s) => s,
+            Name::Shared(s) => s,
+        }
+    }
+}
+
+impl std::fmt::Display for Name {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self)
+    }
+}
+
+impl Serialize for Name {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self)
+    }
+}
+
+impl From<&'static str> for Name {
+    fn from(s: &'static str) -> Name {
+        Name::Static(s)
+    }
+}
+
+impl From<Arc<str>> for Name {
+    fn from(s: Arc<str>) -> Name {
+        Name::Shared(s)
+    }
+}
+
+impl From<String> for Name {
+    fn from(s: String) -> Name {
+        Name::Shared(Arc::from(s))
+    }
 }
 
 impl Loc {
@@ -102,7 +152,7 @@ pub enum ArgEncoding {
     /// `function.arguments`); `raw` is the decoded string content.
     JsonString,
     /// A JSON value that must be an object (Anthropic `input`); `raw` is the
-    /// value's JSON text.
+    /// value's JSON text, cut out of a record that parsed (so it is JSON).
     JsonValue,
     /// Free-form text (Codex `custom_tool_call.input`): never checked as JSON.
     Freeform,
@@ -419,7 +469,7 @@ impl MessageTable {
     /// The location a message at `index` has (or would have) in the table.
     pub fn loc(&self, index: i64, rowid: Option<i64>) -> Loc {
         Loc::Row {
-            table: self.table.clone(),
+            table: Name::Shared(self.table.clone()),
             key: Arc::from(self.key(index)),
             rowid,
         }

@@ -98,13 +98,13 @@ mod tests {
         for (i, idx) in [0, 1, 1].into_iter().enumerate() {
             c.messages[i].stored_index = Some(idx);
             c.messages[i].loc = Loc::Row {
-                table: Arc::from("chat"),
+                table: "chat".into(),
                 key: Arc::from(format!("conv=c1, idx={idx}")),
                 rowid: Some(i as i64 + 10),
             };
         }
         c.table = Some(MessageTable {
-            table: Arc::from("chat"),
+            table: "chat".into(),
             conversation_column: Arc::from("conv"),
             index_column: Arc::from("idx"),
             conversation_key: "c1".into(),

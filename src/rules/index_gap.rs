@@ -246,13 +246,13 @@ mod tests {
         }
         let mut c = b.build();
         let ex = Executions {
-            table: Arc::from("subagent_tool_executions"),
+            table: "subagent_tool_executions".into(),
             rows: execs
                 .iter()
                 .enumerate()
                 .map(|(i, (id, status))| Execution {
                     loc: Loc::Row {
-                        table: Arc::from("subagent_tool_executions"),
+                        table: "subagent_tool_executions".into(),
                         key: Arc::from(format!("job_id=7, tool_use_id={id}")),
                         rowid: Some(i as i64 + 1),
                     },
@@ -268,7 +268,7 @@ mod tests {
                 .collect(),
         };
         c.table = Some(MessageTable {
-            table: Arc::from("subagent_messages"),
+            table: "subagent_messages".into(),
             conversation_column: Arc::from("job_id"),
             index_column: Arc::from("message_idx"),
             conversation_key: "7".into(),

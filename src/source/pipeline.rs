@@ -122,3 +122,98 @@ pub fn start<R: Send + 'static>(
         next: 0,
     })
 }
+
+/// A source read by several threads at once, for a store whose
+/// conversations fall into key ranges (shards) that can be read
+/// independently. Each worker takes the next shard from a shared counter,
+/// reads and builds its conversations, and sends them to that shard's
+/// channel; the consumer drains shard 0, then shard 1, and so on, so the
+/// store's order is kept. Reading and parsing happen on the same thread,
+/// while the row is warm in its cache, and scale with the cores. The
+/// channels are bounded: a worker ahead of the consumer waits.
+pub struct Sharded {
+    info: Arc<SourceInfo>,
+    shards: Vec<Receiver<Result<Conversation>>>,
+    current: usize,
+}
+
+impl Source for Sharded {
+    fn info(&self) -> Arc<SourceInfo> {
+        self.info.clone()
+    }
+
+    fn next_conversation(&mut self) -> Option<Result<Conversation>> {
+        while let Some(rx) = self.shards.get(self.current) {
+            match rx.recv() {
+                Ok(item) => return Some(item),
+                Err(_) => self.current += 1,
+            }
+        }
+        None
+    }
+}
+
+/// Conversations a worker may build ahead of the consumer, per shard.
+const SHARD_DEPTH: usize = 32;
+
+/// Start one thread per worker state in `workers`, named
+/// `chatfsck-<name>-read`. `work(state, shard, out)` reads one shard and
+/// sends its conversations (an error ends the shard); it returns `Err`
+/// when the consumer has gone.
+pub fn start_sharded<W: Send + 'static>(
+    path: &Path,
+    info: Arc<SourceInfo>,
+    name: &str,
+    shards: usize,
+    workers: Vec<W>,
+    work: impl Fn(&mut W, usize, &SyncSender<Result<Conversation>>) -> std::result::Result<(), Closed>
+    + Send
+    + Sync
+    + 'static,
+) -> Result<Sharded> {
+    let (senders, receivers): (Vec<_>, Vec<_>) = (0..shards)
+        .map(|_| sync_channel::<Result<Conversation>>(SHARD_DEPTH))
+        .unzip();
+    // A worker takes a shard's sender and drops it when done, which tells
+    // the consumer the shard is complete.
+    let senders: Arc<Vec<std::sync::Mutex<Option<SyncSender<Result<Conversation>>>>>> = Arc::new(
+        senders
+            .into_iter()
+            .map(|s| std::sync::Mutex::new(Some(s)))
+            .collect(),
+    );
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let work = Arc::new(work);
+    for mut state in workers {
+        let (senders, next, work) = (senders.clone(), next.clone(), work.clone());
+        thread::Builder::new()
+            .name(format!("chatfsck-{name}-read"))
+            .spawn(move || {
+                loop {
+                    let shard = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(slot) = senders.get(shard) else {
+                        return;
+                    };
+                    let taken = slot.lock().map(|mut s| s.take());
+                    let Ok(Some(out)) = taken else {
+                        return;
+                    };
+                    if work(&mut state, shard, &out).is_err() {
+                        return;
+                    }
+                }
+            })
+            .map_err(|e| Error::input(path, format!("cannot start a reader thread: {e}")))?;
+    }
+    Ok(Sharded {
+        info,
+        shards: receivers,
+        current: 0,
+    })
+}
+
+/// Worker threads for a sharded source: as many as the cores, at least
+/// two, at most eight.
+pub fn shard_workers() -> usize {
+    workers()
+}

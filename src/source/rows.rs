@@ -400,7 +400,7 @@ pub fn build(raw: RawConv, layout: &Layout, info: &Arc<SourceInfo>) -> Conversat
                     .into_iter()
                     .map(|e| Execution {
                         loc: Loc::Row {
-                            table: et.clone(),
+                            table: et.clone().into(),
                             key: Arc::from(format!(
                                 "{}={}, tool_use_id={}",
                                 layout.conversation, e.conv, e.tool_use_id
@@ -425,7 +425,7 @@ pub fn build(raw: RawConv, layout: &Layout, info: &Arc<SourceInfo>) -> Conversat
             Ok(i) => *i,
             Err(text) => {
                 let loc = Loc::Row {
-                    table: table_name.clone(),
+                    table: table_name.clone().into(),
                     key: Arc::from(format!(
                         "{}={}, {}={text}",
                         layout.conversation, raw.id, layout.index

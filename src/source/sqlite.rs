@@ -23,8 +23,44 @@ pub const HEADER: &[u8; 16] = b"SQLite format 3\0";
 /// An open, read-only view of a database and whatever keeps it alive.
 pub struct Snapshot {
     pub conn: Connection,
-    /// The private copy, removed on drop.
-    _copy: Option<tempfile::TempDir>,
+    /// The file `conn` reads: the input, or the private copy.
+    file: PathBuf,
+    /// The private copy, removed when the last holder is dropped.
+    copy: Option<std::sync::Arc<tempfile::TempDir>>,
+}
+
+/// Another connection to a snapshot's file, for a reader thread: it holds
+/// the private copy (if any) alive, and a read transaction from the start,
+/// so that every such connection sees the same database.
+pub struct Reader {
+    pub conn: Connection,
+    _copy: Option<std::sync::Arc<tempfile::TempDir>>,
+}
+
+impl Snapshot {
+    /// One more connection to the same file, opened as the first was, with
+    /// its read transaction begun. On a rollback-journal database a read
+    /// transaction holds a shared lock, which no writer can commit past:
+    /// readers opened one after another all see the state the first saw.
+    pub fn reader(&self, path: &Path) -> Result<Reader> {
+        let flags = if self.copy.is_some() {
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        } else {
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        };
+        let fail = |e: rusqlite::Error| Error::input(path, cause(&e));
+        let conn = Connection::open_with_flags(&self.file, flags).map_err(fail)?;
+        conn.busy_timeout(Duration::from_secs(2)).map_err(fail)?;
+        conn.execute_batch("BEGIN").map_err(fail)?;
+        conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .map_err(fail)?;
+        Ok(Reader {
+            conn,
+            _copy: self.copy.clone(),
+        })
+    }
 }
 
 /// True when the file starts with the SQLite header.
@@ -103,7 +139,7 @@ pub fn open(path: &Path) -> Result<Snapshot> {
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| Error::input(path, cause(&e)))?;
-        (conn, Some(dir))
+        (conn, Some((std::sync::Arc::new(dir), target)))
     } else {
         let conn = Connection::open_with_flags(
             path,
@@ -121,7 +157,11 @@ pub fn open(path: &Path) -> Result<Snapshot> {
         r.get::<_, i64>(0)
     })
     .map_err(|e| Error::input(path, cause(&e)))?;
-    Ok(Snapshot { conn, _copy: copy })
+    let (copy, file) = match copy {
+        Some((dir, target)) => (Some(dir), target),
+        None => (None, path.to_path_buf()),
+    };
+    Ok(Snapshot { conn, file, copy })
 }
 
 /// A column's value as text, whatever its storage class (`None` for NULL).

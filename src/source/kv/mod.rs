@@ -6,16 +6,20 @@
 //! per-conversation keys (`:seq`, `:cwd`, `:reasoning-effort`, `:metrics…`,
 //! newer ones) that are preserved and never flagged.
 //!
-//! One ordered pass over the primary-key index. A reader thread steps
-//! SQLite and hands each conversation's raw rows to a parser thread, which
-//! builds the conversation; the caller runs the rules. Memory holds a few
-//! conversations at a time, never the database.
+//! One ordered pass over the primary-key index, cut into key ranges
+//! (shards, [`shard_bounds`]) that reader threads take in turn: each reads
+//! its range through its own connection (every connection begins its read
+//! transaction before any reading, so all see the same database), decodes each
+//! chunk while the row is still in its cache ([`entry`]), and builds the
+//! conversation; the caller receives conversations in key order and runs
+//! the rules. Memory holds a few conversations per thread, never the
+//! database.
 
-use super::pipeline::Dealer;
+use super::pipeline::{self, Closed, Sharded};
 use std::borrow::Cow;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::SyncSender;
 
 mod entry;
 
@@ -114,75 +118,129 @@ impl RawConv {
     }
 }
 
-pub fn open(path: &Path, snap: Snapshot) -> Result<super::pipeline::Pipeline> {
+pub fn open(path: &Path, snap: Snapshot) -> Result<Sharded> {
     let info = Arc::new(SourceInfo {
         path: path.to_path_buf(),
         format: "sqlite-kv",
         dialect: "dispatch",
     });
+    let bytes: i64 = snap
+        .conn
+        .query_row(
+            "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(|e| Error::input(path, sqlite::cause(&e)))?;
+    open_sharded(path, snap, info, shard_bounds(bytes))
+}
+
+fn open_sharded(
+    path: &Path,
+    snap: Snapshot,
+    info: Arc<SourceInfo>,
+    bounds: Vec<String>,
+) -> Result<Sharded> {
+    // Every reader's transaction begins before any reading starts.
+    let workers = (0..pipeline::shard_workers())
+        .map(|_| {
+            snap.reader(path).map(|reader| Worker {
+                reader,
+                raw: RawConv {
+                    id: String::new(),
+                    rows: Vec::new(),
+                    keys: String::with_capacity(16 * 1024),
+                    values: Vec::with_capacity(256 * 1024),
+                },
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    drop(snap);
     let p = path.to_path_buf();
-    let build_info = info.clone();
-    // A built conversation's buffers go back to the reader, which fills
-    // them again: a few buffers serve the whole store.
-    let (spare_tx, spares) = std::sync::mpsc::channel::<RawConv>();
-    super::pipeline::start(
+    let shards = bounds.len();
+    pipeline::start_sharded(
         path,
-        info,
+        info.clone(),
         "kv",
-        move |tx| read_rows(&p, snap, tx, spares),
-        move |mut raw| {
-            let conv = build(&raw, &build_info);
-            if raw.values.capacity() <= MAX_SPARE {
-                raw.rows.clear();
-                raw.keys.clear();
-                raw.values.clear();
-                let _ = spare_tx.send(raw);
-            }
-            conv
+        shards,
+        workers,
+        move |w, shard, out| {
+            let (lo, hi) = (
+                &bounds[shard],
+                bounds.get(shard + 1).map_or(END, String::as_str),
+            );
+            read_shard(&p, w, lo, hi, &info, out)
         },
     )
 }
 
-/// The largest buffer kept for reuse; a rare huge conversation's is freed.
-const MAX_SPARE: usize = 16 << 20;
+/// Keys of the conversation store lie in `[START, END)`.
+const START: &str = "conv:";
+const END: &str = "conv;";
 
-fn read_rows(path: &PathBuf, snap: Snapshot, tx: Dealer<RawConv>, spares: Receiver<RawConv>) {
+/// The lower bounds of the key ranges the store is read in, in order: the
+/// store's start, then `conv:` followed by every hex string of one length,
+/// chosen so that a range holds a few megabytes of a store of random (UUID)
+/// ids. No conversation straddles two ranges: its keys all begin
+/// `conv:<id>:`, and a bound without `:` orders every such key alike.
+/// Other ids land in the ranges between; the ranges still cover the store.
+fn shard_bounds(db_bytes: i64) -> Vec<String> {
+    let wanted = (db_bytes / (4 << 20)).max(1);
+    let mut len = 0u32;
+    while 16i64.pow(len) < wanted && len < 4 {
+        len += 1;
+    }
+    let mut bounds = vec![START.to_string()];
+    if len > 0 {
+        for n in 0..16usize.pow(len) {
+            bounds.push(format!("{START}{n:0width$x}", width = len as usize));
+        }
+    }
+    bounds
+}
+
+/// A reader thread's connection and its reusable buffers.
+struct Worker {
+    reader: sqlite::Reader,
+    raw: RawConv,
+}
+
+/// Read the keys in `[lo, hi)`, building and sending each conversation as
+/// its last row is read; `Err` when the consumer has gone.
+fn read_shard(
+    path: &Path,
+    w: &mut Worker,
+    lo: &str,
+    hi: &str,
+    info: &Arc<SourceInfo>,
+    out: &SyncSender<Result<Conversation>>,
+) -> std::result::Result<(), Closed> {
+    let send = |item: Result<Conversation>| out.send(item).map_err(|_| Closed);
     let fail = |e: rusqlite::Error| Err(Error::input(path, sqlite::cause(&e)));
-    let mut st = match snap.conn.prepare(
-        "SELECT rowid, key, value FROM kv WHERE namespace = ?1 AND key >= 'conv:' AND key < 'conv;' ORDER BY namespace, key",
+    let mut st = match w.reader.conn.prepare_cached(
+        "SELECT rowid, key, value FROM kv WHERE namespace = ?1 AND key >= ?2 AND key < ?3 ORDER BY namespace, key",
     ) {
         Ok(st) => st,
-        Err(e) => {
-            let _ = tx.send(fail(e));
-            return;
-        }
+        Err(e) => return send(fail(e)),
     };
-    let mut rows = match st.query([NAMESPACE]) {
+    let mut rows = match st.query((NAMESPACE, lo, hi)) {
         Ok(r) => r,
-        Err(e) => {
-            let _ = tx.send(fail(e));
-            return;
-        }
+        Err(e) => return send(fail(e)),
     };
-    let mut current: Option<RawConv> = None;
+    let raw = &mut w.raw;
+    let mut open = false;
     loop {
         let row = match rows.next() {
             Ok(Some(row)) => row,
             Ok(None) => break,
-            Err(e) => {
-                let _ = tx.send(fail(e));
-                return;
-            }
+            Err(e) => return send(fail(e)),
         };
         let read = (|| -> rusqlite::Result<(i64, rusqlite::types::ValueRef<'_>, rusqlite::types::ValueRef<'_>)> {
             Ok((row.get(0)?, row.get_ref(1)?, row.get_ref(2)?))
         })();
         let (rowid, key, value) = match read {
             Ok(r) => r,
-            Err(e) => {
-                let _ = tx.send(fail(e));
-                return;
-            }
+            Err(e) => return send(fail(e)),
         };
         let key: Cow<'_, str> = match key {
             rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => {
@@ -203,44 +261,45 @@ fn read_rows(path: &PathBuf, snap: Snapshot, tx: Dealer<RawConv>, spares: Receiv
             Some(Key::Other { conv }) => (conv, None, false),
             None => continue,
         };
-        if current.as_ref().is_some_and(|c| c.id != conv_id)
-            && let Some(done) = current.take()
-            && tx.send(Ok(done)).is_err()
-        {
-            return;
+        if open && raw.id != conv_id {
+            send(Ok(build(raw, info)))?;
+            open = false;
         }
-        let cur = current.get_or_insert_with(|| match spares.try_recv() {
-            Ok(mut spare) => {
-                spare.id.clear();
-                spare.id.push_str(conv_id);
-                spare
-            }
-            Err(_) => RawConv {
-                id: conv_id.to_string(),
-                rows: Vec::new(),
-                keys: String::with_capacity(16 * 1024),
-                values: Vec::with_capacity(256 * 1024),
-            },
-        });
-        let k0 = cur.keys.len();
-        cur.keys.push_str(&key);
-        let v0 = cur.values.len();
-        cur.values.extend_from_slice(value);
-        cur.rows.push(RawRow {
+        if !open {
+            raw.id.clear();
+            raw.id.push_str(conv_id);
+            raw.rows.clear();
+            raw.keys.clear();
+            raw.values.clear();
+            open = true;
+        }
+        let k0 = raw.keys.len();
+        raw.keys.push_str(&key);
+        let v0 = raw.values.len();
+        raw.values.extend_from_slice(value);
+        raw.rows.push(RawRow {
             rowid,
             seq,
             counter,
-            key: k0..cur.keys.len(),
-            value: v0..cur.values.len(),
+            key: k0..raw.keys.len(),
+            value: v0..raw.values.len(),
         });
     }
-    if let Some(done) = current {
-        let _ = tx.send(Ok(done));
+    if open {
+        send(Ok(build(raw, info)))?;
     }
+    // A rare huge conversation's buffer is not kept.
+    if raw.values.capacity() > MAX_SPARE {
+        raw.values = Vec::with_capacity(256 * 1024);
+    }
+    Ok(())
 }
 
+/// The largest buffer a reader keeps for the next conversation.
+const MAX_SPARE: usize = 16 << 20;
+
 fn build(raw: &RawConv, info: &Arc<SourceInfo>) -> Conversation {
-    let table: Arc<str> = Arc::from(TABLE);
+    let table = crate::model::Name::Static(TABLE);
     let mut conv = Conversation::new(raw.id.clone(), info.clone());
     let mut log = ChunkLog::default();
     let mut chunk_rows: Vec<(u64, &RawRow)> = Vec::new();
@@ -384,6 +443,83 @@ fn part_of(c: WireChunk<'_>) -> (PartKind, Option<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shard_bounds_grow_with_the_store() {
+        assert_eq!(shard_bounds(1 << 20), vec!["conv:"]);
+        let b = shard_bounds(690 << 20);
+        assert_eq!(b.len(), 257);
+        assert_eq!((b[1].as_str(), b[256].as_str()), ("conv:00", "conv:ff"));
+        assert!(b.windows(2).all(|w| w[0] < w[1]), "bounds are in key order");
+        assert_eq!(shard_bounds(1 << 40).len(), 65537);
+    }
+
+    /// Ids of every shape (not hex, upper case, empty, with colons, beyond
+    /// ASCII) are read once each, whole, in key order, however the store
+    /// is cut.
+    #[test]
+    fn shards_read_every_conversation_once_in_key_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("store.db");
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE kv (namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (namespace, key));",
+        )
+        .unwrap();
+        let ids = [
+            "", "0", "00", "00a", "0f:x", "1a99", "9z", "A1", "Zeta", "a", "ab:cd", "f", "ff",
+            "fff", "g-1", "é", "~",
+        ];
+        for id in ids {
+            for seq in 1..=3 {
+                let value = format!(
+                    r#"{{"chunk":{{"type":"text","text":"{id} {seq}"}},"role":"{}","msgIdx":{},"chunkIdx":0}}"#,
+                    if seq == 2 { "assistant" } else { "user" },
+                    seq - 1
+                );
+                conn.execute(
+                    "INSERT INTO kv VALUES ('conversation-store', ?1, ?2)",
+                    (format!("conv:{id}:chunk:{seq:010}"), value),
+                )
+                .unwrap();
+            }
+            conn.execute(
+                "INSERT INTO kv VALUES ('conversation-store', ?1, '3')",
+                [format!("conv:{id}:seq")],
+            )
+            .unwrap();
+        }
+        drop(conn);
+        let read = |bounds: Vec<String>| {
+            let snap = sqlite::open(&db).unwrap();
+            let info = Arc::new(SourceInfo {
+                path: db.clone(),
+                format: "sqlite-kv",
+                dialect: "dispatch",
+            });
+            let mut src = open_sharded(&db, snap, info, bounds).unwrap();
+            let mut got = Vec::new();
+            while let Some(c) = super::super::Source::next_conversation(&mut src) {
+                let c = c.unwrap();
+                got.push((c.id.clone(), c.messages.len(), c.meta_records));
+            }
+            got
+        };
+        let whole = read(shard_bounds(0));
+        let mut expected: Vec<&str> = ids.to_vec();
+        expected.sort_by_key(|id| format!("conv:{id}:"));
+        assert_eq!(
+            whole.iter().map(|(id, ..)| id.as_str()).collect::<Vec<_>>(),
+            expected
+        );
+        assert!(
+            whole
+                .iter()
+                .all(|&(_, messages, meta)| messages == 3 && meta == 1)
+        );
+        assert_eq!(read(shard_bounds(690 << 20)), whole);
+        assert_eq!(read(shard_bounds(40 << 30)), whole);
+    }
 
     #[test]
     fn keys() {

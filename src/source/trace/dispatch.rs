@@ -127,7 +127,7 @@ struct Rec {
 impl Rec {
     fn loc(&self) -> Loc {
         Loc::Row {
-            table: Arc::from("records"),
+            table: "records".into(),
             key: Arc::from(self.id.as_str()),
             rowid: Some(self.rowid),
         }
@@ -364,7 +364,7 @@ impl Backend for DispatchTraces {
         let request_loc = match found {
             Some((rid, (brow, body))) => {
                 let loc = Loc::Row {
-                    table: Arc::from("bodies"),
+                    table: "bodies".into(),
                     key: Arc::from(rid.as_str()),
                     rowid: Some(brow),
                 };
@@ -376,7 +376,7 @@ impl Backend for DispatchTraces {
             }
             None => {
                 let loc = call_rec.map(Rec::loc).unwrap_or_else(|| Loc::Row {
-                    table: Arc::from("records"),
+                    table: "records".into(),
                     key: Arc::from(call.id.as_str()),
                     rowid: None,
                 });

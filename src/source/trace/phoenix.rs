@@ -354,7 +354,7 @@ impl Backend for Phoenix {
         };
         let row = self.row(rowid).map_err(sqlite::error_of(&path))?;
         let loc = Loc::Row {
-            table: Arc::from("spans"),
+            table: "spans".into(),
             key: Arc::from(row.span_id.as_str()),
             rowid: Some(rowid),
         };
