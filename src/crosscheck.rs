@@ -781,9 +781,9 @@ pub fn message_preview(m: &Message, max: usize) -> String {
     let mut out = String::new();
     for p in &m.parts {
         let piece = match &p.kind {
-            PartKind::Text { text } | PartKind::Thinking { text } => text.clone(),
+            PartKind::Text { text } | PartKind::Thinking { text } => text.to_string(),
             PartKind::ToolCall { name, .. } => format!("{name}(…)"),
-            PartKind::ToolResult { content, .. } => content.clone(),
+            PartKind::ToolResult { content, .. } => content.to_string(),
             PartKind::Other { kind } => format!("[{kind}]"),
         };
         if piece.trim().is_empty() {

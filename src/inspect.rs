@@ -176,13 +176,13 @@ fn row(pos: usize, m: &crate::model::Message) -> Row {
             } => {
                 ids.push(call_id.clone());
                 if text.is_empty() {
-                    text = content.clone();
+                    text = content.to_string();
                 }
             }
             PartKind::Text { text: t }
                 if !t.trim().is_empty() && (text.is_empty() || text.ends_with("(…)")) =>
             {
-                text = t.clone();
+                text = t.to_string();
             }
             PartKind::Thinking { text: t } if text.is_empty() && !t.trim().is_empty() => {
                 text = format!("[thinking] {t}");

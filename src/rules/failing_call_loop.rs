@@ -52,12 +52,12 @@ pub fn failed(content: &str, is_error: Option<bool>) -> bool {
 
 fn signature(name: &str, args: &Arguments) -> String {
     let canonical = if args.encoding == ArgEncoding::Freeform {
-        args.raw.clone()
+        args.raw.to_string()
     } else {
         // Key order and spacing do not make a different call.
-        match serde_json::from_str::<serde_json::Value>(&args.raw) {
+        match serde_json::from_str::<serde_json::Value>(args.raw.as_str()) {
             Ok(v) => canonical_json(&v),
-            Err(_) => args.raw.clone(),
+            Err(_) => args.raw.to_string(),
         }
     };
     format!("{name}\u{0}{canonical}")

@@ -354,7 +354,7 @@ impl Builder {
             && !r.is_empty()
         {
             msg.push_at(
-                PartKind::Thinking { text: r },
+                PartKind::Thinking { text: r.into() },
                 loc.clone(),
                 Slot::Whole("reasoning_content"),
             );
@@ -367,7 +367,7 @@ impl Builder {
             msg.push_at(
                 PartKind::ToolResult {
                     call_id: rec.tool_call_id.unwrap_or_default(),
-                    content,
+                    content: content.into(),
                     is_error: None,
                 },
                 loc.clone(),
@@ -520,7 +520,7 @@ impl Builder {
                     }
                 }
                 self.codex_assistant(&loc)
-                    .push(PartKind::Thinking { text }, loc.clone());
+                    .push(PartKind::Thinking { text: text.into() }, loc.clone());
             }
             "function_call" | "custom_tool_call" | "local_shell_call" => {
                 let (name, arguments) = match kind {
@@ -530,7 +530,11 @@ impl Builder {
                     "custom_tool_call" => (
                         item.name.unwrap_or_default(),
                         Arguments {
-                            raw: item.input.map(|r| string_or_raw(r)).unwrap_or_default(),
+                            raw: item
+                                .input
+                                .map(|r| string_or_raw(r))
+                                .unwrap_or_default()
+                                .into(),
                             encoding: ArgEncoding::Freeform,
                         },
                     ),
@@ -540,7 +544,8 @@ impl Builder {
                             raw: item
                                 .action
                                 .map(|r| r.as_raw_str().to_string())
-                                .unwrap_or_default(),
+                                .unwrap_or_default()
+                                .into(),
                             encoding: ArgEncoding::JsonValue,
                         },
                     ),
@@ -561,7 +566,11 @@ impl Builder {
                 msg.push(
                     PartKind::ToolResult {
                         call_id: item.call_id.unwrap_or_default(),
-                        content: item.output.map(|r| string_or_raw(r)).unwrap_or_default(),
+                        content: item
+                            .output
+                            .map(|r| string_or_raw(r))
+                            .unwrap_or_default()
+                            .into(),
                         is_error: None,
                     },
                     loc.clone(),
@@ -606,17 +615,17 @@ fn family_name(f: Family) -> &'static str {
 fn arguments_of(raw: Option<RawValue<'_>>) -> Arguments {
     match raw {
         None => Arguments {
-            raw: String::new(),
+            raw: String::new().into(),
             encoding: ArgEncoding::JsonString,
         },
         Some(r) => match sonic_rs::from_str::<String>(r.as_raw_str()) {
             Ok(s) => Arguments {
-                raw: s,
+                raw: s.into(),
                 encoding: ArgEncoding::JsonString,
             },
             // Some apps store the object itself: keep its text.
             Err(_) => Arguments {
-                raw: r.as_raw_str().to_string(),
+                raw: r.as_raw_str().to_string().into(),
                 encoding: ArgEncoding::JsonValue,
             },
         },
@@ -663,7 +672,11 @@ fn parse_content(
 ) -> Result<(), String> {
     match c {
         Content::Text(text) => {
-            msg.push_at(PartKind::Text { text }, loc.clone(), Slot::Whole("content"));
+            msg.push_at(
+                PartKind::Text { text: text.into() },
+                loc.clone(),
+                Slot::Whole("content"),
+            );
             Ok(())
         }
         Content::Blocks(blocks) => {
@@ -683,32 +696,32 @@ fn block(b: Block<'_>, ev: &mut Evidence) -> PartKind {
     let ty = b.ty.as_deref().unwrap_or_default();
     match ty {
         "text" | "input_text" | "output_text" => PartKind::Text {
-            text: b.text.unwrap_or_default(),
+            text: b.text.unwrap_or_default().into(),
         },
         "think" => {
             ev.kimi = true;
             PartKind::Thinking {
-                text: b.think.unwrap_or_default(),
+                text: b.think.unwrap_or_default().into(),
             }
         }
         "thinking" => {
             ev.anthropic = true;
             PartKind::Thinking {
-                text: b.thinking.or(b.text).unwrap_or_default(),
+                text: b.thinking.or(b.text).unwrap_or_default().into(),
             }
         }
         "refusal" => PartKind::Text {
-            text: b.refusal.unwrap_or_default(),
+            text: b.refusal.unwrap_or_default().into(),
         },
         "tool_use" => {
             ev.anthropic = true;
             let arguments = match b.input {
                 Some(raw) => Arguments {
-                    raw: raw.as_raw_str().to_string(),
+                    raw: raw.as_raw_str().to_string().into(),
                     encoding: ArgEncoding::JsonValue,
                 },
                 None => Arguments {
-                    raw: String::new(),
+                    raw: String::new().into(),
                     encoding: ArgEncoding::JsonValue,
                 },
             };
@@ -722,7 +735,7 @@ fn block(b: Block<'_>, ev: &mut Evidence) -> PartKind {
             ev.anthropic = true;
             PartKind::ToolResult {
                 call_id: b.tool_use_id.unwrap_or_default(),
-                content: b.content.map(content_text).unwrap_or_default(),
+                content: b.content.map(content_text).unwrap_or_default().into(),
                 is_error: b.is_error,
             }
         }

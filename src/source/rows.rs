@@ -469,7 +469,7 @@ pub fn build(raw: RawConv, layout: &Layout, info: &Arc<SourceInfo>) -> Conversat
                 Err(_) if layout.text_content => {
                     msg.push_at(
                         PartKind::Text {
-                            text: text.to_string(),
+                            text: text.to_string().into(),
                         },
                         loc.clone(),
                         Slot::Whole("content"),

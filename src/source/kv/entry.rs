@@ -50,9 +50,17 @@ pub struct WireChunk<'a> {
 /// Decode a stored value, or say (in sonic-rs's words) why it is not an
 /// entry.
 pub fn decode(value: &[u8]) -> Result<Entry<'_>, sonic_rs::Error> {
-    match scan(value) {
+    match std::str::from_utf8(value) {
+        Ok(s) => decode_str(s),
+        Err(_) => serde(value),
+    }
+}
+
+/// [`decode`] for a value known to be UTF-8.
+pub fn decode_str(value: &str) -> Result<Entry<'_>, sonic_rs::Error> {
+    match scan_str(value) {
         Some(entry) => Ok(entry),
-        None => serde(value),
+        None => serde(value.as_bytes()),
     }
 }
 
@@ -120,10 +128,16 @@ pub fn serde(value: &[u8]) -> Result<Entry<'_>, sonic_rs::Error> {
 /// leaves a value to serde.
 const MAX_DEPTH: u32 = 64;
 
+/// The fast decoder on bytes (tests hold it to serde on arbitrary bytes).
+#[cfg(test)]
+fn scan(value: &[u8]) -> Option<Entry<'_>> {
+    scan_str(std::str::from_utf8(value).ok()?)
+}
+
 /// The fast decoder; `None` leaves the value to [`serde`].
-pub fn scan(value: &[u8]) -> Option<Entry<'_>> {
+fn scan_str(value: &str) -> Option<Entry<'_>> {
     let mut p = Scanner {
-        s: std::str::from_utf8(value).ok()?,
+        s: value,
         i: 0,
         depth: 0,
     };

@@ -26,7 +26,8 @@ mod entry;
 use super::sqlite::{self, Snapshot};
 use crate::error::{Error, Result};
 use crate::model::{
-    ArgEncoding, Arguments, Chunk, ChunkLog, Conversation, Loc, Message, PartKind, Role, SourceInfo,
+    ArgEncoding, Arguments, Chunk, ChunkLog, Conversation, Loc, Message, PartKind, Role,
+    SourceInfo, Text,
 };
 use entry::WireChunk;
 
@@ -112,9 +113,6 @@ struct RawConv {
 impl RawConv {
     fn key(&self, r: &RawRow) -> &str {
         &self.keys[r.key.clone()]
-    }
-    fn value(&self, r: &RawRow) -> &[u8] {
-        &self.values[r.value.clone()]
     }
 }
 
@@ -262,7 +260,7 @@ fn read_shard(
             None => continue,
         };
         if open && raw.id != conv_id {
-            send(Ok(build(raw, info)))?;
+            send(Ok(finish(raw, info)))?;
             open = false;
         }
         if !open {
@@ -286,19 +284,41 @@ fn read_shard(
         });
     }
     if open {
-        send(Ok(build(raw, info)))?;
-    }
-    // A rare huge conversation's buffer is not kept.
-    if raw.values.capacity() > MAX_SPARE {
-        raw.values = Vec::with_capacity(256 * 1024);
+        send(Ok(finish(raw, info)))?;
     }
     Ok(())
 }
 
-/// The largest buffer a reader keeps for the next conversation.
+/// The largest buffer a reader starts a conversation with.
 const MAX_SPARE: usize = 16 << 20;
 
-fn build(raw: &RawConv, info: &Arc<SourceInfo>) -> Conversation {
+/// Build the conversation whose rows `raw` holds. Its texts share the
+/// buffer the values were read into (the conversation keeps it; the reader
+/// starts a new one) unless some value is not UTF-8, in which case they
+/// are copied and the buffer is reused.
+fn finish(raw: &mut RawConv, info: &Arc<SourceInfo>) -> Conversation {
+    let values = std::mem::take(&mut raw.values);
+    let capacity = values.capacity().min(MAX_SPARE);
+    match String::from_utf8(values) {
+        Ok(text) => {
+            let buf = Arc::new(text);
+            raw.values = Vec::with_capacity(capacity);
+            build(raw, buf.as_bytes(), Some(&buf), info)
+        }
+        Err(e) => {
+            raw.values = e.into_bytes();
+            build(raw, &raw.values, None, info)
+        }
+    }
+}
+
+fn build(
+    raw: &RawConv,
+    values: &[u8],
+    shared: Option<&Arc<String>>,
+    info: &Arc<SourceInfo>,
+) -> Conversation {
+    let value_of = |row: &RawRow| &values[row.value.clone()];
     let table = crate::model::Name::Static(TABLE);
     let mut conv = Conversation::new(raw.id.clone(), info.clone());
     let mut log = ChunkLog::default();
@@ -314,7 +334,7 @@ fn build(raw: &RawConv, info: &Arc<SourceInfo>) -> Conversation {
                 };
                 log.seq_counter = Some((
                     loc,
-                    String::from_utf8_lossy(raw.value(row)).trim().to_string(),
+                    String::from_utf8_lossy(value_of(row)).trim().to_string(),
                 ));
                 conv.meta_records += 1;
             }
@@ -337,8 +357,12 @@ fn build(raw: &RawConv, info: &Arc<SourceInfo>) -> Conversation {
             log.repeated.push((seq, loc.clone()));
         }
         last_seq = Some(seq);
-        let value = raw.value(row);
-        let entry = match entry::decode(value) {
+        let value = value_of(row);
+        let decoded = match shared.and_then(|buf| buf.get(row.value.clone())) {
+            Some(text) => entry::decode_str(text),
+            None => entry::decode(value),
+        };
+        let entry = match decoded {
             Ok(e) => e,
             Err(e) => {
                 conv.corrupt.push(crate::model::CorruptRecord::new(
@@ -367,7 +391,7 @@ fn build(raw: &RawConv, info: &Arc<SourceInfo>) -> Conversation {
             "tool-result" => Cow::Borrowed("tool-result"),
             other => Cow::Owned(other.to_string()),
         };
-        let (kind, detail) = part_of(entry.chunk);
+        let (kind, detail) = part_of(entry.chunk, shared);
         // A true message starts where chunkIdx restarts at 0 or the role changes.
         let starts = match conv.messages.last() {
             None => true,
@@ -396,28 +420,31 @@ fn build(raw: &RawConv, info: &Arc<SourceInfo>) -> Conversation {
     conv
 }
 
+/// A decoded string as a [`Text`]: a share of the conversation's buffer
+/// when it was borrowed from it, else its own string.
+fn text_in(s: Cow<'_, str>, shared: Option<&Arc<String>>) -> Text {
+    if let (Cow::Borrowed(b), Some(buf)) = (&s, shared) {
+        let start = (b.as_ptr() as usize).wrapping_sub(buf.as_ptr() as usize);
+        if start <= buf.len() && b.len() <= buf.len() - start {
+            return Text::shared(buf, start, start + b.len());
+        }
+    }
+    Text::from(s.into_owned())
+}
+
 /// The part a chunk becomes, and what evidence tables show beside it (the
 /// tool name of a result, the message of an error chunk).
-fn part_of(c: WireChunk<'_>) -> (PartKind, Option<String>) {
+fn part_of(c: WireChunk<'_>, shared: Option<&Arc<String>>) -> (PartKind, Option<String>) {
+    let text = |s: Option<Cow<'_, str>>| s.map(|s| text_in(s, shared)).unwrap_or_default();
     match c.ty.as_ref() {
-        "text" | "system" => (
-            PartKind::Text {
-                text: c.text.map(Cow::into_owned).unwrap_or_default(),
-            },
-            None,
-        ),
-        "thinking" => (
-            PartKind::Thinking {
-                text: c.text.map(Cow::into_owned).unwrap_or_default(),
-            },
-            None,
-        ),
+        "text" | "system" => (PartKind::Text { text: text(c.text) }, None),
+        "thinking" => (PartKind::Thinking { text: text(c.text) }, None),
         "tool-call" => (
             PartKind::ToolCall {
                 id: c.tool_call_id.map(Cow::into_owned).unwrap_or_default(),
                 name: c.tool_name.map(Cow::into_owned).unwrap_or_default(),
                 arguments: Arguments {
-                    raw: c.input.map(Cow::into_owned).unwrap_or_default(),
+                    raw: text(c.input),
                     encoding: ArgEncoding::JsonValue,
                 },
             },
@@ -426,7 +453,7 @@ fn part_of(c: WireChunk<'_>) -> (PartKind, Option<String>) {
         "tool-result" => (
             PartKind::ToolResult {
                 call_id: c.tool_call_id.map(Cow::into_owned).unwrap_or_default(),
-                content: c.content.map(Cow::into_owned).unwrap_or_default(),
+                content: text(c.content),
                 is_error: c.is_error,
             },
             c.tool_name.map(Cow::into_owned),

@@ -106,15 +106,15 @@ fn text_of(v: &Value) -> String {
 fn arguments(v: Option<&Value>) -> Arguments {
     match v {
         None | Some(Value::Null) => Arguments {
-            raw: String::new(),
+            raw: String::new().into(),
             encoding: ArgEncoding::JsonString,
         },
         Some(Value::String(s)) => Arguments {
-            raw: s.clone(),
+            raw: s.clone().into(),
             encoding: ArgEncoding::JsonString,
         },
         Some(other) => Arguments {
-            raw: other.to_string(),
+            raw: other.to_string().into(),
             encoding: ArgEncoding::JsonValue,
         },
     }
@@ -224,10 +224,10 @@ pub fn genai(list_value: &Value, loc: &Loc) -> (Vec<Message>, Vec<CorruptRecord>
             let ty = p.get("type").map(text_of).unwrap_or_default();
             let kind = match ty.as_str() {
                 "text" => PartKind::Text {
-                    text: p.get("content").map(text_of).unwrap_or_default(),
+                    text: p.get("content").map(text_of).unwrap_or_default().into(),
                 },
                 "reasoning" | "thinking" => PartKind::Thinking {
-                    text: p.get("content").map(text_of).unwrap_or_default(),
+                    text: p.get("content").map(text_of).unwrap_or_default().into(),
                 },
                 "tool_call" => PartKind::ToolCall {
                     id: p.get("id").map(text_of).unwrap_or_default(),
@@ -236,7 +236,7 @@ pub fn genai(list_value: &Value, loc: &Loc) -> (Vec<Message>, Vec<CorruptRecord>
                 },
                 "tool_call_response" => PartKind::ToolResult {
                     call_id: p.get("id").map(text_of).unwrap_or_default(),
-                    content: p.get("response").map(text_of).unwrap_or_default(),
+                    content: p.get("response").map(text_of).unwrap_or_default().into(),
                     is_error: None,
                 },
                 "" => PartKind::Other {

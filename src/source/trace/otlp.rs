@@ -568,7 +568,7 @@ fn system_message(v: &Value, loc: &Loc) -> Option<Message> {
             .join("\n"),
     };
     let mut m = Message::new(Role::System, loc.clone());
-    m.push(PartKind::Text { text }, loc.clone());
+    m.push(PartKind::Text { text: text.into() }, loc.clone());
     Some(m)
 }
 
