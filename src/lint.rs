@@ -208,6 +208,7 @@ pub fn lint_one(
                 ));
             }
         }
+        src.done(conv);
     }
     Ok(FileReport {
         info: src.info(),

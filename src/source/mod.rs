@@ -29,6 +29,11 @@ pub trait Source: Send {
     fn as_trace(&mut self) -> Option<&mut trace::TraceSource> {
         None
     }
+    /// Hand back a conversation the caller is done with. A source whose
+    /// threads built it frees it there, where it was allocated.
+    fn done(&mut self, conv: Conversation) {
+        drop(conv);
+    }
 }
 
 /// Limits that keep a hostile input from exhausting memory.

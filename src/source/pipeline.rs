@@ -20,10 +20,13 @@ use crate::model::{Conversation, SourceInfo};
 /// Conversations waiting in each channel.
 const DEPTH: usize = 2;
 
-/// Parser workers: at least two, so that on a two-core machine the parsers
-/// can use the reader's core whenever it waits; at most eight.
+/// Worker threads (parsers, or sharded readers): two, so that on a
+/// two-core machine they can use the core the other stage leaves idle.
+/// More would spread the work further on bigger machines, but each costs
+/// some 20-30 MiB of allocator and page-cache memory, and the store
+/// benchmark's bound is 100 MiB (bench/README.md).
 fn workers() -> usize {
-    thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 8))
+    2
 }
 
 pub struct Pipeline {
@@ -129,12 +132,62 @@ pub fn start<R: Send + 'static>(
 /// reads and builds its conversations, and sends them to that shard's
 /// channel; the consumer drains shard 0, then shard 1, and so on, so the
 /// store's order is kept. Reading and parsing happen on the same thread,
-/// while the row is warm in its cache, and scale with the cores. The
-/// channels are bounded: a worker ahead of the consumer waits.
+/// while the row is warm in its cache, and scale with the cores.
+///
+/// Memory is bounded by a budget of bytes built ahead of the consumer
+/// ([`AHEAD`]), shared by the workers: a worker on a later shard waits for
+/// it, while the worker on the shard being consumed never waits (so the
+/// consumer always gets its next conversation), nor does a worker when
+/// nothing is ahead (so one conversation larger than the budget passes).
 pub struct Sharded {
     info: Arc<SourceInfo>,
-    shards: Vec<Receiver<Result<Conversation>>>,
+    shards: Vec<Receiver<Item>>,
     current: usize,
+    budget: Arc<Budget>,
+    /// Per worker: conversations handed back, to be freed by the thread
+    /// that allocated them (freeing across threads costs the allocator
+    /// dearly, in time and in memory held).
+    graves: Vec<std::sync::mpsc::Sender<Conversation>>,
+    /// The worker that built each conversation handed out, by id.
+    origin: Vec<(String, usize)>,
+}
+
+/// A conversation (or error), its weight in bytes, and the worker that
+/// built it.
+type Item = (Result<Conversation>, usize, usize);
+
+/// Bytes of conversations built and not yet taken by the consumer.
+const AHEAD: usize = 8 << 20;
+
+/// Conversations waiting in one shard's channel.
+const SHARD_DEPTH: usize = 16;
+
+#[derive(Default)]
+struct Budget {
+    /// (bytes ahead, shard being consumed)
+    state: std::sync::Mutex<(usize, usize)>,
+    changed: std::sync::Condvar,
+}
+
+impl Budget {
+    fn take(&self, shard: usize, bytes: usize) {
+        let Ok(mut g) = self.state.lock() else { return };
+        while g.0 > 0 && g.0 + bytes > AHEAD && g.1 != shard {
+            g = match self.changed.wait(g) {
+                Ok(g) => g,
+                Err(_) => return,
+            };
+        }
+        g.0 += bytes;
+    }
+
+    fn give(&self, consumed: usize, bytes: usize) {
+        if let Ok(mut g) = self.state.lock() {
+            g.0 = g.0.saturating_sub(bytes);
+            g.1 = consumed;
+        }
+        self.changed.notify_all();
+    }
 }
 
 impl Source for Sharded {
@@ -145,16 +198,64 @@ impl Source for Sharded {
     fn next_conversation(&mut self) -> Option<Result<Conversation>> {
         while let Some(rx) = self.shards.get(self.current) {
             match rx.recv() {
-                Ok(item) => return Some(item),
-                Err(_) => self.current += 1,
+                Ok((item, bytes, worker)) => {
+                    self.budget.give(self.current, bytes);
+                    if let Ok(conv) = &item {
+                        // A caller that never hands back leaves a short list.
+                        if self.origin.len() >= 64 {
+                            self.origin.remove(0);
+                        }
+                        self.origin.push((conv.id.clone(), worker));
+                    }
+                    return Some(item);
+                }
+                Err(_) => {
+                    self.current += 1;
+                    self.budget.give(self.current, 0);
+                }
             }
         }
         None
     }
+
+    fn done(&mut self, conv: Conversation) {
+        let at = self.origin.iter().position(|(id, _)| *id == conv.id);
+        match at.map(|i| self.origin.swap_remove(i)) {
+            Some((_, worker)) => {
+                let _ = self.graves[worker].send(conv);
+            }
+            None => drop(conv),
+        }
+    }
 }
 
-/// Conversations a worker may build ahead of the consumer, per shard.
-const SHARD_DEPTH: usize = 32;
+/// Where a worker sends the conversations of the shard it reads.
+pub struct ShardOut {
+    tx: SyncSender<Item>,
+    shard: usize,
+    budget: Arc<Budget>,
+    worker: usize,
+    grave: Arc<std::sync::Mutex<Receiver<Conversation>>>,
+}
+
+impl ShardOut {
+    /// Send a conversation (weighing `bytes`) or the error that ends the
+    /// shard, once the budget allows; `Err` when the consumer has gone.
+    pub fn send(
+        &self,
+        item: Result<Conversation>,
+        bytes: usize,
+    ) -> std::result::Result<(), Closed> {
+        // Free what the consumer handed back first.
+        if let Ok(grave) = self.grave.lock() {
+            while let Ok(conv) = grave.try_recv() {
+                drop(conv);
+            }
+        }
+        self.budget.take(self.shard, bytes);
+        self.tx.send((item, bytes, self.worker)).map_err(|_| Closed)
+    }
+}
 
 /// Start one thread per worker state in `workers`, named
 /// `chatfsck-<name>-read`. `work(state, shard, out)` reads one shard and
@@ -166,26 +267,30 @@ pub fn start_sharded<W: Send + 'static>(
     name: &str,
     shards: usize,
     workers: Vec<W>,
-    work: impl Fn(&mut W, usize, &SyncSender<Result<Conversation>>) -> std::result::Result<(), Closed>
-    + Send
-    + Sync
-    + 'static,
+    work: impl Fn(&mut W, usize, &ShardOut) -> std::result::Result<(), Closed> + Send + Sync + 'static,
 ) -> Result<Sharded> {
+    type Slot = std::sync::Mutex<Option<SyncSender<Item>>>;
     let (senders, receivers): (Vec<_>, Vec<_>) = (0..shards)
-        .map(|_| sync_channel::<Result<Conversation>>(SHARD_DEPTH))
+        .map(|_| sync_channel::<Item>(SHARD_DEPTH))
         .unzip();
     // A worker takes a shard's sender and drops it when done, which tells
     // the consumer the shard is complete.
-    let senders: Arc<Vec<std::sync::Mutex<Option<SyncSender<Result<Conversation>>>>>> = Arc::new(
+    let senders: Arc<Vec<Slot>> = Arc::new(
         senders
             .into_iter()
             .map(|s| std::sync::Mutex::new(Some(s)))
             .collect(),
     );
+    let budget = Arc::new(Budget::default());
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let work = Arc::new(work);
-    for mut state in workers {
-        let (senders, next, work) = (senders.clone(), next.clone(), work.clone());
+    let mut graves = Vec::new();
+    for (worker, mut state) in workers.into_iter().enumerate() {
+        let (senders, next, work, budget) =
+            (senders.clone(), next.clone(), work.clone(), budget.clone());
+        let (bury, grave) = std::sync::mpsc::channel::<Conversation>();
+        graves.push(bury);
+        let grave = Arc::new(std::sync::Mutex::new(grave));
         thread::Builder::new()
             .name(format!("chatfsck-{name}-read"))
             .spawn(move || {
@@ -195,8 +300,15 @@ pub fn start_sharded<W: Send + 'static>(
                         return;
                     };
                     let taken = slot.lock().map(|mut s| s.take());
-                    let Ok(Some(out)) = taken else {
+                    let Ok(Some(tx)) = taken else {
                         return;
+                    };
+                    let out = ShardOut {
+                        tx,
+                        shard,
+                        budget: budget.clone(),
+                        worker,
+                        grave: grave.clone(),
                     };
                     if work(&mut state, shard, &out).is_err() {
                         return;
@@ -209,11 +321,13 @@ pub fn start_sharded<W: Send + 'static>(
         info,
         shards: receivers,
         current: 0,
+        budget,
+        graves,
+        origin: Vec::new(),
     })
 }
 
-/// Worker threads for a sharded source: as many as the cores, at least
-/// two, at most eight.
+/// Reader threads for a sharded source.
 pub fn shard_workers() -> usize {
     workers()
 }

@@ -15,11 +15,10 @@
 //! the rules. Memory holds a few conversations per thread, never the
 //! database.
 
-use super::pipeline::{self, Closed, Sharded};
+use super::pipeline::{self, Closed, ShardOut, Sharded};
 use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::mpsc::SyncSender;
 
 mod entry;
 
@@ -148,7 +147,7 @@ fn open_sharded(
                     id: String::new(),
                     rows: Vec::new(),
                     keys: String::with_capacity(16 * 1024),
-                    values: Vec::with_capacity(256 * 1024),
+                    values: Vec::with_capacity(START_CAPACITY),
                 },
             })
         })
@@ -211,9 +210,9 @@ fn read_shard(
     lo: &str,
     hi: &str,
     info: &Arc<SourceInfo>,
-    out: &SyncSender<Result<Conversation>>,
+    out: &ShardOut,
 ) -> std::result::Result<(), Closed> {
-    let send = |item: Result<Conversation>| out.send(item).map_err(|_| Closed);
+    let send = |item: Result<Conversation>| out.send(item, 0);
     let fail = |e: rusqlite::Error| Err(Error::input(path, sqlite::cause(&e)));
     let mut st = match w.reader.conn.prepare_cached(
         "SELECT rowid, key, value FROM kv WHERE namespace = ?1 AND key >= ?2 AND key < ?3 ORDER BY namespace, key",
@@ -260,7 +259,8 @@ fn read_shard(
             None => continue,
         };
         if open && raw.id != conv_id {
-            send(Ok(finish(raw, info)))?;
+            let bytes = raw.values.len() + raw.keys.len();
+            out.send(Ok(finish(raw, info)), bytes)?;
             open = false;
         }
         if !open {
@@ -284,13 +284,14 @@ fn read_shard(
         });
     }
     if open {
-        send(Ok(finish(raw, info)))?;
+        let bytes = raw.values.len() + raw.keys.len();
+        out.send(Ok(finish(raw, info)), bytes)?;
     }
     Ok(())
 }
 
-/// The largest buffer a reader starts a conversation with.
-const MAX_SPARE: usize = 16 << 20;
+/// The value buffer a conversation starts with.
+const START_CAPACITY: usize = 256 << 10;
 
 /// Build the conversation whose rows `raw` holds. Its texts share the
 /// buffer the values were read into (the conversation keeps it; the reader
@@ -298,11 +299,10 @@ const MAX_SPARE: usize = 16 << 20;
 /// are copied and the buffer is reused.
 fn finish(raw: &mut RawConv, info: &Arc<SourceInfo>) -> Conversation {
     let values = std::mem::take(&mut raw.values);
-    let capacity = values.capacity().min(MAX_SPARE);
     match String::from_utf8(values) {
         Ok(text) => {
             let buf = Arc::new(text);
-            raw.values = Vec::with_capacity(capacity);
+            raw.values = Vec::with_capacity(START_CAPACITY);
             build(raw, buf.as_bytes(), Some(&buf), info)
         }
         Err(e) => {
