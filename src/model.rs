@@ -548,6 +548,9 @@ pub struct ChunkLog {
     pub seq_counter: Option<(Loc, String)>,
     /// Keys seen more than once for the same seq (differently formatted).
     pub repeated: Vec<(u64, Loc)>,
+    /// The buffer the conversation's texts share, for the reader to fill
+    /// again once the conversation is dropped (see `source::kv`).
+    pub buffer: Option<Arc<String>>,
 }
 
 impl ChunkLog {

@@ -135,10 +135,11 @@ pub fn start<R: Send + 'static>(
 /// while the row is warm in its cache, and scale with the cores.
 ///
 /// Memory is bounded by a budget of bytes built ahead of the consumer
-/// ([`AHEAD`]), shared by the workers: a worker on a later shard waits for
-/// it, while the worker on the shard being consumed never waits (so the
-/// consumer always gets its next conversation), nor does a worker when
-/// nothing is ahead (so one conversation larger than the budget passes).
+/// ([`AHEAD`]), shared by the workers: once it is spent a worker waits,
+/// except the worker on the shard being consumed when the consumer has
+/// nothing of that shard left to take (so the consumer always gets its
+/// next conversation), and any worker when nothing is ahead (so one
+/// conversation larger than the budget passes).
 pub struct Sharded {
     info: Arc<SourceInfo>,
     shards: Vec<Receiver<Item>>,
@@ -160,31 +161,58 @@ type Item = (Result<Conversation>, usize, usize);
 const AHEAD: usize = 8 << 20;
 
 /// Conversations waiting in one shard's channel.
-const SHARD_DEPTH: usize = 16;
+const SHARD_DEPTH: usize = 64;
 
-#[derive(Default)]
 struct Budget {
-    /// (bytes ahead, shard being consumed)
-    state: std::sync::Mutex<(usize, usize)>,
+    state: std::sync::Mutex<Ahead>,
     changed: std::sync::Condvar,
 }
 
+#[derive(Default)]
+struct Ahead {
+    /// Bytes built and not yet taken by the consumer.
+    bytes: usize,
+    /// The shard being consumed, and how many of its conversations the
+    /// consumer has taken.
+    current: usize,
+    taken: usize,
+    /// Conversations sent, by shard.
+    sent: Vec<usize>,
+}
+
 impl Budget {
+    /// Wait until a conversation of `bytes` from `shard` may be sent: while
+    /// the budget is spent, only the current shard's worker goes on, and
+    /// only when the consumer has nothing of its shard left to take.
     fn take(&self, shard: usize, bytes: usize) {
         let Ok(mut g) = self.state.lock() else { return };
-        while g.0 > 0 && g.0 + bytes > AHEAD && g.1 != shard {
+        while g.bytes > 0
+            && g.bytes + bytes > AHEAD
+            && !(g.current == shard && g.sent[shard] == g.taken)
+        {
             g = match self.changed.wait(g) {
                 Ok(g) => g,
                 Err(_) => return,
             };
         }
-        g.0 += bytes;
+        g.bytes += bytes;
+        g.sent[shard] += 1;
     }
 
-    fn give(&self, consumed: usize, bytes: usize) {
+    /// The consumer took a conversation of `bytes` from the current shard.
+    fn give(&self, bytes: usize) {
         if let Ok(mut g) = self.state.lock() {
-            g.0 = g.0.saturating_sub(bytes);
-            g.1 = consumed;
+            g.bytes = g.bytes.saturating_sub(bytes);
+            g.taken += 1;
+        }
+        self.changed.notify_all();
+    }
+
+    /// The consumer moved on to `shard`.
+    fn advance(&self, shard: usize) {
+        if let Ok(mut g) = self.state.lock() {
+            g.current = shard;
+            g.taken = 0;
         }
         self.changed.notify_all();
     }
@@ -199,7 +227,7 @@ impl Source for Sharded {
         while let Some(rx) = self.shards.get(self.current) {
             match rx.recv() {
                 Ok((item, bytes, worker)) => {
-                    self.budget.give(self.current, bytes);
+                    self.budget.give(bytes);
                     if let Ok(conv) = &item {
                         // A caller that never hands back leaves a short list.
                         if self.origin.len() >= 64 {
@@ -211,7 +239,7 @@ impl Source for Sharded {
                 }
                 Err(_) => {
                     self.current += 1;
-                    self.budget.give(self.current, 0);
+                    self.budget.advance(self.current);
                 }
             }
         }
@@ -246,14 +274,19 @@ impl ShardOut {
         item: Result<Conversation>,
         bytes: usize,
     ) -> std::result::Result<(), Closed> {
-        // Free what the consumer handed back first.
-        if let Ok(grave) = self.grave.lock() {
-            while let Ok(conv) = grave.try_recv() {
-                drop(conv);
-            }
-        }
         self.budget.take(self.shard, bytes);
         self.tx.send((item, bytes, self.worker)).map_err(|_| Closed)
+    }
+}
+
+impl ShardOut {
+    /// The conversations the consumer has handed back to this worker, to
+    /// be freed (or recycled) here.
+    pub fn returned(&self) -> Vec<Conversation> {
+        match self.grave.lock() {
+            Ok(grave) => grave.try_iter().collect(),
+            Err(_) => Vec::new(),
+        }
     }
 }
 
@@ -281,7 +314,13 @@ pub fn start_sharded<W: Send + 'static>(
             .map(|s| std::sync::Mutex::new(Some(s)))
             .collect(),
     );
-    let budget = Arc::new(Budget::default());
+    let budget = Arc::new(Budget {
+        state: std::sync::Mutex::new(Ahead {
+            sent: vec![0; shards],
+            ..Ahead::default()
+        }),
+        changed: std::sync::Condvar::new(),
+    });
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let work = Arc::new(work);
     let mut graves = Vec::new();

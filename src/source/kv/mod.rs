@@ -149,6 +149,7 @@ fn open_sharded(
                     keys: String::with_capacity(16 * 1024),
                     values: Vec::with_capacity(START_CAPACITY),
                 },
+                spare: Vec::new(),
             })
         })
         .collect::<Result<Vec<_>>>()?;
@@ -200,6 +201,7 @@ fn shard_bounds(db_bytes: i64) -> Vec<String> {
 struct Worker {
     reader: sqlite::Reader,
     raw: RawConv,
+    spare: Vec<Vec<u8>>,
 }
 
 /// Read the keys in `[lo, hi)`, building and sending each conversation as
@@ -260,7 +262,9 @@ fn read_shard(
         };
         if open && raw.id != conv_id {
             let bytes = raw.values.len() + raw.keys.len();
-            out.send(Ok(finish(raw, info)), bytes)?;
+            let conv = finish(raw, &mut w.spare, info);
+            out.send(Ok(conv), bytes)?;
+            recycle(out, &mut w.spare);
             open = false;
         }
         if !open {
@@ -285,7 +289,9 @@ fn read_shard(
     }
     if open {
         let bytes = raw.values.len() + raw.keys.len();
-        out.send(Ok(finish(raw, info)), bytes)?;
+        let conv = finish(raw, &mut w.spare, info);
+        out.send(Ok(conv), bytes)?;
+        recycle(out, &mut w.spare);
     }
     Ok(())
 }
@@ -293,17 +299,45 @@ fn read_shard(
 /// The value buffer a conversation starts with.
 const START_CAPACITY: usize = 256 << 10;
 
+/// Buffers a reader keeps for reuse, and the largest it keeps.
+const SPARES: usize = 4;
+const MAX_SPARE: usize = 16 << 20;
+
+/// Free the conversations the consumer has handed back, keeping their
+/// value buffers to read the next conversations into: a fresh buffer per
+/// conversation made the allocator fault in (and zero) new pages all along.
+fn recycle(out: &ShardOut, spare: &mut Vec<Vec<u8>>) {
+    for mut conv in out.returned() {
+        let buffer = conv.chunks.as_mut().and_then(|log| log.buffer.take());
+        drop(conv);
+        if let Some(Ok(text)) = buffer.map(Arc::try_unwrap)
+            && spare.len() < SPARES
+            && text.capacity() <= MAX_SPARE
+        {
+            let mut bytes = text.into_bytes();
+            bytes.clear();
+            spare.push(bytes);
+        }
+    }
+}
+
 /// Build the conversation whose rows `raw` holds. Its texts share the
 /// buffer the values were read into (the conversation keeps it; the reader
 /// starts a new one) unless some value is not UTF-8, in which case they
 /// are copied and the buffer is reused.
-fn finish(raw: &mut RawConv, info: &Arc<SourceInfo>) -> Conversation {
+fn finish(raw: &mut RawConv, spare: &mut Vec<Vec<u8>>, info: &Arc<SourceInfo>) -> Conversation {
     let values = std::mem::take(&mut raw.values);
     match String::from_utf8(values) {
         Ok(text) => {
             let buf = Arc::new(text);
-            raw.values = Vec::with_capacity(START_CAPACITY);
-            build(raw, buf.as_bytes(), Some(&buf), info)
+            raw.values = spare
+                .pop()
+                .unwrap_or_else(|| Vec::with_capacity(START_CAPACITY));
+            let mut conv = build(raw, buf.as_bytes(), Some(&buf), info);
+            if let Some(log) = conv.chunks.as_mut() {
+                log.buffer = Some(buf);
+            }
+            conv
         }
         Err(e) => {
             raw.values = e.into_bytes();
