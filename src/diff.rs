@@ -375,12 +375,13 @@ pub fn diff(
 ) -> Result<Diff> {
     let ca = read_all(sa, conversation)?;
     let cb = read_all(sb, conversation)?;
-    if let Some(id) = conversation {
-        if ca.is_empty() && cb.is_empty() {
-            return Err(Error::Usage(format!(
-                "no conversation `{id}` in either input"
-            )));
-        }
+    if let Some(id) = conversation
+        && ca.is_empty()
+        && cb.is_empty()
+    {
+        return Err(Error::Usage(format!(
+            "no conversation `{id}` in either input"
+        )));
     }
     let mut convs = Vec::new();
     if ca.len() == 1 && cb.len() == 1 {

@@ -133,7 +133,7 @@ pub fn findings(
         }
     }
     for (_, g) in gathered {
-        out.push(divergence_finding(&ctx, store, g, trace_path));
+        out.push(divergence_finding(ctx, store, g, trace_path));
     }
     out
 }

@@ -609,7 +609,7 @@ mod tests {
             Some("packages/m0/src/x.ts:0: \"quoted\" \\ tab\there é € 😀")
         );
         let e = scan(SAMPLES[2].as_bytes()).unwrap();
-        assert!(matches!(e.chunk.text, None));
+        assert!(e.chunk.text.is_none());
         assert!(
             e.chunk
                 .input
