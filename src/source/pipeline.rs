@@ -25,7 +25,7 @@ const DEPTH: usize = 2;
 /// More would spread the work further on bigger machines, but each costs
 /// some 20-30 MiB of allocator and page-cache memory, and the store
 /// benchmark's bound is 100 MiB (bench/README.md).
-fn workers() -> usize {
+pub fn workers() -> usize {
     2
 }
 
@@ -364,9 +364,4 @@ pub fn start_sharded<W: Send + 'static>(
         graves,
         origin: Vec::new(),
     })
-}
-
-/// Reader threads for a sharded source.
-pub fn shard_workers() -> usize {
-    workers()
 }

@@ -43,24 +43,36 @@ impl Snapshot {
     /// transaction holds a shared lock, which no writer can commit past:
     /// readers opened one after another all see the state the first saw.
     pub fn reader(&self, path: &Path) -> Result<Reader> {
-        let flags = if self.copy.is_some() {
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        } else {
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        };
-        let fail = |e: rusqlite::Error| Error::input(path, cause(&e));
-        let conn = Connection::open_with_flags(&self.file, flags).map_err(fail)?;
-        conn.busy_timeout(Duration::from_secs(2)).map_err(fail)?;
-        conn.execute_batch("BEGIN").map_err(fail)?;
-        conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
-            r.get::<_, i64>(0)
-        })
-        .map_err(fail)?;
         Ok(Reader {
-            conn,
+            conn: connect(path, &self.file, self.copy.is_some(), true)?,
             _copy: self.copy.clone(),
         })
     }
+}
+
+/// Open `file` (the input `path`, or its private copy) the way every
+/// connection here is opened: read-only in place, read-write on a copy
+/// (SQLite must be able to replay the WAL there); then, after `BEGIN` when
+/// asked, touch the schema so that locked, encrypted and corrupt files fail
+/// at once, with a clear cause.
+fn connect(path: &Path, file: &Path, copied: bool, begin: bool) -> Result<Connection> {
+    let access = if copied {
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+    } else {
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+    };
+    let fail = |e: rusqlite::Error| Error::input(path, cause(&e));
+    let conn = Connection::open_with_flags(file, access | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .map_err(fail)?;
+    conn.busy_timeout(Duration::from_secs(2)).map_err(fail)?;
+    if begin {
+        conn.execute_batch("BEGIN").map_err(fail)?;
+    }
+    conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+        r.get::<_, i64>(0)
+    })
+    .map_err(fail)?;
+    Ok(conn)
 }
 
 /// True when the file starts with the SQLite header.
@@ -122,7 +134,7 @@ pub fn open(path: &Path) -> Result<Snapshot> {
     let wal = sidecar(path, "-wal");
     let journal = sidecar(path, "-journal");
     let needs_copy = wal_mode || wal.exists() || journal.exists();
-    let (conn, copy) = if needs_copy {
+    let copy = if needs_copy {
         let dir = tempfile::Builder::new()
             .prefix("chatfsck-")
             .tempdir()
@@ -134,33 +146,15 @@ pub fn open(path: &Path) -> Result<Snapshot> {
                 std::fs::copy(src, sidecar(&target, suffix)).map_err(|e| Error::io(src, &e))?;
             }
         }
-        let conn = Connection::open_with_flags(
-            &target,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|e| Error::input(path, cause(&e)))?;
-        (conn, Some((std::sync::Arc::new(dir), target)))
+        Some((std::sync::Arc::new(dir), target))
     } else {
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|e| Error::input(path, cause(&e)))?;
-        (conn, None)
+        None
     };
-    conn.busy_timeout(Duration::from_secs(2))
-        .map_err(|e| Error::input(path, cause(&e)))?;
-
-    // Touch the schema now so that locked, encrypted and corrupt files fail
-    // here, with a clear cause.
-    conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
-        r.get::<_, i64>(0)
-    })
-    .map_err(|e| Error::input(path, cause(&e)))?;
     let (copy, file) = match copy {
         Some((dir, target)) => (Some(dir), target),
         None => (None, path.to_path_buf()),
     };
+    let conn = connect(path, &file, copy.is_some(), false)?;
     Ok(Snapshot { conn, file, copy })
 }
 

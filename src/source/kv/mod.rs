@@ -139,7 +139,7 @@ fn open_sharded(
     bounds: Vec<String>,
 ) -> Result<Sharded> {
     // Every reader's transaction begins before any reading starts.
-    let workers = (0..pipeline::shard_workers())
+    let workers = (0..pipeline::workers())
         .map(|_| {
             snap.reader(path).map(|reader| Worker {
                 reader,
