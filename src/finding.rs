@@ -28,6 +28,11 @@ pub enum Severity {
 }
 
 impl Severity {
+    /// How many of `findings` have this severity.
+    pub fn count<'a>(self, findings: impl IntoIterator<Item = &'a Finding>) -> usize {
+        findings.into_iter().filter(|f| f.severity == self).count()
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Info => "info",

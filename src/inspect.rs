@@ -14,10 +14,6 @@ use crate::model::{Conversation, Loc, PartKind, SourceInfo};
 use crate::rules::Selection;
 use crate::source::{self, Limits};
 
-fn count(findings: &[crate::finding::Finding], severity: Severity) -> usize {
-    findings.iter().filter(|f| f.severity == severity).count()
-}
-
 /// Characters of text shown per timeline row.
 pub const PREVIEW: usize = 48;
 
@@ -306,8 +302,8 @@ pub fn view(conv: &Conversation) -> ConvView {
         loaded,
         id: conv.id.clone(),
         stats: Stats::of(conv),
-        errors: count(&findings, Severity::Error),
-        warnings: count(&findings, Severity::Warning),
+        errors: Severity::Error.count(&findings),
+        warnings: Severity::Warning.count(&findings),
         findings: findings
             .iter()
             .map(|f| {
@@ -366,8 +362,8 @@ fn request_view(conv: &Conversation, detail: bool) -> RequestView {
         error: t.error.clone(),
         retries: t.retries,
         truncated: t.truncated(),
-        errors: count(&findings, Severity::Error),
-        warnings: count(&findings, Severity::Warning),
+        errors: Severity::Error.count(&findings),
+        warnings: Severity::Warning.count(&findings),
         findings: findings
             .iter()
             .map(|f| format!("{}: {}", f.rule, f.summary))

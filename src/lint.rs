@@ -111,7 +111,7 @@ impl Outcome {
     }
 
     pub fn count(&self, sev: Severity) -> usize {
-        self.findings().filter(|f| f.severity == sev).count()
+        sev.count(self.findings())
     }
 
     pub fn fixable(&self) -> usize {

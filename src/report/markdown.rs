@@ -32,10 +32,6 @@ pub fn escape_rows(rows: Vec<Vec<String>>) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn count(f: &FileReport, sev: Severity) -> usize {
-    f.findings.iter().filter(|x| x.severity == sev).count()
-}
-
 fn upper_first(s: &str) -> String {
     let mut c = s.chars();
     match c.next() {
@@ -131,8 +127,8 @@ impl Report for Markdown {
                         format!("{} ({})", f.info.format, f.info.dialect),
                         f.stats.conversations.to_string(),
                         f.stats.messages.to_string(),
-                        count(f, Severity::Error).to_string(),
-                        count(f, Severity::Warning).to_string(),
+                        Severity::Error.count(&f.findings).to_string(),
+                        Severity::Warning.count(&f.findings).to_string(),
                     ]
                 })
                 .collect();
