@@ -152,9 +152,7 @@ pub fn open_trace(path: &Path, limits: Limits) -> Result<trace::TraceSource> {
 
 fn open_sqlite(path: &Path, mapping: Option<&Mapping>) -> Result<Opened> {
     let snap = sqlite::open(path)?;
-    if mapping.is_none()
-        && kv::detect(&snap.conn).map_err(|e| Error::input(path, sqlite::cause(&e)))?
-    {
+    if mapping.is_none() && kv::detect(&snap.conn).map_err(sqlite::error_of(path))? {
         return Ok(Opened::History(Box::new(kv::open(path, snap)?)));
     }
     let layout = rows::sqlite_layout(&snap.conn, mapping);

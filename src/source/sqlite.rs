@@ -61,7 +61,7 @@ fn connect(path: &Path, file: &Path, copied: bool, begin: bool) -> Result<Connec
     } else {
         OpenFlags::SQLITE_OPEN_READ_ONLY
     };
-    let fail = |e: rusqlite::Error| Error::input(path, cause(&e));
+    let fail = &error_of(path);
     let conn = Connection::open_with_flags(file, access | OpenFlags::SQLITE_OPEN_NO_MUTEX)
         .map_err(fail)?;
     conn.busy_timeout(Duration::from_secs(2)).map_err(fail)?;

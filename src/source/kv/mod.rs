@@ -23,7 +23,7 @@ use std::sync::Arc;
 mod entry;
 
 use super::sqlite::{self, Snapshot};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::{
     ArgEncoding, Arguments, Chunk, ChunkLog, Conversation, Loc, Message, PartKind, Role,
     SourceInfo, Text,
@@ -128,7 +128,7 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Sharded> {
             [],
             |r| r.get(0),
         )
-        .map_err(|e| Error::input(path, sqlite::cause(&e)))?;
+        .map_err(sqlite::error_of(path))?;
     open_sharded(path, snap, info, shard_bounds(bytes))
 }
 
@@ -215,7 +215,8 @@ fn read_shard(
     out: &ShardOut,
 ) -> std::result::Result<(), Closed> {
     let send = |item: Result<Conversation>| out.send(item, 0);
-    let fail = |e: rusqlite::Error| Err(Error::input(path, sqlite::cause(&e)));
+    let error = sqlite::error_of(path);
+    let fail = |e: rusqlite::Error| Err(error(e));
     let mut st = match w.reader.conn.prepare_cached(
         "SELECT rowid, key, value FROM kv WHERE namespace = ?1 AND key >= ?2 AND key < ?3 ORDER BY namespace, key",
     ) {
@@ -418,12 +419,10 @@ fn build(
             ));
             continue;
         };
-        let kind_name: Cow<'static, str> = match entry.chunk.ty.as_ref() {
-            "text" => Cow::Borrowed("text"),
-            "thinking" => Cow::Borrowed("thinking"),
-            "tool-call" => Cow::Borrowed("tool-call"),
-            "tool-result" => Cow::Borrowed("tool-result"),
-            other => Cow::Owned(other.to_string()),
+        let ty = entry.chunk.ty.as_ref();
+        let kind_name: Cow<'static, str> = match CHUNK_TYPES.iter().find(|k| **k == ty) {
+            Some(known) => Cow::Borrowed(known),
+            None => Cow::Owned(ty.to_string()),
         };
         let (kind, detail) = part_of(entry.chunk, shared);
         // A true message starts where chunkIdx restarts at 0 or the role changes.
@@ -453,6 +452,17 @@ fn build(
     conv.chunks = Some(log);
     conv
 }
+
+/// The chunk types dispatch writes: a chunk of one of them is named
+/// without a copy.
+const CHUNK_TYPES: &[&str] = &[
+    "text",
+    "thinking",
+    "tool-call",
+    "tool-result",
+    "system",
+    "error",
+];
 
 /// A decoded string as a [`Text`]: a share of the conversation's buffer
 /// when it was borrowed from it, else its own string.
