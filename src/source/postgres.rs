@@ -458,7 +458,7 @@ fn read(mut client: Client, t: &Target, layout: &Layout, out: Dealer<RawConv>) {
         execs_done: false,
         has_execs: layout.executions.is_some(),
     };
-    rows::pump(&mut reader, &path, layout.executions.is_some(), &out);
+    rows::pump(&mut reader, &path, &out);
     // Read-only: nothing to commit; ending the transaction closes the cursors.
     let _ = reader.tx.rollback();
 }

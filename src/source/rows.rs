@@ -316,12 +316,7 @@ fn key_order(a: &str, b: &str) -> std::cmp::Ordering {
 
 /// Group the rows into conversations, attach each job's executions, and
 /// send them on. Stops at the first error (sent as the last item).
-pub fn pump(
-    reader: &mut dyn RowReader,
-    target: &Path,
-    with_executions: bool,
-    tx: &Dealer<RawConv>,
-) {
+pub fn pump(reader: &mut dyn RowReader, target: &Path, tx: &Dealer<RawConv>) {
     let fail = |cause: String| Err(Error::input(target, cause));
     let mut current: Option<RawConv> = None;
     let mut held: Option<RawExec> = None;
@@ -340,26 +335,25 @@ pub fn pump(
         };
         if boundary {
             let mut done = current.take().expect("boundary needs a conversation");
-            if with_executions {
-                loop {
-                    let e = match held.take() {
-                        Some(e) => e,
-                        None => match reader.next_execution() {
-                            Ok(Some(e)) => e,
-                            Ok(None) => break,
-                            Err(e) => {
-                                let _ = tx.send(fail(e));
-                                return;
-                            }
-                        },
-                    };
-                    match key_order(&e.conv, &done.id) {
-                        std::cmp::Ordering::Less => continue,
-                        std::cmp::Ordering::Equal => done.execs.push(e),
-                        std::cmp::Ordering::Greater => {
-                            held = Some(e);
-                            break;
+            // A store without executions answers `Ok(None)` at once.
+            loop {
+                let e = match held.take() {
+                    Some(e) => e,
+                    None => match reader.next_execution() {
+                        Ok(Some(e)) => e,
+                        Ok(None) => break,
+                        Err(e) => {
+                            let _ = tx.send(fail(e));
+                            return;
                         }
+                    },
+                };
+                match key_order(&e.conv, &done.id) {
+                    std::cmp::Ordering::Less => continue,
+                    std::cmp::Ordering::Equal => done.execs.push(e),
+                    std::cmp::Ordering::Greater => {
+                        held = Some(e);
+                        break;
                     }
                 }
             }
@@ -675,7 +669,7 @@ fn read_sqlite(path: &Path, snap: Snapshot, layout: &Layout, tx: Dealer<RawConv>
         msgs: msg_rows,
         execs: exec_rows,
     };
-    pump(&mut reader, path, layout.executions.is_some(), &tx);
+    pump(&mut reader, path, &tx);
 }
 
 /// Open a message table in a SQLite database.
@@ -746,7 +740,7 @@ mod tests {
         };
         let (tx, rx) = sync_channel(16);
         let dealer = Dealer::single(tx);
-        pump(&mut feed, Path::new("t"), true, &dealer);
+        pump(&mut feed, Path::new("t"), &dealer);
         drop(dealer);
         let convs: Vec<RawConv> = rx.into_iter().map(|r| r.unwrap()).collect();
         assert_eq!(convs.len(), 2);
@@ -779,7 +773,7 @@ mod tests {
         };
         let (tx, rx) = sync_channel(16);
         let dealer = Dealer::single(tx);
-        pump(&mut feed, Path::new("t"), true, &dealer);
+        pump(&mut feed, Path::new("t"), &dealer);
         drop(dealer);
         let convs: Vec<RawConv> = rx.into_iter().map(|r| r.unwrap()).collect();
         let ids: Vec<(String, Vec<String>)> = convs
