@@ -25,10 +25,10 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::messages::{self, decoded, list};
-use super::{Backend, Group, normalise_finish, request_id};
+use super::{Backend, Group, request_id};
 use crate::error::{Error, Result};
 use crate::model::{
-    Conversation, CorruptRecord, Loc, Message, PartKind, Role, SourceInfo, SpanStatus, TraceStep,
+    Conversation, CorruptRecord, Loc, Message, PartKind, Role, SourceInfo, SpanStatus,
 };
 use crate::source::Limits;
 use crate::source::chat::json_error;
@@ -716,25 +716,17 @@ impl Backend for Otlp {
                     .filter(|e| e.name == "exception")
                     .find_map(|e| attr_str(&e.attributes, "exception.message"))
             });
-        conv.trace = Some(Box::new(TraceStep {
+        let head = super::phoenix::SpanHead {
             conversation: id,
             turn: Some(m.trace.clone()),
             turn_index,
             step_index,
             span: m.span.clone(),
-            request: loc.clone(),
-            end: Some(loc),
-            finish_reason: p.finish.as_deref().map(normalise_finish),
-            raw_finish_reason: p.finish,
             status,
             error,
-            model: p.model,
-            tools: p.tools,
-            request_bytes: p.bytes,
-            retries: 0,
-            output: p.output,
             started: iso_ns(m.start_ns),
-        }));
+        };
+        conv.trace = Some(Box::new(p.into_step(head, loc)));
         Ok(conv)
     }
 }

@@ -312,6 +312,44 @@ pub struct Partial {
     pub output: Vec<crate::model::Message>,
 }
 
+/// What a span says of its request besides its OpenInference attributes.
+pub struct SpanHead {
+    pub conversation: String,
+    pub turn: Option<String>,
+    pub turn_index: usize,
+    pub step_index: usize,
+    pub span: String,
+    pub status: SpanStatus,
+    pub error: Option<String>,
+    pub started: Option<String>,
+}
+
+impl Partial {
+    /// The step an OpenInference span records (Phoenix and OTLP alike): one
+    /// request, answered in the same span, never retried.
+    pub fn into_step(self, head: SpanHead, loc: Loc) -> TraceStep {
+        TraceStep {
+            conversation: head.conversation,
+            turn: head.turn,
+            turn_index: head.turn_index,
+            step_index: head.step_index,
+            span: head.span,
+            request: loc.clone(),
+            end: Some(loc),
+            finish_reason: self.finish.as_deref().map(normalise_finish),
+            raw_finish_reason: self.finish,
+            status: head.status,
+            error: head.error,
+            model: self.model,
+            tools: self.tools,
+            request_bytes: self.bytes,
+            retries: 0,
+            output: self.output,
+            started: head.started,
+        }
+    }
+}
+
 impl Backend for Phoenix {
     fn info(&self) -> Arc<SourceInfo> {
         self.info.clone()
@@ -390,25 +428,17 @@ impl Backend for Phoenix {
             .status_message
             .filter(|m| !m.trim().is_empty())
             .or_else(|| exception_message(&events));
-        conv.trace = Some(Box::new(TraceStep {
+        let head = SpanHead {
             conversation: id,
             turn: Some(trace),
             turn_index,
             step_index,
             span: row.span_id.clone(),
-            request: loc.clone(),
-            end: Some(loc),
-            finish_reason: p.finish.as_deref().map(normalise_finish),
-            raw_finish_reason: p.finish,
             status,
             error,
-            model: p.model,
-            tools: p.tools,
-            request_bytes: p.bytes,
-            retries: 0,
-            output: p.output,
             started: row.start,
-        }));
+        };
+        conv.trace = Some(Box::new(p.into_step(head, loc)));
         Ok(conv)
     }
 }
