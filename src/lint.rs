@@ -151,6 +151,11 @@ pub fn check(conv: &Conversation, selection: &Selection) -> Vec<Finding> {
     findings
 }
 
+/// One conversation's tally and findings.
+fn checked(conv: &Conversation, selection: &Selection) -> (Stats, Vec<Finding>) {
+    (Stats::of(conv), check(conv, selection))
+}
+
 /// A trace opened once for a whole run and shared by the inputs checked
 /// against it (a trace source reads requests on demand, so one at a time).
 pub struct OpenTrace {
@@ -191,10 +196,21 @@ pub fn lint_one(
         conversations: 0,
         requests: 0,
     });
+    // The checks run where the source builds each conversation when it has
+    // threads of its own (they then share the cores with reading); here
+    // otherwise.
+    let selection = opts.selection.clone();
+    src.prepare_with(Arc::new(move |conv: &Conversation| {
+        Box::new(checked(conv, &selection)) as source::Prepared
+    }));
     while let Some(conv) = src.next_conversation() {
         let conv = conv?;
-        stats.add(&Stats::of(&conv));
-        findings.extend(check(&conv, &opts.selection));
+        let (conv_stats, conv_findings) = src
+            .prepared()
+            .and_then(|p| p.downcast::<(Stats, Vec<Finding>)>().ok())
+            .map_or_else(|| checked(&conv, &opts.selection), |p| *p);
+        stats.add(&conv_stats);
+        findings.extend(conv_findings);
         if let (Some(t), Some(c)) = (trace, cross.as_mut()) {
             let cmp = crosscheck::compare(&conv, &mut t.lock())?;
             if let Some(cmp) = cmp {

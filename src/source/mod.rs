@@ -2,6 +2,7 @@
 //! read-only, recognises the format and dialect from the content, and yields
 //! conversations one at a time, each message carrying its origin.
 
+use std::any::Any;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -20,6 +21,15 @@ pub mod trace;
 
 pub use rows::Mapping;
 
+/// Work on each conversation that a threaded source may run on the thread
+/// that built it, before handing it over (lint's checks): the work then
+/// spreads over the cores with the reading, and runs while the
+/// conversation is still in that core's cache.
+pub type Prepare = Arc<dyn Fn(&Conversation) -> Prepared + Send + Sync>;
+
+/// What a [`Prepare`] made of one conversation.
+pub type Prepared = Box<dyn Any + Send>;
+
 /// A stream of conversations read from one input.
 pub trait Source: Send {
     fn info(&self) -> Arc<SourceInfo>;
@@ -33,6 +43,18 @@ pub trait Source: Send {
     /// threads built it frees it there, where it was allocated.
     fn done(&mut self, conv: Conversation) {
         drop(conv);
+    }
+    /// Offer `work` to run where conversations are built. A source without
+    /// threads ignores it; one with threads may still hand over some
+    /// conversations (those built before the offer) without it.
+    fn prepare_with(&mut self, work: Prepare) {
+        drop(work);
+    }
+    /// What the offered work made of the conversation last returned by
+    /// [`Source::next_conversation`], when it ran there; `None` tells the
+    /// caller to do the work itself.
+    fn prepared(&mut self) -> Option<Prepared> {
+        None
     }
 }
 

@@ -1,7 +1,7 @@
 //! A source fed by threads, for databases: a reader steps the store and
 //! hands each conversation's raw rows to parser workers, which build the
-//! conversations while the caller runs the rules, so reading, parsing and
-//! checking overlap. Parsing is the heaviest stage, so it has several
+//! conversations (and run the work the caller offers, lint's checks) while
+//! the caller takes the results, so reading, parsing and checking overlap. Parsing is the heaviest stage, so it has several
 //! workers; conversation `i` goes to worker `i % n` and is taken back from
 //! it in turn, which keeps the store's order without a reorder buffer. The
 //! channels are bounded: a few conversations are in flight, never the
@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread;
 
-use super::Source;
+use super::{Prepare, Prepared, Source};
 use crate::error::{Error, Result};
 use crate::model::{Conversation, SourceInfo};
 
@@ -29,10 +29,27 @@ pub fn workers() -> usize {
     2
 }
 
+/// The work offered by the consumer, once it is offered; shared with the
+/// threads that build conversations.
+type Hook = Arc<std::sync::OnceLock<Prepare>>;
+
+/// Run the offered work, if any, on a conversation just built.
+fn prepare(hook: &Hook, item: &Result<Conversation>) -> Option<Prepared> {
+    match (hook.get(), item) {
+        (Some(work), Ok(conv)) => Some(work(conv)),
+        _ => None,
+    }
+}
+
+/// A built conversation (or error) and what the offered work made of it.
+type Built = (Result<Conversation>, Option<Prepared>);
+
 pub struct Pipeline {
     info: Arc<SourceInfo>,
-    outputs: Vec<Receiver<Result<Conversation>>>,
+    outputs: Vec<Receiver<Built>>,
     next: usize,
+    hook: Hook,
+    prepared: Option<Prepared>,
 }
 
 impl Source for Pipeline {
@@ -43,7 +60,17 @@ impl Source for Pipeline {
     fn next_conversation(&mut self) -> Option<Result<Conversation>> {
         let got = self.outputs[self.next].recv().ok();
         self.next = (self.next + 1) % self.outputs.len();
-        got
+        let (item, prepared) = got?;
+        self.prepared = prepared;
+        Some(item)
+    }
+
+    fn prepare_with(&mut self, work: Prepare) {
+        let _ = self.hook.set(work);
+    }
+
+    fn prepared(&mut self) -> Option<Prepared> {
+        self.prepared.take()
     }
 }
 
@@ -95,17 +122,20 @@ pub fn start<R: Send + 'static>(
             .map_err(|e| Error::input(path, format!("cannot start the {role} thread: {e}")))
     };
     let build = Arc::new(build);
+    let hook = Hook::default();
     let mut inputs = Vec::new();
     let mut outputs = Vec::new();
     for _ in 0..workers() {
         let (raw_tx, raw_rx) = sync_channel::<Result<R>>(DEPTH);
-        let (tx, rx) = sync_channel::<Result<Conversation>>(DEPTH);
-        let build = build.clone();
+        let (tx, rx) = sync_channel::<Built>(DEPTH);
+        let (build, hook) = (build.clone(), hook.clone());
         spawn(
             "parse",
             Box::new(move || {
                 for raw in raw_rx {
-                    if tx.send(raw.map(&*build)).is_err() {
+                    let item = raw.map(&*build);
+                    let prepared = prepare(&hook, &item);
+                    if tx.send((item, prepared)).is_err() {
                         return;
                     }
                 }
@@ -123,6 +153,8 @@ pub fn start<R: Send + 'static>(
         info,
         outputs,
         next: 0,
+        hook,
+        prepared: None,
     })
 }
 
@@ -131,8 +163,9 @@ pub fn start<R: Send + 'static>(
 /// independently. Each worker takes the next shard from a shared counter,
 /// reads and builds its conversations, and sends them to that shard's
 /// channel; the consumer drains shard 0, then shard 1, and so on, so the
-/// store's order is kept. Reading and parsing happen on the same thread,
-/// while the row is warm in its cache, and scale with the cores.
+/// store's order is kept. Reading, parsing and the offered work (lint's
+/// checks) happen on the same thread, while the rows and the conversation
+/// are warm in its cache, and scale with the cores.
 ///
 /// Memory is bounded by a budget of bytes built ahead of the consumer
 /// ([`AHEAD`]), shared by the workers: once it is spent a worker waits,
@@ -151,17 +184,19 @@ pub struct Sharded {
     graves: Vec<std::sync::mpsc::Sender<Conversation>>,
     /// The worker that built each conversation handed out, by id.
     origin: Vec<(String, usize)>,
+    hook: Hook,
+    prepared: Option<Prepared>,
 }
 
-/// A conversation (or error), its weight in bytes, and the worker that
-/// built it.
-type Item = (Result<Conversation>, usize, usize);
+/// A conversation (or error), its weight in bytes, the worker that built
+/// it, and what the offered work made of it.
+type Item = (Result<Conversation>, usize, usize, Option<Prepared>);
 
 /// Bytes of conversations built and not yet taken by the consumer.
 const AHEAD: usize = 8 << 20;
 
 /// Conversations waiting in one shard's channel.
-const SHARD_DEPTH: usize = 64;
+pub(crate) const SHARD_DEPTH: usize = 64;
 
 struct Budget {
     state: std::sync::Mutex<Ahead>,
@@ -226,8 +261,9 @@ impl Source for Sharded {
     fn next_conversation(&mut self) -> Option<Result<Conversation>> {
         while let Some(rx) = self.shards.get(self.current) {
             match rx.recv() {
-                Ok((item, bytes, worker)) => {
+                Ok((item, bytes, worker, prepared)) => {
                     self.budget.give(bytes);
+                    self.prepared = prepared;
                     if let Ok(conv) = &item {
                         // A caller that never hands back leaves a short list.
                         if self.origin.len() >= 64 {
@@ -255,6 +291,14 @@ impl Source for Sharded {
             None => drop(conv),
         }
     }
+
+    fn prepare_with(&mut self, work: Prepare) {
+        let _ = self.hook.set(work);
+    }
+
+    fn prepared(&mut self) -> Option<Prepared> {
+        self.prepared.take()
+    }
 }
 
 /// Where a worker sends the conversations of the shard it reads.
@@ -264,18 +308,23 @@ pub struct ShardOut {
     budget: Arc<Budget>,
     worker: usize,
     grave: Arc<std::sync::Mutex<Receiver<Conversation>>>,
+    hook: Hook,
 }
 
 impl ShardOut {
     /// Send a conversation (weighing `bytes`) or the error that ends the
-    /// shard, once the budget allows; `Err` when the consumer has gone.
+    /// shard, once the budget allows, after running the offered work on
+    /// it; `Err` when the consumer has gone.
     pub fn send(
         &self,
         item: Result<Conversation>,
         bytes: usize,
     ) -> std::result::Result<(), Closed> {
+        let prepared = prepare(&self.hook, &item);
         self.budget.take(self.shard, bytes);
-        self.tx.send((item, bytes, self.worker)).map_err(|_| Closed)
+        self.tx
+            .send((item, bytes, self.worker, prepared))
+            .map_err(|_| Closed)
     }
 }
 
@@ -324,9 +373,15 @@ pub fn start_sharded<W: Send + 'static>(
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let work = Arc::new(work);
     let mut graves = Vec::new();
+    let hook = Hook::default();
     for (worker, mut state) in workers.into_iter().enumerate() {
-        let (senders, next, work, budget) =
-            (senders.clone(), next.clone(), work.clone(), budget.clone());
+        let (senders, next, work, budget, hook) = (
+            senders.clone(),
+            next.clone(),
+            work.clone(),
+            budget.clone(),
+            hook.clone(),
+        );
         let (bury, grave) = std::sync::mpsc::channel::<Conversation>();
         graves.push(bury);
         let grave = Arc::new(std::sync::Mutex::new(grave));
@@ -348,6 +403,7 @@ pub fn start_sharded<W: Send + 'static>(
                         budget: budget.clone(),
                         worker,
                         grave: grave.clone(),
+                        hook: hook.clone(),
                     };
                     if work(&mut state, shard, &out).is_err() {
                         return;
@@ -363,5 +419,7 @@ pub fn start_sharded<W: Send + 'static>(
         budget,
         graves,
         origin: Vec::new(),
+        hook,
+        prepared: None,
     })
 }

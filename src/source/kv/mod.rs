@@ -592,6 +592,67 @@ mod tests {
         assert_eq!(read(shard_bounds(40 << 30)), whole);
     }
 
+    /// Work offered by the consumer runs on the reader threads, and its
+    /// result comes back with the conversation it was run on.
+    #[test]
+    fn offered_work_runs_on_the_readers() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("store.db");
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE kv (namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (namespace, key));",
+        )
+        .unwrap();
+        let n = 200;
+        for i in 0..n {
+            conn.execute(
+                "INSERT INTO kv VALUES ('conversation-store', ?1, ?2)",
+                (
+                    format!("conv:{i:04}:chunk:0000000001"),
+                    r#"{"chunk":{"type":"text","text":"hi"},"role":"user","msgIdx":0,"chunkIdx":0}"#,
+                ),
+            )
+            .unwrap();
+        }
+        drop(conn);
+        let snap = sqlite::open(&db).unwrap();
+        let info = Arc::new(SourceInfo {
+            path: db.clone(),
+            format: "sqlite-kv",
+            dialect: "dispatch",
+        });
+        // One shard: its channel holds SHARD_DEPTH conversations, so the
+        // later ones are built after the offer below.
+        let mut src = open_sharded(&db, snap, info, shard_bounds(0)).unwrap();
+        use super::super::Source;
+        src.prepare_with(Arc::new(|c: &Conversation| {
+            let thread = std::thread::current()
+                .name()
+                .unwrap_or_default()
+                .to_string();
+            Box::new((c.id.clone(), thread)) as super::super::Prepared
+        }));
+        let mut prepared = Vec::new();
+        while let Some(c) = src.next_conversation() {
+            let c = c.unwrap();
+            let p = src
+                .prepared()
+                .map(|p| *p.downcast::<(String, String)>().unwrap());
+            if let Some((id, thread)) = &p {
+                assert_eq!(id, &c.id, "a result comes with its own conversation");
+                assert_eq!(thread, "chatfsck-kv-read");
+            }
+            prepared.push(p.is_some());
+            src.done(c);
+        }
+        assert_eq!(prepared.len(), n);
+        assert!(
+            prepared[crate::source::pipeline::SHARD_DEPTH + 2..]
+                .iter()
+                .all(|&p| p)
+        );
+    }
+
     #[test]
     fn keys() {
         assert_eq!(
