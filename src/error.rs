@@ -48,6 +48,27 @@ impl Error {
     pub fn io(path: impl AsRef<Path>, err: &std::io::Error) -> Self {
         Error::input(path, io_cause(err))
     }
+
+    /// Checking `path` hit a bug: `what` (a thread, or the check itself)
+    /// panicked with `panic`. The input fails with this cause; the run goes
+    /// on with the others and ends with exit code 2, as for any input that
+    /// cannot be checked.
+    pub fn internal(
+        path: impl AsRef<Path>,
+        what: &str,
+        panic: &(dyn std::any::Any + Send),
+    ) -> Self {
+        let message = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".into());
+        let message = message.lines().next().unwrap_or_default().to_string();
+        Error::input(
+            path,
+            format!("internal error: {what} stopped on a bug ({message}); please report it"),
+        )
+    }
 }
 
 /// An I/O error as a one-line cause, without the OS error number.

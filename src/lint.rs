@@ -267,7 +267,11 @@ pub fn lint_with_progress(
     let results: Vec<(PathBuf, bool, Result<FileReport, Error>)> = inputs
         .into_par_iter()
         .map(|(path, explicit)| {
-            let r = lint_one(&path, opts, trace.as_ref());
+            // A bug met on one input fails that input, not the whole run.
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                lint_one(&path, opts, trace.as_ref())
+            }))
+            .unwrap_or_else(|panic| Err(Error::internal(&path, "the check", &*panic)));
             progress(Progress::Checked { path: &path });
             (path, explicit, r)
         })

@@ -23,7 +23,14 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    match chatfsck::app::run(cli) {
+    // A bug is reported in one line with exit code 2, like any error,
+    // after the panic's own message (which says where it happened).
+    let run = std::panic::catch_unwind(|| chatfsck::app::run(cli));
+    let Ok(run) = run else {
+        eprintln!("error: internal error: chatfsck stopped on a bug; please report it");
+        return ExitCode::from(chatfsck::app::EXIT_ERROR);
+    };
+    match run {
         Ok(code) => ExitCode::from(code),
         Err(chatfsck::error::Error::BrokenPipe) => ExitCode::SUCCESS,
         Err(e) => {

@@ -7,9 +7,9 @@
 //! channels are bounded: a few conversations are in flight, never the
 //! store.
 
-use std::cell::Cell;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread;
 
@@ -77,7 +77,9 @@ impl Source for Pipeline {
 /// The reader's end: conversation `i` goes to worker `i % n`.
 pub struct Dealer<R> {
     workers: Vec<SyncSender<Result<R>>>,
-    sent: Cell<usize>,
+    /// Items sent, shared with the copy [`start`] keeps to report a
+    /// reader's crash in its place in the stream.
+    sent: Arc<AtomicUsize>,
 }
 
 impl<R> Dealer<R> {
@@ -85,19 +87,33 @@ impl<R> Dealer<R> {
     pub fn single(tx: SyncSender<Result<R>>) -> Dealer<R> {
         Dealer {
             workers: vec![tx],
-            sent: Cell::new(0),
+            sent: Arc::default(),
         }
     }
 
     /// Hand on one raw conversation, or the error that ends the stream;
     /// `Err` when nobody reads any more.
     pub fn send(&self, item: Result<R>) -> std::result::Result<(), Closed> {
-        let i = self.sent.get();
-        self.sent.set(i + 1);
+        let i = self.sent.fetch_add(1, Ordering::Relaxed);
         self.workers[i % self.workers.len()]
             .send(item)
             .map_err(|_| Closed)
     }
+
+    fn copy(&self) -> Dealer<R> {
+        Dealer {
+            workers: self.workers.clone(),
+            sent: self.sent.clone(),
+        }
+    }
+}
+
+/// Run `f`, catching a panic as the value it unwound with. A thread that
+/// panics ends its input with [`Error::internal`] in the place of the
+/// conversations it would have given: a stream that ended early would pass
+/// for a store with fewer conversations.
+fn contained<T>(f: impl FnOnce() -> T) -> std::result::Result<T, Box<dyn std::any::Any + Send>> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
 }
 
 /// The consumer has gone.
@@ -128,14 +144,27 @@ pub fn start<R: Send + 'static>(
     for _ in 0..workers() {
         let (raw_tx, raw_rx) = sync_channel::<Result<R>>(DEPTH);
         let (tx, rx) = sync_channel::<Built>(DEPTH);
-        let (build, hook) = (build.clone(), hook.clone());
+        let (build, hook, path) = (build.clone(), hook.clone(), path.to_path_buf());
         spawn(
             "parse",
             Box::new(move || {
                 for raw in raw_rx {
-                    let item = raw.map(&*build);
-                    let prepared = prepare(&hook, &item);
-                    if tx.send((item, prepared)).is_err() {
+                    let built = contained(|| {
+                        let item = raw.map(&*build);
+                        let prepared = prepare(&hook, &item);
+                        (item, prepared)
+                    });
+                    let (built, last) = match built {
+                        Ok(built) => (built, false),
+                        Err(panic) => (
+                            (
+                                Err(Error::internal(&path, "a parser thread", &*panic)),
+                                None,
+                            ),
+                            true,
+                        ),
+                    };
+                    if tx.send(built).is_err() || last {
                         return;
                     }
                 }
@@ -146,9 +175,18 @@ pub fn start<R: Send + 'static>(
     }
     let dealer = Dealer {
         workers: inputs,
-        sent: Cell::new(0),
+        sent: Arc::default(),
     };
-    spawn("read", Box::new(move || read(dealer)))?;
+    let path_buf = path.to_path_buf();
+    spawn(
+        "read",
+        Box::new(move || {
+            let backup = dealer.copy();
+            if let Err(panic) = contained(move || read(dealer)) {
+                let _ = backup.send(Err(Error::internal(&path_buf, "a reader thread", &*panic)));
+            }
+        }),
+    )?;
     Ok(Pipeline {
         info,
         outputs,
@@ -375,12 +413,13 @@ pub fn start_sharded<W: Send + 'static>(
     let mut graves = Vec::new();
     let hook = Hook::default();
     for (worker, mut state) in workers.into_iter().enumerate() {
-        let (senders, next, work, budget, hook) = (
+        let (senders, next, work, budget, hook, input) = (
             senders.clone(),
             next.clone(),
             work.clone(),
             budget.clone(),
             hook.clone(),
+            path.to_path_buf(),
         );
         let (bury, grave) = std::sync::mpsc::channel::<Conversation>();
         graves.push(bury);
@@ -405,8 +444,14 @@ pub fn start_sharded<W: Send + 'static>(
                         grave: grave.clone(),
                         hook: hook.clone(),
                     };
-                    if work(&mut state, shard, &out).is_err() {
-                        return;
+                    match contained(|| work(&mut state, shard, &out)) {
+                        Ok(Ok(())) => {}
+                        Ok(Err(Closed)) => return,
+                        Err(panic) => {
+                            let error = Error::internal(&input, "a reader thread", &*panic);
+                            let _ = out.tx.send((Err(error), 0, worker, None));
+                            return;
+                        }
                     }
                 }
             })
@@ -422,4 +467,133 @@ pub fn start_sharded<W: Send + 'static>(
         hook,
         prepared: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn info() -> Arc<SourceInfo> {
+        Arc::new(SourceInfo {
+            path: PathBuf::from("store.db"),
+            format: "test",
+            dialect: "test",
+        })
+    }
+
+    /// Every item until the stream ends: ids, or the error's text.
+    fn drain(src: &mut dyn Source) -> Vec<String> {
+        let mut got = Vec::new();
+        while let Some(item) = src.next_conversation() {
+            match item {
+                Ok(c) => got.push(c.id.clone()),
+                Err(e) => {
+                    got.push(format!("error: {e}"));
+                    break;
+                }
+            }
+        }
+        got
+    }
+
+    fn pipeline(read_until: usize, panic_in_build: Option<usize>) -> Vec<String> {
+        let info = info();
+        let build_info = info.clone();
+        let mut p = start(
+            Path::new("store.db"),
+            info,
+            "test",
+            move |d: Dealer<usize>| {
+                for i in 0..5 {
+                    assert!(i < read_until, "the reader's bug");
+                    if d.send(Ok(i)).is_err() {
+                        return;
+                    }
+                }
+            },
+            move |i| {
+                assert!(Some(i) != panic_in_build, "the parser's bug");
+                Conversation::new(i.to_string(), build_info.clone())
+            },
+        )
+        .unwrap();
+        drain(&mut p)
+    }
+
+    #[test]
+    fn a_pipeline_reads_in_order() {
+        assert_eq!(pipeline(5, None), ["0", "1", "2", "3", "4"]);
+    }
+
+    /// A thread that panics ends the input with an error in the place of
+    /// the conversations it would have given, never with a short stream.
+    #[test]
+    fn a_crashed_pipeline_thread_is_an_error_not_an_early_end() {
+        let got = pipeline(3, None);
+        assert_eq!(got[..3], ["0", "1", "2"]);
+        assert!(
+            got[3].contains("store.db")
+                && got[3].contains(
+                    "internal error: a reader thread stopped on a bug (the reader's bug)"
+                ),
+            "{got:?}"
+        );
+        assert_eq!(got.len(), 4);
+        let got = pipeline(5, Some(2));
+        assert_eq!(got[..2], ["0", "1"]);
+        assert!(
+            got[2].contains("internal error: a parser thread stopped on a bug (the parser's bug)"),
+            "{got:?}"
+        );
+    }
+
+    /// The same for a sharded source, whether the bug is in the reading or
+    /// in the work the consumer offered.
+    #[test]
+    fn a_crashed_shard_reader_is_an_error_not_an_early_end() {
+        let run = |offer: bool| {
+            // The readers start at once; with an offer, they wait for it.
+            let offered = Arc::new(std::sync::atomic::AtomicBool::new(!offer));
+            let wait = offered.clone();
+            let mut s = start_sharded(
+                Path::new("store.db"),
+                info(),
+                "test",
+                4,
+                vec![(), ()],
+                move |_, shard, out| {
+                    while !wait.load(Ordering::Acquire) {
+                        thread::yield_now();
+                    }
+                    for i in 0..3 {
+                        assert!(offer || (shard, i) != (2, 1), "the reader's bug");
+                        let id = format!("{shard}.{i}");
+                        out.send(Ok(Conversation::new(id, info())), 10)?;
+                    }
+                    Ok(())
+                },
+            )
+            .unwrap();
+            if offer {
+                s.prepare_with(Arc::new(|c: &Conversation| {
+                    assert!(c.id != "1.2", "the offered work's bug");
+                    Box::new(()) as Prepared
+                }));
+                offered.store(true, Ordering::Release);
+            }
+            drain(&mut s)
+        };
+        let got = run(false);
+        assert_eq!(got[..7], ["0.0", "0.1", "0.2", "1.0", "1.1", "1.2", "2.0"]);
+        assert!(
+            got[7].contains("internal error: a reader thread stopped on a bug (the reader's bug)"),
+            "{got:?}"
+        );
+        assert_eq!(got.len(), 8);
+        let got = run(true);
+        assert_eq!(got[..5], ["0.0", "0.1", "0.2", "1.0", "1.1"]);
+        assert!(got[5].contains("(the offered work's bug)"), "{got:?}");
+        assert_eq!(got.len(), 6);
+    }
 }
