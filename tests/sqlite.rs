@@ -92,6 +92,49 @@ fn a_wal_only_database_is_read_whole_and_left_untouched() {
     );
 }
 
+/// A WAL database is read from a private copy in the temporary directory;
+/// every command removes it before it exits, whether it read the store to
+/// the end or stopped early. (Reader threads still alive at exit used to
+/// leave one copy of the evidence behind per run.)
+#[test]
+fn the_private_copy_of_a_wal_database_is_removed() {
+    let d = copy_to_tmp(&[
+        "fixtures/dispatch/wal/dispatch.db",
+        "fixtures/dispatch/wal/dispatch.db-wal",
+        "fixtures/dispatch/wal/dispatch.db-shm",
+        "fixtures/dispatch/wal/traces.db",
+        "fixtures/dispatch/wal/traces.db-wal",
+        "fixtures/dispatch/wal/traces.db-shm",
+    ]);
+    let db = d.path().join("dispatch.db").to_string_lossy().into_owned();
+    let traces = d.path().join("traces.db").to_string_lossy().into_owned();
+    let out = d.path().join("repaired.db").to_string_lossy().into_owned();
+    let tmp = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["lint", db.as_str()],
+        vec!["lint", db.as_str(), "--trace", traces.as_str()],
+        vec!["lint", traces.as_str()],
+        vec!["inspect", db.as_str()],
+        vec!["inspect", db.as_str(), "--conversation", SEED],
+        vec!["repair", db.as_str(), "-o", out.as_str()],
+        vec!["diff", db.as_str(), out.as_str()],
+    ] {
+        let o = assert_cmd::Command::cargo_bin("chatfsck")
+            .unwrap()
+            .current_dir(root())
+            .env("TMPDIR", tmp.path())
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(code(&o) < 2, "{args:?}: {}", stderr(&o));
+        let left: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "{args:?} left {left:?} in TMPDIR");
+    }
+}
+
 #[test]
 fn a_rollback_database_is_read_in_place_without_creating_files() {
     let d = copy_to_tmp(&["fixtures/dispatch/seed-000.db"]);

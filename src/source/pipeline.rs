@@ -50,6 +50,22 @@ pub struct Pipeline {
     next: usize,
     hook: Hook,
     prepared: Option<Prepared>,
+    threads: Vec<thread::JoinHandle<()>>,
+}
+
+/// A source stopped early (an error, or a caller that has seen enough)
+/// still waits for its threads. They end at their next send, and only then
+/// have they closed their connections and dropped their share of a WAL
+/// database's private copy, which the last holder deletes. A thread still
+/// running when the process exits would leave that copy of the evidence
+/// in the temporary directory.
+impl Drop for Pipeline {
+    fn drop(&mut self) {
+        self.outputs.clear();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
 }
 
 impl Source for Pipeline {
@@ -134,9 +150,9 @@ pub fn start<R: Send + 'static>(
         thread::Builder::new()
             .name(format!("chatfsck-{name}-{role}"))
             .spawn(f)
-            .map(|_| ())
             .map_err(|e| Error::input(path, format!("cannot start the {role} thread: {e}")))
     };
+    let mut threads = Vec::new();
     let build = Arc::new(build);
     let hook = Hook::default();
     let mut inputs = Vec::new();
@@ -145,7 +161,7 @@ pub fn start<R: Send + 'static>(
         let (raw_tx, raw_rx) = sync_channel::<Result<R>>(DEPTH);
         let (tx, rx) = sync_channel::<Built>(DEPTH);
         let (build, hook, path) = (build.clone(), hook.clone(), path.to_path_buf());
-        spawn(
+        threads.push(spawn(
             "parse",
             Box::new(move || {
                 for raw in raw_rx {
@@ -169,7 +185,7 @@ pub fn start<R: Send + 'static>(
                     }
                 }
             }),
-        )?;
+        )?);
         inputs.push(raw_tx);
         outputs.push(rx);
     }
@@ -178,7 +194,7 @@ pub fn start<R: Send + 'static>(
         sent: Arc::default(),
     };
     let path_buf = path.to_path_buf();
-    spawn(
+    threads.push(spawn(
         "read",
         Box::new(move || {
             let backup = dealer.copy();
@@ -186,13 +202,14 @@ pub fn start<R: Send + 'static>(
                 let _ = backup.send(Err(Error::internal(&path_buf, "a reader thread", &*panic)));
             }
         }),
-    )?;
+    )?);
     Ok(Pipeline {
         info,
         outputs,
         next: 0,
         hook,
         prepared: None,
+        threads,
     })
 }
 
@@ -224,6 +241,20 @@ pub struct Sharded {
     origin: Vec<(String, usize)>,
     hook: Hook,
     prepared: Option<Prepared>,
+    threads: Vec<thread::JoinHandle<()>>,
+}
+
+/// As for [`Pipeline`]: the workers are waited for, woken first if the
+/// budget holds them.
+impl Drop for Sharded {
+    fn drop(&mut self) {
+        self.shards.clear();
+        self.graves.clear();
+        self.budget.close();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
 }
 
 /// A conversation (or error), its weight in bytes, the worker that built
@@ -251,6 +282,8 @@ struct Ahead {
     taken: usize,
     /// Conversations sent, by shard.
     sent: Vec<usize>,
+    /// The consumer has gone: nobody waits any more.
+    closed: bool,
 }
 
 impl Budget {
@@ -259,7 +292,8 @@ impl Budget {
     /// only when the consumer has nothing of its shard left to take.
     fn take(&self, shard: usize, bytes: usize) {
         let Ok(mut g) = self.state.lock() else { return };
-        while g.bytes > 0
+        while !g.closed
+            && g.bytes > 0
             && g.bytes + bytes > AHEAD
             && !(g.current == shard && g.sent[shard] == g.taken)
         {
@@ -277,6 +311,14 @@ impl Budget {
         if let Ok(mut g) = self.state.lock() {
             g.bytes = g.bytes.saturating_sub(bytes);
             g.taken += 1;
+        }
+        self.changed.notify_all();
+    }
+
+    /// The consumer has gone.
+    fn close(&self) {
+        if let Ok(mut g) = self.state.lock() {
+            g.closed = true;
         }
         self.changed.notify_all();
     }
@@ -411,6 +453,7 @@ pub fn start_sharded<W: Send + 'static>(
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let work = Arc::new(work);
     let mut graves = Vec::new();
+    let mut threads = Vec::new();
     let hook = Hook::default();
     for (worker, mut state) in workers.into_iter().enumerate() {
         let (senders, next, work, budget, hook, input) = (
@@ -424,7 +467,7 @@ pub fn start_sharded<W: Send + 'static>(
         let (bury, grave) = std::sync::mpsc::channel::<Conversation>();
         graves.push(bury);
         let grave = Arc::new(std::sync::Mutex::new(grave));
-        thread::Builder::new()
+        let spawned = thread::Builder::new()
             .name(format!("chatfsck-{name}-read"))
             .spawn(move || {
                 loop {
@@ -456,6 +499,7 @@ pub fn start_sharded<W: Send + 'static>(
                 }
             })
             .map_err(|e| Error::input(path, format!("cannot start a reader thread: {e}")))?;
+        threads.push(spawned);
     }
     Ok(Sharded {
         info,
@@ -466,6 +510,7 @@ pub fn start_sharded<W: Send + 'static>(
         origin: Vec::new(),
         hook,
         prepared: None,
+        threads,
     })
 }
 
