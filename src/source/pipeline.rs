@@ -284,6 +284,10 @@ struct Ahead {
     sent: Vec<usize>,
     /// The consumer has gone: nobody waits any more.
     closed: bool,
+    /// Workers waiting for the budget: the consumer wakes them only then
+    /// (a condition variable's wake is a system call, even with nobody to
+    /// wake, and the consumer takes a conversation a few thousand times).
+    waiting: usize,
 }
 
 impl Budget {
@@ -297,10 +301,12 @@ impl Budget {
             && g.bytes + bytes > AHEAD
             && !(g.current == shard && g.sent[shard] == g.taken)
         {
+            g.waiting += 1;
             g = match self.changed.wait(g) {
                 Ok(g) => g,
                 Err(_) => return,
             };
+            g.waiting -= 1;
         }
         g.bytes += bytes;
         g.sent[shard] += 1;
@@ -308,11 +314,12 @@ impl Budget {
 
     /// The consumer took a conversation of `bytes` from the current shard.
     fn give(&self, bytes: usize) {
-        if let Ok(mut g) = self.state.lock() {
-            g.bytes = g.bytes.saturating_sub(bytes);
-            g.taken += 1;
+        let Ok(mut g) = self.state.lock() else { return };
+        g.bytes = g.bytes.saturating_sub(bytes);
+        g.taken += 1;
+        if g.waiting > 0 {
+            self.changed.notify_all();
         }
-        self.changed.notify_all();
     }
 
     /// The consumer has gone.
