@@ -18,7 +18,7 @@ arrays, Claude Code sessions, Codex rollouts, SQLite stores) and the traces they
 (orphan tool calls, interleaved messages, truncated arguments, torn records, prompts that \
 differ from the store, …), and explains each with the exact lines as evidence. It never \
 writes to its input.",
-    after_help = "Exit codes (lint): 0 no finding at or above --fail-on, 1 such findings, 2 chatfsck could not do its job.\nExit codes (diff): 0 no differences (with a trace: every recorded prompt matches the store), 1 differences, 2 chatfsck could not do its job."
+    after_help = "Exit codes (lint): 0 no finding at or above --fail-on, 1 such findings, 2 chatfsck could not do its job.\nExit codes (diff): 0 no differences (with a trace: every recorded prompt matches the store), 1 differences, 2 chatfsck could not do its job.\nInterrupted (Ctrl-C, SIGTERM, SIGHUP): exit 130, after removing the private copies of WAL databases and unfinished repair output."
 )]
 pub struct Cli {
     #[command(subcommand)]

@@ -6,6 +6,7 @@
 //! DESIGN.md in the project's shared notes.
 
 pub mod app;
+pub mod cleanup;
 pub mod cli;
 pub mod config;
 pub mod crosscheck;

@@ -11,6 +11,9 @@ use clap::Parser;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    // An interrupted run removes the private copies and temporary output
+    // it made before it exits.
+    chatfsck::cleanup::on_interrupt();
     let cli = match chatfsck::cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

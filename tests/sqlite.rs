@@ -275,3 +275,78 @@ fn a_database_locked_by_a_writer_is_reported_as_locked() {
         stderr(&o)
     );
 }
+
+/// An interrupted run (Ctrl-C) removes the private copy of the WAL database
+/// it was reading, and exits 130 with one line.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_run_removes_its_private_copy() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("big.db");
+    let mut conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL;
+         CREATE TABLE kv (namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (namespace, key));",
+    )
+    .unwrap();
+    let tx = conn.transaction().unwrap();
+    {
+        let mut insert = tx
+            .prepare("INSERT INTO kv VALUES ('conversation-store', ?1, ?2)")
+            .unwrap();
+        let text = "words of a long enough chunk ".repeat(8);
+        for c in 0..800 {
+            for seq in 1..=500u32 {
+                let role = if seq % 2 == 1 { "user" } else { "assistant" };
+                let value = format!(
+                    r#"{{"chunk":{{"type":"text","text":"{text}{seq}"}},"role":"{role}","msgIdx":{},"chunkIdx":0}}"#,
+                    seq - 1
+                );
+                insert
+                    .execute((format!("conv:{c:08x}:chunk:{seq:010}"), value))
+                    .unwrap();
+            }
+        }
+    }
+    tx.commit().unwrap();
+    drop(conn);
+    let tmp = tempfile::tempdir().unwrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("chatfsck"))
+        .args(["lint", db.to_str().unwrap()])
+        .env("TMPDIR", tmp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the copy, then interrupt the lint while it reads.
+    let start = std::time::Instant::now();
+    while std::fs::read_dir(tmp.path()).unwrap().next().is_none() {
+        assert!(start.elapsed().as_secs() < 30, "no private copy was made");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(10));
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "the lint ended before the interrupt; make the store larger: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "error: interrupted"
+    );
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(
+        left.is_empty(),
+        "an interrupted lint left {left:?} in TMPDIR"
+    );
+}

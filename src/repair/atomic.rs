@@ -9,6 +9,8 @@ use crate::error::{Error, Result};
 
 pub struct Atomic {
     tmp: tempfile::NamedTempFile,
+    /// The temporary file is also removed if the run is interrupted.
+    _registered: crate::cleanup::Registered,
 }
 
 fn out_err(path: &Path, e: impl std::fmt::Display) -> Error {
@@ -35,7 +37,10 @@ impl Atomic {
             .suffix(".chatfsck-tmp")
             .tempfile_in(dir)
             .map_err(|e| out_err(dest, format!("cannot create a temporary file: {e}")))?;
-        Ok(Atomic { tmp })
+        Ok(Atomic {
+            _registered: crate::cleanup::register(tmp.path().to_path_buf()),
+            tmp,
+        })
     }
 
     pub fn path(&self) -> &Path {

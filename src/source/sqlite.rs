@@ -26,7 +26,15 @@ pub struct Snapshot {
     /// The file `conn` reads: the input, or the private copy.
     file: PathBuf,
     /// The private copy, removed when the last holder is dropped.
-    copy: Option<std::sync::Arc<tempfile::TempDir>>,
+    copy: Option<std::sync::Arc<PrivateCopy>>,
+}
+
+/// The private copy of a database: a directory in the temporary directory,
+/// removed when dropped, or by the interrupt handler if the run is stopped
+/// first ([`crate::cleanup`]).
+pub struct PrivateCopy {
+    dir: tempfile::TempDir,
+    _registered: crate::cleanup::Registered,
 }
 
 /// Another connection to a snapshot's file, for a reader thread: it holds
@@ -34,7 +42,7 @@ pub struct Snapshot {
 /// so that every such connection sees the same database.
 pub struct Reader {
     pub conn: Connection,
-    _copy: Option<std::sync::Arc<tempfile::TempDir>>,
+    _copy: Option<std::sync::Arc<PrivateCopy>>,
 }
 
 impl Snapshot {
@@ -139,7 +147,11 @@ pub fn open(path: &Path) -> Result<Snapshot> {
             .prefix("chatfsck-")
             .tempdir()
             .map_err(|e| Error::input(path, format!("cannot create a private copy: {e}")))?;
-        let target = dir.path().join("db");
+        let dir = PrivateCopy {
+            _registered: crate::cleanup::register(dir.path().to_path_buf()),
+            dir,
+        };
+        let target = dir.dir.path().join("db");
         std::fs::copy(path, &target).map_err(|e| Error::io(path, &e))?;
         for (src, suffix) in [(&wal, "-wal"), (&journal, "-journal")] {
             if src.exists() {
