@@ -1,11 +1,11 @@
 //! A source fed by threads, for databases: a reader steps the store and
 //! hands each conversation's raw rows to parser workers, which build the
 //! conversations (and run the work the caller offers, lint's checks) while
-//! the caller takes the results, so reading, parsing and checking overlap. Parsing is the heaviest stage, so it has several
-//! workers; conversation `i` goes to worker `i % n` and is taken back from
-//! it in turn, which keeps the store's order without a reorder buffer. The
-//! channels are bounded: a few conversations are in flight, never the
-//! store.
+//! the caller takes the results, so reading, parsing and checking overlap.
+//! Parsing is the heaviest stage, so it has several workers; conversation
+//! `i` goes to worker `i % n` and is taken back from it in turn, which keeps
+//! the store's order without a reorder buffer. The channels are bounded: a
+//! few conversations are in flight, never the store.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -44,27 +44,46 @@ fn prepare(hook: &Hook, item: &Result<Conversation>) -> Option<Prepared> {
 /// A built conversation (or error) and what the offered work made of it.
 type Built = (Result<Conversation>, Option<Prepared>);
 
-pub struct Pipeline {
-    info: Arc<SourceInfo>,
-    outputs: Vec<Receiver<Built>>,
-    next: usize,
+/// What both threaded sources keep of their threads: the work offered to
+/// them, its result for the conversation last handed out, and the threads
+/// themselves.
+#[derive(Default)]
+struct Crew {
     hook: Hook,
     prepared: Option<Prepared>,
     threads: Vec<thread::JoinHandle<()>>,
 }
 
-/// A source stopped early (an error, or a caller that has seen enough)
-/// still waits for its threads. They end at their next send, and only then
-/// have they closed their connections and dropped their share of a WAL
-/// database's private copy, which the last holder deletes. A thread still
-/// running when the process exits would leave that copy of the evidence
-/// in the temporary directory.
-impl Drop for Pipeline {
-    fn drop(&mut self) {
-        self.outputs.clear();
+impl Crew {
+    fn offer(&mut self, work: Prepare) {
+        let _ = self.hook.set(work);
+    }
+
+    /// Wait for every thread. A source stopped early (an error, or a
+    /// caller that has seen enough) must first close what its threads send
+    /// to, so that they end at their next send; only then have they closed
+    /// their connections and dropped their share of a WAL database's
+    /// private copy, which the last holder deletes. A thread still running
+    /// when the process exits would leave that copy of the evidence in the
+    /// temporary directory.
+    fn join(&mut self) {
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
+    }
+}
+
+pub struct Pipeline {
+    info: Arc<SourceInfo>,
+    outputs: Vec<Receiver<Built>>,
+    next: usize,
+    crew: Crew,
+}
+
+impl Drop for Pipeline {
+    fn drop(&mut self) {
+        self.outputs.clear();
+        self.crew.join();
     }
 }
 
@@ -77,16 +96,16 @@ impl Source for Pipeline {
         let got = self.outputs[self.next].recv().ok();
         self.next = (self.next + 1) % self.outputs.len();
         let (item, prepared) = got?;
-        self.prepared = prepared;
+        self.crew.prepared = prepared;
         Some(item)
     }
 
     fn prepare_with(&mut self, work: Prepare) {
-        let _ = self.hook.set(work);
+        self.crew.offer(work);
     }
 
     fn prepared(&mut self) -> Option<Prepared> {
-        self.prepared.take()
+        self.crew.prepared.take()
     }
 }
 
@@ -128,7 +147,7 @@ impl<R> Dealer<R> {
 /// panics ends its input with [`Error::internal`] in the place of the
 /// conversations it would have given: a stream that ended early would pass
 /// for a store with fewer conversations.
-fn contained<T>(f: impl FnOnce() -> T) -> std::result::Result<T, Box<dyn std::any::Any + Send>> {
+fn contained<T>(f: impl FnOnce() -> T) -> thread::Result<T> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
 }
 
@@ -152,16 +171,15 @@ pub fn start<R: Send + 'static>(
             .spawn(f)
             .map_err(|e| Error::input(path, format!("cannot start the {role} thread: {e}")))
     };
-    let mut threads = Vec::new();
+    let mut crew = Crew::default();
     let build = Arc::new(build);
-    let hook = Hook::default();
     let mut inputs = Vec::new();
     let mut outputs = Vec::new();
     for _ in 0..workers() {
         let (raw_tx, raw_rx) = sync_channel::<Result<R>>(DEPTH);
         let (tx, rx) = sync_channel::<Built>(DEPTH);
-        let (build, hook, path) = (build.clone(), hook.clone(), path.to_path_buf());
-        threads.push(spawn(
+        let (build, hook, path) = (build.clone(), crew.hook.clone(), path.to_path_buf());
+        crew.threads.push(spawn(
             "parse",
             Box::new(move || {
                 for raw in raw_rx {
@@ -170,17 +188,15 @@ pub fn start<R: Send + 'static>(
                         let prepared = prepare(&hook, &item);
                         (item, prepared)
                     });
-                    let (built, last) = match built {
-                        Ok(built) => (built, false),
-                        Err(panic) => (
-                            (
-                                Err(Error::internal(&path, "a parser thread", &*panic)),
-                                None,
-                            ),
-                            true,
-                        ),
+                    let sent = match built {
+                        Ok(built) => tx.send(built),
+                        Err(panic) => {
+                            let error = Error::internal(&path, "a parser thread", &*panic);
+                            let _ = tx.send((Err(error), None));
+                            return;
+                        }
                     };
-                    if tx.send(built).is_err() || last {
+                    if sent.is_err() {
                         return;
                     }
                 }
@@ -194,7 +210,7 @@ pub fn start<R: Send + 'static>(
         sent: Arc::default(),
     };
     let path_buf = path.to_path_buf();
-    threads.push(spawn(
+    crew.threads.push(spawn(
         "read",
         Box::new(move || {
             let backup = dealer.copy();
@@ -207,9 +223,7 @@ pub fn start<R: Send + 'static>(
         info,
         outputs,
         next: 0,
-        hook,
-        prepared: None,
-        threads,
+        crew,
     })
 }
 
@@ -239,21 +253,17 @@ pub struct Sharded {
     graves: Vec<std::sync::mpsc::Sender<Conversation>>,
     /// The worker that built each conversation handed out, by id.
     origin: Vec<(String, usize)>,
-    hook: Hook,
-    prepared: Option<Prepared>,
-    threads: Vec<thread::JoinHandle<()>>,
+    crew: Crew,
 }
 
-/// As for [`Pipeline`]: the workers are waited for, woken first if the
-/// budget holds them.
+/// The workers are woken if the budget holds them, then waited for
+/// ([`Crew::join`]).
 impl Drop for Sharded {
     fn drop(&mut self) {
         self.shards.clear();
         self.graves.clear();
         self.budget.close();
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
+        self.crew.join();
     }
 }
 
@@ -350,7 +360,7 @@ impl Source for Sharded {
             match rx.recv() {
                 Ok((item, bytes, worker, prepared)) => {
                     self.budget.give(bytes);
-                    self.prepared = prepared;
+                    self.crew.prepared = prepared;
                     if let Ok(conv) = &item {
                         // A caller that never hands back leaves a short list.
                         if self.origin.len() >= 64 {
@@ -380,11 +390,11 @@ impl Source for Sharded {
     }
 
     fn prepare_with(&mut self, work: Prepare) {
-        let _ = self.hook.set(work);
+        self.crew.offer(work);
     }
 
     fn prepared(&mut self) -> Option<Prepared> {
-        self.prepared.take()
+        self.crew.prepared.take()
     }
 }
 
@@ -460,15 +470,14 @@ pub fn start_sharded<W: Send + 'static>(
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let work = Arc::new(work);
     let mut graves = Vec::new();
-    let mut threads = Vec::new();
-    let hook = Hook::default();
+    let mut crew = Crew::default();
     for (worker, mut state) in workers.into_iter().enumerate() {
         let (senders, next, work, budget, hook, input) = (
             senders.clone(),
             next.clone(),
             work.clone(),
             budget.clone(),
-            hook.clone(),
+            crew.hook.clone(),
             path.to_path_buf(),
         );
         let (bury, grave) = std::sync::mpsc::channel::<Conversation>();
@@ -506,7 +515,7 @@ pub fn start_sharded<W: Send + 'static>(
                 }
             })
             .map_err(|e| Error::input(path, format!("cannot start a reader thread: {e}")))?;
-        threads.push(spawned);
+        crew.threads.push(spawned);
     }
     Ok(Sharded {
         info,
@@ -515,9 +524,7 @@ pub fn start_sharded<W: Send + 'static>(
         budget,
         graves,
         origin: Vec::new(),
-        hook,
-        prepared: None,
-        threads,
+        crew,
     })
 }
 
