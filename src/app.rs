@@ -15,6 +15,8 @@ use crate::source::Limits;
 pub const EXIT_CLEAN: u8 = 0;
 pub const EXIT_FINDINGS: u8 = 1;
 pub const EXIT_ERROR: u8 = 2;
+/// A run stopped by a signal (the shell's 128 + SIGINT); see [`crate::cleanup`].
+pub const EXIT_INTERRUPTED: u8 = 130;
 
 fn limits(a: &InputArgs) -> Limits {
     Limits {

@@ -9,9 +9,6 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The exit code of a run stopped by a signal (the shell's 128 + SIGINT).
-pub const EXIT_INTERRUPTED: i32 = 130;
-
 static REGISTERED: Mutex<Vec<(u64, PathBuf)>> = Mutex::new(Vec::new());
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
@@ -41,7 +38,7 @@ fn lock() -> std::sync::MutexGuard<'static, Vec<(u64, PathBuf)>> {
 }
 
 /// Remove every registered path; what is already gone is no error.
-pub fn remove_registered() {
+fn remove_registered() {
     for (_, path) in lock().drain(..) {
         let _ = if path.is_dir() {
             std::fs::remove_dir_all(&path)
@@ -52,12 +49,12 @@ pub fn remove_registered() {
 }
 
 /// On SIGINT, SIGTERM or SIGHUP: remove the registered paths, say so in one
-/// line, and exit with [`EXIT_INTERRUPTED`]. A handler that cannot be set
+/// line, and exit with [`crate::app::EXIT_INTERRUPTED`]. A handler that cannot be set
 /// (one is already set, as in an embedding program) leaves the default.
 pub fn on_interrupt() {
     let _ = ctrlc::set_handler(|| {
         remove_registered();
         eprintln!("error: interrupted");
-        std::process::exit(EXIT_INTERRUPTED);
+        std::process::exit(crate::app::EXIT_INTERRUPTED.into());
     });
 }

@@ -152,7 +152,9 @@ pub fn check(conv: &Conversation, selection: &Selection) -> Vec<Finding> {
 }
 
 /// One conversation's tally and findings.
-fn checked(conv: &Conversation, selection: &Selection) -> (Stats, Vec<Finding>) {
+type Checked = (Stats, Vec<Finding>);
+
+fn checked(conv: &Conversation, selection: &Selection) -> Checked {
     (Stats::of(conv), check(conv, selection))
 }
 
@@ -207,7 +209,7 @@ pub fn lint_one(
         let conv = conv?;
         let (conv_stats, conv_findings) = src
             .prepared()
-            .and_then(|p| p.downcast::<(Stats, Vec<Finding>)>().ok())
+            .and_then(|p| p.downcast::<Checked>().ok())
             .map_or_else(|| checked(&conv, &opts.selection), |p| *p);
         stats.add(&conv_stats);
         findings.extend(conv_findings);
