@@ -513,7 +513,36 @@ fn part_of(c: WireChunk<'_>, shared: Option<&Arc<String>>) -> (PartKind, Option<
 
 #[cfg(test)]
 mod tests {
+    use super::super::{Prepared, Source};
     use super::*;
+
+    /// A store in dispatch's layout holding `rows` (key, value).
+    fn store(
+        rows: impl IntoIterator<Item = (String, String)>,
+    ) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("store.db");
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE kv (namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (namespace, key));",
+        )
+        .unwrap();
+        for row in rows {
+            conn.execute("INSERT INTO kv VALUES ('conversation-store', ?1, ?2)", row)
+                .unwrap();
+        }
+        (dir, db)
+    }
+
+    /// The store at `db`, read through `bounds`.
+    fn sharded(db: &Path, bounds: Vec<String>) -> Sharded {
+        let info = Arc::new(SourceInfo {
+            path: db.to_path_buf(),
+            format: "sqlite-kv",
+            dialect: "dispatch",
+        });
+        open_sharded(db, sqlite::open(db).unwrap(), info, bounds).unwrap()
+    }
 
     #[test]
     fn shard_bounds_grow_with_the_store() {
@@ -530,47 +559,26 @@ mod tests {
     /// is cut.
     #[test]
     fn shards_read_every_conversation_once_in_key_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("store.db");
-        let conn = rusqlite::Connection::open(&db).unwrap();
-        conn.execute_batch(
-            "CREATE TABLE kv (namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (namespace, key));",
-        )
-        .unwrap();
         let ids = [
             "", "0", "00", "00a", "0f:x", "1a99", "9z", "A1", "Zeta", "a", "ab:cd", "f", "ff",
             "fff", "g-1", "é", "~",
         ];
-        for id in ids {
-            for seq in 1..=3 {
-                let value = format!(
-                    r#"{{"chunk":{{"type":"text","text":"{id} {seq}"}},"role":"{}","msgIdx":{},"chunkIdx":0}}"#,
-                    if seq == 2 { "assistant" } else { "user" },
-                    seq - 1
-                );
-                conn.execute(
-                    "INSERT INTO kv VALUES ('conversation-store', ?1, ?2)",
-                    (format!("conv:{id}:chunk:{seq:010}"), value),
-                )
-                .unwrap();
-            }
-            conn.execute(
-                "INSERT INTO kv VALUES ('conversation-store', ?1, '3')",
-                [format!("conv:{id}:seq")],
-            )
-            .unwrap();
-        }
-        drop(conn);
+        let (_dir, db) = store(ids.iter().flat_map(|id| {
+            (1..=3)
+                .map(move |seq| {
+                    let value = format!(
+                        r#"{{"chunk":{{"type":"text","text":"{id} {seq}"}},"role":"{}","msgIdx":{},"chunkIdx":0}}"#,
+                        if seq == 2 { "assistant" } else { "user" },
+                        seq - 1
+                    );
+                    (format!("conv:{id}:chunk:{seq:010}"), value)
+                })
+                .chain([(format!("conv:{id}:seq"), "3".to_string())])
+        }));
         let read = |bounds: Vec<String>| {
-            let snap = sqlite::open(&db).unwrap();
-            let info = Arc::new(SourceInfo {
-                path: db.clone(),
-                format: "sqlite-kv",
-                dialect: "dispatch",
-            });
-            let mut src = open_sharded(&db, snap, info, bounds).unwrap();
+            let mut src = sharded(&db, bounds);
             let mut got = Vec::new();
-            while let Some(c) = super::super::Source::next_conversation(&mut src) {
+            while let Some(c) = src.next_conversation() {
                 let c = c.unwrap();
                 got.push((c.id.clone(), c.messages.len(), c.meta_records));
             }
@@ -596,41 +604,23 @@ mod tests {
     /// result comes back with the conversation it was run on.
     #[test]
     fn offered_work_runs_on_the_readers() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("store.db");
-        let conn = rusqlite::Connection::open(&db).unwrap();
-        conn.execute_batch(
-            "CREATE TABLE kv (namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (namespace, key));",
-        )
-        .unwrap();
         let n = 200;
-        for i in 0..n {
-            conn.execute(
-                "INSERT INTO kv VALUES ('conversation-store', ?1, ?2)",
-                (
-                    format!("conv:{i:04}:chunk:0000000001"),
-                    r#"{"chunk":{"type":"text","text":"hi"},"role":"user","msgIdx":0,"chunkIdx":0}"#,
-                ),
+        let (_dir, db) = store((0..n).map(|i| {
+            (
+                format!("conv:{i:04}:chunk:0000000001"),
+                r#"{"chunk":{"type":"text","text":"hi"},"role":"user","msgIdx":0,"chunkIdx":0}"#
+                    .to_string(),
             )
-            .unwrap();
-        }
-        drop(conn);
-        let snap = sqlite::open(&db).unwrap();
-        let info = Arc::new(SourceInfo {
-            path: db.clone(),
-            format: "sqlite-kv",
-            dialect: "dispatch",
-        });
+        }));
         // One shard: its channel holds SHARD_DEPTH conversations, so the
         // later ones are built after the offer below.
-        let mut src = open_sharded(&db, snap, info, shard_bounds(0)).unwrap();
-        use super::super::Source;
+        let mut src = sharded(&db, shard_bounds(0));
         src.prepare_with(Arc::new(|c: &Conversation| {
             let thread = std::thread::current()
                 .name()
                 .unwrap_or_default()
                 .to_string();
-            Box::new((c.id.clone(), thread)) as super::super::Prepared
+            Box::new((c.id.clone(), thread)) as Prepared
         }));
         let mut prepared = Vec::new();
         while let Some(c) = src.next_conversation() {
