@@ -318,11 +318,7 @@ fn loaders(db: &Path, conv: &str) -> (Vec<String>, Vec<String>) {
 
 #[test]
 fn dispatch_store_repairs_for_both_loaders_and_keeps_everything_else() {
-    let d = copy_to_tmp(&[
-        "fixtures/dispatch/wal/dispatch.db",
-        "fixtures/dispatch/wal/dispatch.db-wal",
-        "fixtures/dispatch/wal/dispatch.db-shm",
-    ]);
+    let d = copy_wal_to_tmp(&["fixtures/dispatch/wal/dispatch.db"]);
     let before = dir_fingerprints(d.path());
     let input = d.path().join("dispatch.db");
     let out_dir = tempfile::tempdir().unwrap();

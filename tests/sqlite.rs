@@ -53,11 +53,7 @@ fn seed_000_is_diagnosed_and_the_healthy_conversation_is_not() {
 
 #[test]
 fn a_wal_only_database_is_read_whole_and_left_untouched() {
-    let d = copy_to_tmp(&[
-        "fixtures/dispatch/wal/dispatch.db",
-        "fixtures/dispatch/wal/dispatch.db-wal",
-        "fixtures/dispatch/wal/dispatch.db-shm",
-    ]);
+    let d = copy_wal_to_tmp(&["fixtures/dispatch/wal/dispatch.db"]);
     // The main file alone holds no rows: everything is in the WAL.
     assert!(
         std::fs::metadata(d.path().join("dispatch.db"))
@@ -98,13 +94,9 @@ fn a_wal_only_database_is_read_whole_and_left_untouched() {
 /// leave one copy of the evidence behind per run.)
 #[test]
 fn the_private_copy_of_a_wal_database_is_removed() {
-    let d = copy_to_tmp(&[
+    let d = copy_wal_to_tmp(&[
         "fixtures/dispatch/wal/dispatch.db",
-        "fixtures/dispatch/wal/dispatch.db-wal",
-        "fixtures/dispatch/wal/dispatch.db-shm",
         "fixtures/dispatch/wal/traces.db",
-        "fixtures/dispatch/wal/traces.db-wal",
-        "fixtures/dispatch/wal/traces.db-shm",
     ]);
     let db = d.path().join("dispatch.db").to_string_lossy().into_owned();
     let traces = d.path().join("traces.db").to_string_lossy().into_owned();

@@ -414,16 +414,10 @@ fn a_cut_answer_stored_as_complete_is_reported_against_the_store() {
 
 #[test]
 fn no_command_touches_a_trace_or_writes_beside_it() {
-    let wal = copy_to_tmp(&[
+    let wal = copy_wal_to_tmp(&[
         "fixtures/dispatch/wal/dispatch.db",
-        "fixtures/dispatch/wal/dispatch.db-wal",
-        "fixtures/dispatch/wal/dispatch.db-shm",
         "fixtures/dispatch/wal/traces.db",
-        "fixtures/dispatch/wal/traces.db-wal",
-        "fixtures/dispatch/wal/traces.db-shm",
         "fixtures/traces/wal/phoenix.db",
-        "fixtures/traces/wal/phoenix.db-wal",
-        "fixtures/traces/wal/phoenix.db-shm",
     ]);
     let plain = copy_to_tmp(&[TRACES, PHOENIX, OTLP_GENAI, OTLP_OI]);
     let p = |name: &str| wal.path().join(name).to_string_lossy().into_owned();

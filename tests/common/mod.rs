@@ -116,6 +116,16 @@ pub fn copy_to_tmp(files: &[&str]) -> tempfile::TempDir {
     d
 }
 
+/// Copy SQLite databases, each with its `-wal` and `-shm`, into a fresh
+/// temporary directory.
+pub fn copy_wal_to_tmp(dbs: &[&str]) -> tempfile::TempDir {
+    let files: Vec<String> = dbs
+        .iter()
+        .flat_map(|db| ["", "-wal", "-shm"].map(|suffix| format!("{db}{suffix}")))
+        .collect();
+    copy_to_tmp(&files.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
 /// Fingerprints of every file in a directory, by name.
 pub fn dir_fingerprints(dir: &Path) -> Vec<(String, Option<(String, std::time::SystemTime)>)> {
     let mut v: Vec<_> = std::fs::read_dir(dir)
