@@ -16,7 +16,7 @@ pub const EXIT_CLEAN: u8 = 0;
 pub const EXIT_FINDINGS: u8 = 1;
 pub const EXIT_ERROR: u8 = 2;
 /// A run stopped by a signal (the shell's 128 + SIGINT); see [`crate::cleanup`].
-pub const EXIT_INTERRUPTED: u8 = 130;
+pub const EXIT_INTERRUPTED: u8 = crate::cleanup::EXIT_INTERRUPTED;
 
 fn limits(a: &InputArgs) -> Limits {
     Limits {
@@ -136,8 +136,8 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             let mapping = a.input.mapping();
             // B is opened once: a trace is compared with the store, anything
             // else message by message.
-            let b = match crate::source::open_any_with(&a.b, lim, mapping.as_ref())? {
-                crate::source::Opened::Trace(trace) => {
+            let b = match crate::format::open_any_with(&a.b, lim, mapping.as_ref())? {
+                crate::format::Opened::Trace(trace) => {
                     let doc = crate::crosscheck::diff(
                         &a.a,
                         &a.b,
@@ -163,11 +163,11 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                         EXIT_CLEAN
                     });
                 }
-                crate::source::Opened::History(b) => b,
+                crate::format::Opened::History(b) => b,
             };
-            let sa = match crate::source::open_any_with(&a.a, lim, mapping.as_ref())? {
-                crate::source::Opened::History(sa) => sa,
-                crate::source::Opened::Trace(_) => {
+            let sa = match crate::format::open_any_with(&a.a, lim, mapping.as_ref())? {
+                crate::format::Opened::History(sa) => sa,
+                crate::format::Opened::Trace(_) => {
                     return Err(Error::input(
                         &a.a,
                         "is a trace, not a conversation store (`chatfsck diff STORE TRACE` takes the store first)",

@@ -9,6 +9,9 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// The exit code of a run stopped by a signal (the shell's 128 + SIGINT).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
 static REGISTERED: Mutex<Vec<(u64, PathBuf)>> = Mutex::new(Vec::new());
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
@@ -49,12 +52,12 @@ fn remove_registered() {
 }
 
 /// On SIGINT, SIGTERM or SIGHUP: remove the registered paths, say so in one
-/// line, and exit with [`crate::app::EXIT_INTERRUPTED`]. A handler that cannot be set
+/// line, and exit with [`EXIT_INTERRUPTED`]. A handler that cannot be set
 /// (one is already set, as in an embedding program) leaves the default.
 pub fn on_interrupt() {
     let _ = ctrlc::set_handler(|| {
         remove_registered();
         eprintln!("error: interrupted");
-        std::process::exit(crate::app::EXIT_INTERRUPTED.into());
+        std::process::exit(EXIT_INTERRUPTED.into());
     });
 }

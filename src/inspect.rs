@@ -95,8 +95,8 @@ impl ConvView {
 #[derive(Debug, Serialize)]
 pub struct Inspection {
     pub path: String,
-    pub format: &'static str,
-    pub dialect: &'static str,
+    pub format: crate::model::Format,
+    pub dialect: crate::model::Dialect,
     /// Whether per-message detail is shown (one conversation, or one was
     /// asked for); a listing of many conversations keeps only counts.
     pub detail: bool,
@@ -148,7 +148,7 @@ pub struct TraceConvView {
     pub turns: usize,
     pub requests: Vec<RequestView>,
     /// Other reports the trace recorded (dispatch `reconcile.repair`).
-    pub reports: Vec<crate::source::trace::Event>,
+    pub reports: Vec<crate::format::trace::Event>,
 }
 
 fn row(pos: usize, m: &crate::model::Message) -> Row {
@@ -385,12 +385,12 @@ fn request_view(conv: &Conversation, detail: bool) -> RequestView {
 /// with `conversation` (a conversation or one request id), each prompt.
 fn inspect_trace(
     path: &Path,
-    trace: &mut crate::source::trace::TraceSource,
+    trace: &mut crate::format::trace::TraceSource,
     conversation: Option<&str>,
 ) -> Result<Inspection> {
     let info = source::Source::info(trace);
     let mut out = Vec::new();
-    let (want_conv, want_req) = crate::source::trace::selection(conversation);
+    let (want_conv, want_req) = crate::format::trace::selection(conversation);
     for gid in trace.groups() {
         if want_conv.is_some_and(|w| w != gid) {
             continue;
@@ -438,10 +438,12 @@ pub fn inspect(
     limits: Limits,
     mapping: Option<&source::Mapping>,
 ) -> Result<Inspection> {
-    let mut src = source::open_with(path, limits, mapping)?;
-    if let Some(trace) = src.as_trace() {
-        return inspect_trace(path, trace, conversation);
-    }
+    let mut src = match crate::format::open_any_with(path, limits, mapping)? {
+        crate::format::Opened::Trace(mut trace) => {
+            return inspect_trace(path, &mut trace, conversation);
+        }
+        crate::format::Opened::History(src) => src,
+    };
     let mut convs = Vec::new();
     while let Some(conv) = src.next_conversation() {
         let conv = conv?;

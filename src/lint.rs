@@ -146,7 +146,7 @@ pub fn check(conv: &Conversation, selection: &Selection) -> Vec<Finding> {
         f.fixable = f
             .fix
             .as_ref()
-            .is_some_and(|fix| crate::repair::supports(&conv.source, fix));
+            .is_some_and(|fix| crate::format::can_apply(&conv.source, fix));
     }
     findings
 }
@@ -162,18 +162,18 @@ fn checked(conv: &Conversation, selection: &Selection) -> Checked {
 /// against it (a trace source reads requests on demand, so one at a time).
 pub struct OpenTrace {
     path: PathBuf,
-    source: std::sync::Mutex<source::trace::TraceSource>,
+    source: std::sync::Mutex<crate::format::trace::TraceSource>,
 }
 
 impl OpenTrace {
     pub fn open(path: &Path, limits: Limits) -> Result<OpenTrace, Error> {
         Ok(OpenTrace {
             path: path.to_path_buf(),
-            source: std::sync::Mutex::new(source::open_trace(path, limits)?),
+            source: std::sync::Mutex::new(crate::format::open_trace(path, limits)?),
         })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, source::trace::TraceSource> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, crate::format::trace::TraceSource> {
         self.source
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -187,9 +187,9 @@ pub fn lint_one(
     opts: &Options,
     trace: Option<&OpenTrace>,
 ) -> Result<FileReport, Error> {
-    let mut src = source::open_with(path, opts.limits, opts.mapping.as_ref())?;
+    let mut src = crate::format::open_with(path, opts.limits, opts.mapping.as_ref())?;
     // A trace is not cross-checked against itself.
-    let trace = trace.filter(|_| src.as_trace().is_none());
+    let trace = trace.filter(|_| !src.is_trace());
     let mut stats = Stats::default();
     let mut findings = Vec::new();
     let mut cross = trace.map(|t| CrossCheck {

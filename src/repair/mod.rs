@@ -1,53 +1,31 @@
 //! `repair`: turn the fixes rules attached to their findings into edits of a
 //! copy of the input, in the input's own storage format.
 //!
+//! The engine is one loop for every store: open the input, check each
+//! conversation, decide which fixes apply ([`plan`]), hand them to the
+//! writer of the input's store (`format/<store>/writer.rs`), then let the
+//! writer write. A store without a writer is refused before anything is
+//! read or written.
+//!
 //! Contract (DESIGN.md): the input is never written; the output is a new
 //! path, written atomically; every removed or replaced payload goes to the
 //! repair log; everything the repair did not need to touch is preserved
 //! exactly; a second repair changes nothing.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::finding::Finding;
-use crate::fix::{Action, Fix};
-use crate::model::{Conversation, Loc, SourceInfo};
+use crate::finding::{Action, Applicability};
+use crate::format::{self, Dialect, Format, Writing};
 use crate::rules::Selection;
 use crate::source::{self, Limits};
-
-pub(crate) mod atomic;
-mod jsonl;
-mod kv;
-mod rows;
+use crate::write::{Log, Planned, Target};
 
 pub use crate::config::{OrphanCalls as OrphanPolicy, RepairPolicy as Policy};
-
-/// The text of a synthesized tool result. Clearly not the tool's output.
-pub const PLACEHOLDER: &str = "[chatfsck repair] No result was recorded for this tool call: the session ended or was interrupted before it completed. This placeholder was inserted by chatfsck; the tool may or may not have run.";
-
-/// Whether the repair engine can apply a fix to this kind of input.
-pub fn supports(info: &SourceInfo, fix: &Fix) -> bool {
-    fix.actions.iter().all(|a| supports_action(info, a))
-}
-
-fn supports_action(info: &SourceInfo, a: &Action) -> bool {
-    match info.format {
-        "jsonl" | "json" => match a {
-            Action::DropRecord { .. } => true,
-            Action::RenumberIndices => false,
-            // Message-structure edits need provider-shaped records; Claude
-            // Code and Codex logs are rebuilt into requests by their apps.
-            _ => matches!(info.dialect, "openai" | "kimi" | "anthropic"),
-        },
-        "sqlite-kv" => matches!(a, Action::RenumberIndices | Action::DropRecord { .. }),
-        // Message tables are repaired with inserts only.
-        "sqlite-table" | "postgres-table" => matches!(a, Action::RebuildResults { .. }),
-        _ => false,
-    }
-}
+pub use crate::write::{Edit, Left, PLACEHOLDER};
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -64,43 +42,14 @@ pub struct Options {
     pub target: Option<String>,
 }
 
-/// One edit, as the repair log records it.
-#[derive(Debug, Clone, Serialize)]
-pub struct Edit {
-    pub rule: &'static str,
-    pub conversation: String,
-    pub action: &'static str,
-    /// What was done, in one line.
-    pub description: String,
-    pub location: Loc,
-    /// The record before the edit, verbatim (`null` for an insertion).
-    pub before: Option<String>,
-    /// The record after the edit (`null` for a removal).
-    pub after: Option<String>,
-    /// True when the edit invents content (a placeholder result).
-    pub synthesized: bool,
-    /// Tool call ids involved.
-    pub ids: Vec<String>,
-}
-
-/// A finding the repair leaves as it is, and why.
-#[derive(Debug, Clone, Serialize)]
-pub struct Left {
-    pub rule: &'static str,
-    pub conversation: String,
-    pub location: Option<Loc>,
-    pub summary: String,
-    pub reason: String,
-}
-
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub version: u32,
     pub input: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
-    pub format: &'static str,
-    pub dialect: &'static str,
+    pub format: Format,
+    pub dialect: Dialect,
     pub dry_run: bool,
     pub policy: Policy,
     /// PostgreSQL inputs: the SQL script written.
@@ -116,69 +65,12 @@ pub struct Report {
     pub left: Vec<Left>,
 }
 
-/// A database error of the repaired copy.
-pub(crate) fn db_err(output: &Path, e: rusqlite::Error) -> Error {
-    Error::Output {
-        path: output.to_path_buf(),
-        cause: crate::source::sqlite::cause(&e),
-    }
-}
-
-/// Copy a SQLite input (from its forensic snapshot) with the backup API
-/// into a temporary file beside `output`, apply `edit` to the copy in one
-/// transaction, check its integrity, and move it into place. Schema, other
-/// tables and every row `edit` does not touch stay as they were.
-pub(crate) fn edit_sqlite_copy(
-    input: &Path,
-    output: &Path,
-    force: bool,
-    snap: crate::source::sqlite::Snapshot,
-    edit: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<()>,
-) -> Result<()> {
-    let tmp = atomic::Atomic::new(output)?;
-    snap.conn
-        .backup(rusqlite::MAIN_DB, tmp.path(), None)
-        .map_err(|e| db_err(output, e))?;
-    drop(snap);
-    let mut conn = rusqlite::Connection::open_with_flags(
-        tmp.path(),
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE,
-    )
-    .map_err(|e| db_err(output, e))?;
-    let tx = conn.transaction().map_err(|e| db_err(output, e))?;
-    edit(&tx)?;
-    tx.commit().map_err(|e| db_err(output, e))?;
-    finish_sqlite(conn, output)?;
-    tmp.commit(output, force, Some(input))
-}
-
-/// Check a repaired SQLite copy and close it, so no `-wal` or `-shm` is
-/// left beside the temporary file when it is renamed into place.
-fn finish_sqlite(conn: rusqlite::Connection, output: &Path) -> Result<()> {
-    let err = |e: rusqlite::Error| Error::Output {
-        path: output.to_path_buf(),
-        cause: crate::source::sqlite::cause(&e),
-    };
-    let check: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .map_err(err)?;
-    if check != "ok" {
-        return Err(Error::Output {
-            path: output.to_path_buf(),
-            cause: format!("the repaired copy fails PRAGMA integrity_check: {check}"),
-        });
-    }
-    conn.close().map_err(|(_, e)| err(e))
-}
-
-/// A finding with a fix the engine will apply.
-pub struct Planned<'a> {
-    pub finding: &'a Finding,
-    pub fix: &'a Fix,
-}
-
 /// Decide, for the findings of one conversation, which fixes apply.
-fn plan<'a>(findings: &'a [Finding], policy: &Policy, left: &mut Vec<Left>) -> Vec<Planned<'a>> {
+pub fn plan<'a>(
+    findings: &'a [Finding],
+    policy: &Policy,
+    left: &mut Vec<Left>,
+) -> Vec<Planned<'a>> {
     let mut out = Vec::new();
     for f in findings {
         let leave = |reason: &str, left: &mut Vec<Left>| {
@@ -204,6 +96,9 @@ fn plan<'a>(findings: &'a [Finding], policy: &Policy, left: &mut Vec<Left>) -> V
             );
             continue;
         }
+        // A fix that invents content (a placeholder) needs synthesizing on,
+        // unless the policy answers calls otherwise (by dropping them).
+        let invents = fix.applicability == Applicability::Unsafe;
         let answers = fix
             .actions
             .iter()
@@ -214,7 +109,7 @@ fn plan<'a>(findings: &'a [Finding], policy: &Policy, left: &mut Vec<Left>) -> V
                     leave("orphan-calls policy is `report`", left);
                     continue;
                 }
-                OrphanPolicy::Placeholder if !policy.synthesize => {
+                OrphanPolicy::Placeholder if invents && !policy.synthesize => {
                     leave(
                         "synthesizing is off: a placeholder would invent content",
                         left,
@@ -264,7 +159,7 @@ fn check_output(input: &Path, output: &Path, force: bool) -> Result<()> {
 
 /// Repair `input` into `output` (or plan only, with `dry_run`).
 pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Report> {
-    let pg = source::postgres::is_target(input);
+    let pg = source::is_postgres(input);
     if pg {
         if output.is_some() {
             return Err(Error::Usage(
@@ -284,132 +179,77 @@ pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Rep
             "--emit-sql and --target repair PostgreSQL inputs; {} is a file: write its repaired copy with -o",
             input.display()
         )));
+    } else if let Some(out) = output {
+        check_output(input, out, opts.force)?;
+    } else if !opts.dry_run {
+        return Err(Error::Usage("repair needs -o OUTPUT (or --dry-run)".into()));
     }
-    if !pg {
-        if let Some(out) = output {
-            check_output(input, out, opts.force)?;
-        } else if !opts.dry_run {
-            return Err(Error::Usage("repair needs -o OUTPUT (or --dry-run)".into()));
+    let mut src = format::open_with(input, opts.limits, opts.mapping.as_ref())?;
+    let info = src.info();
+    // The store's writer, made before any conversation is read: a store
+    // that is never repaired is refused here, with nothing written.
+    let target = Target {
+        input,
+        output: if opts.dry_run { None } else { output },
+        force: opts.force,
+        dry_run: opts.dry_run,
+        policy: &opts.policy,
+        limits: opts.limits,
+        mapping: opts.mapping.as_ref(),
+        emit_sql: opts.emit_sql.as_deref(),
+        target: opts.target.as_deref(),
+    };
+    let mut writer = match format::store_of(&info).map(|s| &s.writing) {
+        Some(Writing::Copy { new, .. }) => new(&target)?,
+        Some(Writing::Never(why)) => return Err(Error::input(input, *why)),
+        None => {
+            return Err(Error::input(
+                input,
+                format!(
+                    "internal: no store writes {} ({}) inputs",
+                    info.format, info.dialect
+                ),
+            ));
         }
+    };
+    let mut log = Log::default();
+    let mut last = None;
+    while let Some(conv) = src.next_conversation() {
+        let conv = conv?;
+        let findings = crate::lint::check(&conv, &opts.selection);
+        let planned = plan(&findings, &opts.policy, &mut log.left);
+        writer.plan(&conv, &planned, &mut log)?;
+        last = Some(conv.source.clone());
     }
-    // PostgreSQL: resolve the source and target first, so a bad URL fails
-    // before the whole database is read (and no password reaches the log).
-    let pg_source = if pg {
-        Some(source::postgres::target(&input.to_string_lossy())?)
+    // A file's dialect is known once it has been read.
+    let info = last.unwrap_or(info);
+    if !opts.dry_run {
+        writer.write(&mut log)?;
+    }
+    // A PostgreSQL source is named without its password.
+    let display = if pg {
+        info.path.display().to_string()
     } else {
-        None
+        input.display().to_string()
     };
-    let pg_target = match (&opts.target, pg) {
-        (Some(t), true) => Some(source::postgres::target(t)?),
-        _ => None,
+    let output = match (&log.sql, &log.target) {
+        (Some(s), Some(t)) => Some(format!("{s} and {t}")),
+        (Some(s), None) => Some(s.clone()),
+        (None, Some(t)) => Some(t.clone()),
+        (None, None) => output.map(|p| p.display().to_string()),
     };
-    // Refuse a target that is the source before anything is read or written.
-    let mut pg_target_client = match (&pg_source, &pg_target) {
-        (Some(s), Some(t)) if !opts.dry_run => Some(rows::open_target(s, t)?),
-        _ => None,
-    };
-    let mut src = source::open_with(input, opts.limits, opts.mapping.as_ref())?;
-    let mut convs: Vec<(Conversation, Vec<Finding>)> = Vec::new();
-    let mut info: Option<Arc<SourceInfo>> = None;
-    let mut report = Report {
-        version: crate::report::json::VERSION,
-        input: match &pg_source {
-            Some(s) => s.display.clone(),
-            None => input.display().to_string(),
-        },
-        output: output.map(|p| p.display().to_string()),
-        format: "",
-        dialect: "",
+    Ok(Report {
+        version: crate::finding::JSON_VERSION,
+        input: display,
+        output,
+        format: info.format,
+        dialect: info.dialect,
         dry_run: opts.dry_run,
         policy: opts.policy,
-        sql: None,
-        target: None,
-        inserted: None,
-        edits: Vec::new(),
-        left: Vec::new(),
-    };
-    match src.info().format {
-        "sqlite-kv" => {
-            // Chunk stores: plan conversation by conversation, keeping only
-            // the row edits, never the conversations.
-            let mut plan_kv = kv::Plan::default();
-            while let Some(conv) = src.next_conversation() {
-                let conv = conv?;
-                let findings = crate::lint::check(&conv, &opts.selection);
-                let planned = plan(&findings, &opts.policy, &mut report.left);
-                kv::plan_conversation(&conv, &planned, &mut plan_kv, &mut report.edits);
-                info.get_or_insert_with(|| conv.source.clone());
-            }
-            let info = info.unwrap_or_else(|| src.info());
-            report.format = info.format;
-            report.dialect = info.dialect;
-            if let (Some(out), false) = (output, opts.dry_run) {
-                kv::write(input, out, &plan_kv, &mut report.edits, opts.force)?;
-            }
-        }
-        "sqlite-table" | "postgres-table" => {
-            // Message tables: plan job by job, keeping only the rows to insert.
-            let mut plan_rows = rows::Plan::default();
-            while let Some(conv) = src.next_conversation() {
-                let conv = conv?;
-                let findings = crate::lint::check(&conv, &opts.selection);
-                let planned = plan(&findings, &opts.policy, &mut report.left);
-                rows::plan_conversation(
-                    &conv,
-                    &planned,
-                    &opts.policy,
-                    &mut plan_rows,
-                    &mut report.edits,
-                    &mut report.left,
-                );
-            }
-            let info = src.info();
-            report.format = info.format;
-            report.dialect = info.dialect;
-            if let (Some(source), false) = (&pg_source, opts.dry_run) {
-                let layout = rows::postgres_layout(source, opts.mapping.as_ref())?;
-                if let Some(sql) = &opts.emit_sql {
-                    let text = rows::script(&source.display, &layout, &plan_rows);
-                    rows::write_script(sql, &text, opts.force)?;
-                    report.sql = Some(sql.display().to_string());
-                }
-                if let (Some(t), Some(client)) = (&pg_target, pg_target_client.as_mut()) {
-                    let n = rows::apply(client, t, &layout, &plan_rows, &mut report.edits)?;
-                    report.target = Some(t.display.clone());
-                    report.inserted = Some(n);
-                }
-                report.output = match (&report.sql, &report.target) {
-                    (Some(s), Some(t)) => Some(format!("{s} and {t}")),
-                    (Some(s), None) => Some(s.clone()),
-                    (None, Some(t)) => Some(t.clone()),
-                    (None, None) => None,
-                };
-            } else if let (Some(out), false) = (output, opts.dry_run) {
-                rows::write_sqlite(input, out, &plan_rows, opts.mapping.as_ref(), opts.force)?;
-            }
-        }
-        _ => {
-            while let Some(conv) = src.next_conversation() {
-                let conv = conv?;
-                let findings = crate::lint::check(&conv, &opts.selection);
-                convs.push((conv, findings));
-            }
-            let (conv, findings) = convs
-                .pop()
-                .ok_or_else(|| Error::not_history(input, "holds no conversation"))?;
-            report.format = conv.source.format;
-            report.dialect = conv.source.dialect;
-            let planned = plan(&findings, &opts.policy, &mut report.left);
-            let edits = jsonl::plan(&conv, &planned, &opts.policy, input)?;
-            if let (Some(out), false) = (output, opts.dry_run) {
-                if report.format == "json" {
-                    jsonl::write_document(input, out, &edits, opts.force)?;
-                } else {
-                    jsonl::write(input, out, &edits, opts.limits, opts.force)?;
-                }
-            }
-            report.edits = edits.log;
-        }
-    }
-    Ok(report)
+        sql: log.sql,
+        target: log.target,
+        inserted: log.inserted,
+        edits: log.edits,
+        left: log.left,
+    })
 }

@@ -7,8 +7,9 @@ use super::plural;
 
 use comfy_table::{ContentArrangement, Table, presets};
 
-use crate::crosscheck::{DiffDoc, Op, SentSide, StoreSide};
+use crate::crosscheck::{DiffDoc, SentSide, StoreSide};
 use crate::escape::escape;
+use crate::model::compare::Op;
 use crate::report::human::loc_text;
 
 fn store_cells(s: &Option<StoreSide>) -> Vec<String> {

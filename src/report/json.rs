@@ -15,7 +15,7 @@ use crate::lint::{Outcome, Stats};
 use crate::model::Loc;
 
 /// Bumped on any incompatible change to the document's shape.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = crate::finding::JSON_VERSION;
 
 pub struct Json;
 
@@ -215,8 +215,8 @@ impl Report for Json {
                 .iter()
                 .map(|f| FileOut {
                     path: f.info.path.display().to_string(),
-                    format: f.info.format,
-                    dialect: f.info.dialect,
+                    format: f.info.format.as_str(),
+                    dialect: f.info.dialect.as_str(),
                     stats: &f.stats,
                     findings: f.findings.len(),
                     crosscheck: f.crosscheck.as_ref(),

@@ -110,7 +110,7 @@ fn slash_join(rel: &Path) -> String {
 /// Name `path` relative to `base` when it lies under it. Lexical first (so
 /// a symlinked checkout keeps its names), then through the real paths.
 pub fn ci_path(path: &Path, base: Option<&Path>) -> CiPath {
-    if crate::source::postgres::is_target(path) {
+    if crate::source::is_postgres(path) {
         return CiPath::Url(path.display().to_string());
     }
     let Some(base) = base else {

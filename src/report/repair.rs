@@ -77,7 +77,7 @@ pub fn write_log(r: &Report, path: &Path, force: bool) -> Result<()> {
         path: path.to_path_buf(),
         cause: e.to_string(),
     })?;
-    crate::repair::atomic::write_bytes(path, &buf, force)
+    crate::write::atomic::write_bytes(path, &buf, force)
 }
 
 /// A markdown table of the edits and what was left, for a bug report.

@@ -48,7 +48,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         out.push(
             ctx.finding(&RULE, None, rec.loc.clone(), summary)
                 .label(&rec.loc, format!("`{}`", preview(&rec.excerpt, 60)))
-                .fix(vec![crate::fix::Action::DropRecord {
+                .fix(vec![crate::finding::Action::DropRecord {
                     loc: rec.loc.clone(),
                 }]),
         );

@@ -90,7 +90,7 @@ mod tests {
 
     #[test]
     fn two_rows_with_one_index() {
-        let mut c = conv("table")
+        let mut c = conv(crate::model::Dialect::Table)
             .user("hello")
             .assistant("Hi!")
             .assistant("Hello!")

@@ -73,7 +73,7 @@ mod tests {
 
     #[test]
     fn same_message_duplicates() {
-        let c = conv("anthropic")
+        let c = conv(crate::model::Dialect::Anthropic)
             .user("go")
             .calls(&["t", "t"])
             .result("t")
@@ -86,7 +86,7 @@ mod tests {
 
     #[test]
     fn distinct_ids_are_fine() {
-        let c = conv("openai")
+        let c = conv(crate::model::Dialect::OpenAi)
             .user("go")
             .calls(&["a", "b"])
             .result("a")

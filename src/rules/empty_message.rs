@@ -47,7 +47,10 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             continue;
         }
         // Anthropic allows an empty final assistant message (a prefill).
-        if mi == last && m.role == Role::Assistant && conv.source.dialect == "anthropic" {
+        if mi == last
+            && m.role == Role::Assistant
+            && conv.source.dialect == crate::model::Dialect::Anthropic
+        {
             continue;
         }
         let what = if m.parts.is_empty() {
@@ -74,7 +77,7 @@ mod tests {
 
     #[test]
     fn empty_and_whitespace_text() {
-        let c = conv("openai")
+        let c = conv(crate::model::Dialect::OpenAi)
             .user("hi")
             .msg(Role::Assistant, vec![])
             .msg(Role::User, vec![text_part("  \n")])
@@ -88,13 +91,17 @@ mod tests {
 
     #[test]
     fn tool_call_only_assistant_is_not_empty() {
-        let c = conv("openai").user("hi").calls(&["a"]).result("a").build();
+        let c = conv(crate::model::Dialect::OpenAi)
+            .user("hi")
+            .calls(&["a"])
+            .result("a")
+            .build();
         assert!(rules_of(&c, "empty-message").is_empty());
     }
 
     #[test]
     fn anthropic_final_assistant_prefill_is_allowed() {
-        let c = conv("anthropic")
+        let c = conv(crate::model::Dialect::Anthropic)
             .user("hi")
             .msg(Role::Assistant, vec![])
             .build();

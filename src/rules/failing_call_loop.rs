@@ -199,7 +199,7 @@ mod tests {
 
     #[test]
     fn three_failing_rounds_are_a_loop() {
-        let mut b = conv("openai").user("read it");
+        let mut b = conv(crate::model::Dialect::OpenAi).user("read it");
         for i in 0..3 {
             b = round(b, &format!("c{i}"), r#"{"path": "src/main.go"}"#, false);
         }
@@ -211,7 +211,7 @@ mod tests {
 
     #[test]
     fn two_failures_then_success_is_not() {
-        let mut b = conv("openai").user("read it");
+        let mut b = conv(crate::model::Dialect::OpenAi).user("read it");
         b = round(b, "c0", r#"{"path":"a"}"#, false);
         b = round(b, "c1", r#"{"path":"a"}"#, false);
         b = round(b, "c2", r#"{"path":"a"}"#, true);
@@ -221,12 +221,12 @@ mod tests {
 
     #[test]
     fn distinct_probes_are_not_a_loop_but_key_order_is_the_same_call() {
-        let mut b = conv("openai").user("find it");
+        let mut b = conv(crate::model::Dialect::OpenAi).user("find it");
         b = round(b, "c0", r#"{"path":"a"}"#, false);
         b = round(b, "c1", r#"{"path":"b"}"#, false);
         b = round(b, "c2", r#"{"path":"c"}"#, false);
         assert!(rules_of(&b.build(), "failing-call-loop").is_empty());
-        let mut b = conv("openai").user("find it");
+        let mut b = conv(crate::model::Dialect::OpenAi).user("find it");
         b = round(b, "c0", r#"{"a":1,"b":2}"#, false);
         b = round(b, "c1", r#"{"b":2, "a":1}"#, false);
         b = round(b, "c2", r#"{ "a": 1, "b": 2 }"#, false);

@@ -8,7 +8,7 @@
 //! while `index-gap` runs.
 
 use crate::model::Conversation;
-use crate::rules::pairing::Pairing;
+use crate::model::pairing::Pairing;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Gap {

@@ -218,7 +218,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         }
         f = f.note("on resume the app replays these calls without results, and the provider rejects the history (AI SDK: `Tool results are missing for tool calls …`)");
         if gap.count() == 1 {
-            f = f.fix(vec![crate::fix::Action::RebuildResults {
+            f = f.fix(vec![crate::finding::Action::RebuildResults {
                 message: bi,
                 index: gap.first,
                 calls: calls.iter().map(|(p, _, _)| *p).collect(),
@@ -239,7 +239,7 @@ mod tests {
 
     /// A gbrain job: messages at the given indices, with executions.
     fn job(indices: &[(i64, Role, Vec<PartKind>)], execs: &[(&str, &str)]) -> Conversation {
-        let mut b = conv("gbrain");
+        let mut b = conv(crate::model::Dialect::Gbrain);
         for (idx, role, parts) in indices {
             b = b.msg(*role, parts.clone());
             b.conv.messages.last_mut().unwrap().stored_index = Some(*idx);
@@ -351,7 +351,10 @@ mod tests {
 
     #[test]
     fn chunk_stores_and_files_have_no_index_gaps() {
-        let mut c = conv("anthropic").user("a").assistant("b").build();
+        let mut c = conv(crate::model::Dialect::Anthropic)
+            .user("a")
+            .assistant("b")
+            .build();
         c.messages[1].stored_index = Some(5);
         assert!(rules_of(&c, "index-gap").is_empty());
     }

@@ -43,7 +43,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let conv = ctx.conv;
     let pairing = ctx.pairing();
     // Late pairs grouped by the message holding the calls.
-    let mut by_call_msg: BTreeMap<usize, Vec<&super::pairing::Pair>> = BTreeMap::new();
+    let mut by_call_msg: BTreeMap<usize, Vec<&crate::model::pairing::Pair>> = BTreeMap::new();
     for p in pairing.pairs.iter().filter(|p| p.late) {
         by_call_msg.entry(p.call.0).or_default().push(p);
     }
@@ -104,7 +104,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         for id in ids {
             f = f.id(id);
         }
-        out.push(f.fix(vec![crate::fix::Action::MoveAfter {
+        out.push(f.fix(vec![crate::finding::Action::MoveAfter {
             messages: between,
             after: last_result,
         }]));
@@ -117,7 +117,7 @@ mod tests {
 
     #[test]
     fn zeph_reflection_between_use_and_result() {
-        let c = conv("anthropic")
+        let c = conv(crate::model::Dialect::Anthropic)
             .user("scrape")
             .calls(&["id-1", "id-2"])
             .user("You attempted to help...")
@@ -136,7 +136,7 @@ mod tests {
 
     #[test]
     fn partial_answer_then_interleave_then_rest() {
-        let c = conv("openai")
+        let c = conv(crate::model::Dialect::OpenAi)
             .user("go")
             .calls(&["a", "b"])
             .result("a")

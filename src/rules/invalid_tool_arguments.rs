@@ -92,7 +92,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     .label(&loc, format!("arguments: `{}`", preview(&args.raw, 60)))
                     .note("a stream reset mid tool-call leaves truncated argument JSON; replaying it is rejected on every request")
                     .id(id)
-                    .fix(vec![crate::fix::Action::ReplaceArguments {
+                    .fix(vec![crate::finding::Action::ReplaceArguments {
                         message: mi,
                         part: pi,
                         with: "{}".to_string(),

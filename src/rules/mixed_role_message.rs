@@ -69,6 +69,6 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 stripped.join(", ")
             ));
         }
-        out.push(f.fix(vec![crate::fix::Action::RenumberIndices]));
+        out.push(f.fix(vec![crate::finding::Action::RenumberIndices]));
     }
 }

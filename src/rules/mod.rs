@@ -8,7 +8,8 @@ use crate::finding::{Finding, Label, Severity};
 use crate::model::{Conversation, Loc};
 
 pub mod gaps;
-pub mod pairing;
+
+use crate::model::pairing;
 
 mod corrupt_record;
 mod duplicate_index;
@@ -205,10 +206,23 @@ impl Finding {
         self
     }
 
-    /// Attach the fix; whether it applies to this input's format is decided
-    /// by the engine (`lint::check` asks `repair::supports`).
-    pub fn fix(mut self, actions: Vec<crate::fix::Action>) -> Self {
-        self.fix = Some(crate::fix::Fix { actions });
+    /// Attach a safe fix: it keeps every payload and invents nothing.
+    /// Whether it applies to this input is for the input's store to say
+    /// (`format::can_apply`).
+    pub fn fix(mut self, actions: Vec<crate::finding::Action>) -> Self {
+        self.fix = Some(crate::finding::Fix {
+            actions,
+            applicability: crate::finding::Applicability::Safe,
+        });
+        self
+    }
+
+    /// Attach a fix that invents content (a placeholder result).
+    pub fn unsafe_fix(mut self, actions: Vec<crate::finding::Action>) -> Self {
+        self.fix = Some(crate::finding::Fix {
+            actions,
+            applicability: crate::finding::Applicability::Unsafe,
+        });
         self
     }
 }
@@ -231,7 +245,7 @@ pub fn check(conv: &Conversation, selection: &Selection) -> Vec<Finding> {
 /// store-against-trace comparison.
 pub fn check_against_trace(
     store: &Conversation,
-    cmp: &crate::crosscheck::ConvComparison,
+    cmp: &crate::model::compare::ConvComparison,
     trace_path: &std::path::Path,
     selection: &Selection,
 ) -> Vec<Finding> {
@@ -258,85 +272,11 @@ pub(crate) fn at(conv: &Conversation, pos: usize) -> String {
 
 #[cfg(test)]
 pub(crate) mod testutil {
-    //! Build conversations in memory for rule unit tests.
-    use std::path::PathBuf;
-    use std::sync::Arc;
+    //! Rule unit tests: conversations built in memory, and the findings of
+    //! one rule.
+    pub use crate::model::testutil::*;
 
-    use crate::model::*;
-
-    pub struct B {
-        pub conv: Conversation,
-    }
-
-    pub fn conv(dialect: &'static str) -> B {
-        let source = Arc::new(SourceInfo {
-            path: PathBuf::from("t.jsonl"),
-            format: "jsonl",
-            dialect,
-        });
-        B {
-            conv: Conversation::new("t", source),
-        }
-    }
-
-    impl B {
-        fn next_loc(&self) -> Loc {
-            let line = self.conv.messages.len() as u64 + 1;
-            Loc::Line {
-                line,
-                start: 0,
-                end: 0,
-            }
-        }
-        pub fn msg(mut self, role: Role, parts: Vec<PartKind>) -> Self {
-            let loc = self.next_loc();
-            let mut m = Message::new(role, loc.clone());
-            for p in parts {
-                m.push(p, loc.clone());
-            }
-            self.conv.messages.push(m);
-            self
-        }
-        pub fn user(self, text: &str) -> Self {
-            self.msg(Role::User, vec![text_part(text)])
-        }
-        pub fn assistant(self, text: &str) -> Self {
-            self.msg(Role::Assistant, vec![text_part(text)])
-        }
-        pub fn calls(self, ids: &[&str]) -> Self {
-            let parts = ids.iter().map(|id| call(id, "Shell", "{}")).collect();
-            self.msg(Role::Assistant, parts)
-        }
-        pub fn result(self, id: &str) -> Self {
-            self.msg(Role::Tool, vec![result(id, "ok", None)])
-        }
-        pub fn build(self) -> Conversation {
-            self.conv
-        }
-    }
-
-    pub fn text_part(t: &str) -> PartKind {
-        PartKind::Text { text: t.into() }
-    }
-    pub fn call(id: &str, name: &str, args: &str) -> PartKind {
-        PartKind::ToolCall {
-            id: id.into(),
-            name: name.into(),
-            arguments: Arguments {
-                raw: args.into(),
-                encoding: ArgEncoding::JsonString,
-            },
-        }
-    }
-    pub fn result(id: &str, content: &str, is_error: Option<bool>) -> PartKind {
-        PartKind::ToolResult {
-            call_id: id.into(),
-            content: content.into(),
-            is_error,
-        }
-    }
-
-    pub fn rules_of(conv: &Conversation, rule: &str) -> Vec<crate::finding::Finding> {
+    pub fn rules_of(conv: &crate::model::Conversation, rule: &str) -> Vec<crate::finding::Finding> {
         crate::rules::check(conv, &crate::rules::Selection::default())
             .into_iter()
             .filter(|f| f.rule == rule)

@@ -100,7 +100,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         }
         out.push(
             f.note("dispatch's append() restarted msgIdx at 0 on every call while load() grouped by msgIdx (seed 000)")
-                .fix(vec![crate::fix::Action::RenumberIndices]),
+                .fix(vec![crate::finding::Action::RenumberIndices]),
         );
     }
 }

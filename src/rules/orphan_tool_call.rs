@@ -92,7 +92,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         } else {
             f = f.note("a crash or kill after the call was persisted leaves this tail; every resume sends it unanswered");
         }
-        out.push(f.fix(vec![crate::fix::Action::AnswerCall {
+        out.push(f.unsafe_fix(vec![crate::finding::Action::AnswerCall {
             message: mi,
             part: pi,
         }]));
@@ -110,7 +110,7 @@ mod tests {
 
     #[test]
     fn kimi_2336_orphan_followed_by_user() {
-        let c = conv("kimi")
+        let c = conv(crate::model::Dialect::Kimi)
             .user("run it")
             .calls(&["Shell:206"])
             .user("hello?")
@@ -128,7 +128,7 @@ mod tests {
 
     #[test]
     fn parallel_calls_with_one_answer_missing() {
-        let c = conv("openai")
+        let c = conv(crate::model::Dialect::OpenAi)
             .user("go")
             .calls(&["a", "b", "c"])
             .result("a")
@@ -142,7 +142,10 @@ mod tests {
 
     #[test]
     fn orphan_at_the_tail() {
-        let c = conv("anthropic").user("go").calls(&["toolu_1"]).build();
+        let c = conv(crate::model::Dialect::Anthropic)
+            .user("go")
+            .calls(&["toolu_1"])
+            .build();
         let f = rules_of(&c, "orphan-tool-call");
         assert_eq!(f.len(), 1);
         assert!(f[0].summary.contains("history ends"));
@@ -150,7 +153,7 @@ mod tests {
 
     #[test]
     fn late_result_is_not_an_orphan() {
-        let c = conv("anthropic")
+        let c = conv(crate::model::Dialect::Anthropic)
             .user("go")
             .calls(&["t1"])
             .user("reflect")
@@ -163,7 +166,7 @@ mod tests {
 
     #[test]
     fn answered_calls_are_fine_even_with_reused_ids() {
-        let c = conv("openai")
+        let c = conv(crate::model::Dialect::OpenAi)
             .user("go")
             .calls(&["x"])
             .result("x")

@@ -75,10 +75,13 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 )
                 .label(&loc, format!("no call `{call_id}` precedes this result")),
         };
-        out.push(f.id(call_id).fix(vec![crate::fix::Action::RemoveResult {
-            message: mi,
-            part: pi,
-        }]));
+        out.push(
+            f.id(call_id)
+                .fix(vec![crate::finding::Action::RemoveResult {
+                    message: mi,
+                    part: pi,
+                }]),
+        );
     }
 }
 
@@ -88,7 +91,10 @@ mod tests {
 
     #[test]
     fn result_without_call() {
-        let c = conv("openai").user("hi").result("call_missing").build();
+        let c = conv(crate::model::Dialect::OpenAi)
+            .user("hi")
+            .result("call_missing")
+            .build();
         let f = rules_of(&c, "orphan-tool-result");
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].ids, vec!["call_missing"]);
@@ -97,7 +103,7 @@ mod tests {
 
     #[test]
     fn call_answered_twice() {
-        let c = conv("openai")
+        let c = conv(crate::model::Dialect::OpenAi)
             .user("hi")
             .calls(&["x"])
             .result("x")
@@ -112,7 +118,11 @@ mod tests {
 
     #[test]
     fn result_before_its_call_is_stray() {
-        let c = conv("openai").user("hi").result("x").calls(&["x"]).build();
+        let c = conv(crate::model::Dialect::OpenAi)
+            .user("hi")
+            .result("x")
+            .calls(&["x"])
+            .build();
         assert_eq!(rules_of(&c, "orphan-tool-result").len(), 1);
         assert_eq!(rules_of(&c, "orphan-tool-call").len(), 1);
     }

@@ -1,10 +1,10 @@
 use std::path::Path;
 
 use super::{Ctx, Rule};
-use crate::crosscheck::{ConvComparison, Op, Row, ids, part_types, store_span};
 use crate::finding::{Finding, Severity};
+use crate::model::Event;
+use crate::model::compare::{ConvComparison, Op, Row, ids, part_types, store_span};
 use crate::model::{Conversation, Loc, Role};
-use crate::source::trace::Event;
 
 pub static RULE: Rule = Rule {
     name: "prompt-divergence",

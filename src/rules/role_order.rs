@@ -1,6 +1,6 @@
 use super::{Ctx, Rule, at};
 use crate::finding::{Finding, Severity};
-use crate::model::Role;
+use crate::model::{Dialect, Role};
 
 pub static RULE: Rule = Rule {
     name: "role-order",
@@ -44,14 +44,17 @@ enum Flavor {
     Anthropic,
 }
 
-fn flavor(dialect: &str) -> Option<Flavor> {
+fn flavor(dialect: Dialect) -> Option<Flavor> {
     match dialect {
         // Requests recorded in traces are what was sent: checked like OpenAI.
-        "openai" | "kimi" | "dispatch" | "phoenix" | "gen-ai" | "openinference" => {
-            Some(Flavor::OpenAi)
-        }
-        "anthropic" | "gbrain" => Some(Flavor::Anthropic),
-        _ => None,
+        Dialect::OpenAi
+        | Dialect::Kimi
+        | Dialect::Dispatch
+        | Dialect::Phoenix
+        | Dialect::GenAi
+        | Dialect::OpenInference => Some(Flavor::OpenAi),
+        Dialect::Anthropic | Dialect::Gbrain => Some(Flavor::Anthropic),
+        Dialect::Unknown | Dialect::ClaudeCode | Dialect::Codex | Dialect::Table => None,
     }
 }
 
@@ -123,7 +126,11 @@ mod tests {
 
     #[test]
     fn anthropic_two_users() {
-        let c = conv("anthropic").user("a").user("b").assistant("c").build();
+        let c = conv(crate::model::Dialect::Anthropic)
+            .user("a")
+            .user("b")
+            .assistant("c")
+            .build();
         let f = rules_of(&c, "role-order");
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].message, Some(1));
@@ -131,19 +138,25 @@ mod tests {
 
     #[test]
     fn openai_two_users_is_fine_but_assistant_first_is_not() {
-        let c = conv("openai")
+        let c = conv(crate::model::Dialect::OpenAi)
             .msg(Role::System, vec![text_part("sys")])
             .user("a")
             .user("b")
             .build();
         assert!(rules_of(&c, "role-order").is_empty());
-        let c = conv("openai").assistant("hi").user("b").build();
+        let c = conv(crate::model::Dialect::OpenAi)
+            .assistant("hi")
+            .user("b")
+            .build();
         assert_eq!(rules_of(&c, "role-order").len(), 1);
     }
 
     #[test]
     fn app_logs_are_not_checked() {
-        let c = conv("claude-code").assistant("hi").assistant("b").build();
+        let c = conv(crate::model::Dialect::ClaudeCode)
+            .assistant("hi")
+            .assistant("b")
+            .build();
         assert!(rules_of(&c, "role-order").is_empty());
     }
 }

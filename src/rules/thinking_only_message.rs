@@ -83,7 +83,7 @@ mod tests {
     #[test]
     fn thinking_only_is_flagged_thinking_plus_text_is_not() {
         let th = || PartKind::Thinking { text: "hmm".into() };
-        let c = conv("anthropic")
+        let c = conv(crate::model::Dialect::Anthropic)
             .user("hi")
             .msg(Role::Assistant, vec![th()])
             .user("again")
@@ -96,7 +96,7 @@ mod tests {
 
     #[test]
     fn interrupted_reply_is_not_flagged() {
-        let c = conv("claude-code")
+        let c = conv(crate::model::Dialect::ClaudeCode)
             .user("hi")
             .msg(
                 Role::Assistant,

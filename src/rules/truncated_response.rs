@@ -1,9 +1,9 @@
 use std::path::Path;
 
 use super::{Ctx, Rule};
-use crate::crosscheck::{ConvComparison, part_types, store_span};
 use crate::escape::preview;
 use crate::finding::{Finding, Severity};
+use crate::model::compare::{ConvComparison, part_types, store_span};
 use crate::model::{Conversation, PartKind, Role, SpanStatus, TraceStep};
 
 pub static RULE: Rule = Rule {

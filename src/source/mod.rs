@@ -1,6 +1,8 @@
-//! Sources: one module per storage format. A source opens its input
-//! read-only, recognises the format and dialect from the content, and yields
-//! conversations one at a time, each message carrying its origin.
+//! What every reader shares: the [`Source`] trait (a stream of
+//! conversations), input limits, the line reader, the reader-thread
+//! pipeline, forensic SQLite access, and the expansion of the paths named on
+//! the command line. The readers themselves are in `format`, one folder per
+//! storage format; this module knows none of them.
 
 use std::any::Any;
 use std::path::{Path, PathBuf};
@@ -9,17 +11,21 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::model::{Conversation, SourceInfo};
 
-pub mod chat;
-pub mod jsonl;
-pub mod kv;
 pub mod lines;
 pub mod pipeline;
-pub mod postgres;
-pub mod rows;
 pub mod sqlite;
 pub mod trace;
 
-pub use rows::Mapping;
+/// A message table named on the command line: `--table T
+/// --conversation-column C --index-column I --role-column R --content-column X`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mapping {
+    pub table: String,
+    pub conversation: String,
+    pub index: String,
+    pub role: String,
+    pub content: String,
+}
 
 /// Work on each conversation that a threaded source may run on the thread
 /// that built it, before handing it over (lint's checks): the work then
@@ -35,9 +41,10 @@ pub trait Source: Send {
     fn info(&self) -> Arc<SourceInfo>;
     /// The next conversation, or `None` at the end.
     fn next_conversation(&mut self) -> Option<Result<Conversation>>;
-    /// A trace: recorded requests, with access by conversation.
-    fn as_trace(&mut self) -> Option<&mut trace::TraceSource> {
-        None
+    /// Whether this source reads a trace (recorded requests), which is
+    /// never cross-checked against itself.
+    fn is_trace(&self) -> bool {
+        false
     }
     /// Hand back a conversation the caller is done with. A source whose
     /// threads built it frees it there, where it was allocated.
@@ -76,120 +83,10 @@ impl Default for Limits {
     }
 }
 
-/// What a file turned out to be.
-pub enum Opened {
-    /// A trace: recorded requests.
-    Trace(trace::TraceSource),
-    /// A conversation store or log.
-    History(Box<dyn Source>),
-}
-
-impl Opened {
-    pub fn into_source(self) -> Box<dyn Source> {
-        match self {
-            Opened::Trace(t) => Box::new(t),
-            Opened::History(s) => s,
-        }
-    }
-}
-
-/// Open a file and recognise its format from its content.
-pub fn open(path: &Path, limits: Limits) -> Result<Box<dyn Source>> {
-    open_with(path, limits, None)
-}
-
-/// Open an input (see [`open_any_with`]) as a stream of conversations.
-pub fn open_with(
-    path: &Path,
-    limits: Limits,
-    mapping: Option<&Mapping>,
-) -> Result<Box<dyn Source>> {
-    open_any_with(path, limits, mapping).map(Opened::into_source)
-}
-
-/// Open a file and recognise its format from its content, keeping traces
-/// apart from histories.
-pub fn open_any(path: &Path, limits: Limits) -> Result<Opened> {
-    open_any_with(path, limits, None)
-}
-
-/// Open an input: a file (format recognised from its content) or a
-/// PostgreSQL database (`postgres:`, `postgres://…`). A mapping names the
-/// message table of a SQLite or PostgreSQL database.
-pub fn open_any_with(path: &Path, limits: Limits, mapping: Option<&Mapping>) -> Result<Opened> {
-    if postgres::is_target(path) {
-        return postgres::open(path, mapping).map(Opened::History);
-    }
-    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, &e))?;
-    if meta.is_dir() {
-        return Err(Error::input(path, "is a directory"));
-    }
-    if sqlite::is_sqlite(path) {
-        return open_sqlite(path, mapping);
-    }
-    if mapping.is_some() {
-        return Err(Error::Usage(format!(
-            "--table and the column flags name a table of a SQLite or PostgreSQL database; {} is not one",
-            path.display()
-        )));
-    }
-    if matches!(
-        path.extension().and_then(|e| e.to_str()),
-        Some("db" | "sqlite" | "sqlite3")
-    ) {
-        return Err(Error::input(
-            path,
-            "not a SQLite database (no SQLite header: encrypted, e.g. with SQLCipher, or another kind of file)",
-        ));
-    }
-    if let Some(mode) = trace::otlp::detect(path, limits)? {
-        return Ok(Opened::Trace(trace::TraceSource::new(Box::new(
-            trace::otlp::open(path, mode, limits)?,
-        ))));
-    }
-    jsonl::open(path, limits).map(Opened::History)
-}
-
-/// Open a trace (dispatch `traces.db`, Phoenix `phoenix.db`, OTLP JSON
-/// Lines); anything else is an error that says what the file is instead.
-pub fn open_trace(path: &Path, limits: Limits) -> Result<trace::TraceSource> {
-    match open_any(path, limits)? {
-        Opened::Trace(t) => Ok(t),
-        Opened::History(src) => {
-            let info = src.info();
-            let what = if info.format == "jsonl" || info.format == "json" {
-                "a message history".to_string()
-            } else {
-                format!("a {} {} history", info.dialect, info.format)
-            };
-            Err(Error::input(
-                path,
-                format!(
-                    "is not a trace but {what}; a trace is dispatch's traces.db, a Phoenix database or an OTLP JSON file"
-                ),
-            ))
-        }
-    }
-}
-
-fn open_sqlite(path: &Path, mapping: Option<&Mapping>) -> Result<Opened> {
-    let snap = sqlite::open(path)?;
-    if mapping.is_none() && kv::detect(&snap.conn).map_err(sqlite::error_of(path))? {
-        return Ok(Opened::History(Box::new(kv::open(path, snap)?)));
-    }
-    let layout = rows::sqlite_layout(&snap.conn, mapping);
-    match layout {
-        Ok(layout) => Ok(Opened::History(Box::new(rows::open_sqlite(
-            path, snap, layout,
-        )?))),
-        Err(rows::LayoutError::Bad(cause) | rows::LayoutError::Db(cause)) => {
-            Err(Error::input(path, cause))
-        }
-        Err(rows::LayoutError::NotHistory(why)) => match trace::open_sqlite(path, snap)? {
-            Some(t) => Ok(Opened::Trace(t)),
-            None => Err(Error::not_history(path, format!("SQLite database {why}"))),
-        },
-    }
+/// A PostgreSQL database named as an input (`postgres:`, `postgres://…`).
+pub fn is_postgres(path: &Path) -> bool {
+    let s = path.to_string_lossy();
+    s.starts_with("postgres:") || s.starts_with("postgresql:")
 }
 
 /// True for file names the directory walk picks up.
@@ -206,7 +103,7 @@ pub fn is_candidate(path: &Path) -> bool {
 pub fn expand(paths: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>> {
     let mut out = Vec::new();
     for p in paths {
-        if postgres::is_target(p) {
+        if is_postgres(p) {
             out.push((p.clone(), true));
             continue;
         }

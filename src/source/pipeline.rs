@@ -536,8 +536,8 @@ mod tests {
     fn info() -> Arc<SourceInfo> {
         Arc::new(SourceInfo {
             path: PathBuf::from("store.db"),
-            format: "test",
-            dialect: "test",
+            format: crate::model::Format::Jsonl,
+            dialect: crate::model::Dialect::Unknown,
         })
     }
 

@@ -1,7 +1,10 @@
-//! JSONL message logs (one record per line) and JSON documents (one array of
-//! messages, or an object with a `messages` array). A JSONL file is read line
-//! by line, never slurped; a JSON document is one conversation and is read
-//! whole, within a size limit.
+//! The reader every JSON history shares: JSONL logs (one record per line)
+//! and JSON documents (one array of records, or an object with a `messages`
+//! array). A JSONL file is read line by line, never slurped; a JSON
+//! document is one conversation and is read whole, within a size limit.
+//! Each record is parsed once ([`record`]) and handed to the reader of its
+//! family (provider-shaped messages, Claude Code, Codex), which the store
+//! that opened the file names.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -11,32 +14,73 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::chat::Builder;
-use super::lines::{LineReader, Next};
-use super::{Limits, Source};
 use crate::error::{Error, Result};
-use crate::model::{Conversation, Loc, SourceInfo};
+use crate::model::{Conversation, Dialect, Format, Loc, SourceInfo};
+use crate::source::lines::{LineReader, Next};
+use crate::source::{Limits, Source};
+use record::{Builder, Family, Handlers};
+
+pub mod record;
+pub mod writer;
 
 pub struct FileSource {
     path: PathBuf,
     limits: Limits,
+    handlers: &'static Handlers,
     info: Arc<SourceInfo>,
     done: bool,
 }
 
-pub fn open(path: &Path, limits: Limits) -> Result<Box<dyn Source>> {
+/// Open a JSON history whose records `handlers` read.
+pub(crate) fn open(
+    path: &Path,
+    limits: Limits,
+    handlers: &'static Handlers,
+) -> Result<Box<dyn Source>> {
     // Open now so that an unreadable file fails before any work starts.
     File::open(path).map_err(|e| Error::io(path, &e))?;
     Ok(Box::new(FileSource {
         path: path.to_path_buf(),
         limits,
+        handlers,
         info: Arc::new(SourceInfo {
             path: path.to_path_buf(),
-            format: "jsonl",
-            dialect: "unknown",
+            format: Format::Jsonl,
+            dialect: Dialect::Unknown,
         }),
         done: false,
     }))
+}
+
+/// The family of the first line in `head` that parses as a JSON object
+/// with a `role` or a `type` (as the builder decides a file's family);
+/// `None` when no such line is in the head.
+pub fn first_family(head: &super::Head<'_>) -> Option<Family> {
+    #[derive(serde::Deserialize)]
+    struct Probe<'a> {
+        #[serde(borrow, default)]
+        role: Option<&'a RawValue>,
+        #[serde(rename = "type", borrow, default)]
+        ty: Option<&'a RawValue>,
+        #[serde(borrow, default)]
+        payload: Option<&'a RawValue>,
+    }
+    let text = head.bytes;
+    if text.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return None;
+    }
+    for line in text.split(|&b| b == b'\n') {
+        let Ok(p) = serde_json::from_slice::<Probe<'_>>(line) else {
+            continue;
+        };
+        return match (p.role, p.ty, p.payload) {
+            (Some(_), _, _) => Some(Family::Chat),
+            (None, Some(_), Some(_)) => Some(Family::Codex),
+            (None, Some(_), None) => Some(Family::ClaudeCode),
+            (None, None, _) => continue,
+        };
+    }
+    None
 }
 
 impl Source for FileSource {
@@ -49,7 +93,7 @@ impl Source for FileSource {
             return None;
         }
         self.done = true;
-        let result = read_file(&self.path, self.limits);
+        let result = read_file(&self.path, self.limits, self.handlers);
         if let Ok(conv) = &result {
             self.info = conv.source.clone();
         }
@@ -59,7 +103,7 @@ impl Source for FileSource {
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
-fn read_file(path: &Path, limits: Limits) -> Result<Conversation> {
+fn read_file(path: &Path, limits: Limits, handlers: &'static Handlers) -> Result<Conversation> {
     let file = File::open(path).map_err(|e| Error::io(path, &e))?;
     let mut reader = BufReader::with_capacity(256 * 1024, file);
     let head = reader.fill_buf().map_err(|e| Error::io(path, &e))?;
@@ -70,7 +114,7 @@ fn read_file(path: &Path, limits: Limits) -> Result<Conversation> {
     };
     let is_json_ext = path.extension().and_then(|e| e.to_str()) == Some("json");
     if first == b'[' || (is_json_ext && first == b'{') {
-        match read_document(path, reader, limits)? {
+        match read_document(path, reader, limits, handlers)? {
             Some(conv) => return Ok(conv),
             // Not a document: JSONL that happens to be named `.json`.
             None => {
@@ -79,19 +123,22 @@ fn read_file(path: &Path, limits: Limits) -> Result<Conversation> {
             }
         }
     }
-    read_lines(path, reader, limits)
+    read_lines(path, reader, limits, handlers)
 }
 
-fn new_builder(path: &Path) -> Builder {
+fn new_builder(path: &Path, handlers: &'static Handlers) -> Builder {
     let placeholder = Arc::new(SourceInfo {
         path: path.to_path_buf(),
-        format: "jsonl",
-        dialect: "unknown",
+        format: Format::Jsonl,
+        dialect: Dialect::Unknown,
     });
-    Builder::new(Conversation::new(path.display().to_string(), placeholder))
+    Builder::new(
+        Conversation::new(path.display().to_string(), placeholder),
+        handlers,
+    )
 }
 
-fn finish(path: &Path, mut b: Builder, format: &'static str) -> Result<Conversation> {
+fn finish(path: &Path, mut b: Builder, format: Format) -> Result<Conversation> {
     if b.records == 0 {
         let cause = match b.first_problem.take() {
             Some(p) => format!("not a message history: {p}"),
@@ -108,9 +155,14 @@ fn finish(path: &Path, mut b: Builder, format: &'static str) -> Result<Conversat
     Ok(b.conv)
 }
 
-fn read_lines(path: &Path, reader: BufReader<File>, limits: Limits) -> Result<Conversation> {
+fn read_lines(
+    path: &Path,
+    reader: BufReader<File>,
+    limits: Limits,
+    handlers: &'static Handlers,
+) -> Result<Conversation> {
     let mut lines = LineReader::new(reader, limits.max_line_bytes);
-    let mut b = new_builder(path);
+    let mut b = new_builder(path, handlers);
     // A line that failed UTF-8 validation, held back until we know whether
     // it is the torn last line (evidence) or damage inside the file (fatal).
     let mut bad_utf8: Option<u64> = None;
@@ -178,7 +230,7 @@ fn read_lines(path: &Path, reader: BufReader<File>, limits: Limits) -> Result<Co
             format!("line {line} is not valid UTF-8"),
         ));
     }
-    finish(path, b, "jsonl")
+    finish(path, b, Format::Jsonl)
 }
 
 #[derive(Deserialize)]
@@ -193,6 +245,7 @@ fn read_document(
     path: &Path,
     mut reader: BufReader<File>,
     limits: Limits,
+    handlers: &'static Handlers,
 ) -> Result<Option<Conversation>> {
     let len = std::fs::metadata(path)
         .map_err(|e| Error::io(path, &e))?
@@ -236,7 +289,7 @@ fn read_document(
             Err(_) => return Ok(None),
         }
     };
-    let mut b = new_builder(path);
+    let mut b = new_builder(path, handlers);
     let base = text.as_ptr() as usize;
     let mut line = 1u64;
     let mut counted = 0usize;
@@ -254,7 +307,7 @@ fn read_document(
     if b.records == 0 && b.conv.corrupt.is_empty() {
         return Err(Error::not_history(path, "JSON document holds no messages"));
     }
-    finish(path, b, "json").map(Some)
+    finish(path, b, Format::Json).map(Some)
 }
 
 fn short(e: &serde_json::Error) -> String {

@@ -7,10 +7,18 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::format::records::record::{self as chat, Builder, Handlers};
 use crate::model::{
-    ArgEncoding, Arguments, Conversation, CorruptRecord, Loc, Message, PartKind, Role,
+    ArgEncoding, Arguments, Conversation, CorruptRecord, Dialect, Format, Loc, Message, PartKind,
+    Role,
 };
-use crate::source::chat::{self, Builder};
+
+/// A recorded prompt holds provider-shaped messages only.
+static PROMPT: Handlers = Handlers {
+    chat: Some(crate::format::chat::record),
+    claude_code: None,
+    codex: None,
+};
 
 /// What an OpenAI-compatible request body says besides its messages.
 #[derive(Debug, Default)]
@@ -59,7 +67,7 @@ pub fn openai_request(body: &str, loc: &Loc, conv: Conversation) -> (Conversatio
         ));
         return (conv, meta);
     };
-    let mut b = Builder::new(conv);
+    let mut b = Builder::new(conv, &PROMPT);
     for m in messages {
         b.feed(m.get(), loc.clone(), false);
     }
@@ -128,10 +136,10 @@ fn arguments(v: Option<&Value>) -> Arguments {
 pub fn openinference(list_value: &Value, loc: &Loc) -> (Vec<Message>, Vec<CorruptRecord>) {
     let info = std::sync::Arc::new(crate::model::SourceInfo {
         path: std::path::PathBuf::new(),
-        format: "trace",
-        dialect: "openinference",
+        format: Format::Jsonl,
+        dialect: Dialect::OpenInference,
     });
-    let mut b = Builder::new(Conversation::new("", info));
+    let mut b = Builder::new(Conversation::new("", info), &PROMPT);
     for item in list(list_value) {
         let m = item.get("message").unwrap_or(item);
         let record = openai_shape(m);
@@ -395,14 +403,17 @@ mod tests {
         assert_eq!(msgs[0].role, Role::Assistant);
         let (_, id, content, _) = msgs[1].tool_results().next().unwrap();
         assert_eq!((id, content), ("c1", "a\nb"));
-        let chat = crate::source::chat::Builder::new(Conversation::new(
-            "",
-            std::sync::Arc::new(crate::model::SourceInfo {
-                path: Default::default(),
-                format: "jsonl",
-                dialect: "openai",
-            }),
-        ));
+        let chat = crate::format::records::record::Builder::new(
+            Conversation::new(
+                "",
+                std::sync::Arc::new(crate::model::SourceInfo {
+                    path: Default::default(),
+                    format: Format::Jsonl,
+                    dialect: Dialect::OpenAi,
+                }),
+            ),
+            &PROMPT,
+        );
         let mut chat = chat;
         chat.feed(
             r#"{"role":"tool","tool_call_id":"c1","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}"#,

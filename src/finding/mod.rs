@@ -6,6 +6,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{Loc, SourceInfo};
 
+mod fix;
+
+pub use fix::{Action, Applicability, Fix};
+
+/// The version of every JSON document chatfsck writes (lint, inspect,
+/// repair log, diff): docs/json-output.md.
+pub const JSON_VERSION: u32 = 1;
+
 /// Also the value of `--fail-on` and of `fail-on` in chatfsck.toml.
 #[derive(
     Debug,
@@ -77,7 +85,7 @@ pub struct Finding {
     pub fixable: bool,
     /// How to fix it, when the rule knows.
     #[serde(skip)]
-    pub fix: Option<crate::fix::Fix>,
+    pub fix: Option<Fix>,
 }
 
 impl Finding {

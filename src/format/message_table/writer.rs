@@ -17,14 +17,126 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::{Edit, Left, OrphanPolicy, PLACEHOLDER, Planned, Policy, atomic};
+use super::postgres::{self as pgsrc, Target as Database};
+use super::{Layout, Mapping};
+use crate::config::{OrphanCalls as OrphanPolicy, RepairPolicy as Policy};
 use crate::error::{Error, Result};
 use crate::escape::escape;
-use crate::fix::Action;
-use crate::model::{Conversation, PartKind};
-use crate::source::postgres::{self as pgsrc, Target};
-use crate::source::rows::{Layout, Mapping};
+use crate::finding::Action;
+use crate::model::{Conversation, Dialect, PartKind};
 use crate::source::sqlite::{self, quote_ident};
+use crate::write::atomic;
+use crate::write::sqlite::{db_err, edit_sqlite_copy};
+use crate::write::{Edit, Left, Log, PLACEHOLDER, Planned, Target, Writer};
+
+/// What this writer carries out: message tables are repaired with inserts
+/// only, so only a lost tool-result message is rebuilt.
+pub fn supports(_: Dialect, a: &Action) -> bool {
+    matches!(a, Action::RebuildResults { .. })
+}
+
+/// Where the rebuilt rows go.
+enum Out {
+    /// A copy of a SQLite file (none on a dry run).
+    Sqlite(Option<std::path::PathBuf>),
+    /// A PostgreSQL source, never modified: a script, another database, or
+    /// both (neither on a dry run).
+    Postgres {
+        source: Database,
+        script: Option<std::path::PathBuf>,
+        target: Option<(Database, ::postgres::Client)>,
+    },
+}
+
+/// The writer of one repair: the rows to insert, planned job by job.
+pub struct RowsWriter {
+    input: std::path::PathBuf,
+    force: bool,
+    policy: Policy,
+    mapping: Option<Mapping>,
+    out: Out,
+    plan: Plan,
+}
+
+/// A writer for `t`. For PostgreSQL, a `--target` that is the source is
+/// refused here, before any conversation is read.
+pub fn new(t: &Target<'_>) -> Result<Box<dyn Writer>> {
+    let out = if crate::source::is_postgres(t.input) {
+        let source = pgsrc::target(&t.input.to_string_lossy())?;
+        let target = match (t.target, t.dry_run) {
+            (Some(url), false) => {
+                let db = pgsrc::target(url)?;
+                let client = open_target(&source, &db)?;
+                Some((db, client))
+            }
+            _ => None,
+        };
+        Out::Postgres {
+            source,
+            script: t.emit_sql.filter(|_| !t.dry_run).map(Into::into),
+            target,
+        }
+    } else {
+        Out::Sqlite(t.output.map(Into::into))
+    };
+    Ok(Box::new(RowsWriter {
+        input: t.input.to_path_buf(),
+        force: t.force,
+        policy: *t.policy,
+        mapping: t.mapping.cloned(),
+        out,
+        plan: Plan::default(),
+    }))
+}
+
+impl Writer for RowsWriter {
+    fn plan(&mut self, conv: &Conversation, planned: &[Planned<'_>], log: &mut Log) -> Result<()> {
+        plan_conversation(
+            conv,
+            planned,
+            &self.policy,
+            &mut self.plan,
+            &mut log.edits,
+            &mut log.left,
+        );
+        Ok(())
+    }
+
+    fn write(self: Box<Self>, log: &mut Log) -> Result<()> {
+        let RowsWriter {
+            input,
+            force,
+            mapping,
+            out,
+            plan,
+            ..
+        } = *self;
+        match out {
+            Out::Sqlite(Some(output)) => {
+                write_sqlite(&input, &output, &plan, mapping.as_ref(), force)
+            }
+            Out::Sqlite(None) => Ok(()),
+            Out::Postgres {
+                source,
+                script,
+                target,
+            } => {
+                let layout = postgres_layout(&source, mapping.as_ref())?;
+                if let Some(sql) = script {
+                    let text = self::script(&source.display, &layout, &plan);
+                    write_script(&sql, &text, force)?;
+                    log.sql = Some(sql.display().to_string());
+                }
+                if let Some((db, mut client)) = target {
+                    let n = apply(&mut client, &db, &layout, &plan, &mut log.edits)?;
+                    log.target = Some(db.display.clone());
+                    log.inserted = Some(n);
+                }
+                Ok(())
+            }
+        }
+    }
+}
 
 /// One row to insert.
 #[derive(Debug, Clone)]
@@ -175,13 +287,13 @@ pub fn write_sqlite(
     force: bool,
 ) -> Result<()> {
     let snap = sqlite::open(input)?;
-    let layout = crate::source::rows::sqlite_layout(&snap.conn, mapping).map_err(|_| {
+    let layout = super::sqlite_layout(&snap.conn, mapping).map_err(|_| {
         Error::input(
             input,
             "the message table changed while it was being repaired",
         )
     })?;
-    super::edit_sqlite_copy(input, output, force, snap, |tx| {
+    edit_sqlite_copy(input, output, force, snap, |tx| {
         let sql = format!(
             "INSERT INTO {} ({}, {}, {}, {}) VALUES (?1, ?2, 'user', ?3)",
             layout.qualified(&layout.table),
@@ -190,14 +302,14 @@ pub fn write_sqlite(
             quote_ident(&layout.role),
             quote_ident(&layout.content),
         );
-        let mut st = tx.prepare(&sql).map_err(|e| super::db_err(output, e))?;
+        let mut st = tx.prepare(&sql).map_err(|e| db_err(output, e))?;
         for ins in &plan.inserts {
             let key: rusqlite::types::Value = match ins.conversation.parse::<i64>() {
                 Ok(i) => i.into(),
                 Err(_) => ins.conversation.clone().into(),
             };
             st.execute(rusqlite::params![key, ins.index, ins.content])
-                .map_err(|e| super::db_err(output, e))?;
+                .map_err(|e| db_err(output, e))?;
         }
         Ok(())
     })
@@ -240,7 +352,7 @@ pub fn statements(layout: &Layout, plan: &Plan) -> Vec<(String, String)> {
                 typed("user", &types[2]),
                 typed(&ins.content, &types[3]),
             );
-            let sql = if layout.dialect == "gbrain" {
+            let sql = if layout.dialect == Dialect::Gbrain {
                 // gbrain's UNIQUE (job_id, message_idx), as gbrain itself writes.
                 format!(
                     "INSERT INTO {t} ({c}, {i}, {r}, {x}) VALUES ({values}) ON CONFLICT ({c}, {i}) DO NOTHING;"
@@ -313,7 +425,7 @@ fn same_database(
 
 /// The source's layout (for the statements), resolved over a connection of
 /// its own.
-pub fn postgres_layout(source: &Target, mapping: Option<&Mapping>) -> Result<Layout> {
+fn postgres_layout(source: &Database, mapping: Option<&Mapping>) -> Result<Layout> {
     let mut probe = pgsrc::connect(source)?;
     pgsrc::layout(&mut probe, source, mapping)
 }
@@ -321,7 +433,7 @@ pub fn postgres_layout(source: &Target, mapping: Option<&Mapping>) -> Result<Lay
 /// Connect to a `--target`, refusing the source itself however it is
 /// spelled (the same URL, or a database where a session of the source is
 /// visible as connected to it).
-pub fn open_target(source: &Target, target: &Target) -> Result<::postgres::Client> {
+fn open_target(source: &Database, target: &Database) -> Result<::postgres::Client> {
     let refuse = || {
         Error::Usage(format!(
             "refusing to apply the repair to {}: it is the source database (evidence, never modified); restore a copy and name that with --target",
@@ -347,7 +459,7 @@ pub fn open_target(source: &Target, target: &Target) -> Result<::postgres::Clien
 /// many rows were inserted (the others were already there).
 pub fn apply(
     client: &mut ::postgres::Client,
-    target: &Target,
+    target: &Database,
     layout: &Layout,
     plan: &Plan,
     log: &mut [Edit],

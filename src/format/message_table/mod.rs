@@ -17,16 +17,18 @@
 //! order beside them (a merge of two ordered cursors), so memory holds one
 //! conversation and its executions, never the table.
 
-use super::pipeline::Dealer;
+use crate::source::pipeline::Dealer;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::sqlite::{self, Snapshot, quote_ident};
+use super::store::{Opened, Probe, Store, Writing};
+
 use crate::error::{Error, Result};
 use crate::model::{
-    Conversation, CorruptRecord, ExecStatus, Execution, Executions, Loc, Message, MessageTable,
-    PartKind, Role, Slot, SourceInfo,
+    Conversation, CorruptRecord, Dialect, ExecStatus, Execution, Executions, Format, Loc, Message,
+    MessageTable, PartKind, Role, Slot, SourceInfo,
 };
+use crate::source::sqlite::{self, Snapshot, quote_ident};
 
 pub const GBRAIN_MESSAGES: &str = "subagent_messages";
 pub const GBRAIN_EXECUTIONS: &str = "subagent_tool_executions";
@@ -43,22 +45,64 @@ const EXECUTION_COLUMNS: [&str; 8] = [
     "error",
 ];
 
-/// A message table named on the command line: `--table T
-/// --conversation-column C --index-column I --role-column R --content-column X`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mapping {
-    pub table: String,
-    pub conversation: String,
-    pub index: String,
-    pub role: String,
-    pub content: String,
+pub use crate::source::Mapping;
+
+pub mod postgres;
+pub mod writer;
+
+pub static STORE: Store = Store {
+    name: "gbrain message tables",
+    formats: &[Format::SqliteTable, Format::PostgresTable],
+    dialects: &[Dialect::Gbrain, Dialect::Table],
+    probe: Probe::Sqlite {
+        detect: |conn, _| match sqlite_layout(conn, None) {
+            Ok(_) => Ok(true),
+            Err(LayoutError::NotHistory(_)) => Ok(false),
+            Err(LayoutError::Bad(cause) | LayoutError::Db(cause)) => Err(cause),
+        },
+        open: |path, snap| {
+            let layout =
+                sqlite_layout(&snap.conn, None).map_err(|e| Error::input(path, e.cause()))?;
+            Ok(Opened::History(Box::new(open_sqlite(path, snap, layout)?)))
+        },
+    },
+    writing: Writing::Copy {
+        supports: writer::supports,
+        new: writer::new,
+    },
+};
+
+/// Open the table a mapping names (no other store is tried).
+pub fn open_mapped(path: &Path, snap: Snapshot, mapping: &Mapping) -> Result<Opened> {
+    let layout = sqlite_layout(&snap.conn, Some(mapping)).map_err(|e| match e {
+        LayoutError::NotHistory(why) => Error::not_history(path, format!("SQLite database {why}")),
+        LayoutError::Bad(cause) | LayoutError::Db(cause) => Error::input(path, cause),
+    })?;
+    Ok(Opened::History(Box::new(open_sqlite(path, snap, layout)?)))
+}
+
+/// Why a database that no store recognised is not a history: why it is
+/// not a message table (the store most databases are meant to be), and
+/// which stores were tried.
+pub fn why_not(conn: &rusqlite::Connection, tried: &[&str]) -> String {
+    let why = match sqlite_layout(conn, None) {
+        Err(e) => e.cause(),
+        Ok(_) => "holds no conversation history chatfsck recognises".to_string(),
+    };
+    let tried = format!("tried: {}", tried.join(", "));
+    match why.split_once("; name a message table") {
+        Some((what, hint)) => {
+            format!("SQLite database {what}; {tried}; name a message table{hint}")
+        }
+        None => format!("SQLite database {why}; {tried}"),
+    }
 }
 
 /// Where the messages (and executions) are, resolved against the catalog.
 #[derive(Debug, Clone)]
 pub struct Layout {
     /// `gbrain`, or `table` for a mapped table.
-    pub dialect: &'static str,
+    pub dialect: Dialect,
     /// The table's schema (PostgreSQL), for qualified names.
     pub schema: Option<String>,
     pub table: String,
@@ -87,6 +131,14 @@ impl Layout {
         match &self.schema {
             Some(s) => format!("{}.{}", quote_ident(s), quote_ident(table)),
             None => quote_ident(table),
+        }
+    }
+}
+
+impl LayoutError {
+    fn cause(self) -> String {
+        match self {
+            LayoutError::NotHistory(c) | LayoutError::Bad(c) | LayoutError::Db(c) => c,
         }
     }
 }
@@ -176,7 +228,7 @@ pub fn resolve(
             .find(|c| type_of(c).is_some_and(|t| cat.is_integer(&t)))
             .map(String::from);
         return Ok(Layout {
-            dialect: "table",
+            dialect: Dialect::Table,
             schema,
             table: m.table.clone(),
             conversation: m.conversation.clone(),
@@ -241,7 +293,7 @@ pub fn resolve(
         _ => None,
     };
     Ok(Layout {
-        dialect: "gbrain",
+        dialect: Dialect::Gbrain,
         schema,
         table: GBRAIN_MESSAGES.into(),
         conversation: "job_id".into(),
@@ -453,7 +505,7 @@ pub fn build(raw: RawConv, layout: &Layout, info: &Arc<SourceInfo>) -> Conversat
             );
             // A failed parse pushes no part, so it can parse into `msg`.
             let parsed = if looks_json {
-                super::chat::parse_content_json(text, &mut msg, &loc)
+                super::records::record::parse_content_json(text, &mut msg, &loc)
             } else {
                 Err(String::new())
             };
@@ -475,7 +527,7 @@ pub fn build(raw: RawConv, layout: &Layout, info: &Arc<SourceInfo>) -> Conversat
                     } else {
                         match serde_json::from_str::<serde::de::IgnoredAny>(text) {
                             Ok(_) => "is neither a list of content blocks nor a string".to_string(),
-                            Err(e) => super::chat::json_error(&e),
+                            Err(e) => super::records::record::json_error(&e),
                         }
                     };
                     corrupt(&mut conv, format!("has `{}` that {reason}", layout.content));
@@ -496,9 +548,9 @@ pub fn start(
     info: Arc<SourceInfo>,
     layout: Layout,
     read: impl FnOnce(Dealer<RawConv>) + Send + 'static,
-) -> Result<super::pipeline::Pipeline> {
+) -> Result<crate::source::pipeline::Pipeline> {
     let build_info = info.clone();
-    super::pipeline::start(target, info, "rows", read, move |raw| {
+    crate::source::pipeline::start(target, info, "rows", read, move |raw| {
         build(raw, &layout, &build_info)
     })
 }
@@ -677,10 +729,10 @@ pub fn open_sqlite(
     path: &Path,
     snap: Snapshot,
     layout: Layout,
-) -> Result<super::pipeline::Pipeline> {
+) -> Result<crate::source::pipeline::Pipeline> {
     let info = Arc::new(SourceInfo {
         path: path.to_path_buf(),
-        format: "sqlite-table",
+        format: Format::SqliteTable,
         dialect: layout.dialect,
     });
     let p: PathBuf = path.to_path_buf();

@@ -27,12 +27,31 @@ use serde_json::value::RawValue;
 use super::messages::{self, decoded, list};
 use super::{Backend, Group, request_id};
 use crate::error::{Error, Result};
+use crate::format::records::record::json_error;
 use crate::model::{
-    Conversation, CorruptRecord, Loc, Message, PartKind, Role, SourceInfo, SpanStatus,
+    Conversation, CorruptRecord, Dialect, Format, Loc, Message, PartKind, Role, SourceInfo,
+    SpanStatus,
 };
 use crate::source::Limits;
-use crate::source::chat::json_error;
 use crate::source::lines::{LineReader, Next};
+
+pub static STORE: Store = Store {
+    name: "OTLP JSON traces",
+    formats: &[Format::OtlpJsonl, Format::OtlpJson],
+    dialects: &[Dialect::GenAi, Dialect::OpenInference],
+    probe: Probe::Text {
+        detect: |head| Ok(detect(head.path, head.limits)?.is_some()),
+        open: |path, limits| {
+            let mode = detect(path, limits)?.unwrap_or(Mode::Lines);
+            Ok(Opened::Trace(TraceSource::new(Box::new(open(
+                path, mode, limits,
+            )?))))
+        },
+    },
+    writing: Writing::Never(super::NOT_REPAIRED),
+};
+use super::TraceSource;
+use crate::format::store::{Opened, Probe, Store, Writing};
 
 #[derive(Deserialize)]
 struct Doc<'a> {
@@ -533,11 +552,15 @@ pub fn open(path: &Path, mode: Mode, limits: Limits) -> Result<Otlp> {
         info: Arc::new(SourceInfo {
             path: path.to_path_buf(),
             format: if mode == Mode::Lines {
-                "otlp-jsonl"
+                Format::OtlpJsonl
             } else {
-                "otlp-json"
+                Format::OtlpJson
             },
-            dialect: if genai { "gen-ai" } else { "openinference" },
+            dialect: if genai {
+                Dialect::GenAi
+            } else {
+                Dialect::OpenInference
+            },
         }),
         groups,
         members,

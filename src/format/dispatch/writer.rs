@@ -6,13 +6,52 @@
 //! chunk content, other namespaces, other tables and the schema stay as
 //! they are. The result must pass `PRAGMA integrity_check`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use super::{Edit, Planned};
 use crate::error::{Error, Result};
-use crate::fix::Action;
-use crate::model::{Conversation, Loc};
+use crate::finding::Action;
+use crate::model::{Conversation, Dialect, Loc};
 use crate::source::sqlite;
+use crate::write::sqlite::{db_err, edit_sqlite_copy};
+use crate::write::{Edit, Log, Planned, Target, Writer};
+
+/// What this writer carries out: renumbering a conversation's message
+/// indices, and dropping rows that do not parse.
+pub fn supports(_: Dialect, a: &Action) -> bool {
+    matches!(a, Action::RenumberIndices | Action::DropRecord { .. })
+}
+
+/// The writer of one repair: row edits planned conversation by
+/// conversation (never the conversations), applied to a copy at the end.
+pub struct KvWriter {
+    input: PathBuf,
+    output: Option<PathBuf>,
+    force: bool,
+    plan: Plan,
+}
+
+pub fn new(t: &Target<'_>) -> Result<Box<dyn Writer>> {
+    Ok(Box::new(KvWriter {
+        input: t.input.to_path_buf(),
+        output: t.output.map(Path::to_path_buf),
+        force: t.force,
+        plan: Plan::default(),
+    }))
+}
+
+impl Writer for KvWriter {
+    fn plan(&mut self, conv: &Conversation, planned: &[Planned<'_>], log: &mut Log) -> Result<()> {
+        plan_conversation(conv, planned, &mut self.plan, &mut log.edits);
+        Ok(())
+    }
+
+    fn write(self: Box<Self>, log: &mut Log) -> Result<()> {
+        match &self.output {
+            Some(out) => write(&self.input, out, &self.plan, &mut log.edits, self.force),
+            None => Ok(()),
+        }
+    }
+}
 
 #[derive(Default)]
 pub struct Plan {
@@ -22,7 +61,7 @@ pub struct Plan {
     delete: Vec<(i64, usize)>,
 }
 
-pub fn plan_conversation(
+fn plan_conversation(
     conv: &Conversation,
     planned: &[Planned<'_>],
     plan: &mut Plan,
@@ -89,21 +128,15 @@ pub fn plan_conversation(
 
 /// Copy the input with the backup API, apply the plan, check integrity,
 /// and move the result into place. Fills the log's before/after values.
-pub fn write(
-    input: &Path,
-    output: &Path,
-    plan: &Plan,
-    log: &mut [Edit],
-    force: bool,
-) -> Result<()> {
+fn write(input: &Path, output: &Path, plan: &Plan, log: &mut [Edit], force: bool) -> Result<()> {
     let snap = sqlite::open(input)?;
-    super::edit_sqlite_copy(input, output, force, snap, |tx| {
+    edit_sqlite_copy(input, output, force, snap, |tx| {
         for &(rowid, new, entry) in &plan.renumber {
             let before: String = tx
                 .query_row("SELECT value FROM kv WHERE rowid = ?1", [rowid], |r| {
                     r.get(0)
                 })
-                .map_err(|e| super::db_err(output, e))?;
+                .map_err(|e| db_err(output, e))?;
             let mut v: serde_json::Value =
                 serde_json::from_str(&before).map_err(|e| Error::Output {
                     path: output.to_path_buf(),
@@ -115,7 +148,7 @@ pub fn write(
                 "UPDATE kv SET value = ?1 WHERE rowid = ?2",
                 rusqlite::params![after, rowid],
             )
-            .map_err(|e| super::db_err(output, e))?;
+            .map_err(|e| db_err(output, e))?;
             log[entry].before = Some(before);
             log[entry].after = Some(after);
         }
@@ -128,7 +161,7 @@ pub fn write(
                 )
                 .ok();
             tx.execute("DELETE FROM kv WHERE rowid = ?1", [rowid])
-                .map_err(|e| super::db_err(output, e))?;
+                .map_err(|e| db_err(output, e))?;
             log[entry].before = before;
         }
         Ok(())

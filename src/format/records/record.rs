@@ -7,10 +7,10 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 /// A raw JSON value captured without parsing it into a tree.
-type RawValue<'a> = sonic_rs::LazyValue<'a>;
+pub(crate) type RawValue<'a> = sonic_rs::LazyValue<'a>;
 
 use crate::model::{
-    ArgEncoding, Arguments, Conversation, CorruptRecord, Loc, Message, PartKind, Role, Slot,
+    ArgEncoding, Arguments, Conversation, CorruptRecord, Dialect, Loc, Message, PartKind, Slot,
 };
 
 /// A record that is not UTF-8 text.
@@ -27,47 +27,47 @@ pub enum Family {
 }
 
 #[derive(Deserialize)]
-struct Rec<'a> {
+pub(crate) struct Rec<'a> {
     #[serde(borrow, default)]
-    role: Option<Cow<'a, str>>,
+    pub(crate) role: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    content: Option<Content<'a>>,
+    pub(crate) content: Option<Content<'a>>,
     #[serde(default)]
-    reasoning_content: Option<String>,
+    pub(crate) reasoning_content: Option<String>,
     #[serde(borrow, default)]
-    tool_calls: Option<Vec<OaCall<'a>>>,
+    pub(crate) tool_calls: Option<Vec<OaCall<'a>>>,
     #[serde(default)]
-    tool_call_id: Option<String>,
+    pub(crate) tool_call_id: Option<String>,
     #[serde(default)]
-    partial: Option<bool>,
+    pub(crate) partial: Option<bool>,
     #[serde(default)]
-    finish_reason: Option<String>,
+    pub(crate) finish_reason: Option<String>,
     #[serde(rename = "type", borrow, default)]
-    ty: Option<Cow<'a, str>>,
+    pub(crate) ty: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    message: Option<RawValue<'a>>,
+    pub(crate) message: Option<RawValue<'a>>,
     #[serde(borrow, default)]
-    payload: Option<RawValue<'a>>,
+    pub(crate) payload: Option<RawValue<'a>>,
     #[serde(rename = "sessionId", default)]
-    session_id: Option<String>,
+    pub(crate) session_id: Option<String>,
     #[serde(rename = "isSidechain", default)]
-    is_sidechain: Option<bool>,
+    pub(crate) is_sidechain: Option<bool>,
 }
 
 #[derive(Deserialize)]
-struct OaCall<'a> {
+pub(crate) struct OaCall<'a> {
     #[serde(default)]
-    id: Option<String>,
+    pub(crate) id: Option<String>,
     #[serde(borrow, default)]
-    function: Option<OaFunction<'a>>,
+    pub(crate) function: Option<OaFunction<'a>>,
 }
 
 #[derive(Deserialize)]
-struct OaFunction<'a> {
+pub(crate) struct OaFunction<'a> {
     #[serde(default)]
-    name: Option<String>,
+    pub(crate) name: Option<String>,
     #[serde(borrow, default)]
-    arguments: Option<RawValue<'a>>,
+    pub(crate) arguments: Option<RawValue<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -161,57 +161,32 @@ impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
 }
 
 /// An Anthropic message inside a Claude Code record.
-#[derive(Deserialize)]
-struct CcMessage<'a> {
-    #[serde(borrow, default)]
-    role: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    content: Option<Content<'a>>,
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    stop_reason: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct CodexItem<'a> {
-    #[serde(rename = "type", borrow, default)]
-    ty: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    role: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    content: Option<Content<'a>>,
-    #[serde(borrow, default)]
-    summary: Option<Content<'a>>,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(borrow, default)]
-    arguments: Option<RawValue<'a>>,
-    #[serde(borrow, default)]
-    input: Option<RawValue<'a>>,
-    #[serde(default)]
-    call_id: Option<String>,
-    #[serde(borrow, default)]
-    output: Option<RawValue<'a>>,
-    #[serde(borrow, default)]
-    action: Option<RawValue<'a>>,
-    #[serde(default)]
-    id: Option<String>,
-}
-
 /// Evidence for the sub-dialect of a chat file.
 #[derive(Default)]
 pub(crate) struct Evidence {
-    kimi: bool,
-    anthropic: bool,
-    openai: bool,
+    pub(crate) kimi: bool,
+    pub(crate) anthropic: bool,
+    pub(crate) openai: bool,
+}
+
+/// Reads one record of a family into the builder's conversation.
+pub(crate) type Handler = fn(&mut Builder, Rec<'_>, Loc) -> Result<(), String>;
+
+/// The readers of the JSON families, given to a builder by whoever reads a
+/// file (the registry's JSON stores), so this shared module knows none of
+/// them. A family without a reader is not read from that file.
+pub(crate) struct Handlers {
+    pub(crate) chat: Option<Handler>,
+    pub(crate) claude_code: Option<Handler>,
+    pub(crate) codex: Option<Handler>,
 }
 
 /// Builds one conversation from the records of one file.
 pub struct Builder {
+    handlers: &'static Handlers,
     pub conv: Conversation,
     pub family: Option<Family>,
-    evidence: Evidence,
+    pub(crate) evidence: Evidence,
     /// Records parsed as part of the conversation (messages and meta).
     pub records: u64,
     /// First reason the file did not look like a history, for the error
@@ -219,16 +194,17 @@ pub struct Builder {
     pub first_problem: Option<String>,
     /// Claude Code: the API message id of the last assistant message, for
     /// merging one reply written over several lines.
-    cc_last_id: Option<String>,
-    cc_sidechain: Option<bool>,
+    pub(crate) cc_last_id: Option<String>,
+    pub(crate) cc_sidechain: Option<bool>,
     /// Codex: the last message is an assistant aggregate still open.
-    codex_open_assistant: bool,
-    id_from_content: bool,
+    pub(crate) codex_open_assistant: bool,
+    pub(crate) id_from_content: bool,
 }
 
 impl Builder {
-    pub fn new(conv: Conversation) -> Self {
+    pub(crate) fn new(conv: Conversation, handlers: &'static Handlers) -> Self {
         Builder {
+            handlers,
             conv,
             family: None,
             evidence: Evidence::default(),
@@ -242,13 +218,13 @@ impl Builder {
     }
 
     /// The dialect the evidence points to.
-    pub fn dialect(&self) -> &'static str {
+    pub fn dialect(&self) -> Dialect {
         match self.family {
-            Some(Family::ClaudeCode) => "claude-code",
-            Some(Family::Codex) => "codex",
-            _ if self.evidence.kimi => "kimi",
-            _ if self.evidence.anthropic && !self.evidence.openai => "anthropic",
-            _ => "openai",
+            Some(Family::ClaudeCode) => Dialect::ClaudeCode,
+            Some(Family::Codex) => Dialect::Codex,
+            _ if self.evidence.kimi => Dialect::Kimi,
+            _ if self.evidence.anthropic && !self.evidence.openai => Dialect::Anthropic,
+            _ => Dialect::OpenAi,
         }
     }
 
@@ -320,286 +296,20 @@ impl Builder {
             }
             _ => {}
         }
-        let result = match family {
-            Family::Chat => self.chat(rec, loc.clone()),
-            Family::ClaudeCode => self.claude_code(rec, loc.clone()),
-            Family::Codex => self.codex(rec, loc.clone()),
+        let handler = match family {
+            Family::Chat => self.handlers.chat,
+            Family::ClaudeCode => self.handlers.claude_code,
+            Family::Codex => self.handlers.codex,
+        };
+        let result = match handler {
+            Some(read) => read(self, rec, loc.clone()),
+            None => Err(format!("is a {} record", family_name(family))),
         };
         match result {
             Ok(()) => self.records += 1,
             Err(reason) => self.corrupt(loc, reason, text, false),
         }
         Ok(())
-    }
-
-    fn chat(&mut self, rec: Rec<'_>, loc: Loc) -> Result<(), String> {
-        let role_text = rec.role.as_deref().unwrap_or_default();
-        if role_text.starts_with('_') {
-            // kimi-cli meta lines: `_system_prompt`, `_checkpoint`, `_usage`.
-            self.evidence.kimi = true;
-            self.conv.meta_records += 1;
-            return Ok(());
-        }
-        let role =
-            Role::parse(role_text).ok_or_else(|| format!("has unknown role `{role_text}`"))?;
-        let mut msg = Message::new(role, loc.clone());
-        msg.finish_reason = rec.finish_reason;
-        if rec.partial.is_some() {
-            self.evidence.kimi = true;
-        }
-        if matches!(role, Role::Tool | Role::Developer) {
-            self.evidence.openai = true;
-        }
-        if let Some(r) = rec.reasoning_content
-            && !r.is_empty()
-        {
-            msg.push_at(
-                PartKind::Thinking { text: r.into() },
-                loc.clone(),
-                Slot::Whole("reasoning_content"),
-            );
-        }
-        if role == Role::Tool {
-            let content = match rec.content {
-                Some(c) => content_text(c),
-                None => String::new(),
-            };
-            msg.push_at(
-                PartKind::ToolResult {
-                    call_id: rec.tool_call_id.unwrap_or_default(),
-                    content: content.into(),
-                    is_error: None,
-                },
-                loc.clone(),
-                Slot::Whole("content"),
-            );
-        } else if let Some(c) = rec.content {
-            parse_content(c, &mut msg, &loc, &mut self.evidence)?;
-        }
-        if let Some(calls) = rec.tool_calls {
-            self.evidence.openai = true;
-            for (k, call) in calls.into_iter().enumerate() {
-                let (name, arguments) = match call.function {
-                    Some(f) => (f.name.unwrap_or_default(), arguments_of(f.arguments)),
-                    None => (String::new(), arguments_of(None)),
-                };
-                msg.push_at(
-                    PartKind::ToolCall {
-                        id: call.id.unwrap_or_default(),
-                        name,
-                        arguments,
-                    },
-                    loc.clone(),
-                    Slot::Item("tool_calls", k),
-                );
-            }
-        }
-        self.conv.messages.push(msg);
-        Ok(())
-    }
-
-    fn claude_code(&mut self, rec: Rec<'_>, loc: Loc) -> Result<(), String> {
-        if !self.id_from_content
-            && let Some(id) = &rec.session_id
-        {
-            self.conv.id = id.clone();
-            self.id_from_content = true;
-        }
-        let ty = rec.ty.as_deref().unwrap_or_default();
-        let (Some(raw), "user" | "assistant") = (rec.message, ty) else {
-            self.conv.meta_records += 1;
-            return Ok(());
-        };
-        // A session file holds its main chain; a sub-agent file holds only
-        // sidechain records. Keep the kind the first message has.
-        let side = rec.is_sidechain.unwrap_or(false);
-        match self.cc_sidechain {
-            None => self.cc_sidechain = Some(side),
-            Some(s) if s != side => {
-                self.conv.meta_records += 1;
-                return Ok(());
-            }
-            _ => {}
-        }
-        let m: CcMessage<'_> = sonic_rs::from_str(raw.as_raw_str()).map_err(|e| {
-            format!(
-                "has a `message` that is not a message ({})",
-                json_error_short(&e)
-            )
-        })?;
-        let role = match m.role.as_deref() {
-            Some(r) => Role::parse(r).ok_or_else(|| format!("has unknown role `{r}`"))?,
-            None if ty == "assistant" => Role::Assistant,
-            None => Role::User,
-        };
-        let mut ev = Evidence::default();
-        // One API reply is written as several records sharing `message.id`.
-        if role == Role::Assistant
-            && m.id.is_some()
-            && m.id == self.cc_last_id
-            && let Some(last) = self.conv.messages.last_mut()
-            && last.role == Role::Assistant
-        {
-            if let Some(content) = m.content {
-                parse_content(content, last, &loc, &mut ev)?;
-            }
-            if m.stop_reason.is_some() {
-                last.finish_reason = m.stop_reason;
-            }
-            return Ok(());
-        }
-        let mut msg = Message::new(role, loc.clone());
-        msg.finish_reason = m.stop_reason;
-        if let Some(content) = m.content {
-            parse_content(content, &mut msg, &loc, &mut ev)?;
-        }
-        self.cc_last_id = if role == Role::Assistant { m.id } else { None };
-        self.conv.messages.push(msg);
-        Ok(())
-    }
-
-    fn codex(&mut self, rec: Rec<'_>, loc: Loc) -> Result<(), String> {
-        let ty = rec.ty.as_deref().unwrap_or_default();
-        let Some(payload) = rec.payload else {
-            self.conv.meta_records += 1;
-            return Ok(());
-        };
-        if ty == "session_meta" {
-            #[derive(Deserialize)]
-            struct Meta {
-                #[serde(default)]
-                id: Option<String>,
-            }
-            if let Ok(Meta { id: Some(id) }) = sonic_rs::from_str::<Meta>(payload.as_raw_str())
-                && !self.id_from_content
-            {
-                self.conv.id = id;
-                self.id_from_content = true;
-            }
-        }
-        if ty != "response_item" {
-            self.conv.meta_records += 1;
-            return Ok(());
-        }
-        let item: CodexItem<'_> = sonic_rs::from_str(payload.as_raw_str()).map_err(|e| {
-            format!(
-                "has a `payload` that is not a response item ({})",
-                json_error_short(&e)
-            )
-        })?;
-        let kind = item.ty.as_deref().unwrap_or_default();
-        let mut ev = Evidence::default();
-        match kind {
-            "message" => {
-                let role_text = item.role.as_deref().unwrap_or("assistant");
-                let role = Role::parse(role_text)
-                    .ok_or_else(|| format!("has unknown role `{role_text}`"))?;
-                if role == Role::Assistant {
-                    let msg = self.codex_assistant(&loc);
-                    if let Some(c) = item.content {
-                        parse_content(c, msg, &loc, &mut ev)?;
-                    }
-                } else {
-                    self.codex_open_assistant = false;
-                    let mut msg = Message::new(role, loc.clone());
-                    if let Some(c) = item.content {
-                        parse_content(c, &mut msg, &loc, &mut ev)?;
-                    }
-                    self.conv.messages.push(msg);
-                }
-            }
-            "reasoning" => {
-                let mut text = String::new();
-                for c in [item.summary, item.content].into_iter().flatten() {
-                    let t = content_text(c);
-                    if !t.is_empty() {
-                        if !text.is_empty() {
-                            text.push('\n');
-                        }
-                        text.push_str(&t);
-                    }
-                }
-                self.codex_assistant(&loc)
-                    .push(PartKind::Thinking { text: text.into() }, loc.clone());
-            }
-            "function_call" | "custom_tool_call" | "local_shell_call" => {
-                let (name, arguments) = match kind {
-                    "function_call" => {
-                        (item.name.unwrap_or_default(), arguments_of(item.arguments))
-                    }
-                    "custom_tool_call" => (
-                        item.name.unwrap_or_default(),
-                        Arguments {
-                            raw: item
-                                .input
-                                .map(|r| string_or_raw(r))
-                                .unwrap_or_default()
-                                .into(),
-                            encoding: ArgEncoding::Freeform,
-                        },
-                    ),
-                    _ => (
-                        "local_shell".to_string(),
-                        Arguments {
-                            raw: item
-                                .action
-                                .map(|r| r.as_raw_str().to_string())
-                                .unwrap_or_default()
-                                .into(),
-                            encoding: ArgEncoding::JsonValue,
-                        },
-                    ),
-                };
-                let id = item.call_id.or(item.id).unwrap_or_default();
-                self.codex_assistant(&loc).push(
-                    PartKind::ToolCall {
-                        id,
-                        name,
-                        arguments,
-                    },
-                    loc.clone(),
-                );
-            }
-            "function_call_output" | "custom_tool_call_output" | "local_shell_call_output" => {
-                self.codex_open_assistant = false;
-                let mut msg = Message::new(Role::Tool, loc.clone());
-                msg.push(
-                    PartKind::ToolResult {
-                        call_id: item.call_id.unwrap_or_default(),
-                        content: item
-                            .output
-                            .map(|r| string_or_raw(r))
-                            .unwrap_or_default()
-                            .into(),
-                        is_error: None,
-                    },
-                    loc.clone(),
-                );
-                self.conv.messages.push(msg);
-            }
-            other => {
-                let other = if other.is_empty() { "unknown" } else { other };
-                self.codex_assistant(&loc).push(
-                    PartKind::Other {
-                        kind: other.to_string(),
-                    },
-                    loc.clone(),
-                );
-            }
-        }
-        Ok(())
-    }
-
-    fn codex_assistant(&mut self, loc: &Loc) -> &mut Message {
-        if !self.codex_open_assistant
-            || self.conv.messages.last().map(|m| m.role) != Some(Role::Assistant)
-        {
-            self.conv
-                .messages
-                .push(Message::new(Role::Assistant, loc.clone()));
-            self.codex_open_assistant = true;
-        }
-        self.conv.messages.last_mut().expect("just pushed")
     }
 }
 
@@ -612,7 +322,7 @@ fn family_name(f: Family) -> &'static str {
 }
 
 /// Arguments of an OpenAI-style call: a JSON string holding JSON.
-fn arguments_of(raw: Option<RawValue<'_>>) -> Arguments {
+pub(crate) fn arguments_of(raw: Option<RawValue<'_>>) -> Arguments {
     match raw {
         None => Arguments {
             raw: String::new().into(),
@@ -632,12 +342,12 @@ fn arguments_of(raw: Option<RawValue<'_>>) -> Arguments {
     }
 }
 
-fn string_or_raw(r: RawValue<'_>) -> String {
+pub(crate) fn string_or_raw(r: RawValue<'_>) -> String {
     sonic_rs::from_str::<String>(r.as_raw_str()).unwrap_or_else(|_| r.as_raw_str().to_string())
 }
 
 /// The text of a content value: a string, or the text parts of a block list.
-fn content_text(c: Content<'_>) -> String {
+pub(crate) fn content_text(c: Content<'_>) -> String {
     match c {
         Content::Text(t) | Content::Other(t) => t,
         Content::Blocks(blocks) => {
@@ -664,7 +374,7 @@ pub(crate) fn parse_content_json(text: &str, msg: &mut Message, loc: &Loc) -> Re
 }
 
 /// Parse message content (a string, or a list of parts/blocks) into parts.
-fn parse_content(
+pub(crate) fn parse_content(
     c: Content<'_>,
     msg: &mut Message,
     loc: &Loc,
@@ -808,6 +518,6 @@ fn short(s: &str) -> String {
     }
 }
 
-fn json_error_short(e: &impl std::fmt::Display) -> String {
+pub(crate) fn json_error_short(e: &impl std::fmt::Display) -> String {
     short(&e.to_string())
 }

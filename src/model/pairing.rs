@@ -99,11 +99,11 @@ impl Pairing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testutil::*;
+    use crate::model::testutil::*;
 
     #[test]
     fn parallel_calls_answered_in_any_order_pair_in_window() {
-        let c = conv("openai")
+        let c = conv(crate::model::Dialect::OpenAi)
             .user("hi")
             .calls(&["a", "b"])
             .result("b")
@@ -119,7 +119,7 @@ mod tests {
 
     #[test]
     fn reused_id_pairs_with_its_own_turn() {
-        let c = conv("openai")
+        let c = conv(crate::model::Dialect::OpenAi)
             .user("hi")
             .calls(&["x"])
             .user("again")
@@ -134,7 +134,7 @@ mod tests {
 
     #[test]
     fn second_answer_is_a_stray_that_knows_the_first() {
-        let c = conv("openai")
+        let c = conv(crate::model::Dialect::OpenAi)
             .user("hi")
             .calls(&["x"])
             .result("x")
@@ -148,7 +148,7 @@ mod tests {
 
     #[test]
     fn result_after_interleaved_message_is_late_not_orphan() {
-        let c = conv("anthropic")
+        let c = conv(crate::model::Dialect::Anthropic)
             .user("hi")
             .calls(&["a"])
             .user("reflect")

@@ -18,8 +18,25 @@ use serde_json::Value;
 use super::messages::{self, decoded, list, path as at};
 use super::{Backend, Group, normalise_finish, request_id};
 use crate::error::{Error, Result};
-use crate::model::{Conversation, Loc, SourceInfo, SpanStatus, TraceStep};
+use crate::model::{Conversation, Dialect, Format, Loc, SourceInfo, SpanStatus, TraceStep};
 use crate::source::sqlite::{self, Snapshot, quote_ident};
+
+pub static STORE: Store = Store {
+    name: "Arize Phoenix traces",
+    formats: &[Format::SqliteTrace],
+    dialects: &[Dialect::Phoenix],
+    probe: Probe::Sqlite {
+        detect: |_, tables| Ok(has(tables, "spans") && has(tables, "traces")),
+        open: |path, snap| Ok(Opened::Trace(TraceSource::new(Box::new(open(path, snap)?)))),
+    },
+    writing: Writing::Never(super::NOT_REPAIRED),
+};
+
+fn has(tables: &[String], t: &str) -> bool {
+    tables.iter().any(|x| x == t)
+}
+use super::TraceSource;
+use crate::format::store::{Opened, Probe, Store, Writing};
 
 pub struct Phoenix {
     path: PathBuf,
@@ -187,8 +204,8 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Phoenix> {
         path: path.to_path_buf(),
         info: Arc::new(SourceInfo {
             path: path.to_path_buf(),
-            format: "sqlite-trace",
-            dialect: "phoenix",
+            format: Format::SqliteTrace,
+            dialect: Dialect::Phoenix,
         }),
         snap,
         cols,
@@ -405,7 +422,7 @@ impl Backend for Phoenix {
                     &loc,
                     format!(
                         "has `attributes` that {}",
-                        crate::source::chat::json_error(&e)
+                        crate::format::records::record::json_error(&e)
                     ),
                     row.attrs.as_deref().unwrap_or_default(),
                 ));

@@ -20,8 +20,27 @@ use serde_json::Value;
 
 use super::{Backend, Event, Group, messages, normalise_finish, request_id};
 use crate::error::{Error, Result};
-use crate::model::{Conversation, CorruptRecord, Loc, SourceInfo, SpanStatus, TraceStep};
+use crate::model::{
+    Conversation, CorruptRecord, Dialect, Format, Loc, SourceInfo, SpanStatus, TraceStep,
+};
 use crate::source::sqlite::{self, Snapshot};
+
+pub static STORE: Store = Store {
+    name: "dispatch traces (traces.db)",
+    formats: &[Format::SqliteTrace],
+    dialects: &[Dialect::Dispatch],
+    probe: Probe::Sqlite {
+        detect: |_, tables| Ok(has(tables, "records") && has(tables, "bodies")),
+        open: |path, snap| Ok(Opened::Trace(TraceSource::new(Box::new(open(path, snap)?)))),
+    },
+    writing: Writing::Never(super::NOT_REPAIRED),
+};
+
+fn has(tables: &[String], t: &str) -> bool {
+    tables.iter().any(|x| x == t)
+}
+use super::TraceSource;
+use crate::format::store::{Opened, Probe, Store, Writing};
 
 const COLUMNS: [&str; 10] = [
     "id",
@@ -100,8 +119,8 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<DispatchTraces> {
         path: path.to_path_buf(),
         info: Arc::new(SourceInfo {
             path: path.to_path_buf(),
-            format: "sqlite-trace",
-            dialect: "dispatch",
+            format: Format::SqliteTrace,
+            dialect: Dialect::Dispatch,
         }),
         snap,
         groups,

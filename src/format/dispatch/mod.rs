@@ -15,27 +15,42 @@
 //! the rules. Memory holds a few conversations per thread, never the
 //! database.
 
-use super::pipeline::{self, Closed, ShardOut, Sharded};
+use crate::source::pipeline::{self, Closed, ShardOut, Sharded};
 use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
 
 mod entry;
+pub mod writer;
 
-use super::sqlite::{self, Snapshot};
+use super::store::{Opened, Probe, Store, Writing};
 use crate::error::Result;
 use crate::model::{
-    ArgEncoding, Arguments, Chunk, ChunkLog, Conversation, Loc, Message, PartKind, Role,
-    SourceInfo, Text,
+    ArgEncoding, Arguments, Chunk, ChunkLog, Conversation, Dialect, Format, Loc, Message, PartKind,
+    Role, SourceInfo, Text,
 };
+use crate::source::sqlite::{self, Snapshot};
 use entry::WireChunk;
 
 pub const NAMESPACE: &str = "conversation-store";
 pub const TABLE: &str = "kv";
 
+pub static STORE: Store = Store {
+    name: "dispatch chunk store",
+    formats: &[Format::SqliteKv],
+    dialects: &[Dialect::Dispatch],
+    probe: Probe::Sqlite {
+        detect: |conn, tables| detect(conn, tables).map_err(|e| sqlite::cause(&e)),
+        open: |path, snap| Ok(Opened::History(Box::new(open(path, snap)?))),
+    },
+    writing: Writing::Copy {
+        supports: writer::supports,
+        new: writer::new,
+    },
+};
+
 /// Whether the database holds dispatch's conversation store.
-pub fn detect(conn: &rusqlite::Connection) -> rusqlite::Result<bool> {
-    let tables = sqlite::tables(conn)?;
+pub fn detect(conn: &rusqlite::Connection, tables: &[String]) -> rusqlite::Result<bool> {
     if !tables.iter().any(|t| t == TABLE) {
         return Ok(false);
     }
@@ -118,8 +133,8 @@ impl RawConv {
 pub fn open(path: &Path, snap: Snapshot) -> Result<Sharded> {
     let info = Arc::new(SourceInfo {
         path: path.to_path_buf(),
-        format: "sqlite-kv",
-        dialect: "dispatch",
+        format: Format::SqliteKv,
+        dialect: Dialect::Dispatch,
     });
     let bytes: i64 = snap
         .conn
@@ -402,7 +417,10 @@ fn build(
             Err(e) => {
                 conv.corrupt.push(crate::model::CorruptRecord::new(
                     loc,
-                    format!("is not a chunk entry ({})", super::chat::sonic_error(&e)),
+                    format!(
+                        "is not a chunk entry ({})",
+                        super::records::record::sonic_error(&e)
+                    ),
                     value,
                     false,
                 ));
@@ -513,8 +531,8 @@ fn part_of(c: WireChunk<'_>, shared: Option<&Arc<String>>) -> (PartKind, Option<
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Prepared, Source};
     use super::*;
+    use crate::source::{Prepared, Source};
 
     /// A store in dispatch's layout holding `rows` (key, value).
     fn store(
@@ -538,8 +556,8 @@ mod tests {
     fn sharded(db: &Path, bounds: Vec<String>) -> Sharded {
         let info = Arc::new(SourceInfo {
             path: db.to_path_buf(),
-            format: "sqlite-kv",
-            dialect: "dispatch",
+            format: Format::SqliteKv,
+            dialect: Dialect::Dispatch,
         });
         open_sharded(db, sqlite::open(db).unwrap(), info, bounds).unwrap()
     }

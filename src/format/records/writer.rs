@@ -1,4 +1,7 @@
-//! Repair of JSONL message logs (OpenAI, kimi-cli, Anthropic dialects).
+//! The writer every JSON history shares: edits of records (replaced,
+//! dropped, moved, inserted lines or array elements). Which edits a store
+//! allows is the store's to say (its `supports`); provider-shaped messages
+//! allow all of them.
 //!
 //! Planning reads only the lines it edits and computes their new text; the
 //! write is one streaming pass that copies every other line byte for byte.
@@ -10,13 +13,15 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{Edit, OrphanPolicy, PLACEHOLDER, Planned, Policy, atomic};
+use crate::config::{OrphanCalls as OrphanPolicy, RepairPolicy as Policy};
 use crate::error::{Error, Result};
-use crate::fix::Action;
-use crate::model::{Conversation, Loc, PartKind, Role, Slot};
-use crate::rules::pairing::Pairing;
+use crate::finding::Action;
+use crate::model::pairing::Pairing;
+use crate::model::{Conversation, Format, Loc, PartKind, Role, Slot};
 use crate::source::Limits;
 use crate::source::lines::{LineReader, Next};
+use crate::write::atomic;
+use crate::write::{Edit, Log, PLACEHOLDER, Planned, Target, Writer};
 
 #[derive(Default, Debug)]
 struct LineEdit {
@@ -249,7 +254,7 @@ pub fn plan(
     policy: &Policy,
     path: &Path,
 ) -> Result<Plan> {
-    let anthropic = conv.source.dialect == "anthropic";
+    let anthropic = conv.source.dialect == crate::model::Dialect::Anthropic;
     let pairing = Pairing::analyse(&conv.messages);
     let mut records = Records::open(path)?;
     let mut lines: BTreeMap<u64, LineEdit> = BTreeMap::new();
@@ -607,4 +612,48 @@ pub fn write_document(input: &Path, output: &Path, plan: &Plan, force: bool) -> 
     w.write_all(&data[end..]).map_err(werr)?;
     atomic::finish(w, output)?;
     tmp.commit(output, force, Some(input))
+}
+
+/// The writer of one repair: a JSON file holds one conversation.
+pub struct ChatWriter {
+    input: std::path::PathBuf,
+    output: Option<std::path::PathBuf>,
+    force: bool,
+    limits: Limits,
+    policy: Policy,
+    format: Option<Format>,
+    plan: Option<Plan>,
+}
+
+pub fn new(t: &Target<'_>) -> Result<Box<dyn Writer>> {
+    Ok(Box::new(ChatWriter {
+        input: t.input.to_path_buf(),
+        output: t.output.map(Path::to_path_buf),
+        force: t.force,
+        limits: t.limits,
+        policy: *t.policy,
+        format: None,
+        plan: None,
+    }))
+}
+
+impl Writer for ChatWriter {
+    fn plan(&mut self, conv: &Conversation, planned: &[Planned<'_>], log: &mut Log) -> Result<()> {
+        let p = plan(conv, planned, &self.policy, &self.input)?;
+        log.edits.extend(p.log.iter().cloned());
+        self.format = Some(conv.source.format);
+        self.plan = Some(p);
+        Ok(())
+    }
+
+    fn write(self: Box<Self>, _log: &mut Log) -> Result<()> {
+        let (Some(out), Some(plan)) = (&self.output, &self.plan) else {
+            return Err(Error::not_history(&self.input, "holds no conversation"));
+        };
+        if self.format == Some(Format::Json) {
+            write_document(&self.input, out, plan, self.force)
+        } else {
+            write(&self.input, out, plan, self.limits, self.force)
+        }
+    }
 }

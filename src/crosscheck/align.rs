@@ -1,143 +1,11 @@
-//! Store versus trace: align every request a trace recorded as sent with
-//! the stored history of the same conversation, and say where they differ.
-//!
-//! A stored conversation is a list of true messages; a recorded request is
-//! the list of messages the app built from it and sent. The alignment is a
-//! small edit-distance search over the two lists whose steps are the things
-//! that go wrong between a store and a prompt: several stored messages sent
-//! as one (merged), a message sent under another role (re-labelled), a
-//! message's tool calls left out (stripped), a stored message not sent
-//! (dropped), content sent differently (changed), a sent message the store
-//! does not hold (not stored). Stored messages after the last one the request
-//! covers are the request's future (its answer, later turns) and cost nothing.
-//!
-//! Matching is tolerant of what apps do when they convert a history: a
-//! system prompt the store does not keep, thinking concatenated into the
-//! content (dispatch's `convertAssistantMessage`), sent apart as reasoning,
-//! or left out; one tool message per tool result; re-serialised arguments;
-//! whitespace and `<think>` tags between parts.
+//! The alignment of a stored conversation with one request built from it:
+//! a small edit-distance search whose steps are the things that go wrong
+//! between a store and a prompt (see the module above).
 
-use std::path::Path;
-
-use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::Result;
-use crate::escape::preview;
-use crate::model::{Conversation, Loc, Message, PartKind, Role, TraceStep};
-use crate::source::trace::{Event, TraceSource};
-
-/// What happened to a stored message on its way into a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Op {
-    /// Sent faithfully.
-    Same,
-    /// A system prompt the app adds and the store does not keep.
-    Injected,
-    /// Several stored messages sent as one.
-    Merged,
-    /// Sent under another role.
-    Relabelled,
-    /// Sent without its tool calls or results.
-    Stripped,
-    /// Sent with other content.
-    Changed,
-    /// Stored, not sent.
-    Dropped,
-    /// Sent, not stored.
-    NotStored,
-}
-
-impl Op {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Op::Same => "same",
-            Op::Injected => "injected",
-            Op::Merged => "merged",
-            Op::Relabelled => "re-labelled",
-            Op::Stripped => "stripped",
-            Op::Changed => "changed",
-            Op::Dropped => "dropped",
-            Op::NotStored => "not stored",
-        }
-    }
-
-    pub fn diverges(self) -> bool {
-        !matches!(self, Op::Same | Op::Injected)
-    }
-}
-
-/// One row of an alignment.
-#[derive(Debug, Clone, Serialize)]
-pub struct Row {
-    pub op: Op,
-    /// Stored messages (positions in the store conversation).
-    pub store: Vec<usize>,
-    /// Position in the request's `messages`.
-    pub sent: Option<usize>,
-    /// Stored messages sent under another role than their own.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub relabelled: Vec<usize>,
-    /// Tool call ids (or result ids) stored but not sent.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub stripped: Vec<String>,
-}
-
-/// Which request, and how it went: shared by the comparison and the
-/// side-by-side view.
-#[derive(Debug, Clone, Serialize)]
-pub struct RequestHead {
-    /// The request's id (`<conversation>/turn-<n>/step-<k>`).
-    pub request: String,
-    pub turn: usize,
-    pub step: usize,
-    /// Where the request body is recorded.
-    pub location: Loc,
-    pub finish_reason: Option<String>,
-    pub status: &'static str,
-    pub truncated: bool,
-    /// Messages sent.
-    pub sent: usize,
-    /// Stored messages the request covers (a prefix of the store).
-    pub covered: usize,
-}
-
-/// One recorded request, aligned with the store.
-#[derive(Debug)]
-pub struct RequestComparison {
-    pub head: RequestHead,
-    pub rows: Vec<Row>,
-    pub step_info: TraceStep,
-    /// Reports the trace recorded before this request that say the app
-    /// changed the history it loaded.
-    pub reports: Vec<Event>,
-    /// What was sent, message by message, in short (role, parts, preview):
-    /// the prompts themselves are not kept.
-    pub sent_messages: Vec<Sent>,
-}
-
-/// A sent message, in short.
-#[derive(Debug, Clone)]
-pub struct Sent {
-    pub role: Role,
-    pub parts: String,
-    pub preview: String,
-}
-
-impl RequestComparison {
-    pub fn divergent(&self) -> bool {
-        self.rows.iter().any(|r| r.op.diverges())
-    }
-}
-
-/// A stored conversation and every request its trace recorded.
-#[derive(Debug)]
-pub struct ConvComparison {
-    pub conversation: String,
-    pub messages: usize,
-    pub requests: Vec<RequestComparison>,
-}
+use crate::model::compare::{Op, Row};
+use crate::model::{Conversation, Message, PartKind, Role};
 
 // ---------------------------------------------------------------------------
 // Matching
@@ -484,7 +352,7 @@ enum Back {
 }
 
 /// Align a request's messages with the stored units.
-fn align(store: &Conversation, sent: &[Message]) -> (Vec<Row>, usize) {
+pub(super) fn align(store: &Conversation, sent: &[Message]) -> (Vec<Row>, usize) {
     let us = units(store);
     let (n, m) = (us.len(), sent.len());
     let inf = u32::MAX / 4;
@@ -664,385 +532,6 @@ fn align(store: &Conversation, sent: &[Message]) -> (Vec<Row>, usize) {
     (merged_rows, covered)
 }
 
-// ---------------------------------------------------------------------------
-// Comparison
-
-/// Compare one stored conversation with every request the trace recorded
-/// for it. `None` when the trace has nothing for it.
-pub fn compare(store: &Conversation, trace: &mut TraceSource) -> Result<Option<ConvComparison>> {
-    if store.trace.is_some() || !trace.has_group(&store.id) {
-        return Ok(None);
-    }
-    let group = trace.group(&store.id)?;
-    let mut requests = Vec::new();
-    // One request at a time: only its alignment and a summary are kept.
-    for pos in 0..group.requests {
-        let req = trace.request(pos)?;
-        let Some(mut step) = req.trace.as_deref().cloned() else {
-            continue;
-        };
-        step.output = Vec::new();
-        let (rows, covered) = align(store, &req.messages);
-        let reports = group
-            .events
-            .iter()
-            .filter(|e| e.before_request <= pos && e.changed_history())
-            .filter(|e| {
-                // Reports of this turn, or of a load before it.
-                e.turn.is_none() || e.turn == step.turn
-            })
-            .cloned()
-            .collect();
-        requests.push(RequestComparison {
-            head: RequestHead {
-                request: req.id.clone(),
-                turn: step.turn_index,
-                step: step.step_index,
-                location: step.request.clone(),
-                finish_reason: step.finish_reason.clone(),
-                status: step.status.as_str(),
-                truncated: step.truncated(),
-                sent: req.messages.len(),
-                covered,
-            },
-            rows,
-            step_info: step,
-            reports,
-            sent_messages: req
-                .messages
-                .iter()
-                .map(|m| Sent {
-                    role: m.role,
-                    parts: part_types(m),
-                    preview: message_preview(m, 60),
-                })
-                .collect(),
-        });
-    }
-    Ok(Some(ConvComparison {
-        conversation: store.id.clone(),
-        messages: store.messages.len(),
-        requests,
-    }))
-}
-
-/// Where stored messages are: `seq 1–6` (chunk stores), `lines 3–5`, or
-/// `message 4`.
-pub fn store_span(store: &Conversation, msgs: &[usize]) -> String {
-    let (Some(&lo), Some(&hi)) = (msgs.iter().min(), msgs.iter().max()) else {
-        return String::new();
-    };
-    let range = |a: u64, b: u64, one: &str, many: &str| {
-        if a == b {
-            format!("{one} {a}")
-        } else {
-            format!("{many} {a}–{b}")
-        }
-    };
-    if let Some(log) = &store.chunks {
-        let seqs: Vec<u64> = log
-            .chunks
-            .iter()
-            .filter(|c| c.message >= lo && c.message <= hi)
-            .map(|c| c.seq)
-            .collect();
-        if let (Some(a), Some(b)) = (seqs.iter().min(), seqs.iter().max()) {
-            return range(*a, *b, "seq", "seq");
-        }
-    }
-    let lines: Vec<u64> = (lo..=hi)
-        .filter_map(|i| store.messages.get(i))
-        .flat_map(|m| m.loc.line().into_iter().chain(m.last_line()))
-        .collect();
-    if let (Some(a), Some(b)) = (lines.iter().min(), lines.iter().max()) {
-        return range(*a, *b, "line", "lines");
-    }
-    range(lo as u64, hi as u64, "message", "messages")
-}
-
-/// Part types of a message, in order, deduplicated: `thinking, text, tool-call`.
-pub fn part_types(m: &Message) -> String {
-    let mut v: Vec<&str> = Vec::new();
-    for p in &m.parts {
-        let t = p.kind.type_name();
-        if v.last() != Some(&t) {
-            v.push(t);
-        }
-    }
-    if v.is_empty() {
-        "empty".to_string()
-    } else {
-        v.join(", ")
-    }
-}
-
-/// A short preview of a message's content.
-pub fn message_preview(m: &Message, max: usize) -> String {
-    let mut out = String::new();
-    for p in &m.parts {
-        let piece = match &p.kind {
-            PartKind::Text { text } | PartKind::Thinking { text } => text.to_string(),
-            PartKind::ToolCall { name, .. } => format!("{name}(…)"),
-            PartKind::ToolResult { content, .. } => content.to_string(),
-            PartKind::Other { kind } => format!("[{kind}]"),
-        };
-        if piece.trim().is_empty() {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(&piece);
-        if out.len() > max * 4 {
-            break;
-        }
-    }
-    preview(&out, max)
-}
-
-/// Tool call ids as a list of code spans.
-pub fn ids(v: &[String]) -> String {
-    v.iter()
-        .map(|i| format!("`{i}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-// ---------------------------------------------------------------------------
-// The side-by-side view (`chatfsck diff STORE TRACE`)
-
-/// Stored messages, as a table shows them.
-#[derive(Debug, Serialize)]
-pub struct StoreSide {
-    /// Positions of the stored messages.
-    pub messages: Vec<usize>,
-    /// `seq 1–3` (chunk stores) or `line 4`.
-    pub at: String,
-    pub roles: Vec<String>,
-    pub parts: String,
-    pub preview: String,
-}
-
-impl StoreSide {
-    /// `3`, or `0–3`.
-    pub fn position(&self) -> String {
-        match (self.messages.first(), self.messages.last()) {
-            (Some(a), Some(b)) if a != b => format!("{a}–{b}"),
-            (Some(a), _) => a.to_string(),
-            _ => String::new(),
-        }
-    }
-}
-
-/// A sent message, as a table shows it.
-#[derive(Debug, Serialize)]
-pub struct SentSide {
-    /// Index in the request's `messages`.
-    pub index: usize,
-    pub role: String,
-    pub parts: String,
-    pub preview: String,
-}
-
-#[derive(Debug, Serialize)]
-pub struct DiffRow {
-    pub op: Op,
-    pub store: Option<StoreSide>,
-    pub sent: Option<SentSide>,
-    /// What the op means here: roles sent under, ids stripped.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub detail: String,
-}
-
-#[derive(Debug, Serialize)]
-pub struct DiffRequest {
-    #[serde(flatten)]
-    pub head: RequestHead,
-    pub divergent: bool,
-    pub rows: Vec<DiffRow>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub reports: Vec<String>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct DiffConv {
-    pub conversation: String,
-    pub stored_messages: usize,
-    pub requests: Vec<DiffRequest>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct DiffDoc {
-    pub store: String,
-    pub store_format: String,
-    pub trace: String,
-    pub trace_format: String,
-    pub conversations: Vec<DiffConv>,
-}
-
-impl DiffDoc {
-    pub fn divergent(&self) -> bool {
-        self.conversations
-            .iter()
-            .flat_map(|c| &c.requests)
-            .any(|r| r.divergent)
-    }
-}
-
-fn store_side(store: &Conversation, msgs: &[usize]) -> Option<StoreSide> {
-    if msgs.is_empty() {
-        return None;
-    }
-    let mut roles: Vec<String> = Vec::new();
-    let mut parts: Vec<String> = Vec::new();
-    let mut previews: Vec<String> = Vec::new();
-    for &i in msgs {
-        let m = &store.messages[i];
-        if !roles.iter().any(|r| r == m.role.as_str()) {
-            roles.push(m.role.as_str().to_string());
-        }
-        parts.push(part_types(m));
-        previews.push(message_preview(m, 40));
-    }
-    Some(StoreSide {
-        messages: msgs.to_vec(),
-        at: store_span(store, msgs),
-        roles,
-        parts: parts.join(" | "),
-        preview: preview(&previews.join(" | "), 60),
-    })
-}
-
-fn sent_side(req: &RequestComparison, pos: usize) -> Option<SentSide> {
-    let m = req.sent_messages.get(pos)?;
-    Some(SentSide {
-        index: pos,
-        role: m.role.as_str().to_string(),
-        parts: m.parts.clone(),
-        preview: m.preview.clone(),
-    })
-}
-
-fn diff_request(store: &Conversation, req: &RequestComparison) -> DiffRequest {
-    let rows = req
-        .rows
-        .iter()
-        .map(|r| {
-            let mut detail = Vec::new();
-            if !r.relabelled.is_empty() {
-                let sent_role = r
-                    .sent
-                    .and_then(|s| req.sent_messages.get(s))
-                    .map(|m| m.role.as_str())
-                    .unwrap_or("?");
-                detail.push(format!(
-                    "stored {} sent as `{sent_role}`",
-                    r.relabelled
-                        .iter()
-                        .map(|i| format!("{i} (`{}`)", store.messages[*i].role))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            }
-            if !r.stripped.is_empty() {
-                detail.push(format!("not sent: {}", ids(&r.stripped)));
-            }
-            DiffRow {
-                op: r.op,
-                store: store_side(store, &r.store),
-                sent: r.sent.and_then(|s| sent_side(req, s)),
-                detail: detail.join("; "),
-            }
-        })
-        .collect();
-    DiffRequest {
-        head: req.head.clone(),
-        divergent: req.divergent(),
-        rows,
-        reports: req
-            .reports
-            .iter()
-            .map(|e| format!("{}: {}", e.name, e.summary()))
-            .collect(),
-    }
-}
-
-/// Compare a store with a trace, conversation by conversation: every
-/// recorded request beside the stored history it was built from.
-/// `only` keeps one conversation, or one request of it.
-pub fn diff(
-    store_path: &Path,
-    trace_path: &Path,
-    mut trace: TraceSource,
-    only: Option<&str>,
-    limits: crate::source::Limits,
-    mapping: Option<&crate::source::Mapping>,
-) -> Result<DiffDoc> {
-    let mut src = match crate::source::open_any_with(store_path, limits, mapping)? {
-        crate::source::Opened::History(s) => s,
-        crate::source::Opened::Trace(_) => {
-            return Err(crate::error::Error::input(
-                store_path,
-                "is a trace, not a conversation store (`chatfsck diff STORE TRACE` takes the store first)",
-            ));
-        }
-    };
-    let (want_conv, want_req) = crate::source::trace::selection(only);
-    let mut conversations = Vec::new();
-    while let Some(conv) = src.next_conversation() {
-        let conv = conv?;
-        if want_conv.is_some_and(|w| w != conv.id) {
-            continue;
-        }
-        let Some(cmp) = compare(&conv, &mut trace)? else {
-            continue;
-        };
-        let requests: Vec<DiffRequest> = cmp
-            .requests
-            .iter()
-            .filter(|r| want_req.is_none_or(|w| w == r.head.request))
-            .map(|r| diff_request(&conv, r))
-            .collect();
-        if requests.is_empty() {
-            continue;
-        }
-        conversations.push(DiffConv {
-            conversation: conv.id.clone(),
-            stored_messages: conv.messages.len(),
-            requests,
-        });
-    }
-    if conversations.is_empty() {
-        let cause = match only {
-            Some(id) => format!(
-                "no conversation or request `{id}` that is both in the store and in {}",
-                trace_path.display()
-            ),
-            None => format!(
-                "no conversation of the store appears in {} (the trace records {})",
-                trace_path.display(),
-                trace
-                    .groups()
-                    .iter()
-                    .take(5)
-                    .map(|g| format!("`{g}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        };
-        return Err(crate::error::Error::input(store_path, cause));
-    }
-    let info = src.info();
-    let tinfo = crate::source::Source::info(&trace);
-    Ok(DiffDoc {
-        store: store_path.display().to_string(),
-        store_format: format!("{} ({})", info.format, info.dialect),
-        trace: trace_path.display().to_string(),
-        trace_format: format!("{} ({})", tinfo.format, tinfo.dialect),
-        conversations,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1059,7 +548,7 @@ mod tests {
     }
 
     fn store() -> Conversation {
-        conv("dispatch")
+        conv(crate::model::Dialect::Dispatch)
             .user("hello")
             .msg(
                 Role::Assistant,
@@ -1084,7 +573,7 @@ mod tests {
         let s = store();
         // Thinking concatenated into content, arguments re-serialised, a
         // system prompt the store does not keep.
-        let concat = conv("openai")
+        let concat = conv(crate::model::Dialect::OpenAi)
             .msg(Role::System, vec![text_part("You are dispatch.")])
             .user("hello")
             .msg(Role::Assistant, vec![text_part("greet backHello!")])
@@ -1102,7 +591,7 @@ mod tests {
         assert!(rows.iter().all(|r| !r.op.diverges()), "{:?}", ops(&rows));
         assert_eq!(covered, 5);
         // Thinking left out, or sent as reasoning.
-        let apart = conv("openai")
+        let apart = conv(crate::model::Dialect::OpenAi)
             .user("hello")
             .msg(
                 Role::Assistant,
@@ -1124,7 +613,7 @@ mod tests {
         let s = store();
         // seed 000's shape: everything before the last user message merged
         // into one `user` message, text only.
-        let sent = conv("openai")
+        let sent = conv(crate::model::Dialect::OpenAi)
             .msg(
                 Role::User,
                 vec![text_part("hellogreet backHello!read fileslookLooking.")],
@@ -1139,7 +628,7 @@ mod tests {
     #[test]
     fn dropped_and_not_stored() {
         let s = store();
-        let sent = conv("openai")
+        let sent = conv(crate::model::Dialect::OpenAi)
             .user("hello")
             .user("read files")
             .user("are you there?")
@@ -1159,7 +648,7 @@ mod tests {
     #[test]
     fn relabelled_single_and_changed() {
         let s = store();
-        let sent = conv("openai")
+        let sent = conv(crate::model::Dialect::OpenAi)
             .user("hello")
             .msg(Role::User, vec![text_part("Hello!")])
             .user("read everything")
@@ -1195,7 +684,7 @@ mod tests {
     #[test]
     fn stripped_tool_calls() {
         let s = store();
-        let sent = conv("openai")
+        let sent = conv(crate::model::Dialect::OpenAi)
             .user("hello")
             .assistant("Hello!")
             .user("read files")
@@ -1209,12 +698,15 @@ mod tests {
     #[test]
     fn a_thinking_only_answer_the_loader_dropped_is_dropped() {
         // dispatch's reconcile drops assistant messages with only thinking.
-        let s = conv("dispatch")
+        let s = conv(crate::model::Dialect::Dispatch)
             .user("look")
             .msg(Role::Assistant, vec![thinking("<function=run_shell>")])
             .user("well?")
             .build();
-        let sent = conv("openai").user("look").user("well?").build();
+        let sent = conv(crate::model::Dialect::OpenAi)
+            .user("look")
+            .user("well?")
+            .build();
         let (rows, covered) = align(&s, &sent.messages);
         assert_eq!(
             ops(&rows),

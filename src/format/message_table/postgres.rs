@@ -10,7 +10,7 @@
 //! rows pass through a few conversations of memory. Identifiers are always
 //! quoted, and a mapping's names are checked against the catalog first.
 
-use super::pipeline::Dealer;
+use crate::source::pipeline::Dealer;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,12 +19,12 @@ use std::time::Duration;
 use postgres::config::Host;
 use postgres::{Client, Config, IsolationLevel, NoTls};
 
-use super::rows::{
-    self, Catalog, Layout, LayoutError, Mapping, RawConv, RawExec, RawMsg, RowReader,
+use super::{
+    self as rows, Catalog, Layout, LayoutError, Mapping, RawConv, RawExec, RawMsg, RowReader,
 };
-use super::sqlite::quote_ident;
 use crate::error::{Error, Result};
-use crate::model::SourceInfo;
+use crate::model::{Format, SourceInfo};
+use crate::source::sqlite::quote_ident;
 
 /// Rows fetched per round trip.
 const BATCH: usize = 500;
@@ -464,13 +464,13 @@ fn read(mut client: Client, t: &Target, layout: &Layout, out: Dealer<RawConv>) {
 }
 
 /// Open a PostgreSQL database as a source of conversations.
-pub fn open(arg: &Path, mapping: Option<&Mapping>) -> Result<Box<dyn super::Source>> {
+pub fn open(arg: &Path, mapping: Option<&Mapping>) -> Result<Box<dyn crate::source::Source>> {
     let t = target(&arg.to_string_lossy())?;
     let mut client = connect(&t)?;
     let layout = layout(&mut client, &t, mapping)?;
     let info = Arc::new(SourceInfo {
         path: t.path(),
-        format: "postgres-table",
+        format: Format::PostgresTable,
         dialect: layout.dialect,
     });
     let (t2, l2) = (t.clone(), layout.clone());

@@ -1,7 +1,9 @@
 //! Fixes as data. A rule that knows how its finding is repaired attaches a
 //! [`Fix`]: actions against the canonical model (message and part positions,
-//! record locations). The repair engine turns them into edits of a copy in
-//! the input's own storage format; rules never edit anything.
+//! record locations), and whether applying them is safe or invents content.
+//! The writer of the input's store (`format/<store>/writer.rs`, through the
+//! `write::Writer` trait) turns them into edits of a copy in the input's
+//! own storage format; rules never edit anything.
 
 use serde::Serialize;
 
@@ -53,7 +55,30 @@ impl Action {
     }
 }
 
+/// Whether a fix can be applied without a person's judgement (as ruff's
+/// `Applicability`). `repair --no-synthesize` applies safe fixes only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Applicability {
+    /// Keeps every payload of the input (in the copy or in the repair log)
+    /// and invents nothing.
+    Safe,
+    /// Invents content: a placeholder result for a call whose real result
+    /// was never recorded.
+    Unsafe,
+}
+
+impl Applicability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Applicability::Safe => "safe",
+            Applicability::Unsafe => "unsafe",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Fix {
     pub actions: Vec<Action>,
+    pub applicability: Applicability,
 }

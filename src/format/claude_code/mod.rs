@@ -1,0 +1,125 @@
+//! Claude Code session files (`~/.claude/projects/<project>/<session>.jsonl`):
+//! one record per line, `type` `user`/`assistant` records carrying API
+//! messages, among meta records (`summary`, `progress`,
+//! `file-history-snapshot`, `system`…). One API reply is written as
+//! several records sharing `message.id`; they are merged into one message.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+
+use super::records::record::{
+    Builder, Content, Evidence, Handlers, Rec, json_error_short, parse_content,
+};
+use super::store::{Head, Opened, Probe, Store, Writing};
+use crate::error::Result;
+use crate::finding::Action;
+use crate::model::{Dialect, Format};
+use crate::model::{Loc, Message, Role};
+use crate::source::Limits;
+
+pub static STORE: Store = Store {
+    formats: &[Format::Jsonl, Format::Json],
+    dialects: &[Dialect::ClaudeCode],
+    name: "Claude Code session",
+    probe: Probe::Text { detect, open },
+    writing: Writing::Copy {
+        supports,
+        new: super::records::writer::new,
+    },
+};
+
+/// A JSON Lines file whose first record has a `type` and neither a `role`
+/// (provider-shaped) nor a `payload` (Codex).
+fn detect(head: &Head<'_>) -> Result<bool> {
+    Ok(super::records::first_family(head) == Some(super::records::record::Family::ClaudeCode))
+}
+
+/// Only torn or unreadable records are dropped for now: the rest of the
+/// structure is the app's, rebuilt into a request on resume.
+fn supports(_: Dialect, a: &Action) -> bool {
+    matches!(a, Action::DropRecord { .. })
+}
+
+/// This store reads its own records only (the detector found them first).
+static OWN: Handlers = Handlers {
+    chat: None,
+    claude_code: Some(record),
+    codex: None,
+};
+
+fn open(path: &std::path::Path, limits: Limits) -> Result<Opened> {
+    super::records::open(path, limits, &OWN).map(Opened::History)
+}
+
+#[derive(Deserialize)]
+struct CcMessage<'a> {
+    #[serde(borrow, default)]
+    role: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    content: Option<Content<'a>>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    stop_reason: Option<String>,
+}
+
+pub(crate) fn record(b: &mut Builder, rec: Rec<'_>, loc: Loc) -> Result<(), String> {
+    if !b.id_from_content
+        && let Some(id) = &rec.session_id
+    {
+        b.conv.id = id.clone();
+        b.id_from_content = true;
+    }
+    let ty = rec.ty.as_deref().unwrap_or_default();
+    let (Some(raw), "user" | "assistant") = (rec.message, ty) else {
+        b.conv.meta_records += 1;
+        return Ok(());
+    };
+    // A session file holds its main chain; a sub-agent file holds only
+    // sidechain records. Keep the kind the first message has.
+    let side = rec.is_sidechain.unwrap_or(false);
+    match b.cc_sidechain {
+        None => b.cc_sidechain = Some(side),
+        Some(s) if s != side => {
+            b.conv.meta_records += 1;
+            return Ok(());
+        }
+        _ => {}
+    }
+    let m: CcMessage<'_> = sonic_rs::from_str(raw.as_raw_str()).map_err(|e| {
+        format!(
+            "has a `message` that is not a message ({})",
+            json_error_short(&e)
+        )
+    })?;
+    let role = match m.role.as_deref() {
+        Some(r) => Role::parse(r).ok_or_else(|| format!("has unknown role `{r}`"))?,
+        None if ty == "assistant" => Role::Assistant,
+        None => Role::User,
+    };
+    let mut ev = Evidence::default();
+    // One API reply is written as several records sharing `message.id`.
+    if role == Role::Assistant
+        && m.id.is_some()
+        && m.id == b.cc_last_id
+        && let Some(last) = b.conv.messages.last_mut()
+        && last.role == Role::Assistant
+    {
+        if let Some(content) = m.content {
+            parse_content(content, last, &loc, &mut ev)?;
+        }
+        if m.stop_reason.is_some() {
+            last.finish_reason = m.stop_reason;
+        }
+        return Ok(());
+    }
+    let mut msg = Message::new(role, loc.clone());
+    msg.finish_reason = m.stop_reason;
+    if let Some(content) = m.content {
+        parse_content(content, &mut msg, &loc, &mut ev)?;
+    }
+    b.cc_last_id = if role == Role::Assistant { m.id } else { None };
+    b.conv.messages.push(msg);
+    Ok(())
+}

@@ -1,0 +1,217 @@
+//! Codex rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-….jsonl`): one
+//! `{timestamp, type, payload}` line each; `response_item` lines carry the
+//! model's input and output items (messages, reasoning, function calls and
+//! their outputs), the rest is session metadata and events.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+
+use super::records::record::{
+    Builder, Content, Evidence, Handlers, RawValue, Rec, arguments_of, content_text,
+    json_error_short, parse_content, string_or_raw,
+};
+use super::store::{Head, Opened, Probe, Store, Writing};
+use crate::error::Result;
+use crate::finding::Action;
+use crate::model::{ArgEncoding, Arguments, Loc, Message, PartKind, Role};
+use crate::model::{Dialect, Format};
+use crate::source::Limits;
+
+pub static STORE: Store = Store {
+    formats: &[Format::Jsonl, Format::Json],
+    dialects: &[Dialect::Codex],
+    name: "Codex rollout",
+    probe: Probe::Text { detect, open },
+    writing: Writing::Copy {
+        supports,
+        new: super::records::writer::new,
+    },
+};
+
+/// A JSON Lines file whose first record has `type` and `payload`.
+fn detect(head: &Head<'_>) -> Result<bool> {
+    Ok(super::records::first_family(head) == Some(super::records::record::Family::Codex))
+}
+
+/// Only torn or unreadable records are dropped for now: the rest of the
+/// structure is the app's, rebuilt into a request on resume.
+fn supports(_: Dialect, a: &Action) -> bool {
+    matches!(a, Action::DropRecord { .. })
+}
+
+/// This store reads its own records only (the detector found them first).
+static OWN: Handlers = Handlers {
+    chat: None,
+    codex: Some(record),
+    claude_code: None,
+};
+
+fn open(path: &std::path::Path, limits: Limits) -> Result<Opened> {
+    super::records::open(path, limits, &OWN).map(Opened::History)
+}
+
+#[derive(Deserialize)]
+struct CodexItem<'a> {
+    #[serde(rename = "type", borrow, default)]
+    ty: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    role: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    content: Option<Content<'a>>,
+    #[serde(borrow, default)]
+    summary: Option<Content<'a>>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(borrow, default)]
+    arguments: Option<RawValue<'a>>,
+    #[serde(borrow, default)]
+    input: Option<RawValue<'a>>,
+    #[serde(default)]
+    call_id: Option<String>,
+    #[serde(borrow, default)]
+    output: Option<RawValue<'a>>,
+    #[serde(borrow, default)]
+    action: Option<RawValue<'a>>,
+    #[serde(default)]
+    id: Option<String>,
+}
+
+pub(crate) fn record(b: &mut Builder, rec: Rec<'_>, loc: Loc) -> Result<(), String> {
+    let ty = rec.ty.as_deref().unwrap_or_default();
+    let Some(payload) = rec.payload else {
+        b.conv.meta_records += 1;
+        return Ok(());
+    };
+    if ty == "session_meta" {
+        #[derive(Deserialize)]
+        struct Meta {
+            #[serde(default)]
+            id: Option<String>,
+        }
+        if let Ok(Meta { id: Some(id) }) = sonic_rs::from_str::<Meta>(payload.as_raw_str())
+            && !b.id_from_content
+        {
+            b.conv.id = id;
+            b.id_from_content = true;
+        }
+    }
+    if ty != "response_item" {
+        b.conv.meta_records += 1;
+        return Ok(());
+    }
+    let item: CodexItem<'_> = sonic_rs::from_str(payload.as_raw_str()).map_err(|e| {
+        format!(
+            "has a `payload` that is not a response item ({})",
+            json_error_short(&e)
+        )
+    })?;
+    let kind = item.ty.as_deref().unwrap_or_default();
+    let mut ev = Evidence::default();
+    match kind {
+        "message" => {
+            let role_text = item.role.as_deref().unwrap_or("assistant");
+            let role =
+                Role::parse(role_text).ok_or_else(|| format!("has unknown role `{role_text}`"))?;
+            if role == Role::Assistant {
+                let msg = assistant(b, &loc);
+                if let Some(c) = item.content {
+                    parse_content(c, msg, &loc, &mut ev)?;
+                }
+            } else {
+                b.codex_open_assistant = false;
+                let mut msg = Message::new(role, loc.clone());
+                if let Some(c) = item.content {
+                    parse_content(c, &mut msg, &loc, &mut ev)?;
+                }
+                b.conv.messages.push(msg);
+            }
+        }
+        "reasoning" => {
+            let mut text = String::new();
+            for c in [item.summary, item.content].into_iter().flatten() {
+                let t = content_text(c);
+                if !t.is_empty() {
+                    if !text.is_empty() {
+                        text.push('\n');
+                    }
+                    text.push_str(&t);
+                }
+            }
+            assistant(b, &loc).push(PartKind::Thinking { text: text.into() }, loc.clone());
+        }
+        "function_call" | "custom_tool_call" | "local_shell_call" => {
+            let (name, arguments) = match kind {
+                "function_call" => (item.name.unwrap_or_default(), arguments_of(item.arguments)),
+                "custom_tool_call" => (
+                    item.name.unwrap_or_default(),
+                    Arguments {
+                        raw: item
+                            .input
+                            .map(|r| string_or_raw(r))
+                            .unwrap_or_default()
+                            .into(),
+                        encoding: ArgEncoding::Freeform,
+                    },
+                ),
+                _ => (
+                    "local_shell".to_string(),
+                    Arguments {
+                        raw: item
+                            .action
+                            .map(|r| r.as_raw_str().to_string())
+                            .unwrap_or_default()
+                            .into(),
+                        encoding: ArgEncoding::JsonValue,
+                    },
+                ),
+            };
+            let id = item.call_id.or(item.id).unwrap_or_default();
+            assistant(b, &loc).push(
+                PartKind::ToolCall {
+                    id,
+                    name,
+                    arguments,
+                },
+                loc.clone(),
+            );
+        }
+        "function_call_output" | "custom_tool_call_output" | "local_shell_call_output" => {
+            b.codex_open_assistant = false;
+            let mut msg = Message::new(Role::Tool, loc.clone());
+            msg.push(
+                PartKind::ToolResult {
+                    call_id: item.call_id.unwrap_or_default(),
+                    content: item
+                        .output
+                        .map(|r| string_or_raw(r))
+                        .unwrap_or_default()
+                        .into(),
+                    is_error: None,
+                },
+                loc.clone(),
+            );
+            b.conv.messages.push(msg);
+        }
+        other => {
+            let other = if other.is_empty() { "unknown" } else { other };
+            assistant(b, &loc).push(
+                PartKind::Other {
+                    kind: other.to_string(),
+                },
+                loc.clone(),
+            );
+        }
+    }
+    Ok(())
+}
+
+fn assistant<'b>(b: &'b mut Builder, loc: &Loc) -> &'b mut Message {
+    if !b.codex_open_assistant || b.conv.messages.last().map(|m| m.role) != Some(Role::Assistant) {
+        b.conv
+            .messages
+            .push(Message::new(Role::Assistant, loc.clone()));
+        b.codex_open_assistant = true;
+    }
+    b.conv.messages.last_mut().expect("just pushed")
+}

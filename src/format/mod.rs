@@ -1,0 +1,209 @@
+//! Storage formats: one home per format.
+//!
+//! Each folder here is one store chatfsck reads: its reader (a
+//! [`Source`]), and its writer (a [`Writer`]) where a repaired copy can be
+//! written in the same format. The shapes rules read beside the messages
+//! (a chunk store's chunk log, a message table's rows, a trace's step) are
+//! in `model`, since rules import the model only.
+//!
+//! | folder | store | format (dialect) |
+//! | --- | --- | --- |
+//! | `chat/` | provider-shaped message logs: OpenAI Chat Completions, kimi-cli `context.jsonl`, Anthropic Messages | `jsonl`, `json` (`openai`, `kimi`, `anthropic`) |
+//! | `claude_code/` | Claude Code session files | `jsonl` (`claude-code`) |
+//! | `codex/` | Codex rollouts | `jsonl` (`codex`) |
+//! | `dispatch/` | dispatch's SQLite chunk store (seed 000) | `sqlite-kv` (`dispatch`) |
+//! | `message_table/` | gbrain's message tables (seed 003) and tables named with the mapping flags, in SQLite or PostgreSQL | `sqlite-table`, `postgres-table` (`gbrain`, `table`) |
+//! | `trace/` | traces: dispatch's `traces.db`, Arize Phoenix, OTLP JSON | `sqlite-trace` (`dispatch`, `phoenix`), `otlp-jsonl`, `otlp-json` (`gen-ai`, `openinference`) |
+//!
+//! **The detector** is [`open_any_with`]: an input is tried against
+//! [`STORES`] in that order, and the first store that recognises it reads
+//! it. A file no store recognises is refused with the list of stores
+//! tried. Adding a store: a folder with its reader (and writer), and one
+//! line in [`STORES`] (CONTRIBUTING.md, "Add a storage format").
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+pub use crate::model::{Dialect, Format, SourceInfo};
+use crate::source::sqlite;
+use crate::source::{Limits, Source};
+
+pub mod store;
+
+pub use store::{Head, Opened, Probe, Store, Writing};
+
+pub mod chat;
+pub mod claude_code;
+pub mod codex;
+pub mod dispatch;
+pub mod message_table;
+pub mod records;
+pub mod trace;
+
+pub use crate::write::Writer;
+pub use message_table::Mapping;
+
+/// Every store, in detection order: the first that recognises an input
+/// reads it. SQLite stores are tried on databases (the order of the
+/// schema checks), text stores on every other file: traces first (they
+/// name themselves on their first line), then the agents' session
+/// formats, then provider-shaped messages, which take any JSON.
+pub static STORES: &[&Store] = &[
+    &dispatch::STORE,
+    &message_table::STORE,
+    &trace::dispatch::STORE,
+    &trace::phoenix::STORE,
+    &trace::otlp::STORE,
+    &claude_code::STORE,
+    &codex::STORE,
+    &chat::STORE,
+];
+
+/// The store that read `info`'s input: the first of [`STORES`] that
+/// reports its format and dialect.
+pub fn store_of(info: &SourceInfo) -> Option<&'static Store> {
+    STORES
+        .iter()
+        .copied()
+        .find(|s| s.formats.contains(&info.format) && s.dialects.contains(&info.dialect))
+}
+
+/// Whether `repair` can apply every action of `fix` to this input: the
+/// writer of its store says so (lint marks findings fixable from this).
+pub fn can_apply(info: &SourceInfo, fix: &crate::finding::Fix) -> bool {
+    match store_of(info).map(|s| &s.writing) {
+        Some(Writing::Copy { supports, .. }) => {
+            fix.actions.iter().all(|a| supports(info.dialect, a))
+        }
+        Some(Writing::Never(_)) | None => false,
+    }
+}
+
+/// Open a file and recognise its format from its content.
+pub fn open(path: &Path, limits: Limits) -> Result<Box<dyn Source>> {
+    open_with(path, limits, None)
+}
+
+/// Open an input (see [`open_any_with`]) as a stream of conversations.
+pub fn open_with(
+    path: &Path,
+    limits: Limits,
+    mapping: Option<&Mapping>,
+) -> Result<Box<dyn Source>> {
+    open_any_with(path, limits, mapping).map(Opened::into_source)
+}
+
+/// Open a file and recognise its format from its content, keeping traces
+/// apart from histories.
+pub fn open_any(path: &Path, limits: Limits) -> Result<Opened> {
+    open_any_with(path, limits, None)
+}
+
+/// The detector. Open an input: a PostgreSQL database (`postgres:`,
+/// `postgres://…`), a SQLite database (tried against the SQLite stores of
+/// [`STORES`] in order) or a text file (tried against the text stores in
+/// order). A mapping names the message table of a SQLite or PostgreSQL
+/// database, and then no other store is tried.
+pub fn open_any_with(path: &Path, limits: Limits, mapping: Option<&Mapping>) -> Result<Opened> {
+    if crate::source::is_postgres(path) {
+        return message_table::postgres::open(path, mapping).map(Opened::History);
+    }
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, &e))?;
+    if meta.is_dir() {
+        return Err(Error::input(path, "is a directory"));
+    }
+    if sqlite::is_sqlite(path) {
+        return open_sqlite(path, mapping);
+    }
+    if mapping.is_some() {
+        return Err(Error::Usage(format!(
+            "--table and the column flags name a table of a SQLite or PostgreSQL database; {} is not one",
+            path.display()
+        )));
+    }
+    if matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("db" | "sqlite" | "sqlite3")
+    ) {
+        return Err(Error::input(
+            path,
+            "not a SQLite database (no SQLite header: encrypted, e.g. with SQLCipher, or another kind of file)",
+        ));
+    }
+    let bytes = read_head(path)?;
+    let head = Head {
+        path,
+        bytes: bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes),
+        limits,
+    };
+    let mut last = None;
+    for store in STORES {
+        if let Probe::Text { detect, open } = store.probe {
+            last = Some(open);
+            if detect(&head)? {
+                return open(path, limits);
+            }
+        }
+    }
+    // Provider-shaped messages take any file that is left: their reader
+    // says why it is not a history when it is not.
+    match last {
+        Some(open) => open(path, limits),
+        None => Err(Error::not_history(path, "no text store")),
+    }
+}
+
+fn read_head(path: &Path) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
+    let mut buf = Vec::with_capacity(Head::LEN);
+    file.take(Head::LEN as u64)
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::io(path, &e))?;
+    Ok(buf)
+}
+
+fn open_sqlite(path: &Path, mapping: Option<&Mapping>) -> Result<Opened> {
+    let snap = sqlite::open(path)?;
+    if let Some(mapping) = mapping {
+        return message_table::open_mapped(path, snap, mapping);
+    }
+    let tables = sqlite::tables(&snap.conn).map_err(sqlite::error_of(path))?;
+    let mut tried = Vec::new();
+    for store in STORES {
+        if let Probe::Sqlite { detect, open } = store.probe {
+            if detect(&snap.conn, &tables).map_err(|cause| Error::input(path, cause))? {
+                return open(path, snap);
+            }
+            tried.push(store.name);
+        }
+    }
+    // Say why it is not a message table, the store most databases are
+    // meant to be, and which stores were tried.
+    Err(Error::not_history(
+        path,
+        message_table::why_not(&snap.conn, &tried),
+    ))
+}
+
+/// Open a trace (dispatch `traces.db`, Phoenix `phoenix.db`, OTLP JSON
+/// Lines); anything else is an error that says what the file is instead.
+pub fn open_trace(path: &Path, limits: Limits) -> Result<trace::TraceSource> {
+    match open_any(path, limits)? {
+        Opened::Trace(t) => Ok(t),
+        Opened::History(src) => {
+            let info = src.info();
+            let what = if info.format.is_json_file() {
+                "a message history".to_string()
+            } else {
+                format!("a {} {} history", info.dialect, info.format)
+            };
+            Err(Error::input(
+                path,
+                format!(
+                    "is not a trace but {what}; a trace is dispatch's traces.db, a Phoenix database or an OTLP JSON file"
+                ),
+            ))
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! What a store is, for the registry in `format/mod.rs`: how it is
+//! recognised, how it is opened, and whether and how it is written. Each
+//! store's folder defines one [`Store`]; the registry lists them in
+//! detection order.
+
+use std::path::Path;
+
+use crate::error::Result;
+use crate::finding::Action;
+use crate::model::{Dialect, Format};
+use crate::source::sqlite::Snapshot;
+use crate::source::trace::TraceSource;
+use crate::source::{Limits, Source};
+use crate::write::{Target, Writer};
+
+/// What an input turned out to be.
+pub enum Opened {
+    /// A trace: recorded requests.
+    Trace(TraceSource),
+    /// A conversation store or log.
+    History(Box<dyn Source>),
+}
+
+impl Opened {
+    pub fn into_source(self) -> Box<dyn Source> {
+        match self {
+            Opened::Trace(t) => Box::new(t),
+            Opened::History(s) => s,
+        }
+    }
+}
+
+/// The first bytes of a text file, for stores that recognise themselves
+/// from their content.
+pub struct Head<'a> {
+    pub path: &'a Path,
+    /// Up to [`Head::LEN`] bytes from the start, without a byte-order mark.
+    pub bytes: &'a [u8],
+    pub limits: Limits,
+}
+
+impl Head<'_> {
+    pub const LEN: usize = 64 * 1024;
+
+    /// The file name's extension.
+    pub fn extension(&self) -> Option<&str> {
+        self.path.extension().and_then(|e| e.to_str())
+    }
+}
+
+/// How a store is recognised and opened.
+pub enum Probe {
+    /// A SQLite database, from its schema (`tables` are its table names).
+    Sqlite {
+        /// `Err`: the cause of a database that cannot be read.
+        detect: fn(&rusqlite::Connection, &[String]) -> std::result::Result<bool, String>,
+        open: fn(&Path, Snapshot) -> Result<Opened>,
+    },
+    /// A text file, from its first bytes. `detect` may read the file
+    /// further; an `Err` is a file that is this store's but damaged.
+    Text {
+        detect: fn(&Head<'_>) -> Result<bool>,
+        open: fn(&Path, Limits) -> Result<Opened>,
+    },
+}
+
+/// Whether and how a store is written.
+pub enum Writing {
+    /// Never repaired; the reason, in one sentence, for the refusal.
+    Never(&'static str),
+    /// A repaired copy is written in the same format.
+    Copy {
+        /// Whether the writer carries out this action in this dialect.
+        supports: fn(Dialect, &Action) -> bool,
+        /// The writer for one repair (see [`Target`]).
+        new: fn(&Target<'_>) -> Result<Box<dyn Writer>>,
+    },
+}
+
+/// A store chatfsck reads.
+pub struct Store {
+    /// What users call it, in errors and docs.
+    pub name: &'static str,
+    /// The formats and dialects its reader reports: what it read is
+    /// written back by its writer ([`store_of`]).
+    pub formats: &'static [Format],
+    pub dialects: &'static [Dialect],
+    pub probe: Probe,
+    pub writing: Writing,
+}

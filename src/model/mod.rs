@@ -1,0 +1,417 @@
+//! The canonical conversation model every source produces and every rule reads.
+//!
+//! A forensic model: nothing is normalised away. Tool-call arguments keep their
+//! raw text when it is not valid JSON, and every message and part carries the
+//! location of the record it came from, so a finding can always point at evidence.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+mod chunks;
+pub mod compare;
+pub mod pairing;
+mod source;
+mod table;
+#[cfg(test)]
+pub(crate) mod testutil;
+mod text;
+mod trace;
+
+pub use chunks::{Chunk, ChunkLog};
+pub use source::{Dialect, Format, SourceInfo};
+pub use table::{ExecStatus, Execution, Executions, MessageTable, output_text};
+pub use text::Text;
+pub use trace::{Event, SpanStatus, TraceStep};
+
+/// Who speaks a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    Developer,
+    User,
+    Assistant,
+    Tool,
+}
+
+impl Role {
+    pub fn parse(s: &str) -> Option<Role> {
+        Some(match s {
+            "system" => Role::System,
+            "developer" => Role::Developer,
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            "tool" => Role::Tool,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::Developer => "developer",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+
+    /// System-like roles that carry instructions rather than turns.
+    pub fn is_instruction(self) -> bool {
+        matches!(self, Role::System | Role::Developer)
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a record lives in its store.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Loc {
+    /// A line of a text file: 1-based line number and the byte range of the
+    /// line (without its newline).
+    Line {
+        line: u64,
+        #[serde(rename = "byte_start")]
+        start: u64,
+        #[serde(rename = "byte_end")]
+        end: u64,
+    },
+    /// A row of a database table, named by its key (or rowid).
+    Row {
+        table: Name,
+        key: Arc<str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rowid: Option<i64>,
+    },
+}
+
+/// A name a store gives many records (a table's): a constant costs
+/// nothing to copy, and a name read at run time is shared. Locations are
+/// cloned for every chunk of a store, and sharing a constant through a
+/// reference count cost more than the rest of the chunk's bookkeeping.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Name {
+    Static(&'static str),
+    Shared(Arc<str>),
+}
+
+impl std::ops::Deref for Name {
+    type Target = str;
+    fn deref(&self) -> &str {
+        match self {
+            Name::Static(s) => s,
+            Name::Shared(s) => s,
+        }
+    }
+}
+
+impl std::fmt::Display for Name {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self)
+    }
+}
+
+impl Serialize for Name {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self)
+    }
+}
+
+impl From<&'static str> for Name {
+    fn from(s: &'static str) -> Name {
+        Name::Static(s)
+    }
+}
+
+impl From<Arc<str>> for Name {
+    fn from(s: Arc<str>) -> Name {
+        Name::Shared(s)
+    }
+}
+
+impl From<String> for Name {
+    fn from(s: String) -> Name {
+        Name::Shared(Arc::from(s))
+    }
+}
+
+impl Loc {
+    pub fn line(&self) -> Option<u64> {
+        match self {
+            Loc::Line { line, .. } => Some(*line),
+            Loc::Row { .. } => None,
+        }
+    }
+}
+
+/// Tool-call arguments, kept as the raw text the store holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Arguments {
+    /// The raw text: a JSON string's content (OpenAI) or the serialised input
+    /// object (Anthropic) exactly as stored.
+    pub raw: Text,
+    pub encoding: ArgEncoding,
+}
+
+/// How a store encodes tool-call arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgEncoding {
+    /// A JSON string whose content must be a JSON object (OpenAI
+    /// `function.arguments`); `raw` is the decoded string content.
+    JsonString,
+    /// A JSON value that must be an object (Anthropic `input`); `raw` is the
+    /// value's JSON text, cut out of a record that parsed (so it is JSON).
+    JsonValue,
+    /// Free-form text (Codex `custom_tool_call.input`): never checked as JSON.
+    Freeform,
+}
+
+/// One piece of a message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PartKind {
+    Text {
+        text: Text,
+    },
+    Thinking {
+        text: Text,
+    },
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: Arguments,
+    },
+    ToolResult {
+        call_id: String,
+        content: Text,
+        is_error: Option<bool>,
+    },
+    /// Anything else (images, documents, redacted thinking, error chunks):
+    /// kept by kind so counts and previews stay honest.
+    Other {
+        kind: String,
+    },
+}
+
+impl PartKind {
+    /// Short type name used in tables and JSON.
+    pub fn type_name(&self) -> &str {
+        match self {
+            PartKind::Text { .. } => "text",
+            PartKind::Thinking { .. } => "thinking",
+            PartKind::ToolCall { .. } => "tool-call",
+            PartKind::ToolResult { .. } => "tool-result",
+            PartKind::Other { kind } => kind,
+        }
+    }
+}
+
+/// Where inside its record a part sits, for writers that edit the record:
+/// `Item("tool_calls", 2)` is `tool_calls[2]`, `Item("content", 0)` the first
+/// content block, `Whole("content")` a plain string content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    Whole(&'static str),
+    Item(&'static str, usize),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Part {
+    pub kind: PartKind,
+    /// The record this part was read from.
+    pub loc: Loc,
+    /// Where in the record, when the source knows.
+    pub slot: Option<Slot>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    pub role: Role,
+    pub parts: Vec<Part>,
+    /// The first record of the message.
+    pub loc: Loc,
+    /// Message index as the store recorded it, where it records one.
+    pub stored_index: Option<i64>,
+    /// The stored finish reason, where the store keeps one.
+    pub finish_reason: Option<String>,
+}
+
+impl Message {
+    pub fn new(role: Role, loc: Loc) -> Self {
+        Message {
+            role,
+            parts: Vec::new(),
+            loc,
+            stored_index: None,
+            finish_reason: None,
+        }
+    }
+
+    pub fn push(&mut self, kind: PartKind, loc: Loc) {
+        self.parts.push(Part {
+            kind,
+            loc,
+            slot: None,
+        });
+    }
+
+    pub fn push_at(&mut self, kind: PartKind, loc: Loc, slot: Slot) {
+        self.parts.push(Part {
+            kind,
+            loc,
+            slot: Some(slot),
+        });
+    }
+
+    pub fn tool_calls(&self) -> impl Iterator<Item = (usize, &str, &str, &Arguments)> {
+        self.parts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| match &p.kind {
+                PartKind::ToolCall {
+                    id,
+                    name,
+                    arguments,
+                } => Some((i, id.as_str(), name.as_str(), arguments)),
+                _ => None,
+            })
+    }
+
+    pub fn tool_results(&self) -> impl Iterator<Item = (usize, &str, &str, Option<bool>)> {
+        self.parts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| match &p.kind {
+                PartKind::ToolResult {
+                    call_id,
+                    content,
+                    is_error,
+                } => Some((i, call_id.as_str(), content.as_str(), *is_error)),
+                _ => None,
+            })
+    }
+
+    pub fn has_tool_calls(&self) -> bool {
+        self.tool_calls().next().is_some()
+    }
+
+    /// A message that carries tool results back to the model: a `tool`
+    /// message, or a `user` message holding `tool_result` blocks (Anthropic).
+    pub fn carries_results(&self) -> bool {
+        self.role == Role::Tool || self.tool_results().next().is_some()
+    }
+
+    /// Last line this message was read from (messages may span records).
+    pub fn last_line(&self) -> Option<u64> {
+        self.parts
+            .iter()
+            .filter_map(|p| p.loc.line())
+            .chain(self.loc.line())
+            .max()
+    }
+
+    /// The location of a part, falling back to the message's own.
+    pub fn part_loc(&self, part: usize) -> &Loc {
+        self.parts.get(part).map(|p| &p.loc).unwrap_or(&self.loc)
+    }
+}
+
+/// A line or row that could not be read as a record of its format.
+#[derive(Debug, Clone)]
+pub struct CorruptRecord {
+    pub loc: Loc,
+    /// Why it does not parse, in one line.
+    pub reason: String,
+    /// The first bytes of the record, lossily decoded, for evidence.
+    pub excerpt: String,
+    /// True when this is the last record of the file and has no terminator:
+    /// the classic torn write at a crash.
+    pub torn_tail: bool,
+}
+
+impl CorruptRecord {
+    /// Bytes of a record kept as evidence in a finding.
+    pub const EXCERPT: usize = 240;
+
+    /// A corrupt record with the first [`Self::EXCERPT`] bytes of its raw
+    /// text as evidence, cut before a character that would be split (a
+    /// torn multi-byte character at the cut would read as U+FFFD).
+    pub fn new(loc: Loc, reason: String, raw: &[u8], torn_tail: bool) -> CorruptRecord {
+        let mut cut = raw.len().min(Self::EXCERPT);
+        if let Err(e) = std::str::from_utf8(&raw[..cut])
+            && e.error_len().is_none()
+        {
+            cut = e.valid_up_to();
+        }
+        CorruptRecord {
+            loc,
+            reason,
+            excerpt: String::from_utf8_lossy(&raw[..cut]).into_owned(),
+            torn_tail,
+        }
+    }
+}
+
+/// A conversation: the unit every rule checks.
+#[derive(Debug, Clone)]
+pub struct Conversation {
+    pub id: String,
+    pub source: Arc<SourceInfo>,
+    pub messages: Vec<Message>,
+    pub corrupt: Vec<CorruptRecord>,
+    /// Records that are valid but are not messages (meta lines, progress
+    /// records, snapshots): counted, never checked, always preserved.
+    pub meta_records: u64,
+    /// The raw chunk view, for chunk stores.
+    pub chunks: Option<ChunkLog>,
+    /// The row view, for message tables: where the rows live, how they are
+    /// indexed, and the tool execution records kept beside them.
+    pub table: Option<MessageTable>,
+    /// For a request recorded in a trace: what the trace says about the
+    /// call that sent `messages`.
+    pub trace: Option<Box<TraceStep>>,
+}
+
+impl Conversation {
+    pub fn new(id: impl Into<String>, source: Arc<SourceInfo>) -> Self {
+        Conversation {
+            id: id.into(),
+            source,
+            messages: Vec::new(),
+            corrupt: Vec::new(),
+            meta_records: 0,
+            chunks: None,
+            table: None,
+            trace: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_excerpt_never_splits_a_character() {
+        let loc = Loc::Line {
+            line: 1,
+            start: 0,
+            end: 0,
+        };
+        // 239 ASCII bytes then a two-byte character across the 240-byte cut.
+        let mut raw = vec![b'a'; 239];
+        raw.extend("é and more".as_bytes());
+        let c = CorruptRecord::new(loc.clone(), "x".into(), &raw, false);
+        assert_eq!(c.excerpt.len(), 239);
+        assert!(!c.excerpt.contains('\u{fffd}'));
+        // Damage inside the excerpt is still shown, replaced.
+        let c = CorruptRecord::new(loc, "x".into(), b"ab\xffcd", false);
+        assert_eq!(c.excerpt, "ab\u{fffd}cd");
+    }
+}

@@ -1,0 +1,115 @@
+//! What an input is: its path, storage format and dialect. The formats
+//! and dialects are types; they render as the strings the JSON and SARIF
+//! outputs have always carried (`jsonl`, `sqlite-kv`, `claude-code`…).
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+/// What a source recognised a file or database as.
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceInfo {
+    /// The path as the user named it (relative paths stay relative).
+    pub path: PathBuf,
+    pub format: Format,
+    pub dialect: Dialect,
+}
+
+/// A storage format: how records are laid out on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// One JSON record per line.
+    Jsonl,
+    /// One JSON document: an array of messages, or an object holding one.
+    Json,
+    /// A SQLite key-value chunk store.
+    SqliteKv,
+    /// A SQLite table of messages, one row each.
+    SqliteTable,
+    /// A PostgreSQL table of messages, one row each.
+    PostgresTable,
+    /// A SQLite trace database.
+    SqliteTrace,
+    /// OTLP JSON, one export per line.
+    OtlpJsonl,
+    /// OTLP JSON, one export document.
+    OtlpJson,
+}
+
+impl Format {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Format::Jsonl => "jsonl",
+            Format::Json => "json",
+            Format::SqliteKv => "sqlite-kv",
+            Format::SqliteTable => "sqlite-table",
+            Format::PostgresTable => "postgres-table",
+            Format::SqliteTrace => "sqlite-trace",
+            Format::OtlpJsonl => "otlp-jsonl",
+            Format::OtlpJson => "otlp-json",
+        }
+    }
+
+    /// A history in a plain JSON file (not a store or a trace).
+    pub fn is_json_file(self) -> bool {
+        matches!(self, Format::Jsonl | Format::Json)
+    }
+}
+
+/// What wrote the records inside a format: the app or the API shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// Not known yet (a source before its first record).
+    Unknown,
+    OpenAi,
+    Kimi,
+    Anthropic,
+    ClaudeCode,
+    Codex,
+    Dispatch,
+    Gbrain,
+    /// A message table named with the mapping flags.
+    Table,
+    Phoenix,
+    OpenInference,
+    GenAi,
+}
+
+impl Dialect {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Dialect::Unknown => "unknown",
+            Dialect::OpenAi => "openai",
+            Dialect::Kimi => "kimi",
+            Dialect::Anthropic => "anthropic",
+            Dialect::ClaudeCode => "claude-code",
+            Dialect::Codex => "codex",
+            Dialect::Dispatch => "dispatch",
+            Dialect::Gbrain => "gbrain",
+            Dialect::Table => "table",
+            Dialect::Phoenix => "phoenix",
+            Dialect::OpenInference => "openinference",
+            Dialect::GenAi => "gen-ai",
+        }
+    }
+}
+
+macro_rules! as_text {
+    ($t:ty) => {
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+        impl Serialize for $t {
+            fn serialize<S: serde::Serializer>(
+                &self,
+                s: S,
+            ) -> std::result::Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+    };
+}
+as_text!(Format);
+as_text!(Dialect);

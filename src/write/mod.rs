@@ -1,0 +1,96 @@
+//! What a writer is given and what it gives back. A store whose repaired
+//! copy chatfsck can write implements [`Writer`] in its own folder under
+//! `format/`; the repair engine (`repair`) drives every writer the same
+//! way: plan conversation by conversation, then write once.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::finding::Finding;
+use crate::finding::Fix;
+use policy::RepairPolicy as Policy;
+
+pub mod atomic;
+pub mod policy;
+pub mod sqlite;
+use crate::model::{Conversation, Loc};
+use crate::source::{Limits, Mapping};
+
+/// The text of a synthesized tool result. Clearly not the tool's output.
+pub const PLACEHOLDER: &str = "[chatfsck repair] No result was recorded for this tool call: the session ended or was interrupted before it completed. This placeholder was inserted by chatfsck; the tool may or may not have run.";
+
+/// Where and how one repair writes, as the user asked (checked by the
+/// engine before a writer is made).
+#[derive(Clone, Copy)]
+pub struct Target<'a> {
+    pub input: &'a Path,
+    /// The copy to write; `None` on a dry run and for PostgreSQL inputs.
+    pub output: Option<&'a Path>,
+    pub force: bool,
+    pub dry_run: bool,
+    pub policy: &'a Policy,
+    pub limits: Limits,
+    pub mapping: Option<&'a Mapping>,
+    /// PostgreSQL inputs: write the repair as a SQL script here.
+    pub emit_sql: Option<&'a Path>,
+    /// PostgreSQL inputs: apply the repair to this other database.
+    pub target: Option<&'a str>,
+}
+
+/// A finding with a fix the engine will apply.
+pub struct Planned<'a> {
+    pub finding: &'a Finding,
+    pub fix: &'a Fix,
+}
+
+/// One edit, as the repair log records it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Edit {
+    pub rule: &'static str,
+    pub conversation: String,
+    pub action: &'static str,
+    /// What was done, in one line.
+    pub description: String,
+    pub location: Loc,
+    /// The record before the edit, verbatim (`null` for an insertion).
+    pub before: Option<String>,
+    /// The record after the edit (`null` for a removal).
+    pub after: Option<String>,
+    /// True when the edit invents content (a placeholder result).
+    pub synthesized: bool,
+    /// Tool call ids involved.
+    pub ids: Vec<String>,
+}
+
+/// A finding the repair leaves as it is, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Left {
+    pub rule: &'static str,
+    pub conversation: String,
+    pub location: Option<Loc>,
+    pub summary: String,
+    pub reason: String,
+}
+
+/// What a repair did: its edits, what it left, and where it wrote.
+#[derive(Debug, Default)]
+pub struct Log {
+    pub edits: Vec<Edit>,
+    pub left: Vec<Left>,
+    /// Where the repair went, when it is not the `-o` file: a SQL script,
+    /// another database (PostgreSQL inputs).
+    pub sql: Option<String>,
+    pub target: Option<String>,
+    pub inserted: Option<u64>,
+}
+
+/// A store's writer for one repair.
+pub trait Writer {
+    /// Plan the fixes of one conversation: its edits go to `log`, and so
+    /// does every finding it cannot carry out, with the reason.
+    fn plan(&mut self, conv: &Conversation, planned: &[Planned<'_>], log: &mut Log) -> Result<()>;
+    /// Write the repaired copy. Not called on a dry run.
+    fn write(self: Box<Self>, log: &mut Log) -> Result<()>;
+}

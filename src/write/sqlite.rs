@@ -1,0 +1,63 @@
+//! Writing a repaired SQLite copy: the input's forensic snapshot copied
+//! with the backup API, edited in one transaction, checked, and moved into
+//! place.
+
+use std::path::Path;
+
+use super::atomic;
+use crate::error::{Error, Result};
+
+/// A database error of the repaired copy.
+pub fn db_err(output: &Path, e: rusqlite::Error) -> Error {
+    Error::Output {
+        path: output.to_path_buf(),
+        cause: crate::source::sqlite::cause(&e),
+    }
+}
+
+/// Copy a SQLite input (from its forensic snapshot) with the backup API
+/// into a temporary file beside `output`, apply `edit` to the copy in one
+/// transaction, check its integrity, and move it into place. Schema, other
+/// tables and every row `edit` does not touch stay as they were.
+pub fn edit_sqlite_copy(
+    input: &Path,
+    output: &Path,
+    force: bool,
+    snap: crate::source::sqlite::Snapshot,
+    edit: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<()>,
+) -> Result<()> {
+    let tmp = atomic::Atomic::new(output)?;
+    snap.conn
+        .backup(rusqlite::MAIN_DB, tmp.path(), None)
+        .map_err(|e| db_err(output, e))?;
+    drop(snap);
+    let mut conn = rusqlite::Connection::open_with_flags(
+        tmp.path(),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE,
+    )
+    .map_err(|e| db_err(output, e))?;
+    let tx = conn.transaction().map_err(|e| db_err(output, e))?;
+    edit(&tx)?;
+    tx.commit().map_err(|e| db_err(output, e))?;
+    finish_sqlite(conn, output)?;
+    tmp.commit(output, force, Some(input))
+}
+
+/// Check a repaired SQLite copy and close it, so no `-wal` or `-shm` is
+/// left beside the temporary file when it is renamed into place.
+fn finish_sqlite(conn: rusqlite::Connection, output: &Path) -> Result<()> {
+    let err = |e: rusqlite::Error| Error::Output {
+        path: output.to_path_buf(),
+        cause: crate::source::sqlite::cause(&e),
+    };
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .map_err(err)?;
+    if check != "ok" {
+        return Err(Error::Output {
+            path: output.to_path_buf(),
+            cause: format!("the repaired copy fails PRAGMA integrity_check: {check}"),
+        });
+    }
+    conn.close().map_err(|(_, e)| err(e))
+}
