@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use crate::cli::{Cli, Command, InputArgs, InspectFormat, ListFormat};
+use crate::cli::{Cli, Command, InputArgs};
 use crate::config::Config;
 use crate::error::Error;
 use crate::finding::Severity;
@@ -42,6 +42,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
     let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
     match cli.command {
         Command::Lint(a) => {
+            let render = report::renderer::<lint::Outcome>(a.format)?;
             let config = Config::load(a.config.config.as_deref())?;
             // Flags override the file, key by key.
             let selection = config.selection(a.select, a.ignore)?;
@@ -65,9 +66,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             for e in &outcome.errors {
                 eprintln!("error: {e}");
             }
-            report::for_format(a.format)
-                .render(&outcome, &mut out)
-                .map_err(out_err)?;
+            render(&outcome, &mut out).map_err(out_err)?;
             out.flush().map_err(out_err)?;
             if !outcome.errors.is_empty() {
                 return Ok(EXIT_ERROR);
@@ -76,21 +75,18 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             Ok(if failing { EXIT_FINDINGS } else { EXIT_CLEAN })
         }
         Command::Inspect(a) => {
+            let render = report::renderer::<crate::inspect::Inspection>(a.format)?;
             let ins = crate::inspect::inspect(
                 &a.path,
                 a.conversation.as_deref(),
                 limits(&a.input),
                 a.input.mapping().as_ref(),
             )?;
-            match a.format {
-                InspectFormat::Human => report::inspect::human(&ins, &mut out),
-                InspectFormat::Json => report::inspect::json(&ins, &mut out),
-                InspectFormat::Markdown => report::inspect::markdown(&ins, &mut out),
-            }
-            .map_err(out_err)?;
+            render(&ins, &mut out).map_err(out_err)?;
             Ok(EXIT_CLEAN)
         }
         Command::Repair(a) => {
+            let render = report::renderer::<crate::repair::Report>(a.format)?;
             let config = Config::load(a.config.config.as_deref())?;
             let policy =
                 config.repair_policy_with(a.orphan_calls, a.no_synthesize.then_some(false))?;
@@ -123,12 +119,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             if let Some(log) = &a.log {
                 report::repair::write_log(&rep, log, a.force)?;
             }
-            match a.format {
-                ListFormat::Human => report::repair::human(&rep, &mut out),
-                ListFormat::Json => report::json::write(&rep, &mut out),
-                ListFormat::Markdown => report::repair::markdown(&rep, &mut out),
-            }
-            .map_err(out_err)?;
+            render(&rep, &mut out).map_err(out_err)?;
             Ok(EXIT_CLEAN)
         }
         Command::Diff(a) => {
@@ -138,6 +129,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             // else message by message.
             let b = match crate::source::open_any_with(&a.b, lim, mapping.as_ref())? {
                 crate::source::Opened::Trace(trace) => {
+                    let render = report::renderer::<crate::crosscheck::DiffDoc>(a.format)?;
                     let doc = crate::crosscheck::diff(
                         &a.a,
                         &a.b,
@@ -146,16 +138,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                         lim,
                         mapping.as_ref(),
                     )?;
-                    match a.format {
-                        InspectFormat::Human => report::crosscheck::human(&doc, &mut out),
-                        InspectFormat::Json => report::crosscheck::json(&doc, &mut out),
-                        InspectFormat::Markdown => {
-                            return Err(Error::Usage(
-                                "a store-against-trace diff has human and json output (markdown: use `inspect --format markdown`)".into(),
-                            ));
-                        }
-                    }
-                    .map_err(out_err)?;
+                    render(&doc, &mut out).map_err(out_err)?;
                     out.flush().map_err(out_err)?;
                     return Ok(if doc.divergent() {
                         EXIT_FINDINGS
@@ -165,6 +148,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                 }
                 crate::source::Opened::History(b) => b,
             };
+            let render = report::renderer::<crate::diff::Diff>(a.format)?;
             let sa = match crate::source::open_any_with(&a.a, lim, mapping.as_ref())? {
                 crate::source::Opened::History(sa) => sa,
                 crate::source::Opened::Trace(_) => {
@@ -175,12 +159,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                 }
             };
             let d = crate::diff::diff(&a.a, sa, &a.b, b, a.conversation.as_deref())?;
-            match a.format {
-                InspectFormat::Human => report::diff::human(&d, report::use_color(), &mut out),
-                InspectFormat::Json => report::json::write(&d, &mut out),
-                InspectFormat::Markdown => report::diff::markdown(&d, &mut out),
-            }
-            .map_err(out_err)?;
+            render(&d, &mut out).map_err(out_err)?;
             Ok(if d.is_equal() {
                 EXIT_CLEAN
             } else {
@@ -188,17 +167,19 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             })
         }
         Command::Rules(a) => {
-            report::rules::list(a.format, &mut out).map_err(out_err)?;
+            let render = report::renderer::<report::rules::Catalogue>(a.format)?;
+            render(&report::rules::Catalogue(rules::RULES), &mut out).map_err(out_err)?;
             Ok(EXIT_CLEAN)
         }
         Command::Explain(a) => {
+            let render = report::renderer::<rules::Rule>(report::Format::Human)?;
             let rule = rules::find(&a.rule).ok_or_else(|| {
                 Error::Usage(format!(
                     "unknown rule `{}` (run `chatfsck rules` for the list)",
                     a.rule
                 ))
             })?;
-            report::rules::explain(rule, &mut out).map_err(out_err)?;
+            render(rule, &mut out).map_err(out_err)?;
             Ok(EXIT_CLEAN)
         }
     }
