@@ -28,7 +28,6 @@ pub fn run(a: DiffArgs, out: &mut dyn Write) -> Result<u8, Error> {
                 mapping.as_ref(),
             )?;
             render(&doc, out).map_err(out_err)?;
-            out.flush().map_err(out_err)?;
             return Ok(if doc.divergent() {
                 EXIT_FINDINGS
             } else {

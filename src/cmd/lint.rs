@@ -38,7 +38,6 @@ pub fn run(a: LintArgs, out: &mut dyn Write) -> Result<u8, Error> {
         eprintln!("error: {e}");
     }
     render(&outcome, out).map_err(out_err)?;
-    out.flush().map_err(out_err)?;
     if !outcome.errors.is_empty() {
         return Ok(EXIT_ERROR);
     }
