@@ -33,11 +33,11 @@ complete -c chatfsck -n "__fish_chatfsck_needs_command" -f -a "diff" -d 'Compare
 complete -c chatfsck -n "__fish_chatfsck_needs_command" -f -a "rules" -d 'List every rule: name, severity, whether repair fixes it, what it detects'
 complete -c chatfsck -n "__fish_chatfsck_needs_command" -f -a "explain" -d 'Explain a rule: what it detects, why it breaks an agent, what providers answer, the repair'
 complete -c chatfsck -n "__fish_chatfsck_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l format -d 'Output format' -r -f -a "human\t'Diagnostics with evidence excerpts, for people'
-json\t'One versioned JSON document (see docs/json-output.md)'
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l format -d 'Output format' -r -f -a "human\t'Text for people: diagnostics with evidence excerpts, or tables'
+json\t'One JSON document for programs (lint\'s: docs/json-output.md)'
 sarif\t'SARIF 2.1.0, for GitHub code scanning and other SARIF viewers'
 github\t'GitHub Actions workflow commands: annotations on the pull request'
-markdown\t'Tables that paste into an issue or a pull request'"
+markdown\t'Tables that paste into an issue, a pull request or documentation'"
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l select -d 'Run only these rules (comma-separated rule names; replaces `select` in chatfsck.toml)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l ignore -d 'Do not run these rules (comma-separated rule names; replaces `ignore` in chatfsck.toml)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l fail-on -d 'Exit 1 when a finding of this severity or higher is found [default: error]' -r -f -a "info\t''
@@ -53,9 +53,9 @@ complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l role-column -
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l content-column -d 'Column holding the content: Anthropic content blocks or parts (JSON), or plain text' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l conversation -d 'Show only this conversation' -r
-complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l format -d 'Output format' -r -f -a "human\t''
-json\t''
-markdown\t'Tables that paste into a bug report'"
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l format -d 'Output format' -r -f -a "human\t'Text for people: diagnostics with evidence excerpts, or tables'
+json\t'One JSON document for programs (lint\'s: docs/json-output.md)'
+markdown\t'Tables that paste into an issue, a pull request or documentation'"
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l max-line-mib -d 'Longest JSONL line accepted, in MiB (a longer line is an error, not a history)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l table -d 'Read this message table of a SQLite or PostgreSQL database (one row per message; needs the four column flags)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l conversation-column -d 'Column that names the conversation of a row' -r
@@ -72,9 +72,9 @@ drop\t'Remove the unanswered call from the copy (kept in the repair log)'
 report\t'Change nothing; only report the call'"
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l select -d 'Repair only findings of these rules (comma-separated)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l ignore -d 'Do not repair findings of these rules (comma-separated)' -r
-complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l format -d 'Output format of the summary' -r -f -a "human\t''
-json\t''
-markdown\t'A table for documentation'"
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l format -d 'Output format of the summary' -r -f -a "human\t'Text for people: diagnostics with evidence excerpts, or tables'
+json\t'One JSON document for programs (lint\'s: docs/json-output.md)'
+markdown\t'Tables that paste into an issue, a pull request or documentation'"
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l config -d 'Read settings from this file instead of the nearest chatfsck.toml (searched from the current directory upwards); flags override it' -r -F
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l max-line-mib -d 'Longest JSONL line accepted, in MiB (a longer line is an error, not a history)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l table -d 'Read this message table of a SQLite or PostgreSQL database (one row per message; needs the four column flags)' -r
@@ -87,9 +87,9 @@ complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l force -d 'O
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l no-synthesize -d 'Never invent content: unanswered calls are reported (or dropped) instead of answered with a placeholder'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l conversation -d 'Compare only this conversation (with a trace: or one request, `<conversation>/turn-<n>/step-<k>`)' -r
-complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l format -d 'Output format' -r -f -a "human\t''
-json\t''
-markdown\t'Tables that paste into a bug report'"
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l format -d 'Output format (with a trace: human or json)' -r -f -a "human\t'Text for people: diagnostics with evidence excerpts, or tables'
+json\t'One JSON document for programs (lint\'s: docs/json-output.md)'
+markdown\t'Tables that paste into an issue, a pull request or documentation'"
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l max-line-mib -d 'Longest JSONL line accepted, in MiB (a longer line is an error, not a history)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l table -d 'Read this message table of a SQLite or PostgreSQL database (one row per message; needs the four column flags)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l conversation-column -d 'Column that names the conversation of a row' -r
@@ -97,9 +97,9 @@ complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l index-column 
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l role-column -d 'Column holding the role (`user`, `assistant`, `system`, `tool`)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l content-column -d 'Column holding the content: Anthropic content blocks or parts (JSON), or plain text' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c chatfsck -n "__fish_chatfsck_using_subcommand rules" -l format -d 'Output format' -r -f -a "human\t''
-json\t''
-markdown\t'A table for documentation'"
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand rules" -l format -d 'Output format' -r -f -a "human\t'Text for people: diagnostics with evidence excerpts, or tables'
+json\t'One JSON document for programs (lint\'s: docs/json-output.md)'
+markdown\t'Tables that paste into an issue, a pull request or documentation'"
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand rules" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand explain" -s h -l help -d 'Print help'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand help; and not __fish_seen_subcommand_from lint inspect repair diff rules explain help" -f -a "lint" -d 'Check histories and report every finding, with evidence'

@@ -1,205 +1,28 @@
-//! Runs a parsed command line. Returns the process exit code.
+//! Runs a parsed command line: hands it to its command's module
+//! ([`crate::cmd`]) and returns the process exit code.
 
 use std::io::{self, Write};
 
-use crate::cli::{Cli, Command, InputArgs, InspectFormat, ListFormat};
-use crate::config::Config;
+use crate::cli::{Cli, Command};
+use crate::cmd;
 use crate::error::Error;
-use crate::finding::Severity;
-use crate::lint::{self, Options};
-use crate::progress;
-use crate::report;
-use crate::rules;
-use crate::source::Limits;
 
-pub const EXIT_CLEAN: u8 = 0;
-pub const EXIT_FINDINGS: u8 = 1;
-pub const EXIT_ERROR: u8 = 2;
-/// A run stopped by a signal (the shell's 128 + SIGINT); see [`crate::cleanup`].
-pub const EXIT_INTERRUPTED: u8 = crate::cleanup::EXIT_INTERRUPTED;
-
-fn limits(a: &InputArgs) -> Limits {
-    Limits {
-        max_line_bytes: a.max_line_mib.saturating_mul(1 << 20),
-        ..Limits::default()
-    }
-}
-
-fn out_err(e: io::Error) -> Error {
-    if e.kind() == io::ErrorKind::BrokenPipe {
-        return Error::BrokenPipe;
-    }
-    Error::Output {
-        path: "<stdout>".into(),
-        cause: e.to_string(),
-    }
-}
+pub use crate::exit::{EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, EXIT_INTERRUPTED};
 
 /// Run a command; errors that stop the job come back as `Err`.
 pub fn run(cli: Cli) -> Result<u8, Error> {
     // Reports write many small pieces; stdout alone would make a system
     // call per line.
     let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
-    match cli.command {
-        Command::Lint(a) => {
-            let config = Config::load(a.config.config.as_deref())?;
-            // Flags override the file, key by key.
-            let selection = config.selection(a.select, a.ignore)?;
-            let fail_on = a.fail_on.or(config.fail_on).unwrap_or(Severity::Error);
-            let opts = Options {
-                selection,
-                limits: limits(&a.input),
-                mapping: a.input.mapping(),
-                trace: a.trace,
-            };
-            let bar = progress::Bar::for_run(a.format);
-            let outcome = lint::lint_with_progress(&a.paths, &opts, &|p| {
-                if let Some(bar) = &bar {
-                    bar.event(p)
-                }
-            });
-            if let Some(bar) = &bar {
-                bar.finish();
-            }
-            let outcome = outcome?;
-            for e in &outcome.errors {
-                eprintln!("error: {e}");
-            }
-            report::for_format(a.format)
-                .render(&outcome, &mut out)
-                .map_err(out_err)?;
-            out.flush().map_err(out_err)?;
-            if !outcome.errors.is_empty() {
-                return Ok(EXIT_ERROR);
-            }
-            let failing = outcome.findings().any(|f| f.severity >= fail_on);
-            Ok(if failing { EXIT_FINDINGS } else { EXIT_CLEAN })
-        }
-        Command::Inspect(a) => {
-            let ins = crate::inspect::inspect(
-                &a.path,
-                a.conversation.as_deref(),
-                limits(&a.input),
-                a.input.mapping().as_ref(),
-            )?;
-            match a.format {
-                InspectFormat::Human => report::inspect::human(&ins, &mut out),
-                InspectFormat::Json => report::inspect::json(&ins, &mut out),
-                InspectFormat::Markdown => report::inspect::markdown(&ins, &mut out),
-            }
-            .map_err(out_err)?;
-            Ok(EXIT_CLEAN)
-        }
-        Command::Repair(a) => {
-            let config = Config::load(a.config.config.as_deref())?;
-            let policy =
-                config.repair_policy_with(a.orphan_calls, a.no_synthesize.then_some(false))?;
-            let selection = config.selection(a.select, a.ignore)?;
-            if let Some(log) = &a.log {
-                if log.exists() && !a.force {
-                    return Err(Error::Usage(format!(
-                        "{} already exists; pass --force to overwrite it",
-                        log.display()
-                    )));
-                }
-                if a.output.as_ref() == Some(log) || log == &a.input {
-                    return Err(Error::Usage(
-                        "the repair log needs a path of its own".into(),
-                    ));
-                }
-            }
-            let opts = crate::repair::Options {
-                selection,
-                policy,
-                limits: limits(&a.input_args),
-                dry_run: a.dry_run,
-                force: a.force,
-                mapping: a.input_args.mapping(),
-                emit_sql: a.emit_sql.clone(),
-                target: a.target.clone(),
-            };
-            let output = if a.dry_run { None } else { a.output.as_deref() };
-            let rep = crate::repair::repair(&a.input, output, &opts)?;
-            if let Some(log) = &a.log {
-                report::repair::write_log(&rep, log, a.force)?;
-            }
-            match a.format {
-                ListFormat::Human => report::repair::human(&rep, &mut out),
-                ListFormat::Json => report::json::write(&rep, &mut out),
-                ListFormat::Markdown => report::repair::markdown(&rep, &mut out),
-            }
-            .map_err(out_err)?;
-            Ok(EXIT_CLEAN)
-        }
-        Command::Diff(a) => {
-            let lim = limits(&a.input);
-            let mapping = a.input.mapping();
-            // B is opened once: a trace is compared with the store, anything
-            // else message by message.
-            let b = match crate::format::open_any_with(&a.b, lim, mapping.as_ref())? {
-                crate::format::Opened::Trace(trace) => {
-                    let doc = crate::crosscheck::diff(
-                        &a.a,
-                        &a.b,
-                        trace,
-                        a.conversation.as_deref(),
-                        lim,
-                        mapping.as_ref(),
-                    )?;
-                    match a.format {
-                        InspectFormat::Human => report::crosscheck::human(&doc, &mut out),
-                        InspectFormat::Json => report::crosscheck::json(&doc, &mut out),
-                        InspectFormat::Markdown => {
-                            return Err(Error::Usage(
-                                "a store-against-trace diff has human and json output (markdown: use `inspect --format markdown`)".into(),
-                            ));
-                        }
-                    }
-                    .map_err(out_err)?;
-                    out.flush().map_err(out_err)?;
-                    return Ok(if doc.divergent() {
-                        EXIT_FINDINGS
-                    } else {
-                        EXIT_CLEAN
-                    });
-                }
-                crate::format::Opened::History(b) => b,
-            };
-            let sa = match crate::format::open_any_with(&a.a, lim, mapping.as_ref())? {
-                crate::format::Opened::History(sa) => sa,
-                crate::format::Opened::Trace(_) => {
-                    return Err(Error::input(
-                        &a.a,
-                        "is a trace, not a conversation store (`chatfsck diff STORE TRACE` takes the store first)",
-                    ));
-                }
-            };
-            let d = crate::diff::diff(&a.a, sa, &a.b, b, a.conversation.as_deref())?;
-            match a.format {
-                InspectFormat::Human => report::diff::human(&d, report::use_color(), &mut out),
-                InspectFormat::Json => report::json::write(&d, &mut out),
-                InspectFormat::Markdown => report::diff::markdown(&d, &mut out),
-            }
-            .map_err(out_err)?;
-            Ok(if d.is_equal() {
-                EXIT_CLEAN
-            } else {
-                EXIT_FINDINGS
-            })
-        }
-        Command::Rules(a) => {
-            report::rules::list(a.format, &mut out).map_err(out_err)?;
-            Ok(EXIT_CLEAN)
-        }
-        Command::Explain(a) => {
-            let rule = rules::find(&a.rule).ok_or_else(|| {
-                Error::Usage(format!(
-                    "unknown rule `{}` (run `chatfsck rules` for the list)",
-                    a.rule
-                ))
-            })?;
-            report::rules::explain(rule, &mut out).map_err(out_err)?;
-            Ok(EXIT_CLEAN)
-        }
-    }
+    let code = match cli.command {
+        Command::Lint(a) => cmd::lint::run(a, &mut out),
+        Command::Inspect(a) => cmd::inspect::run(a, &mut out),
+        Command::Repair(a) => cmd::repair::run(a, &mut out),
+        Command::Diff(a) => cmd::diff::run(a, &mut out),
+        Command::Rules(a) => cmd::rules::run(a, &mut out),
+        Command::Explain(a) => cmd::explain::run(a, &mut out),
+    }?;
+    // Flushed here, not when dropped: a write that fails is an error.
+    out.flush().map_err(cmd::out_err)?;
+    Ok(code)
 }

@@ -9,8 +9,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The exit code of a run stopped by a signal (the shell's 128 + SIGINT).
-pub const EXIT_INTERRUPTED: u8 = 130;
+use crate::exit::EXIT_INTERRUPTED;
 
 static REGISTERED: Mutex<Vec<(u64, PathBuf)>> = Mutex::new(Vec::new());
 static NEXT: AtomicU64 = AtomicU64::new(0);

@@ -2,10 +2,10 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 
 use crate::finding::Severity;
-use crate::report::Format;
+use crate::report::{Format, FormatArg};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -109,7 +109,7 @@ pub struct LintArgs {
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Output format
-    #[arg(long, value_enum, default_value_t = Format::Human)]
+    #[arg(long, value_parser = FormatArg::of::<crate::lint::Outcome>(), default_value = "human")]
     pub format: Format,
     /// Run only these rules (comma-separated rule names; replaces `select` in chatfsck.toml)
     #[arg(long, value_delimiter = ',', value_name = "RULES")]
@@ -139,22 +139,6 @@ pub struct ConfigArgs {
     pub config: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum InspectFormat {
-    Human,
-    Json,
-    /// Tables that paste into a bug report
-    Markdown,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ListFormat {
-    Human,
-    Json,
-    /// A table for documentation
-    Markdown,
-}
-
 #[derive(Debug, Args)]
 pub struct InspectArgs {
     /// The history to inspect
@@ -164,8 +148,8 @@ pub struct InspectArgs {
     #[arg(long, value_name = "ID")]
     pub conversation: Option<String>,
     /// Output format
-    #[arg(long, value_enum, default_value_t = InspectFormat::Human)]
-    pub format: InspectFormat,
+    #[arg(long, value_parser = FormatArg::of::<crate::inspect::Inspection>(), default_value = "human")]
+    pub format: Format,
     #[command(flatten)]
     pub input: InputArgs,
 }
@@ -173,8 +157,8 @@ pub struct InspectArgs {
 #[derive(Debug, Args)]
 pub struct RulesArgs {
     /// Output format
-    #[arg(long, value_enum, default_value_t = ListFormat::Human)]
-    pub format: ListFormat,
+    #[arg(long, value_parser = FormatArg::of::<crate::report::rules::Catalogue>(), default_value = "human")]
+    pub format: Format,
 }
 
 #[derive(Debug, Args)]
@@ -226,8 +210,8 @@ pub struct RepairArgs {
     #[arg(long, value_delimiter = ',', value_name = "RULES")]
     pub ignore: Vec<String>,
     /// Output format of the summary
-    #[arg(long, value_enum, default_value_t = ListFormat::Human)]
-    pub format: ListFormat,
+    #[arg(long, value_parser = FormatArg::of::<crate::repair::Report>(), default_value = "human")]
+    pub format: Format,
     #[command(flatten)]
     pub config: ConfigArgs,
     #[command(flatten)]
@@ -245,9 +229,65 @@ pub struct DiffArgs {
     /// Compare only this conversation (with a trace: or one request, `<conversation>/turn-<n>/step-<k>`)
     #[arg(long, value_name = "ID")]
     pub conversation: Option<String>,
-    /// Output format
-    #[arg(long, value_enum, default_value_t = InspectFormat::Human)]
-    pub format: InspectFormat,
+    /// Output format (with a trace: human or json)
+    #[arg(
+        long,
+        value_parser = FormatArg::of::<crate::diff::Diff>().or::<crate::crosscheck::DiffDoc>(),
+        default_value = "human"
+    )]
+    pub format: Format,
     #[command(flatten)]
     pub input: InputArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::Cli;
+
+    /// The names `--format` of `command` offers (in help, man page and completions).
+    fn offered(command: &str) -> Vec<String> {
+        let cli = Cli::command();
+        let sub = cli.find_subcommand(command).expect(command);
+        let arg = sub
+            .get_arguments()
+            .find(|a| a.get_id() == "format")
+            .expect("--format");
+        arg.get_possible_values()
+            .iter()
+            .map(|v| v.get_name().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn each_format_flag_offers_only_what_its_command_writes() {
+        assert_eq!(
+            offered("lint"),
+            ["human", "json", "sarif", "github", "markdown"]
+        );
+        for command in ["inspect", "repair", "diff", "rules"] {
+            assert_eq!(offered(command), ["human", "json", "markdown"], "{command}");
+        }
+    }
+
+    #[test]
+    fn a_format_a_command_lacks_is_refused_in_one_line() {
+        let refused = |args: &[&str]| {
+            let e = Cli::try_parse_from(args).expect_err("accepted");
+            assert_eq!(e.kind(), clap::error::ErrorKind::InvalidValue);
+            assert!(e.use_stderr());
+            e.to_string()
+        };
+        assert_eq!(
+            refused(&["chatfsck", "inspect", "--format", "sarif", "x"]),
+            "error: `inspect` has no `sarif` output (its formats: human, json, markdown)\n"
+        );
+        assert_eq!(
+            refused(&["chatfsck", "rules", "--format=xml"]),
+            "error: `rules` has no `xml` output (its formats: human, json, markdown)\n"
+        );
+        let ok = Cli::try_parse_from(["chatfsck", "lint", "--format", "github", "x"]);
+        assert!(ok.is_ok());
+    }
 }

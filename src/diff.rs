@@ -400,7 +400,7 @@ pub fn diff(
         }
     }
     Ok(Diff {
-        version: crate::report::json::VERSION,
+        version: crate::finding::JSON_VERSION,
         a: a.display().to_string(),
         b: b.display().to_string(),
         conversations: convs,

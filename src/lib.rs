@@ -2,18 +2,21 @@
 //!
 //! Pipeline: path → [`source`] (format and dialect detection, streaming
 //! conversations) → [`rules`] (pure checks) → [`finding::Finding`]s →
-//! [`report`] (human, JSON, SARIF, GitHub annotations, markdown). See
+//! [`report`] (human, JSON, SARIF, GitHub annotations, markdown). The
+//! binary's [`app`] hands each command to its module in [`cmd`]. See
 //! DESIGN.md in the project's shared notes.
 
 pub mod app;
 pub mod cleanup;
 pub mod cli;
+pub mod cmd;
 pub mod config;
 pub mod crosscheck;
 pub mod diff;
 pub mod docgen;
 pub mod error;
 pub mod escape;
+pub mod exit;
 pub mod finding;
 pub mod format;
 pub mod inspect;

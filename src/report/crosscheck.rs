@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use super::plural;
+use super::{Document, Format, Render, plural};
 
 use comfy_table::{ContentArrangement, Table, presets};
 
@@ -32,6 +32,19 @@ fn sent_cells(s: &Option<SentSide>) -> Vec<String> {
             s.parts.clone(),
         ],
         None => vec![String::new(); 3],
+    }
+}
+
+impl Document for DiffDoc {
+    const COMMAND: &'static str = "diff STORE TRACE";
+
+    fn renderer(format: Format) -> Option<Render<Self>> {
+        match format {
+            Format::Human => Some(human),
+            Format::Json => Some(json),
+            // `inspect --format markdown TRACE` has the requests as tables.
+            Format::Markdown | Format::Sarif | Format::Github => None,
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 
 use std::io::{self, Write};
 
+use super::{Document, Format, Render};
 use crate::diff::{Change, ConvDiff, Diff};
 use crate::escape::escape;
 use crate::escape::{md_code, md_escape};
@@ -100,6 +101,19 @@ fn title(c: &ConvDiff) -> String {
             c.b_messages
         ),
         (None, None) => "conversation".into(),
+    }
+}
+
+impl Document for Diff {
+    const COMMAND: &'static str = "diff";
+
+    fn renderer(format: Format) -> Option<Render<Self>> {
+        match format {
+            Format::Human => Some(|d, out| human(d, super::use_color(), out)),
+            Format::Json => Some(super::json::write::<Diff>),
+            Format::Markdown => Some(markdown),
+            Format::Sarif | Format::Github => None,
+        }
     }
 }
 

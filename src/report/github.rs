@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use super::human::summary_line;
-use super::{CiPath, Report, ci_base, ci_path};
+use super::{CiPath, ci_base, ci_path};
 use crate::escape::escape;
 use crate::finding::{Finding, Severity};
 use crate::lint::Outcome;
@@ -103,8 +103,9 @@ impl Github {
     }
 }
 
-impl Report for Github {
-    fn render(&self, o: &Outcome, out: &mut dyn Write) -> io::Result<()> {
+impl Github {
+    /// Write `lint`'s outcome.
+    pub fn render(&self, o: &Outcome, out: &mut dyn Write) -> io::Result<()> {
         for f in o.findings() {
             writeln!(out, "{}", self.line(f))?;
         }

@@ -6,8 +6,8 @@ use std::io::{self, Write};
 
 use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, SourceCode};
 
+use super::plural;
 use super::snippet::Excerpt;
-use super::{Report, plural};
 use crate::escape::escape;
 use crate::finding::{Finding, Severity};
 use crate::lint::Outcome;
@@ -217,8 +217,9 @@ pub fn summary_line(o: &Outcome) -> String {
     line
 }
 
-impl Report for Human {
-    fn render(&self, outcome: &Outcome, out: &mut dyn Write) -> io::Result<()> {
+impl Human {
+    /// Write `lint`'s outcome.
+    pub fn render(&self, outcome: &Outcome, out: &mut dyn Write) -> io::Result<()> {
         let handler = self.handler();
         for f in outcome.findings() {
             let diag = self.diag(f);

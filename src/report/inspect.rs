@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use super::plural;
+use super::{Document, Format, Render, plural};
 
 use comfy_table::{ContentArrangement, Table, presets};
 
@@ -133,6 +133,19 @@ const LIST_HEADER: [&str; 7] = [
     "errors",
     "warnings",
 ];
+
+impl Document for Inspection {
+    const COMMAND: &'static str = "inspect";
+
+    fn renderer(format: Format) -> Option<Render<Self>> {
+        match format {
+            Format::Human => Some(human),
+            Format::Json => Some(json),
+            Format::Markdown => Some(markdown),
+            Format::Sarif | Format::Github => None,
+        }
+    }
+}
 
 pub fn human(ins: &Inspection, out: &mut dyn Write) -> io::Result<()> {
     if let Some(tr) = &ins.trace {

@@ -9,7 +9,6 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::ser::{Formatter, PrettyFormatter};
 
-use super::Report;
 use crate::finding::{Finding, Severity};
 use crate::lint::{Outcome, Stats};
 use crate::model::Loc;
@@ -204,8 +203,9 @@ pub fn write<T: Serialize>(value: &T, out: &mut dyn Write) -> io::Result<()> {
     out.write_all(b"\n")
 }
 
-impl Report for Json {
-    fn render(&self, o: &Outcome, out: &mut dyn Write) -> io::Result<()> {
+impl Json {
+    /// Write `lint`'s outcome.
+    pub fn render(&self, o: &Outcome, out: &mut dyn Write) -> io::Result<()> {
         let t = o.totals();
         let doc = Doc {
             version: VERSION,

@@ -5,7 +5,6 @@
 
 use std::io::{self, Write};
 
-use super::Report;
 use super::human::summary_line;
 use crate::escape::{md_code, md_escape};
 use crate::finding::{Finding, Severity};
@@ -111,8 +110,9 @@ fn file_section(out: &mut dyn Write, file: &FileReport) -> io::Result<()> {
     Ok(())
 }
 
-impl Report for Markdown {
-    fn render(&self, o: &Outcome, out: &mut dyn Write) -> io::Result<()> {
+impl Markdown {
+    /// Write `lint`'s outcome.
+    pub fn render(&self, o: &Outcome, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "# chatfsck lint report")?;
         writeln!(out)?;
         writeln!(out, "{}.", upper_first(&summary_line(o)))?;

@@ -1,21 +1,29 @@
 //! Reports render what the engine computed; they never compute findings.
+//!
+//! Every command prints one [`Document`] in one [`Format`] (see
+//! [`document`]). A document's module says how it is written in each of its
+//! formats (`inspect.rs`, `repair.rs`, `diff.rs`, `crosscheck.rs`,
+//! `rules.rs`, `lint.rs`); the per-format modules hold `lint`'s printers and
+//! what the documents share (`json::write`, `markdown::table`).
 
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, IsTerminal};
 use std::path::{Component, Path, PathBuf};
-
-use crate::lint::Outcome;
 
 pub mod crosscheck;
 pub mod diff;
+pub mod document;
 pub mod github;
 pub mod human;
 pub mod inspect;
 pub mod json;
+pub mod lint;
 pub mod markdown;
 pub mod repair;
 pub mod rules;
 pub mod sarif;
 pub mod snippet;
+
+pub use document::{Document, Format, FormatArg, Render, formats, renderer};
 
 /// `1 file`, `2 files`.
 pub fn plural(n: usize, one: &str, many: &str) -> String {
@@ -36,39 +44,9 @@ pub fn record(loc: &crate::model::Loc) -> String {
     }
 }
 
-/// Output formats of `lint`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Diagnostics with evidence excerpts, for people.
-    Human,
-    /// One versioned JSON document (see docs/json-output.md).
-    Json,
-    /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
-    Sarif,
-    /// GitHub Actions workflow commands: annotations on the pull request.
-    Github,
-    /// Tables that paste into an issue or a pull request.
-    Markdown,
-}
-
 /// Whether to colour output written to stdout.
 pub fn use_color() -> bool {
     io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-}
-
-/// A printer for lint results.
-pub trait Report {
-    fn render(&self, outcome: &Outcome, out: &mut dyn Write) -> io::Result<()>;
-}
-
-pub fn for_format(format: Format) -> Box<dyn Report> {
-    match format {
-        Format::Human => Box::new(human::Human::from_env()),
-        Format::Json => Box::new(json::Json),
-        Format::Sarif => Box::new(sarif::Sarif::from_env()),
-        Format::Github => Box::new(github::Github::from_env()),
-        Format::Markdown => Box::new(markdown::Markdown),
-    }
 }
 
 /// How a CI report names an input file.

@@ -3,6 +3,7 @@
 use std::io::{self, Write};
 use std::path::Path;
 
+use super::{Document, Format, Render};
 use crate::error::{Error, Result};
 use crate::escape::{escape, md_code, md_escape};
 use crate::model::Loc;
@@ -10,6 +11,19 @@ use crate::repair::Report;
 
 fn at(loc: &Loc) -> String {
     escape(&super::record(loc)).into_owned()
+}
+
+impl Document for Report {
+    const COMMAND: &'static str = "repair";
+
+    fn renderer(format: Format) -> Option<Render<Self>> {
+        match format {
+            Format::Human => Some(human),
+            Format::Json => Some(super::json::write::<Report>),
+            Format::Markdown => Some(markdown),
+            Format::Sarif | Format::Github => None,
+        }
+    }
 }
 
 pub fn human(r: &Report, out: &mut dyn Write) -> io::Result<()> {

@@ -6,9 +6,9 @@ use std::io::{self, Write};
 use comfy_table::{ContentArrangement, Table, presets};
 use serde::Serialize;
 
-use crate::cli::ListFormat;
+use super::{Document, Format, Render};
 use crate::finding::Severity;
-use crate::rules::{RULES, Rule};
+use crate::rules::Rule;
 
 #[derive(Serialize)]
 struct RuleOut {
@@ -19,57 +19,83 @@ struct RuleOut {
     repair: Option<&'static str>,
 }
 
-pub fn list(format: ListFormat, out: &mut dyn Write) -> io::Result<()> {
-    match format {
-        ListFormat::Json => {
-            let rules: Vec<RuleOut> = RULES
-                .iter()
-                .map(|r| RuleOut {
-                    name: r.name,
-                    severity: r.severity,
-                    repairable: r.repair.is_some(),
-                    summary: r.summary,
-                    repair: r.repair,
-                })
-                .collect();
-            super::json::write(&rules, out)
-        }
-        ListFormat::Human => {
-            let mut t = Table::new();
-            t.load_preset(presets::UTF8_FULL_CONDENSED)
-                .set_content_arrangement(ContentArrangement::Dynamic)
-                .set_width(110)
-                .set_header(vec!["rule", "severity", "repair", "detects"]);
-            for r in RULES {
-                t.add_row(vec![
-                    r.name,
-                    r.severity.as_str(),
-                    if r.repair.is_some() { "yes" } else { "report" },
-                    r.summary,
-                ]);
-            }
-            writeln!(out, "{t}")
-        }
-        ListFormat::Markdown => {
-            // The catalogue's own text: its backticks are meant as code;
-            // only pipes would break the table.
-            let rows: Vec<Vec<String>> = RULES
-                .iter()
-                .map(|r| {
-                    vec![
-                        format!("`{}`", r.name),
-                        r.severity.as_str().to_string(),
-                        r.repair.unwrap_or("report").replace('|', "\\|"),
-                        r.summary.replace('|', "\\|"),
-                    ]
-                })
-                .collect();
-            super::markdown::table(out, &["rule", "severity", "repair", "detects"], &rows)
+/// `rules`'s document: the catalogue.
+pub struct Catalogue(pub &'static [&'static Rule]);
+
+impl Document for Catalogue {
+    const COMMAND: &'static str = "rules";
+
+    fn renderer(format: Format) -> Option<Render<Self>> {
+        match format {
+            Format::Human => Some(human),
+            Format::Json => Some(json),
+            Format::Markdown => Some(markdown),
+            Format::Sarif | Format::Github => None,
         }
     }
 }
 
-pub fn explain(rule: &Rule, out: &mut dyn Write) -> io::Result<()> {
+fn json(c: &Catalogue, out: &mut dyn Write) -> io::Result<()> {
+    let rules: Vec<RuleOut> =
+        c.0.iter()
+            .map(|r| RuleOut {
+                name: r.name,
+                severity: r.severity,
+                repairable: r.repair.is_some(),
+                summary: r.summary,
+                repair: r.repair,
+            })
+            .collect();
+    super::json::write(&rules, out)
+}
+
+fn human(c: &Catalogue, out: &mut dyn Write) -> io::Result<()> {
+    let mut t = Table::new();
+    t.load_preset(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(110)
+        .set_header(vec!["rule", "severity", "repair", "detects"]);
+    for r in c.0 {
+        t.add_row(vec![
+            r.name,
+            r.severity.as_str(),
+            if r.repair.is_some() { "yes" } else { "report" },
+            r.summary,
+        ]);
+    }
+    writeln!(out, "{t}")
+}
+
+fn markdown(c: &Catalogue, out: &mut dyn Write) -> io::Result<()> {
+    // The catalogue's own text: its backticks are meant as code; only
+    // pipes would break the table.
+    let rows: Vec<Vec<String>> =
+        c.0.iter()
+            .map(|r| {
+                vec![
+                    format!("`{}`", r.name),
+                    r.severity.as_str().to_string(),
+                    r.repair.unwrap_or("report").replace('|', "\\|"),
+                    r.summary.replace('|', "\\|"),
+                ]
+            })
+            .collect();
+    super::markdown::table(out, &["rule", "severity", "repair", "detects"], &rows)
+}
+
+/// `explain`'s document: one rule, as its documentation, for people.
+impl Document for Rule {
+    const COMMAND: &'static str = "explain";
+
+    fn renderer(format: Format) -> Option<Render<Self>> {
+        match format {
+            Format::Human => Some(explain),
+            Format::Json | Format::Sarif | Format::Github | Format::Markdown => None,
+        }
+    }
+}
+
+fn explain(rule: &Rule, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "# {} ({})", rule.name, rule.severity.as_str())?;
     writeln!(out)?;
     writeln!(out, "{}", rule.summary)?;

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::{CiPath, Report, ci_base, ci_path};
+use super::{CiPath, ci_base, ci_path};
 use crate::escape::escape;
 use crate::finding::{Finding, Severity};
 use crate::lint::Outcome;
@@ -257,8 +257,9 @@ impl Sarif {
     }
 }
 
-impl Report for Sarif {
-    fn render(&self, o: &Outcome, out: &mut dyn Write) -> io::Result<()> {
+impl Sarif {
+    /// Write `lint`'s outcome.
+    pub fn render(&self, o: &Outcome, out: &mut dyn Write) -> io::Result<()> {
         let mut seen = HashMap::new();
         let results: Vec<Value> = o.findings().map(|f| self.result(f, &mut seen)).collect();
         let mut notifications: Vec<Value> = o

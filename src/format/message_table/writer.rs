@@ -42,9 +42,9 @@ enum Out {
     /// A PostgreSQL source, never modified: a script, another database, or
     /// both (neither on a dry run).
     Postgres {
-        source: Database,
+        source: Box<Database>,
         script: Option<std::path::PathBuf>,
-        target: Option<(Database, ::postgres::Client)>,
+        target: Option<Box<(Database, ::postgres::Client)>>,
     },
 }
 
@@ -67,12 +67,12 @@ pub fn new(t: &Target<'_>) -> Result<Box<dyn Writer>> {
             (Some(url), false) => {
                 let db = pgsrc::target(url)?;
                 let client = open_target(&source, &db)?;
-                Some((db, client))
+                Some(Box::new((db, client)))
             }
             _ => None,
         };
         Out::Postgres {
-            source,
+            source: Box::new(source),
             script: t.emit_sql.filter(|_| !t.dry_run).map(Into::into),
             target,
         }
@@ -127,7 +127,8 @@ impl Writer for RowsWriter {
                     write_script(&sql, &text, force)?;
                     log.sql = Some(sql.display().to_string());
                 }
-                if let Some((db, mut client)) = target {
+                if let Some(target) = target {
+                    let (db, mut client) = *target;
                     let n = apply(&mut client, &db, &layout, &plan, &mut log.edits)?;
                     log.target = Some(db.display.clone());
                     log.inserted = Some(n);

@@ -1,0 +1,46 @@
+//! `chatfsck lint`: check histories and report every finding.
+
+use std::io::Write;
+
+use super::{limits, out_err};
+use crate::cli::LintArgs;
+use crate::config::Config;
+use crate::error::Error;
+use crate::exit::{EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS};
+use crate::finding::Severity;
+use crate::lint::{self, Options, Outcome};
+use crate::progress;
+use crate::report;
+
+pub fn run(a: LintArgs, out: &mut dyn Write) -> Result<u8, Error> {
+    let render = report::renderer::<Outcome>(a.format)?;
+    let config = Config::load(a.config.config.as_deref())?;
+    // Flags override the file, key by key.
+    let selection = config.selection(a.select, a.ignore)?;
+    let fail_on = a.fail_on.or(config.fail_on).unwrap_or(Severity::Error);
+    let opts = Options {
+        selection,
+        limits: limits(&a.input),
+        mapping: a.input.mapping(),
+        trace: a.trace,
+    };
+    let bar = progress::Bar::for_run(a.format);
+    let outcome = lint::lint_with_progress(&a.paths, &opts, &|p| {
+        if let Some(bar) = &bar {
+            bar.event(p)
+        }
+    });
+    if let Some(bar) = &bar {
+        bar.finish();
+    }
+    let outcome = outcome?;
+    for e in &outcome.errors {
+        eprintln!("error: {e}");
+    }
+    render(&outcome, out).map_err(out_err)?;
+    if !outcome.errors.is_empty() {
+        return Ok(EXIT_ERROR);
+    }
+    let failing = outcome.findings().any(|f| f.severity >= fail_on);
+    Ok(if failing { EXIT_FINDINGS } else { EXIT_CLEAN })
+}
