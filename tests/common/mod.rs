@@ -64,6 +64,22 @@ pub fn fingerprint(path: &Path) -> Option<(String, std::time::SystemTime)> {
 }
 
 /// Every fixture history (not the bad inputs), relative to the root.
+/// Fixture folders of agent apps, in the apps' own layouts: checked by
+/// their own tests, not by the per-rule fixture table.
+const APP_FOLDERS: &[&str] = &[
+    "fixtures/claude-code/",
+    "fixtures/codex/",
+    "fixtures/gemini-cli/",
+    "fixtures/cline/",
+    "fixtures/roo-code/",
+    "fixtures/opencode/",
+    "fixtures/goose/",
+    "fixtures/copilot-cli/",
+    "fixtures/cursor/",
+    "fixtures/unsupported/",
+    "fixtures/clients/",
+];
+
 pub fn fixtures() -> Vec<String> {
     let mut out = Vec::new();
     for e in walkdir::WalkDir::new(root().join("fixtures")).sort_by_file_name() {
@@ -80,6 +96,7 @@ pub fn fixtures() -> Vec<String> {
                 Some("jsonl" | "json")
             )
             && !rel.contains("bad-input")
+            && !APP_FOLDERS.iter().any(|f| rel.starts_with(f))
         {
             out.push(rel);
         }
