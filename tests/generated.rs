@@ -1,6 +1,7 @@
 //! The committed man pages and shell completions match the clap
 //! definitions. When a flag or subcommand changes, regenerate them with
-//! `cargo run --bin chatfsck-mangen` and commit the result.
+//! `cargo run --bin chatfsck-mangen` and commit the result. The README's
+//! rule table matches the rule catalogue the same way.
 
 mod common;
 use common::*;
@@ -67,4 +68,29 @@ fn every_subcommand_has_a_man_page() {
     ] {
         assert!(text.contains(flag), "chatfsck-lint.1 lacks {flag}");
     }
+}
+
+/// The table under the README's `## Rules` is exactly what `chatfsck rules
+/// --format markdown` prints, which is generated from the rule catalogue.
+#[test]
+fn readme_rule_table_is_the_catalogue() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let (_, rules) = readme
+        .split_once("\n## Rules\n")
+        .expect("README.md has a `## Rules` section");
+    let table: String = rules
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let o = run(&["rules", "--format", "markdown"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        table == stdout(&o),
+        "README.md's rule table differs from the catalogue: replace it with the \
+         output of `cargo run -- rules --format markdown`\n--- README.md\n{table}\
+         +++ chatfsck rules --format markdown\n{}",
+        stdout(&o)
+    );
 }
