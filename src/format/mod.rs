@@ -12,6 +12,7 @@
 //! | `claude_code/` | Claude Code session files | `jsonl` (`claude-code`) |
 //! | `codex/` | Codex rollouts | `jsonl` (`codex`) |
 //! | `dispatch/` | dispatch's SQLite chunk store (seed 000) | `sqlite-kv` (`dispatch`) |
+//! | `opencode/` | opencode's `opencode.db` (its legacy `storage/` tree is recognised and refused) | `sqlite-table` (`opencode`) |
 //! | `message_table/` | gbrain's message tables (seed 003) and tables named with the mapping flags, in SQLite or PostgreSQL | `sqlite-table`, `postgres-table` (`gbrain`, `table`) |
 //! | `trace/` | traces: dispatch's `traces.db`, Arize Phoenix, OTLP JSON | `sqlite-trace` (`dispatch`, `phoenix`), `otlp-jsonl`, `otlp-json` (`gen-ai`, `openinference`) |
 //!
@@ -37,6 +38,7 @@ pub mod claude_code;
 pub mod codex;
 pub mod dispatch;
 pub mod message_table;
+pub mod opencode;
 pub mod records;
 pub mod trace;
 
@@ -54,6 +56,8 @@ pub static STORES: &[&Store] = &[
     &trace::dispatch::STORE,
     &trace::phoenix::STORE,
     &trace::otlp::STORE,
+    &opencode::STORE,
+    &opencode::legacy::STORE,
     &claude_code::STORE,
     &codex::STORE,
     &chat::STORE,
