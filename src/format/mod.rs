@@ -13,6 +13,7 @@
 //! | `codex/` | Codex rollouts | `jsonl` (`codex`) |
 //! | `dispatch/` | dispatch's SQLite chunk store (seed 000) | `sqlite-kv` (`dispatch`) |
 //! | `opencode/` | opencode's `opencode.db` (its legacy `storage/` tree is recognised and refused) | `sqlite-table` (`opencode`) |
+//! | `goose/` | goose's `sessions.db` | `sqlite-table` (`goose`) |
 //! | `message_table/` | gbrain's message tables (seed 003) and tables named with the mapping flags, in SQLite or PostgreSQL | `sqlite-table`, `postgres-table` (`gbrain`, `table`) |
 //! | `trace/` | traces: dispatch's `traces.db`, Arize Phoenix, OTLP JSON | `sqlite-trace` (`dispatch`, `phoenix`), `otlp-jsonl`, `otlp-json` (`gen-ai`, `openinference`) |
 //!
@@ -37,6 +38,7 @@ pub mod chat;
 pub mod claude_code;
 pub mod codex;
 pub mod dispatch;
+pub mod goose;
 pub mod message_table;
 pub mod opencode;
 pub mod records;
@@ -58,6 +60,7 @@ pub static STORES: &[&Store] = &[
     &trace::otlp::STORE,
     &opencode::STORE,
     &opencode::legacy::STORE,
+    &goose::STORE,
     &claude_code::STORE,
     &codex::STORE,
     &chat::STORE,

@@ -83,6 +83,9 @@ mod tests {
             Some("session")
         );
         assert_eq!(kind(br#"{"role":"user","content":"hi"}"#), None);
-        assert_eq!(kind(br#"[{"id":"msg_1","sessionID":"ses_1","role":"user"}]"#), None);
+        assert_eq!(
+            kind(br#"[{"id":"msg_1","sessionID":"ses_1","role":"user"}]"#),
+            None
+        );
     }
 }

@@ -150,11 +150,7 @@ struct Row {
     data: Vec<u8>,
 }
 
-fn rows(
-    conn: &rusqlite::Connection,
-    sql: &str,
-    key: &str,
-) -> rusqlite::Result<Vec<Row>> {
+fn rows(conn: &rusqlite::Connection, sql: &str, key: &str) -> rusqlite::Result<Vec<Row>> {
     let mut st = conn.prepare_cached(sql)?;
     let rows = st.query_map([key], |r| {
         Ok(Row {
@@ -194,11 +190,21 @@ fn read_session(
         let info: Value = match serde_json::from_slice(&row.data) {
             Ok(v @ Value::Object(_)) => v,
             Ok(_) => {
-                corrupt(&mut conv, "message", &row, "`data` is not a JSON object".into());
+                corrupt(
+                    &mut conv,
+                    "message",
+                    &row,
+                    "`data` is not a JSON object".into(),
+                );
                 continue;
             }
             Err(e) => {
-                corrupt(&mut conv, "message", &row, format!("`data` is not JSON ({e})"));
+                corrupt(
+                    &mut conv,
+                    "message",
+                    &row,
+                    format!("`data` is not JSON ({e})"),
+                );
                 continue;
             }
         };
@@ -253,9 +259,10 @@ fn skipped(m: &Msg) -> bool {
         return false;
     }
     let aborted = str_of(error, "name") == Some("MessageAbortedError");
-    let content = m.parts.iter().any(|(_, p)| {
-        !matches!(str_of(p, "type"), Some("step-start" | "reasoning"))
-    });
+    let content = m
+        .parts
+        .iter()
+        .any(|(_, p)| !matches!(str_of(p, "type"), Some("step-start" | "reasoning")));
     !(aborted && content)
 }
 

@@ -71,8 +71,12 @@ impl Writer for PartWriter {
                 else {
                     continue;
                 };
-                let (PartKind::ToolCall { id, name, .. }, Loc::Row { rowid: Some(rowid), .. }) =
-                    (&part.kind, &part.loc)
+                let (
+                    PartKind::ToolCall { id, name, .. },
+                    Loc::Row {
+                        rowid: Some(rowid), ..
+                    },
+                ) = (&part.kind, &part.loc)
                 else {
                     continue;
                 };
