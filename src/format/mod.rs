@@ -11,6 +11,7 @@
 //! | `chat/` | provider-shaped message logs: OpenAI Chat Completions, kimi-cli `context.jsonl`, Anthropic Messages | `jsonl`, `json` (`openai`, `kimi`, `anthropic`) |
 //! | `claude_code/` | Claude Code session files | `jsonl` (`claude-code`) |
 //! | `codex/` | Codex rollouts | `jsonl` (`codex`) |
+//! | `cursor/` | Cursor's `state.vscdb` (composers and their bubbles) | `sqlite-kv` (`cursor`) |
 //! | `dispatch/` | dispatch's SQLite chunk store (seed 000) | `sqlite-kv` (`dispatch`) |
 //! | `opencode/` | opencode's `opencode.db` (its legacy `storage/` tree is recognised and refused) | `sqlite-table` (`opencode`) |
 //! | `goose/` | goose's `sessions.db` | `sqlite-table` (`goose`) |
@@ -37,6 +38,7 @@ pub use store::{Head, Opened, Probe, Store, Writing};
 pub mod chat;
 pub mod claude_code;
 pub mod codex;
+pub mod cursor;
 pub mod dispatch;
 pub mod goose;
 pub mod message_table;
@@ -61,6 +63,7 @@ pub static STORES: &[&Store] = &[
     &opencode::STORE,
     &opencode::legacy::STORE,
     &goose::STORE,
+    &cursor::STORE,
     &claude_code::STORE,
     &codex::STORE,
     &chat::STORE,

@@ -147,7 +147,7 @@ fn role_word(role: Role) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use crate::model::{Dialect, Role};
+    use crate::model::Role;
     use crate::rules::testutil::*;
 
     #[test]

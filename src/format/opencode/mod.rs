@@ -113,7 +113,7 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Sessions> {
             "SELECT CAST(id AS TEXT) FROM session UNION SELECT CAST(session_id AS TEXT) FROM message ORDER BY 1",
         )?;
         let rows = st.query_map([], |r| r.get::<_, Option<String>>(0))?;
-        Ok(rows.filter_map(|r| r.transpose()).collect::<rusqlite::Result<_>>()?)
+        rows.filter_map(|r| r.transpose()).collect::<rusqlite::Result<_>>()
     })()
     .map_err(sqlite::error_of(path))?;
     Ok(Sessions {
