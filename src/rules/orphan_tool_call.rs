@@ -58,8 +58,8 @@ part itself is settled in the `error` state opencode writes for an aborted
 tool (`Tool execution aborted`, `metadata.interrupted`); in goose's
 `sessions.db` a `user` row answering the call is inserted after it (or the
 request is removed from its row, as goose itself does, with `drop`). A
-result that exists but arrives
-late is not an orphan: see `interleaved-message`.
+result that exists but arrives late is not an orphan: see
+`interleaved-message`.
 
 In a message table whose stored indices skip the message right after the
 call (gbrain, seed 003), the call is reported by `index-gap` instead, which
