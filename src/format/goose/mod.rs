@@ -108,9 +108,10 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Sessions> {
             if meta { "metadata_json" } else { "NULL" },
             order(&snap.conn)?
         );
-        let mut st = snap.conn.prepare(
-            "SELECT CAST(id AS TEXT) FROM sessions UNION SELECT CAST(session_id AS TEXT) FROM messages ORDER BY 1",
-        )?;
+        // Every session that has messages.
+        let mut st = snap
+            .conn
+            .prepare("SELECT DISTINCT CAST(session_id AS TEXT) FROM messages ORDER BY 1")?;
         let rows = st.query_map([], |r| r.get::<_, Option<String>>(0))?;
         let ids = rows
             .filter_map(|r| r.transpose())

@@ -106,14 +106,15 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Sessions> {
         format: Format::SqliteTable,
         dialect: Dialect::Opencode,
     });
-    // Sessions, and messages whose session row is gone (opencode would not
-    // list them, but their rows are there).
+    // Every session that has messages (a session row without any holds no
+    // history; messages whose session row is gone are read all the same).
     let ids = (|| -> rusqlite::Result<Vec<String>> {
-        let mut st = snap.conn.prepare(
-            "SELECT CAST(id AS TEXT) FROM session UNION SELECT CAST(session_id AS TEXT) FROM message ORDER BY 1",
-        )?;
+        let mut st = snap
+            .conn
+            .prepare("SELECT DISTINCT CAST(session_id AS TEXT) FROM message ORDER BY 1")?;
         let rows = st.query_map([], |r| r.get::<_, Option<String>>(0))?;
-        rows.filter_map(|r| r.transpose()).collect::<rusqlite::Result<_>>()
+        rows.filter_map(|r| r.transpose())
+            .collect::<rusqlite::Result<_>>()
     })()
     .map_err(sqlite::error_of(path))?;
     Ok(Sessions {
