@@ -9,6 +9,10 @@ use common::*;
 use serde_json::Value;
 use std::path::Path;
 
+fn code_of(o: &std::process::Output) -> i32 {
+    code(o)
+}
+
 const OPENCODE: &str = "fixtures/opencode/home/.local/share/opencode/opencode.db";
 const GOOSE: &str = "fixtures/goose/home/.local/share/goose/sessions/sessions.db";
 const CURSOR: &str = "fixtures/cursor/home/.config/Cursor/User/globalStorage/state.vscdb";
@@ -512,24 +516,57 @@ fn cursor_repair_leaves_every_finding_with_the_reason() {
     }
 }
 
-/// The legacy JSON tree is refused, file by file, with one line naming
-/// opencode; never reported as holding no problems.
+/// The legacy JSON tree (opencode ≤ 1.1) is read from its session files,
+/// as opencode ≤ 1.1 loaded it; its other files are left to them: skipped
+/// in a directory walk with that note, refused when named alone, never
+/// reported as holding no problems. It is not repaired.
 #[test]
-fn the_opencode_legacy_tree_is_refused() {
+fn the_opencode_legacy_tree_is_read_through_its_session_files() {
+    let sessions = format!("{LEGACY}/session/4b0c2f1e9d8a7c6b5a4f3e2d1c0b9a8f7e6d5c4b");
+    let healthy = format!("{sessions}/ses_45afceffffffHq7Lm2Nx8Pr4Tz.json");
+    let running = format!("{sessions}/ses_45af85c1ffffMn8Bv4Cx2Zl7Jh.json");
+    assert_eq!(
+        counts(&healthy),
+        owned(&[("ses_45afceffffffHq7Lm2Nx8Pr4Tz", 3, 1, 2)])
+    );
+    assert_eq!(
+        counts(&running),
+        owned(&[("ses_45af85c1ffffMn8Bv4Cx2Zl7Jh", 2, 1, 1)])
+    );
+    let (code, doc) = lint_json(&healthy, &[]);
+    assert_eq!((code, findings(&doc)), (0, vec![]));
+    assert_eq!(doc["files"][0]["format"], "json");
+    assert_eq!(doc["files"][0]["dialect"], "opencode");
+    let (code, doc) = lint_json(&running, &["--fail-on", "warning"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        findings(&doc),
+        vec![
+            "orphan-tool-call@storage:part/msg_19ba507aa20000Fx00Qm7Lk2Pz9W/prt_19ba507b0c4003Fx03Qm7Lk2Pz9W.json warning"
+        ]
+    );
+    assert!(notes(&doc).contains("opencode 1.18 does not load at all"));
+
+    // Another file of the tree, named alone: one line, exit 2.
     let file = format!(
         "{LEGACY}/message/ses_45af85c1ffffMn8Bv4Cx2Zl7Jh/msg_19ba507a3e0000Fx00Qm7Lk2Pz9W.json"
     );
     let o = run(&["lint", &file]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(code_of(&o), 2);
     let err = stderr(&o);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
-        err.contains(&file) && err.contains("opencode's legacy JSON storage"),
+        err.contains(&file) && err.contains("read through its session file"),
         "{err}"
     );
-    let o = run(&["lint", LEGACY]);
-    assert_eq!(code(&o), 2);
-    let err = stderr(&o);
+
+    // The whole tree: both sessions read, every other file skipped with
+    // the note.
+    let (code, doc) = lint_json(LEGACY, &[]);
+    assert_eq!(code, 0);
+    assert_eq!(doc["summary"]["conversations"], 2);
+    assert_eq!(doc["summary"]["messages"], 5);
+    let skipped = doc["skipped"].as_array().unwrap();
     let files = walkdir::WalkDir::new(root().join(LEGACY))
         .into_iter()
         .filter(|e| {
@@ -540,13 +577,20 @@ fn the_opencode_legacy_tree_is_refused() {
                 .is_some_and(|x| x == "json")
         })
         .count();
-    assert_eq!(err.lines().count(), files, "{err}");
+    assert_eq!(skipped.len(), files - 2, "{doc:#}");
     assert!(
-        err.lines()
-            .all(|l| l.contains("opencode's legacy JSON storage"))
+        skipped
+            .iter()
+            .all(|s| s.to_string().contains("opencode's legacy JSON storage"))
     );
-    let o = run(&["repair", &file, "-o", "/nonexistent/x.json"]);
-    assert_eq!(code(&o), 2);
+
+    // Not repaired: refused before anything is written.
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("x.json");
+    let o = run(&["repair", &running, "-o", out.to_str().unwrap()]);
+    assert_eq!(code_of(&o), 2);
+    assert!(stderr(&o).contains("not repaired yet"), "{}", stderr(&o));
+    assert!(!out.exists());
 }
 
 /// Databases that only look like the apps' fall through to the other
@@ -589,7 +633,15 @@ fn near_miss_databases_are_not_taken_for_the_apps() {
 
 #[test]
 fn snapshots_of_lint_human_and_json() {
-    for (name, db) in [("opencode", OPENCODE), ("goose", GOOSE), ("cursor", CURSOR)] {
+    let legacy = format!(
+        "{LEGACY}/session/4b0c2f1e9d8a7c6b5a4f3e2d1c0b9a8f7e6d5c4b/ses_45af85c1ffffMn8Bv4Cx2Zl7Jh.json"
+    );
+    for (name, db) in [
+        ("opencode", OPENCODE),
+        ("opencode-legacy", legacy.as_str()),
+        ("goose", GOOSE),
+        ("cursor", CURSOR),
+    ] {
         let human = stdout(&run(&["lint", db]));
         insta::assert_snapshot!(format!("agents_lint_human__{name}"), human);
         let json = stdout(&run(&["lint", "--format", "json", db]));

@@ -13,7 +13,7 @@
 //! | `codex/` | Codex rollouts | `jsonl` (`codex`) |
 //! | `cursor/` | Cursor's `state.vscdb` (composers and their bubbles) | `sqlite-kv` (`cursor`) |
 //! | `dispatch/` | dispatch's SQLite chunk store (seed 000) | `sqlite-kv` (`dispatch`) |
-//! | `opencode/` | opencode's `opencode.db` (its legacy `storage/` tree is recognised and refused) | `sqlite-table` (`opencode`) |
+//! | `opencode/` | opencode's `opencode.db`, and its legacy `storage/` tree (≤ 1.1, read through the session files) | `sqlite-table`, `json` (`opencode`) |
 //! | `goose/` | goose's `sessions.db` | `sqlite-table` (`goose`) |
 //! | `message_table/` | gbrain's message tables (seed 003) and tables named with the mapping flags, in SQLite or PostgreSQL | `sqlite-table`, `postgres-table` (`gbrain`, `table`) |
 //! | `trace/` | traces: dispatch's `traces.db`, Arize Phoenix, OTLP JSON | `sqlite-trace` (`dispatch`, `phoenix`), `otlp-jsonl`, `otlp-json` (`gen-ai`, `openinference`) |

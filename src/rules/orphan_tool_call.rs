@@ -1,6 +1,6 @@
 use super::{Ctx, Rule, at};
 use crate::finding::{Finding, Severity};
-use crate::model::{Dialect, Role};
+use crate::model::{Dialect, Format, Role, SourceInfo};
 
 pub static RULE: Rule = Rule {
     name: "orphan-tool-call",
@@ -104,7 +104,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 format!("tool call `{id}` is never answered"),
             )
             .id(id);
-        if let Some((severity, note)) = app(conv.source.dialect, id) {
+        if let Some((severity, note)) = app(&conv.source, id) {
             f.severity = severity;
             f = f.note(note);
         } else if let Some((pos, n)) = next_label {
@@ -123,11 +123,18 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
 
 /// What the app that wrote the history does with an unanswered call, where
 /// it has its own way: the severity that follows and a note that says so.
-fn app(dialect: Dialect, id: &str) -> Option<(Severity, String)> {
-    match dialect {
+fn app(source: &SourceInfo, id: &str) -> Option<(Severity, String)> {
+    match source.dialect {
         Dialect::Opencode => Some((
             Severity::Warning,
-            "opencode patches this in memory on every load: it sends the call followed by the result `[Tool execution was interrupted]` (the tool part was left `pending` or `running`) and writes nothing back; other readers of this database see an unanswered call".to_string(),
+            format!(
+                "opencode patches this in memory on every load: it sends the call followed by the result `[Tool execution was interrupted]` (the tool part was left `pending` or `running`) and writes nothing back; other readers of this history see an unanswered call{}",
+                if source.format == Format::Json {
+                    " (this is opencode ≤ 1.1's JSON storage, which opencode 1.18 does not load at all: `Session not found`)"
+                } else {
+                    ""
+                }
+            ),
         )),
         Dialect::Goose => Some((
             Severity::Error,

@@ -26,7 +26,7 @@
 //! Skipped messages and bookkeeping parts are counted as meta records;
 //! rows whose `data` does not parse are corrupt records. Every message and
 //! part points at its row (`message`/`part` and its id). The legacy JSON
-//! tree (`storage/`, ≤ 1.1) is recognised and refused (`legacy`).
+//! tree (`storage/`, ≤ 1.1) is read by `legacy`, with the same rules.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -168,11 +168,19 @@ fn rows(conn: &rusqlite::Connection, sql: &str, key: &str) -> rusqlite::Result<V
     rows.collect()
 }
 
-/// One message row, parsed, with its parts.
-struct Msg {
-    row: Row,
-    info: Value,
-    parts: Vec<(Row, Value)>,
+/// A message record (a row, or a file of the legacy tree): where it is,
+/// its id and its raw bytes.
+pub(crate) struct Record {
+    pub loc: Loc,
+    pub id: String,
+    pub data: Vec<u8>,
+}
+
+/// One message, parsed, with its parts (in order).
+pub(crate) struct Msg {
+    pub rec: Record,
+    pub info: Value,
+    pub parts: Vec<(Loc, Value)>,
 }
 
 fn read_session(
@@ -216,12 +224,17 @@ fn read_session(
             &row.id,
         )? {
             match serde_json::from_slice(&p.data) {
-                Ok(v @ Value::Object(_)) => parts.push((p, v)),
+                Ok(v @ Value::Object(_)) => parts.push((loc("part", &p.id, p.rowid), v)),
                 Ok(_) => corrupt(&mut conv, "part", &p, "`data` is not a JSON object".into()),
                 Err(e) => corrupt(&mut conv, "part", &p, format!("`data` is not JSON ({e})")),
             }
         }
-        msgs.push(Msg { row, info, parts });
+        let rec = Record {
+            loc: loc("message", &row.id, row.rowid),
+            id: row.id,
+            data: row.data,
+        };
+        msgs.push(Msg { rec, info, parts });
     }
     build(&mut conv, msgs);
     Ok(conv)
@@ -284,7 +297,7 @@ fn compaction_start(msgs: &[Msg]) -> usize {
     }
     for (i, m) in msgs.iter().enumerate().rev() {
         if str_of(&m.info, "role") == Some("user")
-            && answered.contains(&m.row.id.as_str())
+            && answered.contains(&m.rec.id.as_str())
             && m.parts
                 .iter()
                 .any(|(_, p)| str_of(p, "type") == Some("compaction"))
@@ -295,7 +308,19 @@ fn compaction_start(msgs: &[Msg]) -> usize {
     0
 }
 
-fn build(conv: &mut Conversation, msgs: Vec<Msg>) {
+/// A record that does not parse as what it should be.
+pub(crate) fn corrupt_record(conv: &mut Conversation, rec: &Record, what: &str, reason: String) {
+    conv.corrupt.push(CorruptRecord::new(
+        rec.loc.clone(),
+        format!("{what} `{}`: {reason}", rec.id),
+        &rec.data,
+        false,
+    ));
+}
+
+/// Build the conversation opencode loads from a session's messages, in
+/// order.
+pub(crate) fn build(conv: &mut Conversation, msgs: Vec<Msg>) {
     let start = compaction_start(&msgs);
     for (i, m) in msgs.iter().enumerate() {
         let role = match str_of(&m.info, "role") {
@@ -306,7 +331,7 @@ fn build(conv: &mut Conversation, msgs: Vec<Msg>) {
                     Some(r) => format!("unknown role `{r}`"),
                     None => "no `role`".to_string(),
                 };
-                corrupt(conv, "message", &m.row, reason);
+                corrupt_record(conv, &m.rec, "message", reason);
                 continue;
             }
         };
@@ -315,10 +340,10 @@ fn build(conv: &mut Conversation, msgs: Vec<Msg>) {
             conv.meta_records += 1 + m.parts.len() as u64;
             continue;
         }
-        let mut msg = Message::new(role, loc("message", &m.row.id, m.row.rowid));
+        let mut msg = Message::new(role, m.rec.loc.clone());
         msg.finish_reason = str_of(&m.info, "finish").map(str::to_string);
-        for (row, p) in &m.parts {
-            let at = loc("part", &row.id, row.rowid);
+        for (at, p) in &m.parts {
+            let at = at.clone();
             let ty = str_of(p, "type").unwrap_or("");
             match ty {
                 "text" => {
