@@ -12,7 +12,11 @@
 //! are JSON strings); only `completed` and `error` have a result. Bubbles
 //! of other types, and bubbles the header list does not name, are counted
 //! as meta records; a header naming a bubble with no row is a
-//! [`MissingRecord`] (`dangling-bubble-header`).
+//! [`MissingRecord`] (`dangling-bubble-header`). Older composers without a
+//! header list keep their bubbles inline in `composerData.conversation`
+//! (read in that order, each pointing at `composerData:<id>#conversation[i]`),
+//! and a composer that holds nothing (Cursor writes one per new chat tab)
+//! is not a conversation.
 //!
 //! Cursor is closed source: what it sends on resume is not known. The
 //! layout follows txcript's reader (checked by its author against Cursor
@@ -148,11 +152,18 @@ impl Source for Composers {
     }
 
     fn next_conversation(&mut self) -> Option<Result<Conversation>> {
-        let (rowid, key) = self.ids.next()?;
-        Some(
-            read_composer(&self.snap.conn, rowid, &key, &self.info)
-                .map_err(|e| Error::input(&self.path, sqlite::cause(&e))),
-        )
+        loop {
+            let (rowid, key) = self.ids.next()?;
+            match read_composer(&self.snap.conn, rowid, &key, &self.info) {
+                // Cursor writes a composer for every new chat tab: one
+                // that holds nothing at all is not a conversation.
+                Ok(c) if c.messages.is_empty() && c.missing.is_empty() && c.corrupt.is_empty() => {
+                    continue;
+                }
+                Ok(c) => return Some(Ok(c)),
+                Err(e) => return Some(Err(Error::input(&self.path, sqlite::cause(&e)))),
+            }
+        }
     }
 }
 
@@ -213,15 +224,25 @@ fn read_composer(
             })
         })?
         .collect::<rusqlite::Result<_>>()?;
+    // Older composers keep their bubbles inline, in `conversation`.
+    let mut inline = Vec::new();
     let headers: Option<Vec<Option<String>>> = match serde_json::from_slice::<Value>(&data) {
-        Ok(v) => v
-            .get("fullConversationHeadersOnly")
-            .and_then(Value::as_array)
-            .map(|hs| {
-                hs.iter()
-                    .map(|h| str_of(h, "bubbleId").map(str::to_string))
-                    .collect()
-            }),
+        Ok(mut v) => {
+            let headers = v
+                .get("fullConversationHeadersOnly")
+                .and_then(Value::as_array)
+                .map(|hs| {
+                    hs.iter()
+                        .map(|h| str_of(h, "bubbleId").map(str::to_string))
+                        .collect()
+                });
+            if headers.is_none()
+                && let Some(Value::Array(items)) = v.get_mut("conversation").map(Value::take)
+            {
+                inline = items;
+            }
+            headers
+        }
         Err(e) => {
             conv.corrupt.push(CorruptRecord::new(
                 data_loc.clone(),
@@ -265,6 +286,15 @@ fn read_composer(
             conv.meta_records += used.iter().filter(|u| !**u).count() as u64;
         }
         None => {
+            for (i, item) in inline.iter().enumerate() {
+                let b = Bubble {
+                    rowid,
+                    key: format!("{key}#conversation[{i}]"),
+                    id: str_of(item, "bubbleId").unwrap_or("").to_string(),
+                    value: serde_json::to_vec(item).unwrap_or_default(),
+                };
+                add_bubble(&mut conv, &b, &mut run_open);
+            }
             for b in std::mem::take(&mut bubbles) {
                 add_bubble(&mut conv, &b, &mut run_open);
             }
@@ -356,5 +386,34 @@ fn add_bubble(conv: &mut Conversation, b: &Bubble, run_open: &mut bool) {
         }
         // Other bubble types (e.g. 7) are not messages.
         _ => conv.meta_records += 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An empty composer is skipped; an older one with inline bubbles is
+    /// read in their order.
+    #[test]
+    fn inline_bubbles_are_read_and_empty_composers_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.vscdb");
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            r#"CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB);
+               CREATE TABLE cursorDiskKV (key TEXT PRIMARY KEY, value BLOB);
+               INSERT INTO cursorDiskKV VALUES ('composerData:a', '{"_v":3,"composerId":"a","fullConversationHeadersOnly":[]}');
+               INSERT INTO cursorDiskKV VALUES ('composerData:b', '{"_v":2,"composerId":"b","conversation":[{"type":1,"bubbleId":"1","text":"hi"},{"type":2,"bubbleId":"2","text":"hello"}]}');"#,
+        )
+        .unwrap();
+        let tables = sqlite::tables(&conn).unwrap();
+        assert!(detect(&conn, &tables).unwrap());
+        let mut src = open(&path, sqlite::open(&path).unwrap()).unwrap();
+        let c = src.next_conversation().unwrap().unwrap();
+        assert_eq!(c.id, "b");
+        let roles: Vec<Role> = c.messages.iter().map(|m| m.role).collect();
+        assert_eq!(roles, [Role::User, Role::Assistant]);
+        assert!(src.next_conversation().is_none());
     }
 }
