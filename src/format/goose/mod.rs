@@ -75,13 +75,14 @@ pub fn detect(conn: &rusqlite::Connection, tables: &[String]) -> rusqlite::Resul
         )?)
 }
 
-/// The order goose loads a session's rows in.
-pub fn order(conn: &rusqlite::Connection) -> rusqlite::Result<&'static str> {
+/// The column goose orders a session's rows by (then by `id`):
+/// `timestamp`, or `created_timestamp` in a table without it.
+pub fn order_column(conn: &rusqlite::Connection) -> rusqlite::Result<&'static str> {
     let cols = sqlite::columns(conn, TABLE)?;
     Ok(if cols.iter().any(|c| c == "timestamp") {
-        "\"timestamp\", id"
+        "\"timestamp\""
     } else {
-        "created_timestamp, id"
+        "created_timestamp"
     })
 }
 
@@ -104,9 +105,9 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Sessions> {
             .iter()
             .any(|c| c == "metadata_json");
         let sql = format!(
-            "SELECT id, role, content_json, {} FROM messages WHERE session_id = ?1 ORDER BY {}",
+            "SELECT id, role, content_json, {} FROM messages WHERE session_id = ?1 ORDER BY {}, id",
             if meta { "metadata_json" } else { "NULL" },
-            order(&snap.conn)?
+            order_column(&snap.conn)?
         );
         // Every session that has messages.
         let mut st = snap

@@ -103,16 +103,13 @@ fn edit(
 
 impl GooseWriter {
     /// Whether a row stamped like row `after` would sort right after it:
-    /// no later row of its session shares its `timestamp`.
+    /// no later row of its session shares the value goose orders by.
     fn insertable(&self, after: i64) -> Result<bool> {
-        let order = super::order(&self.snap.conn).map_err(sqlite::error_of(&self.input))?;
-        if !order.starts_with("\"timestamp\"") {
-            return Ok(false);
-        }
+        let col = super::order_column(&self.snap.conn).map_err(sqlite::error_of(&self.input))?;
         self.snap
             .conn
             .query_row(
-                "SELECT NOT EXISTS (SELECT 1 FROM messages m, messages r WHERE r.id = ?1 AND m.session_id = r.session_id AND m.\"timestamp\" IS r.\"timestamp\" AND m.id > r.id)",
+                &format!("SELECT NOT EXISTS (SELECT 1 FROM messages m, messages r WHERE r.id = ?1 AND m.session_id = r.session_id AND m.{col} IS r.{col} AND m.id > r.id)"),
                 [after],
                 |r| r.get(0),
             )
@@ -186,7 +183,7 @@ impl Writer for GooseWriter {
                         conversation: conv.id.clone(),
                         location: p.finding.loc.clone(),
                         summary: p.finding.summary.clone(),
-                        reason: "goose orders a session's rows by `timestamp` (one-second resolution) and another row shares this request's second: an inserted answer would not sort right after the request (use `--orphan-calls=drop` to remove the request instead)".into(),
+                        reason: "goose orders a session's rows by `timestamp` (one-second resolution), then `id`, and a later row shares this request's timestamp: an inserted answer would not sort right after the request (use `--orphan-calls=drop` to remove the request instead)".into(),
                     });
                 }
                 continue;
