@@ -11,7 +11,10 @@
 //! | `chat/` | provider-shaped message logs: OpenAI Chat Completions, kimi-cli `context.jsonl`, Anthropic Messages | `jsonl`, `json` (`openai`, `kimi`, `anthropic`) |
 //! | `claude_code/` | Claude Code session files | `jsonl` (`claude-code`) |
 //! | `codex/` | Codex rollouts | `jsonl` (`codex`) |
+//! | `cursor/` | Cursor's `state.vscdb` (composers and their bubbles) | `sqlite-kv` (`cursor`) |
 //! | `dispatch/` | dispatch's SQLite chunk store (seed 000) | `sqlite-kv` (`dispatch`) |
+//! | `opencode/` | opencode's `opencode.db`, and its legacy `storage/` tree (≤ 1.1, read through the session files) | `sqlite-table`, `json` (`opencode`) |
+//! | `goose/` | goose's `sessions.db` | `sqlite-table` (`goose`) |
 //! | `message_table/` | gbrain's message tables (seed 003) and tables named with the mapping flags, in SQLite or PostgreSQL | `sqlite-table`, `postgres-table` (`gbrain`, `table`) |
 //! | `trace/` | traces: dispatch's `traces.db`, Arize Phoenix, OTLP JSON | `sqlite-trace` (`dispatch`, `phoenix`), `otlp-jsonl`, `otlp-json` (`gen-ai`, `openinference`) |
 //!
@@ -35,8 +38,11 @@ pub use store::{Head, Opened, Probe, Store, Writing};
 pub mod chat;
 pub mod claude_code;
 pub mod codex;
+pub mod cursor;
 pub mod dispatch;
+pub mod goose;
 pub mod message_table;
+pub mod opencode;
 pub mod records;
 pub mod trace;
 
@@ -54,6 +60,10 @@ pub static STORES: &[&Store] = &[
     &trace::dispatch::STORE,
     &trace::phoenix::STORE,
     &trace::otlp::STORE,
+    &opencode::STORE,
+    &opencode::legacy::STORE,
+    &goose::STORE,
+    &cursor::STORE,
     &claude_code::STORE,
     &codex::STORE,
     &chat::STORE,

@@ -73,6 +73,9 @@ pub enum Dialect {
     Phoenix,
     OpenInference,
     GenAi,
+    Opencode,
+    Goose,
+    Cursor,
 }
 
 impl Dialect {
@@ -90,6 +93,9 @@ impl Dialect {
             Dialect::Phoenix => "phoenix",
             Dialect::OpenInference => "openinference",
             Dialect::GenAi => "gen-ai",
+            Dialect::Opencode => "opencode",
+            Dialect::Goose => "goose",
+            Dialect::Cursor => "cursor",
         }
     }
 }

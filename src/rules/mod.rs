@@ -12,6 +12,7 @@ pub mod gaps;
 use crate::model::pairing;
 
 mod corrupt_record;
+mod dangling_bubble_header;
 mod duplicate_index;
 mod duplicate_tool_call_id;
 mod empty_message;
@@ -64,6 +65,7 @@ pub static RULES: &[&Rule] = &[
     &role_order::RULE,
     &truncated_response::RULE,
     &prompt_divergence::RULE,
+    &dangling_bubble_header::RULE,
 ];
 
 pub fn find(name: &str) -> Option<&'static Rule> {

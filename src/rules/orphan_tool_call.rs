@@ -1,6 +1,6 @@
 use super::{Ctx, Rule, at};
 use crate::finding::{Finding, Severity};
-use crate::model::Role;
+use crate::model::{Dialect, Format, Role, SourceInfo};
 
 pub static RULE: Rule = Rule {
     name: "orphan-tool-call",
@@ -33,14 +33,33 @@ the result message at all (gbrain's gateway loop).
 {"role":"user","content":"continue"}
 ```
 
+## What the apps do
+- opencode keeps call and result in one `tool` part; a part left `pending` or
+  `running` (the app was stopped mid-call) is sent on every load as the call
+  followed by the error result `[Tool execution was interrupted]`, patched in
+  memory and never written back. Reported as a **warning** for opencode
+  databases: the app copes, any other reader of the database sees an
+  unanswered call.
+- goose (`fix_conversation`, on every reply) **drops** the unanswered request
+  (`Removed orphaned tool request '…'`), and the assistant message with it
+  when that message ends the history (`Removed trailing assistant message`):
+  the turn is silently lost from the model's view. An error.
+- Cursor is closed source; what it sends for a tool bubble that never
+  completed is not known. An error.
+
 ## Repair
 Inserts a result immediately after the call's message (merged into an
 existing tool-result message when only some parallel calls are unanswered):
 a clearly marked placeholder by default, as LiteLLM, Codex and kimi-cli do.
 The placeholder is invented content, says so in the repair log, and can be
 refused with `--no-synthesize`; `--orphan-calls=drop` removes the unanswered
-call instead, as the OpenAI Agents SDK does. A result that exists but arrives
-late is not an orphan: see `interleaved-message`.
+call instead, as the OpenAI Agents SDK does. In an opencode database the
+part itself is settled in the `error` state opencode writes for an aborted
+tool (`Tool execution aborted`, `metadata.interrupted`); in goose's
+`sessions.db` a `user` row answering the call is inserted after it (or the
+request is removed from its row, as goose itself does, with `drop`). A
+result that exists but arrives late is not an orphan: see
+`interleaved-message`.
 
 In a message table whose stored indices skip the message right after the
 call (gbrain, seed 003), the call is reported by `index-gap` instead, which
@@ -85,7 +104,10 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 format!("tool call `{id}` is never answered"),
             )
             .id(id);
-        if let Some((pos, n)) = next_label {
+        if let Some((severity, note)) = app(&conv.source, id) {
+            f.severity = severity;
+            f = f.note(note);
+        } else if let Some((pos, n)) = next_label {
             f = f
                 .label(&n.loc, format!("the conversation moves on here ({})", at(conv, pos)))
                 .note("providers reject the history: every tool call must be answered before the next message");
@@ -96,6 +118,33 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             message: mi,
             part: pi,
         }]));
+    }
+}
+
+/// What the app that wrote the history does with an unanswered call, where
+/// it has its own way: the severity that follows and a note that says so.
+fn app(source: &SourceInfo, id: &str) -> Option<(Severity, String)> {
+    match source.dialect {
+        Dialect::Opencode => Some((
+            Severity::Warning,
+            format!(
+                "opencode patches this in memory on every load: it sends the call followed by the result `[Tool execution was interrupted]` (the tool part was left `pending` or `running`) and writes nothing back; other readers of this history see an unanswered call{}",
+                if source.format == Format::Json {
+                    " (this is opencode ≤ 1.1's JSON storage, which opencode 1.18 does not load at all: `Session not found`)"
+                } else {
+                    ""
+                }
+            ),
+        )),
+        Dialect::Goose => Some((
+            Severity::Error,
+            format!("goose drops this call on every reply (`fix_conversation`: `Removed orphaned tool request '{id}'`), and the assistant message with it when that message ends the history: the turn is silently lost from the model's view"),
+        )),
+        Dialect::Cursor => Some((
+            Severity::Error,
+            "the tool bubble never reached `completed` or `error`; Cursor is closed source, and what it sends for such a bubble on resume is not known".to_string(),
+        )),
+        _ => None,
     }
 }
 

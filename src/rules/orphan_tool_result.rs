@@ -1,6 +1,6 @@
 use super::{Ctx, Rule, at};
 use crate::finding::{Finding, Severity};
-use crate::model::PartKind;
+use crate::model::{Dialect, PartKind};
 
 pub static RULE: Rule = Rule {
     name: "orphan-tool-result",
@@ -25,6 +25,11 @@ result was written twice on retry, or its id was rewritten.
 {"role":"user","content":"hi"}
 {"role":"tool","tool_call_id":"call_missing","content":"42"}
 ```
+
+## What the apps do
+goose (`fix_conversation`, on every reply) drops a response that answers no
+pending request (`Removed orphaned tool response '…'`): what it says never
+reaches the model, silently.
 
 ## Repair
 Removes the stray result from the copy and keeps it verbatim in the repair
@@ -74,6 +79,11 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     format!("tool result for `{call_id}` matches no earlier tool call"),
                 )
                 .label(&loc, format!("no call `{call_id}` precedes this result")),
+        };
+        let f = if conv.source.dialect == Dialect::Goose {
+            f.note(format!("goose drops this response on every reply (`fix_conversation`: `Removed orphaned tool response '{call_id}'`): what it says silently never reaches the model"))
+        } else {
+            f
         };
         out.push(
             f.id(call_id)

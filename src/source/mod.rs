@@ -93,7 +93,7 @@ pub fn is_postgres(path: &Path) -> bool {
 pub fn is_candidate(path: &Path) -> bool {
     matches!(
         path.extension().and_then(|e| e.to_str()),
-        Some("jsonl" | "json" | "db" | "sqlite" | "sqlite3")
+        Some("jsonl" | "json" | "db" | "sqlite" | "sqlite3" | "vscdb")
     )
 }
 
