@@ -10,6 +10,7 @@
 //! | --- | --- | --- |
 //! | `chat/` | provider-shaped message logs: OpenAI Chat Completions, kimi-cli `context.jsonl`, Anthropic Messages | `jsonl`, `json` (`openai`, `kimi`, `anthropic`) |
 //! | `claude_code/` | Claude Code session files | `jsonl` (`claude-code`) |
+//! | `cline/` | Cline and Roo Code tasks (`api_conversation_history.json`) | `json` (`cline`, `roo-code`) |
 //! | `codex/` | Codex rollouts | `jsonl` (`codex`) |
 //! | `dispatch/` | dispatch's SQLite chunk store (seed 000) | `sqlite-kv` (`dispatch`) |
 //! | `message_table/` | gbrain's message tables (seed 003) and tables named with the mapping flags, in SQLite or PostgreSQL | `sqlite-table`, `postgres-table` (`gbrain`, `table`) |
@@ -34,6 +35,7 @@ pub use store::{Head, Opened, Probe, Store, Writing};
 
 pub mod chat;
 pub mod claude_code;
+pub mod cline;
 pub mod codex;
 pub mod dispatch;
 pub mod message_table;
@@ -54,6 +56,7 @@ pub static STORES: &[&Store] = &[
     &trace::dispatch::STORE,
     &trace::phoenix::STORE,
     &trace::otlp::STORE,
+    &cline::STORE,
     &claude_code::STORE,
     &codex::STORE,
     &chat::STORE,

@@ -376,6 +376,18 @@ pub struct Conversation {
     /// For a request recorded in a trace: what the trace says about the
     /// call that sent `messages`.
     pub trace: Option<Box<TraceStep>>,
+    /// Tool calls the app leaves unanswered on purpose (Cline's accepted
+    /// `attempt_completion`): not orphans, reported for information.
+    pub by_design: Vec<ByDesign>,
+}
+
+/// A tool call its app never answers, by design: (message, part) and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ByDesign {
+    pub message: usize,
+    pub part: usize,
+    /// Why the app leaves it unanswered, in one sentence.
+    pub why: &'static str,
 }
 
 impl Conversation {
@@ -389,6 +401,7 @@ impl Conversation {
             chunks: None,
             table: None,
             trace: None,
+            by_design: Vec::new(),
         }
     }
 }

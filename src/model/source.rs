@@ -73,6 +73,10 @@ pub enum Dialect {
     Phoenix,
     OpenInference,
     GenAi,
+    Cline,
+    RooCode,
+    CopilotCli,
+    Goose,
 }
 
 impl Dialect {
@@ -90,6 +94,10 @@ impl Dialect {
             Dialect::Phoenix => "phoenix",
             Dialect::OpenInference => "openinference",
             Dialect::GenAi => "gen-ai",
+            Dialect::Cline => "cline",
+            Dialect::RooCode => "roo-code",
+            Dialect::CopilotCli => "copilot-cli",
+            Dialect::Goose => "goose",
         }
     }
 }

@@ -14,6 +14,7 @@ use crate::model::pairing;
 mod corrupt_record;
 mod duplicate_index;
 mod duplicate_tool_call_id;
+mod empty_history;
 mod empty_message;
 mod failing_call_loop;
 mod index_gap;
@@ -28,6 +29,7 @@ mod role_order;
 mod seq_gap;
 mod thinking_only_message;
 mod tool_call_as_text;
+mod trailing_completion_call;
 pub mod truncated_response;
 
 /// A rule: its stable name, its documentation and its check.
@@ -53,6 +55,7 @@ pub static RULES: &[&Rule] = &[
     &seq_gap::RULE,
     &orphan_tool_call::RULE,
     &orphan_tool_result::RULE,
+    &trailing_completion_call::RULE,
     &interleaved_message::RULE,
     &duplicate_tool_call_id::RULE,
     &invalid_tool_arguments::RULE,
@@ -60,6 +63,7 @@ pub static RULES: &[&Rule] = &[
     &tool_call_as_text::RULE,
     &thinking_only_message::RULE,
     &empty_message::RULE,
+    &empty_history::RULE,
     &corrupt_record::RULE,
     &role_order::RULE,
     &truncated_response::RULE,

@@ -59,6 +59,14 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         if ctx.gap_explains(mi, pi) {
             continue;
         }
+        // Left unanswered by the app on purpose: `trailing-completion-call`.
+        if conv
+            .by_design
+            .iter()
+            .any(|b| (b.message, b.part) == (mi, pi))
+        {
+            continue;
+        }
         let msg = &conv.messages[mi];
         let crate::model::PartKind::ToolCall { id, name, .. } = &msg.parts[pi].kind else {
             continue;

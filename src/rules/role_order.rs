@@ -55,6 +55,10 @@ fn flavor(dialect: Dialect) -> Option<Flavor> {
         | Dialect::OpenInference => Some(Flavor::OpenAi),
         Dialect::Anthropic | Dialect::Gbrain => Some(Flavor::Anthropic),
         Dialect::Unknown | Dialect::ClaudeCode | Dialect::Codex | Dialect::Table => None,
+        // The apps rebuild the request from their own records (Cline merges
+        // a trailing user message into the resume text; goose merges and
+        // trims): the stored order is not what is sent.
+        Dialect::Cline | Dialect::RooCode | Dialect::CopilotCli | Dialect::Goose => None,
     }
 }
 
