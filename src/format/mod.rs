@@ -15,6 +15,7 @@
 //! | `dispatch/` | dispatch's SQLite chunk store (seed 000) | `sqlite-kv` (`dispatch`) |
 //! | `message_table/` | gbrain's message tables (seed 003) and tables named with the mapping flags, in SQLite or PostgreSQL | `sqlite-table`, `postgres-table` (`gbrain`, `table`) |
 //! | `trace/` | traces: dispatch's `traces.db`, Arize Phoenix, OTLP JSON | `sqlite-trace` (`dispatch`, `phoenix`), `otlp-jsonl`, `otlp-json` (`gen-ai`, `openinference`) |
+//! | `unsupported/` | recognised, refused with one line: Aider, OpenHands, SWE-agent, LangGraph checkpoints, Open WebUI | — |
 //!
 //! **The detector** is [`open_any_with`]: an input is tried against
 //! [`STORES`] in that order, and the first store that recognises it reads
@@ -41,6 +42,7 @@ pub mod dispatch;
 pub mod message_table;
 pub mod records;
 pub mod trace;
+pub mod unsupported;
 
 pub use crate::write::Writer;
 pub use message_table::Mapping;
@@ -56,6 +58,8 @@ pub static STORES: &[&Store] = &[
     &trace::dispatch::STORE,
     &trace::phoenix::STORE,
     &trace::otlp::STORE,
+    &unsupported::SQLITE,
+    &unsupported::TEXT,
     &cline::STORE,
     &claude_code::STORE,
     &codex::STORE,
