@@ -127,6 +127,10 @@ pub struct LintArgs {
     /// stored as complete
     #[arg(long, value_name = "TRACE")]
     pub trace: Option<PathBuf>,
+    /// Do not exit 2 because a file found in a directory could not be read (it is still listed,
+    /// and counted in the summary); inputs named on the command line still must be read
+    #[arg(long)]
+    pub skip_unreadable: bool,
     #[command(flatten)]
     pub input: InputArgs,
 }

@@ -253,7 +253,7 @@ fn rules_and_explain_cover_every_rule() {
         .iter()
         .map(|r| r["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names.len(), 18);
+    assert_eq!(names.len(), 20);
     assert!(names.contains(&"truncated-response") && names.contains(&"prompt-divergence"));
     assert!(names.contains(&"index-gap") && names.contains(&"duplicate-index"));
     for name in names {

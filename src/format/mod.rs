@@ -86,6 +86,42 @@ pub fn can_apply(info: &SourceInfo, fix: &crate::finding::Fix) -> bool {
     }
 }
 
+/// Files of the apps' task folders that are known not to be histories:
+/// a directory walk lists them as skipped, never as unread.
+const COMPANIONS: &[&str] = &[
+    // Cline and Roo Code: the UI log, metadata, the history index.
+    "ui_messages.json",
+    "task_metadata.json",
+    "context_history.json",
+    "history_item.json",
+    "_index.json",
+];
+
+/// Whether a file a directory walk found, and no store could read, looks
+/// like a history: then it is reported as not read (never as clean). Its
+/// name says so (a JSON Lines log, a database, a trajectory) or its
+/// content does (a JSON document with `role` or `messages` keys); a
+/// `package.json` or an app's metadata file does not.
+pub fn looks_like_history(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if COMPANIONS.contains(&name) {
+        return false;
+    }
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("jsonl" | "db" | "sqlite" | "sqlite3" | "traj" | "md") => true,
+        Some("json") => read_head(path).is_ok_and(|head| {
+            let text = String::from_utf8_lossy(&head);
+            ["\"role\"", "\"messages\""]
+                .iter()
+                .any(|k| text.contains(k))
+        }),
+        _ => false,
+    }
+}
+
 /// Open a file and recognise its format from its content.
 pub fn open(path: &Path, limits: Limits) -> Result<Box<dyn Source>> {
     open_with(path, limits, None)

@@ -55,7 +55,6 @@ pub static RULES: &[&Rule] = &[
     &seq_gap::RULE,
     &orphan_tool_call::RULE,
     &orphan_tool_result::RULE,
-    &trailing_completion_call::RULE,
     &interleaved_message::RULE,
     &duplicate_tool_call_id::RULE,
     &invalid_tool_arguments::RULE,
@@ -63,11 +62,12 @@ pub static RULES: &[&Rule] = &[
     &tool_call_as_text::RULE,
     &thinking_only_message::RULE,
     &empty_message::RULE,
-    &empty_history::RULE,
     &corrupt_record::RULE,
     &role_order::RULE,
     &truncated_response::RULE,
     &prompt_divergence::RULE,
+    &trailing_completion_call::RULE,
+    &empty_history::RULE,
 ];
 
 pub fn find(name: &str) -> Option<&'static Rule> {

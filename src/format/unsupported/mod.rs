@@ -17,7 +17,7 @@ use crate::source::sqlite::Snapshot;
 const NEVER: &str = "chatfsck does not read this format yet";
 
 pub static TEXT: Store = Store {
-    name: "recognised, not supported yet: Aider, OpenHands, SWE-agent",
+    name: "Aider, OpenHands and SWE-agent histories (recognised, not read yet)",
     formats: &[],
     dialects: &[],
     probe: Probe::Text {
@@ -28,7 +28,7 @@ pub static TEXT: Store = Store {
 };
 
 pub static SQLITE: Store = Store {
-    name: "recognised, not supported yet: LangGraph checkpoints, Open WebUI",
+    name: "LangGraph checkpoints and Open WebUI databases (recognised, not read yet)",
     formats: &[],
     dialects: &[],
     probe: Probe::Sqlite {
