@@ -12,6 +12,8 @@
 //! | `claude_code/` | Claude Code session files | `jsonl` (`claude-code`) |
 //! | `cline/` | Cline and Roo Code tasks (`api_conversation_history.json`) | `json` (`cline`, `roo-code`) |
 //! | `codex/` | Codex rollouts | `jsonl` (`codex`) |
+//! | `copilot_cli/` | GitHub Copilot CLI `events.jsonl` (report-only) | `jsonl` (`copilot-cli`) |
+//! | `goose/` | goose's legacy `sessions/*.jsonl` | `jsonl` (`goose`) |
 //! | `dispatch/` | dispatch's SQLite chunk store (seed 000) | `sqlite-kv` (`dispatch`) |
 //! | `message_table/` | gbrain's message tables (seed 003) and tables named with the mapping flags, in SQLite or PostgreSQL | `sqlite-table`, `postgres-table` (`gbrain`, `table`) |
 //! | `trace/` | traces: dispatch's `traces.db`, Arize Phoenix, OTLP JSON | `sqlite-trace` (`dispatch`, `phoenix`), `otlp-jsonl`, `otlp-json` (`gen-ai`, `openinference`) |
@@ -38,7 +40,9 @@ pub mod chat;
 pub mod claude_code;
 pub mod cline;
 pub mod codex;
+pub mod copilot_cli;
 pub mod dispatch;
+pub mod goose;
 pub mod message_table;
 pub mod records;
 pub mod trace;
@@ -60,6 +64,8 @@ pub static STORES: &[&Store] = &[
     &trace::otlp::STORE,
     &unsupported::SQLITE,
     &unsupported::TEXT,
+    &copilot_cli::STORE,
+    &goose::STORE,
     &cline::STORE,
     &claude_code::STORE,
     &codex::STORE,

@@ -100,6 +100,9 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         } else {
             f = f.note("a crash or kill after the call was persisted leaves this tail; every resume sends it unanswered");
         }
+        if conv.source.dialect == crate::model::Dialect::Goose {
+            f = f.note("goose drops an unanswered tool request when it loads the session (`fix_conversation`: `Removed orphaned tool request`): the call is silently lost from the history");
+        }
         out.push(f.unsafe_fix(vec![crate::finding::Action::AnswerCall {
             message: mi,
             part: pi,

@@ -75,6 +75,11 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 )
                 .label(&loc, format!("no call `{call_id}` precedes this result")),
         };
+        let f = if conv.source.dialect == crate::model::Dialect::Goose {
+            f.note("goose drops an orphan tool response when it loads the session (`fix_conversation`: `Removed orphaned tool response`): its content is silently lost from the history")
+        } else {
+            f
+        };
         out.push(
             f.id(call_id)
                 .fix(vec![crate::finding::Action::RemoveResult {
