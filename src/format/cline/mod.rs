@@ -62,14 +62,46 @@ fn file_name(path: &Path) -> &str {
 }
 
 /// A JSON array in a file named as a task's history (or its UI log):
-/// the names are the extensions' own (`GlobalFileNames`). A plain
-/// Anthropic array under another name stays with provider-shaped messages.
+/// the names are the extensions' own (`GlobalFileNames`). Under another
+/// name (a copy), an array of messages that carries the extensions' own
+/// marks: a text-form result block (`"text":"[read_file for 'a'] Result:`)
+/// or Roo's condense and truncation keys. A plain Anthropic array stays
+/// with provider-shaped messages.
 fn detect(head: &Head<'_>) -> Result<bool> {
-    let name = file_name(head.path);
-    if !(HISTORY.contains(&name) || name == UI_LOG) {
+    if head.bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'[') {
         return Ok(false);
     }
-    Ok(head.bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'['))
+    let name = file_name(head.path);
+    if HISTORY.contains(&name) || name == UI_LOG {
+        return Ok(true);
+    }
+    let text = String::from_utf8_lossy(head.bytes);
+    let messages = text.trim_start()[1..]
+        .trim_start()
+        .starts_with("{\"role\":");
+    Ok(messages && (has_text_result(&text) || roo_marks(&text)))
+}
+
+/// A text block whose text is a text-form result, in compact JSON.
+fn has_text_result(text: &str) -> bool {
+    text.match_indices("\"type\":\"text\",\"text\":\"[")
+        .any(|(i, m)| {
+            let rest = &text[i + m.len() - 1..];
+            let cut = rest.char_indices().nth(300).map_or(rest.len(), |(k, _)| k);
+            text_result_tool(&rest[..cut]).is_some()
+        })
+}
+
+/// Roo Code's own keys on messages.
+fn roo_marks(text: &str) -> bool {
+    [
+        "\"condenseParent\":",
+        "\"isSummary\":",
+        "\"truncationParent\":",
+        "\"condenseId\":",
+    ]
+    .iter()
+    .any(|k| text.contains(k))
 }
 
 fn supports(_: Dialect, a: &Action) -> bool {
@@ -126,7 +158,15 @@ fn app_of(path: &Path) -> Dialect {
     let roo_files = path
         .parent()
         .is_some_and(|d| d.join("history_item.json").is_file());
-    if roo_folder || roo_files {
+    let roo_keys = || {
+        use std::io::Read;
+        let mut head = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(Head::LEN as u64).read_to_end(&mut head))
+            .is_ok()
+            && roo_marks(&String::from_utf8_lossy(&head))
+    };
+    if roo_folder || roo_files || roo_keys() {
         Dialect::RooCode
     } else {
         Dialect::Cline
