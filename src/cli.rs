@@ -105,7 +105,7 @@ impl InputArgs {
 
 #[derive(Debug, Args)]
 pub struct LintArgs {
-    /// Files or directories (walked recursively for *.jsonl, *.json and SQLite *.db), or a PostgreSQL database: `postgres://user@host:port/db`, or `postgres:` for the PG* environment variables
+    /// Files or directories (walked recursively for *.jsonl, *.json, SQLite *.db, *.traj and .aider.chat.history.md; a file found there that looks like a history but cannot be read makes lint exit 2, see --skip-unreadable), or a PostgreSQL database: `postgres://user@host:port/db`, or `postgres:` for the PG* environment variables
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Output format

@@ -224,7 +224,10 @@ fn open_sqlite(path: &Path, mapping: Option<&Mapping>) -> Result<Opened> {
             if detect(&snap.conn, &tables).map_err(|cause| Error::input(path, cause))? {
                 return open(path, snap);
             }
-            tried.push(store.name);
+            // Stores that only recognise (and refuse) are not readers tried.
+            if !store.formats.is_empty() {
+                tried.push(store.name);
+            }
         }
     }
     // Say why it is not a message table, the store most databases are

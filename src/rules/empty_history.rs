@@ -41,7 +41,13 @@ file from a backup.
 
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let conv = ctx.conv;
-    if !conv.messages.is_empty() || !conv.corrupt.is_empty() || conv.meta_records > 0 {
+    // History files only: a trace's request or a table's conversation
+    // with no message is another matter.
+    if !conv.source.format.is_json_file()
+        || !conv.messages.is_empty()
+        || !conv.corrupt.is_empty()
+        || conv.meta_records > 0
+    {
         return;
     }
     let what = match conv.source.dialect {
