@@ -17,6 +17,12 @@ const ROO: &str =
 const COPILOT: &str = "fixtures/copilot-cli/home/.copilot/session-state";
 const GOOSE: &str = "fixtures/goose/home/.local/share/goose/sessions";
 
+/// A task or session, what it holds (messages, calls, results…), the
+/// findings expected and the exit code.
+type Case<'a, C> = (&'a str, C, &'a [&'a str], i32);
+/// Messages, calls, results, meta records, corrupt records.
+type Counts5 = (u64, u64, u64, u64, u64);
+
 fn task(root: &str, id: &str) -> String {
     format!("{root}/{id}/api_conversation_history.json")
 }
@@ -73,7 +79,7 @@ fn one_line_error(o: &std::process::Output, path: &str, says: &[&str]) {
 
 #[test]
 fn cline_tasks_count_and_lint_as_the_readme_says() {
-    let cases: &[(&str, (u64, u64, u64), &[&str], i32)] = &[
+    let cases: &[Case<'_, (u64, u64, u64)>] = &[
         // XML-tool era: the text result answers XML, not a structured call.
         ("1757844000000", (4, 0, 0), &[], 0),
         // Accepted attempt_completion: info, never an orphan.
@@ -119,7 +125,7 @@ fn cline_tasks_count_and_lint_as_the_readme_says() {
 
 #[test]
 fn roo_tasks_count_and_lint_as_the_readme_says() {
-    let cases: &[(&str, (u64, u64, u64), &[&str], i32)] = &[
+    let cases: &[Case<'_, (u64, u64, u64)>] = &[
         (
             "0199c7a0-5a10-7c3e-9b41-2d6f0e8a1c01",
             (4, 3, 2),
@@ -407,7 +413,7 @@ fn an_empty_history_is_not_repaired_into_anything() {
 
 #[test]
 fn copilot_cli_sessions_count_and_lint_as_the_readme_says() {
-    let cases: &[(&str, (u64, u64, u64, u64, u64), &[&str], i32)] = &[
+    let cases: &[Case<'_, Counts5>] = &[
         (
             "3c9d1e7a-58b2-4f60-9a1d-7e2b4c6f8a01",
             (5, 2, 2, 5, 0),
