@@ -701,3 +701,49 @@ fn the_app_fixture_folders_scan_with_what_is_not_read_listed() {
     assert!(doc["errors"][0].as_str().unwrap().contains("sessions.db"));
     assert_eq!(doc["summary"]["files"], 2);
 }
+
+/// Every history of these app folders (the files a walk reads).
+fn app_histories() -> Vec<String> {
+    let mut out = Vec::new();
+    for base in [CLINE, ROO, COPILOT, GOOSE] {
+        for e in walkdir::WalkDir::new(root().join(base)).sort_by_file_name() {
+            let e = e.unwrap();
+            let name = e.file_name().to_string_lossy();
+            if name == "api_conversation_history.json"
+                || name == "events.jsonl"
+                || name.ends_with(".jsonl")
+            {
+                let rel = e.path().strip_prefix(root()).unwrap();
+                out.push(rel.to_string_lossy().into_owned());
+            }
+        }
+    }
+    out
+}
+
+/// A short snapshot name: the app and the task or session.
+fn snap_name(path: &str) -> String {
+    let app = path.split('/').nth(1).unwrap();
+    let p = std::path::Path::new(path);
+    let id = if p.file_name().unwrap() == "api_conversation_history.json"
+        || p.file_name().unwrap() == "events.jsonl"
+    {
+        p.parent().unwrap().file_name().unwrap().to_string_lossy()
+    } else {
+        p.file_name().unwrap().to_string_lossy()
+    };
+    format!("{app}__{id}")
+}
+
+#[test]
+fn snapshots_of_lint_for_every_app_history() {
+    let files = app_histories();
+    assert_eq!(files.len(), 5 + 4 + 4 + 2, "{files:?}");
+    for f in files {
+        let name = snap_name(&f);
+        let human = stdout(&run(&["lint", &f]));
+        insta::assert_snapshot!(format!("agents_lint_human__{name}"), human);
+        let json = stdout(&run(&["lint", "--format", "json", &f]));
+        insta::assert_snapshot!(format!("agents_lint_json__{name}"), json);
+    }
+}

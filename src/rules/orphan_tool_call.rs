@@ -97,16 +97,33 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             f = f
                 .label(&n.loc, format!("the conversation moves on here ({})", at(conv, pos)))
                 .note("providers reject the history: every tool call must be answered before the next message");
-        } else {
+        } else if app_note(conv.source.dialect).is_none() {
             f = f.note("a crash or kill after the call was persisted leaves this tail; every resume sends it unanswered");
         }
-        if conv.source.dialect == crate::model::Dialect::Goose {
-            f = f.note("goose drops an unanswered tool request when it loads the session (`fix_conversation`: `Removed orphaned tool request`): the call is silently lost from the history");
+        if let Some(note) = app_note(conv.source.dialect) {
+            f = f.note(note);
         }
         out.push(f.unsafe_fix(vec![crate::finding::Action::AnswerCall {
             message: mi,
             part: pi,
         }]));
+    }
+}
+
+/// What the app that wrote the history does with an unanswered call.
+fn app_note(dialect: crate::model::Dialect) -> Option<&'static str> {
+    use crate::model::Dialect;
+    match dialect {
+        Dialect::Goose => Some(
+            "goose drops an unanswered tool request when it loads the session (`fix_conversation`: `Removed orphaned tool request`): the call is silently lost from the history",
+        ),
+        Dialect::Cline => Some(
+            "Cline answers it itself on the next request (`ensureToolResultsFollowToolUse` inserts a `result missing` tool result); the file keeps the call unanswered, and any other reader of it gets a history the provider rejects",
+        ),
+        Dialect::RooCode => Some(
+            "Roo Code answers it on resume (`Task was interrupted before this tool call could be completed.`); the file keeps the call unanswered, and any other reader of it gets a history the provider rejects",
+        ),
+        _ => None,
     }
 }
 
