@@ -394,6 +394,18 @@ pub struct Conversation {
     pub trace: Option<Box<TraceStep>>,
     /// Records the conversation names but the store does not hold.
     pub missing: Vec<MissingRecord>,
+    /// Tool calls the app leaves unanswered on purpose (Cline's accepted
+    /// `attempt_completion`): not orphans, reported for information.
+    pub by_design: Vec<ByDesign>,
+}
+
+/// A tool call its app never answers, by design: (message, part) and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ByDesign {
+    pub message: usize,
+    pub part: usize,
+    /// Why the app leaves it unanswered, in one sentence.
+    pub why: &'static str,
 }
 
 impl Conversation {
@@ -408,6 +420,7 @@ impl Conversation {
             table: None,
             trace: None,
             missing: Vec::new(),
+            by_design: Vec::new(),
         }
     }
 }

@@ -76,6 +76,9 @@ pub enum Dialect {
     Opencode,
     Goose,
     Cursor,
+    Cline,
+    RooCode,
+    CopilotCli,
 }
 
 impl Dialect {
@@ -96,6 +99,9 @@ impl Dialect {
             Dialect::Opencode => "opencode",
             Dialect::Goose => "goose",
             Dialect::Cursor => "cursor",
+            Dialect::Cline => "cline",
+            Dialect::RooCode => "roo-code",
+            Dialect::CopilotCli => "copilot-cli",
         }
     }
 }

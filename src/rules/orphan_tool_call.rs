@@ -78,6 +78,14 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         if ctx.gap_explains(mi, pi) {
             continue;
         }
+        // Left unanswered by the app on purpose: `trailing-completion-call`.
+        if conv
+            .by_design
+            .iter()
+            .any(|b| (b.message, b.part) == (mi, pi))
+        {
+            continue;
+        }
         let msg = &conv.messages[mi];
         let crate::model::PartKind::ToolCall { id, name, .. } = &msg.parts[pi].kind else {
             continue;
@@ -111,8 +119,11 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             f = f
                 .label(&n.loc, format!("the conversation moves on here ({})", at(conv, pos)))
                 .note("providers reject the history: every tool call must be answered before the next message");
-        } else {
+        } else if app_note(conv.source.dialect).is_none() {
             f = f.note("a crash or kill after the call was persisted leaves this tail; every resume sends it unanswered");
+        }
+        if let Some(note) = app_note(conv.source.dialect) {
+            f = f.note(note);
         }
         out.push(f.unsafe_fix(vec![crate::finding::Action::AnswerCall {
             message: mi,
@@ -144,6 +155,20 @@ fn app(source: &SourceInfo, id: &str) -> Option<(Severity, String)> {
             Severity::Error,
             "the tool bubble never reached `completed` or `error`; Cursor is closed source, and what it sends for such a bubble on resume is not known".to_string(),
         )),
+        _ => None,
+    }
+}
+
+/// What the app that wrote the history does with an unanswered call.
+fn app_note(dialect: crate::model::Dialect) -> Option<&'static str> {
+    use crate::model::Dialect;
+    match dialect {
+        Dialect::Cline => Some(
+            "Cline answers it itself on the next request (`ensureToolResultsFollowToolUse` inserts a `result missing` tool result); the file keeps the call unanswered, and any other reader of it gets a history the provider rejects",
+        ),
+        Dialect::RooCode => Some(
+            "Roo Code answers it on resume (`Task was interrupted before this tool call could be completed.`); the file keeps the call unanswered, and any other reader of it gets a history the provider rejects",
+        ),
         _ => None,
     }
 }

@@ -55,14 +55,19 @@ fn flavor(dialect: Dialect) -> Option<Flavor> {
         | Dialect::GenAi
         | Dialect::OpenInference => Some(Flavor::OpenAi),
         Dialect::Anthropic | Dialect::Gbrain => Some(Flavor::Anthropic),
-        // Apps that rebuild the request from their own records.
+        // Apps that rebuild the request from their own records (Cline merges
+        // a trailing user message into the resume text; goose merges and
+        // trims): the stored order is not what is sent.
         Dialect::Unknown
         | Dialect::ClaudeCode
         | Dialect::Codex
         | Dialect::Table
         | Dialect::Opencode
         | Dialect::Goose
-        | Dialect::Cursor => None,
+        | Dialect::Cursor
+        | Dialect::Cline
+        | Dialect::RooCode
+        | Dialect::CopilotCli => None,
     }
 }
 

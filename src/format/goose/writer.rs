@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::TABLE;
+use super::db::TABLE;
 use crate::config::{OrphanCalls, RepairPolicy};
 use crate::error::{Error, Result};
 use crate::finding::Action;
@@ -105,7 +105,8 @@ impl GooseWriter {
     /// Whether a row stamped like row `after` would sort right after it:
     /// no later row of its session shares the value goose orders by.
     fn insertable(&self, after: i64) -> Result<bool> {
-        let col = super::order_column(&self.snap.conn).map_err(sqlite::error_of(&self.input))?;
+        let col =
+            super::db::order_column(&self.snap.conn).map_err(sqlite::error_of(&self.input))?;
         self.snap
             .conn
             .query_row(
@@ -198,7 +199,7 @@ impl Writer for GooseWriter {
                 .map(|i| format!("`{i}`"))
                 .collect::<Vec<_>>()
                 .join(", ");
-            log.edits.push(edit(findings[0], conv, "answer-call", format!("inserted a `user` row after row {row} answering {list} with an error `toolResponse` (placeholder)"), &super::loc(row), ids, true));
+            log.edits.push(edit(findings[0], conv, "answer-call", format!("inserted a `user` row after row {row} answering {list} with an error `toolResponse` (placeholder)"), &super::db::loc(row), ids, true));
         }
         Ok(())
     }
@@ -313,7 +314,7 @@ impl Writer for GooseWriter {
                 if has_mid {
                     tx.execute("UPDATE messages SET message_id = 'msg_' || session_id || '_' || id WHERE id = ?1", [id]).map_err(err)?;
                 }
-                log.edits[ins.entry].location = super::loc(id);
+                log.edits[ins.entry].location = super::db::loc(id);
                 log.edits[ins.entry].after = Some(body);
             }
             for (row, entry) in &delete {

@@ -90,12 +90,12 @@ fn open(path: &Path, limits: Limits) -> Result<Opened> {
     let bytes = read(path, limits)?;
     let what = kind(&bytes).unwrap_or("other");
     if what != "session" {
-        return Err(Error::not_history(
-            path,
-            format!(
+        return Err(Error::PartOf {
+            path: path.to_path_buf(),
+            cause: format!(
                 "is a {what} file of opencode's legacy JSON storage (`storage/`, opencode ≤ 1.1); it is read through its session file, `storage/session/<projectID>/<sessionID>.json`"
             ),
-        ));
+        });
     }
     let session: Value = serde_json::from_slice(&bytes).map_err(|e| {
         Error::input(
