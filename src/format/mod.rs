@@ -14,6 +14,7 @@
 //! | `codex/` | Codex rollouts | `jsonl` (`codex`) |
 //! | `copilot_cli/` | GitHub Copilot CLI `events.jsonl` (report-only) | `jsonl` (`copilot-cli`) |
 //! | `cursor/` | Cursor's `state.vscdb` (composers and their bubbles) | `sqlite-kv` (`cursor`) |
+//! | `gemini_cli/` | Gemini CLI chat recordings | `jsonl`, `json` (`gemini-cli`) |
 //! | `dispatch/` | dispatch's SQLite chunk store (seed 000) | `sqlite-kv` (`dispatch`) |
 //! | `opencode/` | opencode's `opencode.db`, and its legacy `storage/` tree (≤ 1.1, read through the session files) | `sqlite-table`, `json` (`opencode`) |
 //! | `goose/` | goose's `sessions.db` (`db`), and its legacy `sessions/*.jsonl` (`legacy`) | `sqlite-table`, `jsonl` (`goose`) |
@@ -46,6 +47,7 @@ pub mod copilot_cli;
 pub mod cursor;
 pub mod dispatch;
 pub mod goose;
+pub mod gemini_cli;
 pub mod message_table;
 pub mod opencode;
 pub mod records;
@@ -75,6 +77,7 @@ pub static STORES: &[&Store] = &[
     &copilot_cli::STORE,
     &goose::legacy::STORE,
     &cline::STORE,
+    &gemini_cli::STORE,
     &claude_code::STORE,
     &codex::STORE,
     &chat::STORE,

@@ -12,6 +12,7 @@ use serde::Serialize;
 mod chunks;
 pub mod compare;
 pub mod pairing;
+mod signatures;
 mod source;
 mod table;
 #[cfg(test)]
@@ -20,6 +21,7 @@ mod text;
 mod trace;
 
 pub use chunks::{Chunk, ChunkLog};
+pub use signatures::Signatures;
 pub use source::{Dialect, Format, SourceInfo};
 pub use table::{ExecStatus, Execution, Executions, MessageTable, output_text};
 pub use text::Text;
@@ -397,6 +399,8 @@ pub struct Conversation {
     /// Tool calls the app leaves unanswered on purpose (Cline's accepted
     /// `attempt_completion`): not orphans, reported for information.
     pub by_design: Vec<ByDesign>,
+    /// Gemini: the model of each model turn and the signed function calls.
+    pub signatures: Option<Box<Signatures>>,
 }
 
 /// A tool call its app never answers, by design: (message, part) and why.
@@ -421,6 +425,7 @@ impl Conversation {
             trace: None,
             missing: Vec::new(),
             by_design: Vec::new(),
+            signatures: None,
         }
     }
 }

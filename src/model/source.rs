@@ -66,6 +66,8 @@ pub enum Dialect {
     Anthropic,
     ClaudeCode,
     Codex,
+    /// Gemini CLI chat recordings (`~/.gemini/tmp/<project>/chats/session-*.json[l]`).
+    GeminiCli,
     Dispatch,
     Gbrain,
     /// A message table named with the mapping flags.
@@ -90,6 +92,7 @@ impl Dialect {
             Dialect::Anthropic => "anthropic",
             Dialect::ClaudeCode => "claude-code",
             Dialect::Codex => "codex",
+            Dialect::GeminiCli => "gemini-cli",
             Dialect::Dispatch => "dispatch",
             Dialect::Gbrain => "gbrain",
             Dialect::Table => "table",

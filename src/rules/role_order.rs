@@ -67,7 +67,8 @@ fn flavor(dialect: Dialect) -> Option<Flavor> {
         | Dialect::Cursor
         | Dialect::Cline
         | Dialect::RooCode
-        | Dialect::CopilotCli => None,
+        | Dialect::CopilotCli
+        | Dialect::GeminiCli => None,
     }
 }
 
