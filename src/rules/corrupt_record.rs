@@ -45,12 +45,14 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         } else {
             format!("{what} {}", rec.reason)
         };
-        out.push(
-            ctx.finding(&RULE, None, rec.loc.clone(), summary)
-                .label(&rec.loc, format!("`{}`", preview(&rec.excerpt, 60)))
-                .fix(vec![crate::finding::Action::DropRecord {
-                    loc: rec.loc.clone(),
-                }]),
-        );
+        let mut f = ctx
+            .finding(&RULE, None, rec.loc.clone(), summary)
+            .label(&rec.loc, format!("`{}`", preview(&rec.excerpt, 60)));
+        if ctx.conv.source.dialect == crate::model::Dialect::GeminiCli {
+            f = f.note("Gemini CLI skips a line that does not parse without a word (`loadConversationRecord`): whatever it held is silently lost on resume");
+        }
+        out.push(f.fix(vec![crate::finding::Action::DropRecord {
+            loc: rec.loc.clone(),
+        }]));
     }
 }

@@ -18,9 +18,11 @@ mod duplicate_tool_call_id;
 mod empty_history;
 mod empty_message;
 mod failing_call_loop;
+mod function_response_count;
 mod index_gap;
 mod interleaved_message;
 mod invalid_tool_arguments;
+mod missing_thought_signature;
 mod mixed_role_message;
 mod msgidx_collision;
 mod orphan_tool_call;
@@ -56,6 +58,7 @@ pub static RULES: &[&Rule] = &[
     &seq_gap::RULE,
     &orphan_tool_call::RULE,
     &orphan_tool_result::RULE,
+    &function_response_count::RULE,
     &interleaved_message::RULE,
     &duplicate_tool_call_id::RULE,
     &invalid_tool_arguments::RULE,
@@ -70,6 +73,7 @@ pub static RULES: &[&Rule] = &[
     &dangling_bubble_header::RULE,
     &trailing_completion_call::RULE,
     &empty_history::RULE,
+    &missing_thought_signature::RULE,
 ];
 
 pub fn find(name: &str) -> Option<&'static Rule> {

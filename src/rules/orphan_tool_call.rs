@@ -26,6 +26,7 @@ the result message at all (gbrain's gateway loop).
 - OpenAI: `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: …`
 - Anthropic: ``messages.N: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_…. Each `tool_use` block must have a corresponding `tool_result` block in the next message.``
 - Vercel AI SDK: `Tool results are missing for tool calls …` (`MissingToolResultsError`)
+- Gemini API: `Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.` (Gemini CLI sends the call unanswered: it repairs nothing on resume by default)
 
 ## Example
 ```jsonl
@@ -112,6 +113,9 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 format!("tool call `{id}` is never answered"),
             )
             .id(id);
+        if conv.source.dialect == crate::model::Dialect::GeminiCli {
+            f = f.note("Gemini CLI sends the call unanswered on resume (its `historyHardening` repair runs only with `contextManagement.enabled`, off by default); the Gemini API answers `Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.`");
+        }
         if let Some((severity, note)) = app(&conv.source, id) {
             f.severity = severity;
             f = f.note(note);

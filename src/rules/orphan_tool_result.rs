@@ -19,6 +19,7 @@ result was written twice on retry, or its id was rewritten.
 ## What providers answer
 - OpenAI: `Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.`
 - Anthropic: ``messages.N.content.M: unexpected `tool_use_id` found in `tool_result` blocks: toolu_…. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.``
+- Gemini API: `Please ensure that function response turn comes immediately after a function call turn.` (Gemini CLI sends a stray `functionResponse` as it is, merged into the surrounding user turn; a call answered twice in the next turn is `function-response-count`)
 
 ## Example
 ```jsonl
@@ -41,7 +42,13 @@ arrives late is not stray: see `interleaved-message`.
 
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let conv = ctx.conv;
+    let gemini = conv.source.dialect == crate::model::Dialect::GeminiCli;
     for stray in &ctx.pairing().strays {
+        // A second answer in the turn right after a Gemini call turn:
+        // `function-response-count` reports it.
+        if super::function_response_count::counts(ctx, stray) {
+            continue;
+        }
         let (mi, pi) = stray.result;
         let msg = &conv.messages[mi];
         let PartKind::ToolResult { call_id, .. } = &msg.parts[pi].kind else {
@@ -82,6 +89,8 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         };
         let f = if conv.source.dialect == Dialect::Goose {
             f.note(format!("goose drops this response on every reply (`fix_conversation`: `Removed orphaned tool response '{call_id}'`): what it says silently never reaches the model"))
+        } else if gemini {
+            f.note("Gemini CLI merges it into the user turn it sits in and sends it with no call before it; the Gemini API answers `Please ensure that function response turn comes immediately after a function call turn.`")
         } else {
             f
         };
