@@ -127,20 +127,12 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 .collect::<Vec<_>>()
                 .join(", "),
         );
-        let mut f = ctx
-            .finding(
-                &RULE,
-                Some(first_mi),
-                first.part_loc(first_pi).clone(),
-                summary,
-            )
-            .label(
-                conv.messages[cm0].part_loc(cp0),
-                format!(
-                    "the call turn: {calls} function call{}",
-                    if calls == 1 { "" } else { "s" }
-                ),
-            );
+        let mut f = ctx.finding(
+            &RULE,
+            Some(first_mi),
+            first.part_loc(first_pi).clone(),
+            summary,
+        );
         let mut actions = Vec::new();
         for ((cm, cp), (rm, rp)) in &dups {
             let PartKind::ToolCall { id, .. } = &conv.messages[*cm].parts[*cp].kind else {
@@ -149,7 +141,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             f = f.label(
                 conv.messages[*rm].part_loc(*rp),
                 format!(
-                    "another response for `{id}` ({}), answered already",
+                    "another response for `{id}` ({}): the call is answered already",
                     at(conv, *rm)
                 ),
             );
@@ -158,13 +150,23 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 part: *rp,
             });
         }
+        // The call turn last: a renderer that shows one label per line
+        // keeps the duplicate.
+        f = f.label(
+            conv.messages[cm0].part_loc(cp0),
+            format!(
+                "the call turn ({}): {calls} function call{}",
+                at(conv, cm0),
+                if calls == 1 { "" } else { "s" }
+            ),
+        );
         for id in &ids {
             f = f.id(id);
         }
         f = f.note(
             "Gemini CLI sends every copy (merged into one user turn) and the Gemini API rejects the request: `Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.`",
         ).note(
-            "Gemini CLI writes this itself on resume (#29365): each resume persists the duplicated history as `$set.messages`",
+            "Gemini CLI 0.61.0 writes such a history itself on resume (#29365), and every later resume keeps the copies",
         );
         out.push(f.fix(actions));
     }
