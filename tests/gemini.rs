@@ -546,3 +546,218 @@ fn snapshots_of_lint_human_and_json() {
         insta::assert_snapshot!(format!("gemini_lint_json__{name}"), json);
     }
 }
+
+// ---- The real client ---------------------------------------------------------
+//
+// `CHATFSCK_GEMINI_CLI` names the `gemini` binary of @google/gemini-cli 0.61.0
+// (`.ci/run` installs it). Without it the test prints why it is skipped.
+// The client runs with a scratch HOME against fixtures/clients/mock_provider.py
+// on a loopback port; the mock logs each request it gets.
+
+fn gemini_cli() -> Option<PathBuf> {
+    match std::env::var_os("CHATFSCK_GEMINI_CLI") {
+        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
+        _ => {
+            eprintln!(
+                "skipping: CHATFSCK_GEMINI_CLI is not set (the `gemini` binary of @google/gemini-cli 0.61.0; .ci/run installs it)"
+            );
+            None
+        }
+    }
+}
+
+/// The mock provider, stopped when dropped.
+struct Mock {
+    child: std::process::Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl Mock {
+    fn start(dir: &Path) -> Mock {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let log = dir.join("mock.log");
+        let mut child = std::process::Command::new("python3")
+            .arg(root().join("fixtures/clients/mock_provider.py"))
+            .arg(port.to_string())
+            .arg(&log)
+            .spawn()
+            .expect("python3 runs the mock provider");
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Mock { child, port, log };
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the mock provider did not start on port {port}");
+    }
+
+    /// The `contents` of every generateContent request, in order.
+    fn requests(&self) -> Vec<Vec<serde_json::Value>> {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        text.lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|r| {
+                r["path"]
+                    .as_str()
+                    .is_some_and(|p| p.contains("GenerateContent") || p.contains("generateContent"))
+            })
+            .filter_map(|r| r["body"]["contents"].as_array().cloned())
+            .collect()
+    }
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A scratch HOME holding the fixture recordings, and the project folder
+/// `projects.json` maps to their temp-dir slug.
+fn scratch_home(dir: &Path) -> (PathBuf, PathBuf) {
+    let home = dir.join("home");
+    let project = dir.join("proj").join("shop-api");
+    std::fs::create_dir_all(&project).unwrap();
+    let src = root().join("fixtures/gemini-cli/home/.gemini");
+    for e in walkdir::WalkDir::new(&src) {
+        let e = e.unwrap();
+        let to = home
+            .join(".gemini")
+            .join(e.path().strip_prefix(&src).unwrap());
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&to).unwrap();
+        } else {
+            std::fs::copy(e.path(), &to).unwrap();
+        }
+    }
+    let projects = serde_json::json!({"projects": {project.to_str().unwrap(): "shop-api"}});
+    std::fs::write(home.join(".gemini/projects.json"), projects.to_string()).unwrap();
+    // Never delete sessions (0.61.0 removes those older than 30 days by
+    // default), never phone home.
+    let settings = r#"{"security":{"auth":{"selectedType":"gemini-api-key"},"folderTrust":{"enabled":false}},"general":{"disableAutoUpdate":true,"sessionRetention":{"enabled":false}},"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},"ide":{"enabled":false}}"#;
+    std::fs::write(home.join(".gemini/settings.json"), settings).unwrap();
+    (home, project)
+}
+
+/// Resume a session with the real client; the first request it sent.
+fn resume(
+    cli: &Path,
+    home: &Path,
+    project: &Path,
+    mock: &Mock,
+    session: &str,
+) -> Vec<serde_json::Value> {
+    let before = mock.requests().len();
+    let o = std::process::Command::new(cli)
+        .args([
+            "-m",
+            "gemini-2.5-pro",
+            "--resume",
+            session,
+            "-p",
+            "continue",
+            "--output-format",
+            "json",
+        ])
+        .current_dir(project)
+        .env("HOME", home)
+        .env("GEMINI_API_KEY", "dummy")
+        .env(
+            "GOOGLE_GEMINI_BASE_URL",
+            format!("http://127.0.0.1:{}", mock.port),
+        )
+        .env_remove("GOOGLE_API_KEY")
+        .env_remove("GOOGLE_CLOUD_PROJECT")
+        .env_remove("GOOGLE_GENAI_USE_VERTEXAI")
+        .output()
+        .expect("the gemini binary runs");
+    assert!(
+        o.status.success(),
+        "gemini --resume {session}: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    mock.requests()
+        .into_iter()
+        .nth(before)
+        .unwrap_or_else(|| panic!("gemini --resume {session} sent no request"))
+}
+
+/// Where a request breaks the Gemini API's pairing rules: a model turn
+/// with N function calls not followed by exactly N function responses, or
+/// responses in a turn that does not follow a call turn.
+fn pairing_errors(contents: &[serde_json::Value]) -> Vec<String> {
+    let count = |c: &serde_json::Value, key: &str| {
+        c["parts"]
+            .as_array()
+            .map_or(0, |ps| ps.iter().filter(|p| p.get(key).is_some()).count())
+    };
+    let mut errors = Vec::new();
+    for (i, c) in contents.iter().enumerate() {
+        let calls = count(c, "functionCall");
+        let responses = count(c, "functionResponse");
+        if calls > 0 {
+            let next = contents
+                .get(i + 1)
+                .map_or(0, |n| count(n, "functionResponse"));
+            if next != calls {
+                errors.push(format!("turn {i}: {calls} calls, {next} responses after"));
+            }
+        }
+        if responses > 0 && (i == 0 || count(&contents[i - 1], "functionCall") == 0) {
+            errors.push(format!(
+                "turn {i}: {responses} responses after no call turn"
+            ));
+        }
+    }
+    errors
+}
+
+#[test]
+fn the_real_client_resumes_repaired_copies_with_valid_pairing() {
+    let Some(cli) = gemini_cli() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (home, project) = scratch_home(dir.path());
+    let mock = Mock::start(dir.path());
+    let chats = home.join(".gemini/tmp/shop-api/chats");
+
+    // Control: the duplicate as stored breaks the pairing in the request
+    // 0.61.0 sends, so the check below can fail.
+    let dup = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d";
+    let sent = resume(&cli, &home, &project, &mock, dup);
+    assert!(!pairing_errors(&sent).is_empty(), "{sent:#?}");
+
+    // The repaired copies, put in place of the recordings.
+    for (file, session) in [
+        ("session-2026-05-20T09-25-0a1b2c3d.jsonl", dup),
+        (
+            "session-2026-05-20T09-17-a1b2c3d4.jsonl",
+            "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d",
+        ),
+    ] {
+        let target = chats.join(file);
+        std::fs::remove_file(&target).unwrap();
+        let o = run(&["repair", &chat(file), "-o", target.to_str().unwrap()]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let sent = resume(&cli, &home, &project, &mock, session);
+        assert_eq!(
+            pairing_errors(&sent),
+            Vec::<String>::new(),
+            "{file}: {sent:#?}"
+        );
+        if file.contains("a1b2c3d4") {
+            let text = serde_json::to_string(&sent).unwrap();
+            assert!(text.contains("[chatfsck repair]"), "{text}");
+        }
+    }
+}
