@@ -483,9 +483,10 @@ fn a_torn_line_is_dropped_and_kept_in_the_log() {
 }
 
 #[test]
-fn the_legacy_json_form_is_left_with_the_reason() {
-    // A copy of the legacy file with the stray-response shape: repair says
-    // why it does not write it, and writes nothing it cannot write right.
+fn the_legacy_json_form_is_checked_but_never_written() {
+    // A copy of the legacy file with a stray response: lint finds it and
+    // does not call it repairable; repair refuses with the reason and
+    // writes nothing.
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("session-2025-09-14T10-02-4f1c2a9e.json");
     let text = std::fs::read_to_string(root().join(LEGACY)).unwrap();
@@ -495,17 +496,19 @@ fn the_legacy_json_form_is_left_with_the_reason() {
         1,
     );
     std::fs::write(&p, broken).unwrap();
-    let (code, doc) = lint_json(p.to_str().unwrap(), &[]);
-    assert_eq!(code, 1);
+    let (code_, doc) = lint_json(p.to_str().unwrap(), &[]);
+    assert_eq!(code_, 1);
     assert_eq!(rule_lines(&doc), ["orphan-tool-result@7"]);
-    let r = repair(&p, &[]);
-    assert!(edits(&r.log).is_empty());
+    assert_eq!(doc["summary"]["fixable"], 0);
+    let out = dir.path().join("out.json");
+    let o = run(&["repair", p.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(code(&o), 2);
     assert!(
-        r.log["left"][0]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("legacy single-document")
+        stderr(&o).contains("migrates it to `.jsonl` on resume"),
+        "{}",
+        stderr(&o)
     );
+    assert!(!out.exists());
 }
 
 #[test]

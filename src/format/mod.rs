@@ -78,6 +78,7 @@ pub static STORES: &[&Store] = &[
     &goose::legacy::STORE,
     &cline::STORE,
     &gemini_cli::STORE,
+    &gemini_cli::LEGACY,
     &claude_code::STORE,
     &codex::STORE,
     &chat::STORE,

@@ -36,13 +36,31 @@ mod writer;
 
 pub static STORE: Store = Store {
     name: "Gemini CLI chat recording",
-    formats: &[Format::Jsonl, Format::Json],
+    formats: &[Format::Jsonl],
     dialects: &[Dialect::GeminiCli],
-    probe: Probe::Text { detect, open },
+    probe: Probe::Text {
+        detect,
+        open: open_jsonl,
+    },
     writing: Writing::Copy {
         supports,
         new: writer::new,
     },
+};
+
+/// The single-document `.json` recording of Gemini CLI up to v0.38: read
+/// and checked, never written (the app migrates it on resume).
+pub static LEGACY: Store = Store {
+    name: "Gemini CLI legacy chat recording (.json)",
+    formats: &[Format::Json],
+    dialects: &[Dialect::GeminiCli],
+    probe: Probe::Text {
+        detect: detect_legacy,
+        open: open_legacy,
+    },
+    writing: Writing::Never(
+        "a legacy single-document Gemini CLI recording is not rewritten: Gemini CLI migrates it to `.jsonl` on resume; repair that file",
+    ),
 };
 
 /// Removing a response, answering a call and dropping a torn line are
@@ -54,25 +72,33 @@ fn supports(_: Dialect, a: &Action) -> bool {
     )
 }
 
-/// A recording, from its content: the first line that parses is a
-/// metadata object (string `sessionId`, 64-hex `projectHash`), or the file
-/// is one JSON object whose top-level keys hold them (the legacy form).
+/// A JSONL recording, from its content: the first line that parses is a
+/// metadata object (string `sessionId`, 64-hex `projectHash`) without a
+/// `messages` array.
 fn detect(head: &Head<'_>) -> Result<bool> {
+    Ok(first_line(head.bytes)
+        .is_some_and(|v| load::is_metadata(&v) && !v.get("messages").is_some_and(Value::is_array)))
+}
+
+/// A legacy recording: one JSON object whose top-level keys hold the
+/// metadata (pretty-printed, or on one line with its `messages`).
+fn detect_legacy(head: &Head<'_>) -> Result<bool> {
     let bytes = head.bytes;
     if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return Ok(false);
     }
-    for line in bytes.split(|&b| b == b'\n') {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        return Ok(match serde_json::from_slice::<Value>(line) {
-            Ok(v) => load::is_metadata(&v),
-            // The first line does not parse: a pretty-printed document.
-            Err(_) => legacy_head(bytes),
-        });
-    }
-    Ok(false)
+    Ok(match first_line(bytes) {
+        Some(v) => load::is_metadata(&v) && v.get("messages").is_some_and(Value::is_array),
+        None => legacy_head(bytes),
+    })
+}
+
+/// The first non-blank line, when it parses as JSON.
+fn first_line(bytes: &[u8]) -> Option<Value> {
+    let line = bytes
+        .split(|&b| b == b'\n')
+        .find(|l| !l.iter().all(u8::is_ascii_whitespace))?;
+    serde_json::from_slice(line).ok()
 }
 
 /// Whether a (possibly cut) JSON object has a string `sessionId` and a
@@ -114,14 +140,17 @@ fn legacy_head(bytes: &[u8]) -> bool {
     seen.session && seen.hash
 }
 
-fn open(path: &Path, limits: Limits) -> Result<Opened> {
+fn open_jsonl(path: &Path, limits: Limits) -> Result<Opened> {
+    open(path, limits, Format::Jsonl)
+}
+
+fn open_legacy(path: &Path, limits: Limits) -> Result<Opened> {
+    open(path, limits, Format::Json)
+}
+
+fn open(path: &Path, limits: Limits, format: Format) -> Result<Opened> {
     // Open now so that an unreadable file fails before any work starts.
     std::fs::File::open(path).map_err(|e| crate::error::Error::io(path, &e))?;
-    let format = if path.extension().is_some_and(|e| e == "json") {
-        Format::Json
-    } else {
-        Format::Jsonl
-    };
     Ok(Opened::History(Box::new(Recording {
         path: path.to_path_buf(),
         limits,
