@@ -45,12 +45,18 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         } else {
             format!("{what} {}", rec.reason)
         };
-        out.push(
-            ctx.finding(&RULE, None, rec.loc.clone(), summary)
-                .label(&rec.loc, format!("`{}`", preview(&rec.excerpt, 60)))
-                .fix(vec![crate::finding::Action::DropRecord {
-                    loc: rec.loc.clone(),
-                }]),
-        );
+        let mut f = ctx
+            .finding(&RULE, None, rec.loc.clone(), summary)
+            .label(&rec.loc, format!("`{}`", preview(&rec.excerpt, 60)));
+        if ctx.conv.source.dialect == crate::model::Dialect::Codex {
+            f = f.note(if rec.torn_tail {
+                "Codex skips this line on resume and says nothing: the item it held (often the turn's final answer) is silently lost; it writes a newline before appending, so the fragment stays in the rollout"
+            } else {
+                "Codex skips this line on resume and says nothing: the item it held is silently lost"
+            });
+        }
+        out.push(f.fix(vec![crate::finding::Action::DropRecord {
+            loc: rec.loc.clone(),
+        }]));
     }
 }

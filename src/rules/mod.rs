@@ -19,11 +19,13 @@ mod failing_call_loop;
 mod index_gap;
 mod interleaved_message;
 mod invalid_tool_arguments;
+mod mismatched_tool_output;
 mod mixed_role_message;
 mod msgidx_collision;
 mod orphan_tool_call;
 mod orphan_tool_result;
 pub mod prompt_divergence;
+mod reasoning_without_follower;
 mod role_order;
 mod seq_gap;
 mod thinking_only_message;
@@ -53,12 +55,14 @@ pub static RULES: &[&Rule] = &[
     &seq_gap::RULE,
     &orphan_tool_call::RULE,
     &orphan_tool_result::RULE,
+    &mismatched_tool_output::RULE,
     &interleaved_message::RULE,
     &duplicate_tool_call_id::RULE,
     &invalid_tool_arguments::RULE,
     &failing_call_loop::RULE,
     &tool_call_as_text::RULE,
     &thinking_only_message::RULE,
+    &reasoning_without_follower::RULE,
     &empty_message::RULE,
     &corrupt_record::RULE,
     &role_order::RULE,

@@ -27,6 +27,14 @@ the result message at all (gbrain's gateway loop).
 - Anthropic: ``messages.N: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_…. Each `tool_use` block must have a corresponding `tool_result` block in the next message.``
 - Vercel AI SDK: `Tool results are missing for tool calls …` (`MissingToolResultsError`)
 
+## What clients do
+Codex (0.169.0) answers an unanswered call itself when it resumes a
+rollout: it inserts `function_call_output{output:"aborted"}` (or
+`custom_tool_call_output`) right after the call, in memory only. The request
+is valid, so in a Codex rollout this is a warning: what is lost is the
+output that was never recorded. A rollout whose last record is a call may
+belong to a session that is still running.
+
 ## Example
 ```jsonl
 {"role":"assistant","tool_calls":[{"type":"function","id":"Shell:206","function":{"name":"Shell","arguments":"{\"command\":\"ls\"}"}}]}
@@ -86,9 +94,15 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             )
             .id(id);
         if let Some((pos, n)) = next_label {
-            f = f
-                .label(&n.loc, format!("the conversation moves on here ({})", at(conv, pos)))
-                .note("providers reject the history: every tool call must be answered before the next message");
+            f = f.label(
+                &n.loc,
+                format!("the conversation moves on here ({})", at(conv, pos)),
+            );
+        }
+        if conv.source.dialect == crate::model::Dialect::Codex {
+            f = codex(f, msg, pi, next_label.is_none());
+        } else if next_label.is_some() {
+            f = f.note("providers reject the history: every tool call must be answered before the next message");
         } else {
             f = f.note("a crash or kill after the call was persisted leaves this tail; every resume sends it unanswered");
         }
@@ -96,6 +110,27 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             message: mi,
             part: pi,
         }]));
+    }
+}
+
+/// Codex (0.169.0, `normalize.rs`: `ensure_call_outputs_present`) answers
+/// an unanswered call itself on resume, in memory: the request is valid,
+/// and what is lost is the output that was never recorded.
+fn codex(f: Finding, msg: &crate::model::Message, pi: usize, at_end: bool) -> Finding {
+    let output = match msg.parts[pi].slot {
+        Some(crate::model::Slot::Whole("custom_tool_call")) => "custom_tool_call_output",
+        Some(crate::model::Slot::Whole("tool_search_call")) => "tool_search_output",
+        _ => "function_call_output",
+    };
+    let mut f = f;
+    f.severity = Severity::Warning;
+    let f = f.note(format!(
+        "Codex patches this on resume: it inserts `{output}{{output:\"aborted\"}}` right after the call, in memory only (nothing is written to the rollout or logged); the request is valid, but the model is told the call was aborted"
+    ));
+    if at_end {
+        f.note("the rollout ends on this call: if Codex is still running this session, the call may simply be in progress")
+    } else {
+        f
     }
 }
 

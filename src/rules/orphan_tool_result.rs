@@ -75,6 +75,11 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 )
                 .label(&loc, format!("no call `{call_id}` precedes this result")),
         };
+        let f = if conv.source.dialect == crate::model::Dialect::Codex {
+            f.note(format!("Codex drops this output on resume (`remove_orphan_outputs`) and logs `ERROR codex_core::util: Orphan function call output for call id: {call_id}`: the output is lost from the history it sends"))
+        } else {
+            f
+        };
         out.push(
             f.id(call_id)
                 .fix(vec![crate::finding::Action::RemoveResult {
