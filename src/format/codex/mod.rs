@@ -12,6 +12,8 @@ use super::records::record::{
     json_error_short, parse_content, string_or_raw,
 };
 use super::store::{Head, Opened, Probe, Store, Writing};
+
+mod writer;
 use crate::error::Result;
 use crate::finding::Action;
 use crate::model::{ArgEncoding, Arguments, Loc, Message, PartKind, Role, Slot};
@@ -25,7 +27,7 @@ pub static STORE: Store = Store {
     probe: Probe::Text { detect, open },
     writing: Writing::Copy {
         supports,
-        new: super::records::writer::new,
+        new: writer::new,
     },
 };
 
@@ -34,10 +36,16 @@ fn detect(head: &Head<'_>) -> Result<bool> {
     Ok(super::records::first_family(head) == Some(super::records::record::Family::Codex))
 }
 
-/// Only torn or unreadable records are dropped for now: the rest of the
-/// structure is the app's, rebuilt into a request on resume.
+/// What the rollout writer does (`writer.rs`): whole lines dropped,
+/// retyped or inserted after a call.
 fn supports(_: Dialect, a: &Action) -> bool {
-    matches!(a, Action::DropRecord { .. })
+    matches!(
+        a,
+        Action::DropRecord { .. }
+            | Action::RemoveResult { .. }
+            | Action::AnswerCall { .. }
+            | Action::RetypeResult { .. }
+    )
 }
 
 /// This store reads its own records only (the detector found them first).
