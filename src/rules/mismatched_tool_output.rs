@@ -1,4 +1,4 @@
-use super::{Ctx, Rule, at};
+use super::{Ctx, Rule};
 use crate::finding::{Finding, Severity};
 use crate::model::{Dialect, PartKind, Slot};
 
@@ -84,7 +84,10 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 format!("`{result_ty}` for `{call_id}` answers a `{call_ty}`: Codex drops it and the output is lost"),
             )
             .label(&result.loc, format!("a `{result_ty}`, not the `{want}` the call needs"))
-            .label(&call.loc, format!("the `{call_ty}` ({})", at(conv, cm)))
+            .label(&call.loc, match call.loc.line() {
+                Some(line) => format!("the `{call_ty}` it answers (line {line})"),
+                None => format!("the `{call_ty}` it answers"),
+            })
             .note(format!("Codex drops this output on resume, logging `ERROR codex_core::util: Orphan function call output for call id: {call_id}`, and inserts `{want}{{output:\"aborted\"}}` after the call: the real output is lost"))
             .id(call_id)
             .fix(vec![crate::finding::Action::RetypeResult {
