@@ -351,3 +351,25 @@ fn snapshots_of_lint_human_and_json() {
         insta::assert_snapshot!(format!("codex_lint_json__{name}"), json);
     }
 }
+
+#[test]
+fn thread_rolled_back_takes_back_the_last_user_turns() {
+    // The healthy rollout (two turns: the user_message events on lines 2
+    // and 31), with `thread_rolled_back{num_turns:1}` appended: Codex
+    // rebuilds the history without turn 2, so its answer (line 32) is not
+    // part of what it sends.
+    let base = std::fs::read_to_string(root().join(path("healthy/rollout.jsonl"))).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("rolled-back.jsonl");
+    let rollback = r#"{"timestamp":"2026-05-11T11:30:00.000Z","type":"event_msg","payload":{"type":"thread_rolled_back","num_turns":1}}"#;
+    std::fs::write(&f, format!("{base}{rollback}\n")).unwrap();
+    let (_, whole) = lint_json(&path("healthy/rollout.jsonl"), &[]);
+    let (code, doc) = lint_json(f.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(
+        doc["files"][0]["messages"].as_u64().unwrap() + 1,
+        whole["files"][0]["messages"].as_u64().unwrap()
+    );
+    let o = run(&["inspect", "--format", "json", f.to_str().unwrap()]);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("\"line\": 32"));
+}

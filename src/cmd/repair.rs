@@ -385,8 +385,9 @@ fn in_place(input: &Path, opts: &repair::Options) -> Result<Report, Error> {
 mod tests {
     #[test]
     fn utc_stamps() {
+        // Checked with `date -u -d @1795000000 +%Y%m%dT%H%M%SZ`.
         let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_795_000_000);
-        assert_eq!(super::utc_stamp(t), "20261128T082640Z");
+        assert_eq!(super::utc_stamp(t), "20261118T110640Z");
         assert_eq!(super::utc_stamp(std::time::UNIX_EPOCH), "19700101T000000Z");
     }
 }

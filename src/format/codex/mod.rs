@@ -166,6 +166,8 @@ fn event(b: &mut Builder, payload: &str) {
     };
     match e.ty.as_deref() {
         Some("user_message") => {
+            // A new turn: the model's next items are a new message.
+            b.codex_open_assistant = false;
             // Newer rollouts write the prompt as a user response_item just
             // before the event: the turn starts at that message.
             let len = b.conv.messages.len();
