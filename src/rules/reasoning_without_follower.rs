@@ -54,8 +54,18 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         if !matches!(m.parts[pi].kind, PartKind::Thinking { .. }) {
             continue;
         }
-        let loc = m.part_loc(pi).clone();
         let next = conv.messages.get(mi + 1);
+        // The next turn's model output (a new assistant message after a
+        // user turn event) still follows the reasoning directly.
+        if next.is_some_and(|n| {
+            n.role == Role::Assistant
+                && n.parts
+                    .first()
+                    .is_some_and(|p| !matches!(p.kind, PartKind::Thinking { .. }))
+        }) {
+            continue;
+        }
+        let loc = m.part_loc(pi).clone();
         let summary = match next {
             None => "reasoning item has no following item: the history ends after it".to_string(),
             Some(n) => format!(
@@ -104,6 +114,20 @@ mod tests {
             .result("c1")
             .build();
         assert!(rules_of(&c, "reasoning-without-follower").is_empty());
+    }
+
+    #[test]
+    fn reasoning_followed_by_the_next_turns_output_is_fine() {
+        let c = conv(Dialect::Codex)
+            .msg(Role::Assistant, vec![thinking()])
+            .assistant("answer")
+            .build();
+        assert!(rules_of(&c, "reasoning-without-follower").is_empty());
+        let c = conv(Dialect::Codex)
+            .msg(Role::Assistant, vec![thinking()])
+            .msg(Role::Assistant, vec![thinking(), text_part("answer")])
+            .build();
+        assert_eq!(rules_of(&c, "reasoning-without-follower").len(), 1);
     }
 
     #[test]
