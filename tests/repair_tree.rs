@@ -317,3 +317,21 @@ fn in_place_is_explicit() {
     assert!(stderr(&o).contains("not a file"), "{}", stderr(&o));
     assert_eq!(fingerprint(&file), fp);
 }
+
+#[test]
+fn in_place_refuses_a_database() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("app.db");
+    let src = walkdir::WalkDir::new(root().join("fixtures"))
+        .into_iter()
+        .map(Result::unwrap)
+        .find(|e| e.path().extension().is_some_and(|x| x == "db"))
+        .expect("a SQLite fixture");
+    std::fs::copy(src.path(), &db).unwrap();
+    let fp = fingerprint(&db);
+    let o = run(&["repair", "--in-place", db.to_str().unwrap()]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("SQLite database"), "{}", stderr(&o));
+    assert_eq!(fingerprint(&db), fp);
+    assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 1);
+}

@@ -297,6 +297,14 @@ fn in_place(input: &Path, opts: &repair::Options) -> Result<Report, Error> {
             input.display()
         )));
     }
+    // A database has sidecars (-wal, -shm) that a rename would leave
+    // behind, stale, beside the new file.
+    if crate::source::sqlite::is_sqlite(input) {
+        return Err(Error::Usage(format!(
+            "--in-place repairs session files (JSON Lines, JSON); {} is a SQLite database: repair it into a copy with -o",
+            input.display()
+        )));
+    }
     let before = stamp(input)?;
     let name = input
         .file_name()
