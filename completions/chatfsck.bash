@@ -297,7 +297,7 @@ _chatfsck() {
             return 0
             ;;
         chatfsck__subcmd__lint)
-            opts="-h --format --select --ignore --fail-on --config --trace --max-line-mib --table --conversation-column --index-column --role-column --content-column --help"
+            opts="-h --format --select --ignore --fail-on --config --trace --skip-unreadable --max-line-mib --table --conversation-column --index-column --role-column --content-column --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

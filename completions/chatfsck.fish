@@ -51,6 +51,7 @@ complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l conversation-
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l index-column -d 'Integer column that orders the messages of a conversation' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l role-column -d 'Column holding the role (`user`, `assistant`, `system`, `tool`)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l content-column -d 'Column holding the content: Anthropic content blocks or parts (JSON), or plain text' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l skip-unreadable -d 'Do not exit 2 because a file found in a directory could not be read (it is still listed, and counted in the summary); inputs named on the command line still must be read'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l conversation -d 'Show only this conversation' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l format -d 'Output format' -r -f -a "human\t'Text for people: diagnostics with evidence excerpts, or tables'

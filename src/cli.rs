@@ -105,7 +105,7 @@ impl InputArgs {
 
 #[derive(Debug, Args)]
 pub struct LintArgs {
-    /// Files or directories (walked recursively for *.jsonl, *.json and SQLite *.db), or a PostgreSQL database: `postgres://user@host:port/db`, or `postgres:` for the PG* environment variables
+    /// Files or directories (walked recursively for *.jsonl, *.json, SQLite *.db, *.traj and .aider.chat.history.md; a file found there that looks like a history but cannot be read makes lint exit 2, see --skip-unreadable), or a PostgreSQL database: `postgres://user@host:port/db`, or `postgres:` for the PG* environment variables
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Output format
@@ -127,6 +127,10 @@ pub struct LintArgs {
     /// stored as complete
     #[arg(long, value_name = "TRACE")]
     pub trace: Option<PathBuf>,
+    /// Do not exit 2 because a file found in a directory could not be read (it is still listed,
+    /// and counted in the summary); inputs named on the command line still must be read
+    #[arg(long)]
+    pub skip_unreadable: bool,
     #[command(flatten)]
     pub input: InputArgs,
 }

@@ -99,10 +99,16 @@ pub struct FileReport {
 #[derive(Debug, Default)]
 pub struct Outcome {
     pub files: Vec<FileReport>,
-    /// Files found by a directory walk that hold no history.
+    /// Files found by a directory walk that hold no history and do not
+    /// look like one (a `package.json`, an app's UI log or metadata).
     pub skipped: Vec<(PathBuf, String)>,
-    /// Inputs that could not be checked.
+    /// Inputs that were not read: named ones that could not be checked,
+    /// and files a directory walk found whose name or content looks like a
+    /// history but that chatfsck could not read. Never counted as clean.
     pub errors: Vec<Error>,
+    /// How many of `errors` a directory walk found (the others were named):
+    /// `--skip-unreadable` lets only these pass without exit code 2.
+    pub walked_errors: usize,
 }
 
 impl Outcome {
@@ -282,8 +288,19 @@ pub fn lint_with_progress(
     for (path, explicit, r) in results {
         match r {
             Ok(report) => out.files.push(report),
-            Err(Error::NotHistory { cause, .. }) if !explicit => out.skipped.push((path, cause)),
-            Err(e) => out.errors.push(e),
+            Err(Error::NotHistory { cause, .. })
+                if !explicit && !crate::format::looks_like_history(&path) =>
+            {
+                out.skipped.push((path, cause))
+            }
+            // Read through another file of the walk: not unread.
+            Err(Error::PartOf { cause, .. }) if !explicit => out.skipped.push((path, cause)),
+            Err(e) => {
+                if !explicit {
+                    out.walked_errors += 1;
+                }
+                out.errors.push(e)
+            }
         }
     }
     Ok(out)

@@ -38,7 +38,11 @@ pub fn run(a: LintArgs, out: &mut dyn Write) -> Result<u8, Error> {
         eprintln!("error: {e}");
     }
     render(&outcome, out).map_err(out_err)?;
-    if !outcome.errors.is_empty() {
+    // An input that was not read is never clean: exit 2, unless the user
+    // said files found in a directory may be left unread.
+    let skip = a.skip_unreadable || config.skip_unreadable.unwrap_or(false);
+    let named = outcome.errors.len() - outcome.walked_errors;
+    if named > 0 || (outcome.walked_errors > 0 && !skip) {
         return Ok(EXIT_ERROR);
     }
     let failing = outcome.findings().any(|f| f.severity >= fail_on);

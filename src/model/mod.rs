@@ -358,6 +358,22 @@ impl CorruptRecord {
     }
 }
 
+/// A record a store names but does not hold: a conversation's own list of
+/// its messages pointing at a row that is not there (Cursor's
+/// `fullConversationHeadersOnly` naming a missing bubble).
+#[derive(Debug, Clone)]
+pub struct MissingRecord {
+    /// The record that names the missing one.
+    pub loc: Loc,
+    /// Where in that record, e.g. `fullConversationHeadersOnly[1]`.
+    pub field: String,
+    /// The key the missing record would have.
+    pub key: String,
+    /// Position of the first message read after the missing record (the
+    /// number of messages when none follows).
+    pub before_message: usize,
+}
+
 /// A conversation: the unit every rule checks.
 #[derive(Debug, Clone)]
 pub struct Conversation {
@@ -376,6 +392,20 @@ pub struct Conversation {
     /// For a request recorded in a trace: what the trace says about the
     /// call that sent `messages`.
     pub trace: Option<Box<TraceStep>>,
+    /// Records the conversation names but the store does not hold.
+    pub missing: Vec<MissingRecord>,
+    /// Tool calls the app leaves unanswered on purpose (Cline's accepted
+    /// `attempt_completion`): not orphans, reported for information.
+    pub by_design: Vec<ByDesign>,
+}
+
+/// A tool call its app never answers, by design: (message, part) and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ByDesign {
+    pub message: usize,
+    pub part: usize,
+    /// Why the app leaves it unanswered, in one sentence.
+    pub why: &'static str,
 }
 
 impl Conversation {
@@ -389,6 +419,8 @@ impl Conversation {
             chunks: None,
             table: None,
             trace: None,
+            missing: Vec::new(),
+            by_design: Vec::new(),
         }
     }
 }

@@ -73,6 +73,12 @@ pub enum Dialect {
     Phoenix,
     OpenInference,
     GenAi,
+    Opencode,
+    Goose,
+    Cursor,
+    Cline,
+    RooCode,
+    CopilotCli,
 }
 
 impl Dialect {
@@ -90,6 +96,12 @@ impl Dialect {
             Dialect::Phoenix => "phoenix",
             Dialect::OpenInference => "openinference",
             Dialect::GenAi => "gen-ai",
+            Dialect::Opencode => "opencode",
+            Dialect::Goose => "goose",
+            Dialect::Cursor => "cursor",
+            Dialect::Cline => "cline",
+            Dialect::RooCode => "roo-code",
+            Dialect::CopilotCli => "copilot-cli",
         }
     }
 }

@@ -12,8 +12,10 @@ pub mod gaps;
 use crate::model::pairing;
 
 mod corrupt_record;
+mod dangling_bubble_header;
 mod duplicate_index;
 mod duplicate_tool_call_id;
+mod empty_history;
 mod empty_message;
 mod failing_call_loop;
 mod index_gap;
@@ -30,6 +32,7 @@ mod role_order;
 mod seq_gap;
 mod thinking_only_message;
 mod tool_call_as_text;
+mod trailing_completion_call;
 pub mod truncated_response;
 
 /// A rule: its stable name, its documentation and its check.
@@ -68,6 +71,9 @@ pub static RULES: &[&Rule] = &[
     &role_order::RULE,
     &truncated_response::RULE,
     &prompt_divergence::RULE,
+    &dangling_bubble_header::RULE,
+    &trailing_completion_call::RULE,
+    &empty_history::RULE,
 ];
 
 pub fn find(name: &str) -> Option<&'static Rule> {

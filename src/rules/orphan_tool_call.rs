@@ -1,6 +1,6 @@
 use super::{Ctx, Rule, at};
 use crate::finding::{Finding, Severity};
-use crate::model::Role;
+use crate::model::{Dialect, Format, Role, SourceInfo};
 
 pub static RULE: Rule = Rule {
     name: "orphan-tool-call",
@@ -27,19 +27,31 @@ the result message at all (gbrain's gateway loop).
 - Anthropic: ``messages.N: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_…. Each `tool_use` block must have a corresponding `tool_result` block in the next message.``
 - Vercel AI SDK: `Tool results are missing for tool calls …` (`MissingToolResultsError`)
 
-## What clients do
-Codex (0.169.0) answers an unanswered call itself when it resumes a
-rollout: it inserts `function_call_output{output:"aborted"}` (or
-`custom_tool_call_output`) right after the call, in memory only. The request
-is valid, so in a Codex rollout this is a warning: what is lost is the
-output that was never recorded. A rollout whose last record is a call may
-belong to a session that is still running.
-
 ## Example
 ```jsonl
 {"role":"assistant","tool_calls":[{"type":"function","id":"Shell:206","function":{"name":"Shell","arguments":"{\"command\":\"ls\"}"}}]}
 {"role":"user","content":"continue"}
 ```
+
+## What the apps do
+- opencode keeps call and result in one `tool` part; a part left `pending` or
+  `running` (the app was stopped mid-call) is sent on every load as the call
+  followed by the error result `[Tool execution was interrupted]`, patched in
+  memory and never written back. Reported as a **warning** for opencode
+  databases: the app copes, any other reader of the database sees an
+  unanswered call.
+- goose (`fix_conversation`, on every reply) **drops** the unanswered request
+  (`Removed orphaned tool request '…'`), and the assistant message with it
+  when that message ends the history (`Removed trailing assistant message`):
+  the turn is silently lost from the model's view. An error.
+- Cursor is closed source; what it sends for a tool bubble that never
+  completed is not known. An error.
+- Codex (0.169.0) answers an unanswered call itself when it resumes a
+  rollout: it inserts `function_call_output{output:"aborted"}` (or
+  `custom_tool_call_output`) right after the call, in memory only. The
+  request is valid, so in a Codex rollout this is a **warning**: what is
+  lost is the output that was never recorded. A rollout whose last record
+  is a call may belong to a session that is still running.
 
 ## Repair
 Inserts a result immediately after the call's message (merged into an
@@ -47,8 +59,13 @@ existing tool-result message when only some parallel calls are unanswered):
 a clearly marked placeholder by default, as LiteLLM, Codex and kimi-cli do.
 The placeholder is invented content, says so in the repair log, and can be
 refused with `--no-synthesize`; `--orphan-calls=drop` removes the unanswered
-call instead, as the OpenAI Agents SDK does. A result that exists but arrives
-late is not an orphan: see `interleaved-message`.
+call instead, as the OpenAI Agents SDK does. In an opencode database the
+part itself is settled in the `error` state opencode writes for an aborted
+tool (`Tool execution aborted`, `metadata.interrupted`); in goose's
+`sessions.db` a `user` row answering the call is inserted after it (or the
+request is removed from its row, as goose itself does, with `drop`). A
+result that exists but arrives late is not an orphan: see
+`interleaved-message`.
 
 In a message table whose stored indices skip the message right after the
 call (gbrain, seed 003), the call is reported by `index-gap` instead, which
@@ -65,6 +82,14 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         // A tool-result message lost from a message table: `index-gap`
         // names this call, with the execution that can rebuild its result.
         if ctx.gap_explains(mi, pi) {
+            continue;
+        }
+        // Left unanswered by the app on purpose: `trailing-completion-call`.
+        if conv
+            .by_design
+            .iter()
+            .any(|b| (b.message, b.part) == (mi, pi))
+        {
             continue;
         }
         let msg = &conv.messages[mi];
@@ -93,23 +118,72 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 format!("tool call `{id}` is never answered"),
             )
             .id(id);
-        if let Some((pos, n)) = next_label {
-            f = f.label(
-                &n.loc,
-                format!("the conversation moves on here ({})", at(conv, pos)),
-            );
-        }
-        if conv.source.dialect == crate::model::Dialect::Codex {
+        if conv.source.dialect == Dialect::Codex {
+            if let Some((pos, n)) = next_label {
+                f = f.label(
+                    &n.loc,
+                    format!("the conversation moves on here ({})", at(conv, pos)),
+                );
+            }
             f = codex(f, msg, pi, next_label.is_none());
-        } else if next_label.is_some() {
-            f = f.note("providers reject the history: every tool call must be answered before the next message");
-        } else {
+        } else if let Some((severity, note)) = app(&conv.source, id) {
+            f.severity = severity;
+            f = f.note(note);
+        } else if let Some((pos, n)) = next_label {
+            f = f
+                .label(&n.loc, format!("the conversation moves on here ({})", at(conv, pos)))
+                .note("providers reject the history: every tool call must be answered before the next message");
+        } else if app_note(conv.source.dialect).is_none() {
             f = f.note("a crash or kill after the call was persisted leaves this tail; every resume sends it unanswered");
+        }
+        if let Some(note) = app_note(conv.source.dialect) {
+            f = f.note(note);
         }
         out.push(f.unsafe_fix(vec![crate::finding::Action::AnswerCall {
             message: mi,
             part: pi,
         }]));
+    }
+}
+
+/// What the app that wrote the history does with an unanswered call, where
+/// it has its own way: the severity that follows and a note that says so.
+fn app(source: &SourceInfo, id: &str) -> Option<(Severity, String)> {
+    match source.dialect {
+        Dialect::Opencode => Some((
+            Severity::Warning,
+            format!(
+                "opencode patches this in memory on every load: it sends the call followed by the result `[Tool execution was interrupted]` (the tool part was left `pending` or `running`) and writes nothing back; other readers of this history see an unanswered call{}",
+                if source.format == Format::Json {
+                    " (this is opencode ≤ 1.1's JSON storage, which opencode 1.18 does not load at all: `Session not found`)"
+                } else {
+                    ""
+                }
+            ),
+        )),
+        Dialect::Goose => Some((
+            Severity::Error,
+            format!("goose drops this call on every reply (`fix_conversation`: `Removed orphaned tool request '{id}'`), and the assistant message with it when that message ends the history: the turn is silently lost from the model's view"),
+        )),
+        Dialect::Cursor => Some((
+            Severity::Error,
+            "the tool bubble never reached `completed` or `error`; Cursor is closed source, and what it sends for such a bubble on resume is not known".to_string(),
+        )),
+        _ => None,
+    }
+}
+
+/// What the app that wrote the history does with an unanswered call.
+fn app_note(dialect: crate::model::Dialect) -> Option<&'static str> {
+    use crate::model::Dialect;
+    match dialect {
+        Dialect::Cline => Some(
+            "Cline answers it itself on the next request (`ensureToolResultsFollowToolUse` inserts a `result missing` tool result); the file keeps the call unanswered, and any other reader of it gets a history the provider rejects",
+        ),
+        Dialect::RooCode => Some(
+            "Roo Code answers it on resume (`Task was interrupted before this tool call could be completed.`); the file keeps the call unanswered, and any other reader of it gets a history the provider rejects",
+        ),
+        _ => None,
     }
 }
 

@@ -1,6 +1,6 @@
 use super::{Ctx, Rule, at};
 use crate::finding::{Finding, Severity};
-use crate::model::PartKind;
+use crate::model::{Dialect, PartKind};
 
 pub static RULE: Rule = Rule {
     name: "orphan-tool-result",
@@ -25,6 +25,15 @@ result was written twice on retry, or its id was rewritten.
 {"role":"user","content":"hi"}
 {"role":"tool","tool_call_id":"call_missing","content":"42"}
 ```
+
+## What the apps do
+goose (`fix_conversation`, on every reply) drops a response that answers no
+pending request (`Removed orphaned tool response '…'`): what it says never
+reaches the model, silently.
+
+Codex (0.169.0, `remove_orphan_outputs`) drops an output whose call is not
+in the history, logging `ERROR codex_core::util: Orphan function call output
+for call id: call_…`: the output is lost from what it sends.
 
 ## Repair
 Removes the stray result from the copy and keeps it verbatim in the repair
@@ -75,8 +84,10 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 )
                 .label(&loc, format!("no call `{call_id}` precedes this result")),
         };
-        let f = if conv.source.dialect == crate::model::Dialect::Codex {
+        let f = if conv.source.dialect == Dialect::Codex {
             f.note(format!("Codex drops this output on resume (`remove_orphan_outputs`) and logs `ERROR codex_core::util: Orphan function call output for call id: {call_id}`: the output is lost from the history it sends"))
+        } else if conv.source.dialect == Dialect::Goose {
+            f.note(format!("goose drops this response on every reply (`fix_conversation`: `Removed orphaned tool response '{call_id}'`): what it says silently never reaches the model"))
         } else {
             f
         };

@@ -93,8 +93,8 @@ pub fn is_postgres(path: &Path) -> bool {
 pub fn is_candidate(path: &Path) -> bool {
     matches!(
         path.extension().and_then(|e| e.to_str()),
-        Some("jsonl" | "json" | "db" | "sqlite" | "sqlite3")
-    )
+        Some("jsonl" | "json" | "db" | "sqlite" | "sqlite3" | "vscdb" | "traj")
+    ) || path.file_name().and_then(|n| n.to_str()) == Some(".aider.chat.history.md")
 }
 
 /// Expand the paths named on the command line: files as they are,

@@ -254,7 +254,14 @@ pub fn plan(
     policy: &Policy,
     path: &Path,
 ) -> Result<Plan> {
-    let anthropic = conv.source.dialect == crate::model::Dialect::Anthropic;
+    // Anthropic-shaped messages: results are `tool_result` blocks of a user
+    // message (Cline and Roo Code tasks are Anthropic arrays).
+    let anthropic = matches!(
+        conv.source.dialect,
+        crate::model::Dialect::Anthropic
+            | crate::model::Dialect::Cline
+            | crate::model::Dialect::RooCode
+    );
     let pairing = Pairing::analyse(&conv.messages);
     let mut records = Records::open(path)?;
     let mut lines: BTreeMap<u64, LineEdit> = BTreeMap::new();
@@ -598,6 +605,9 @@ pub fn write_document(input: &Path, output: &Path, plan: &Plan, force: bool) -> 
     }
     let array = if out_elems.is_empty() {
         "[]".to_string()
+    } else if !region.contains('\n') {
+        // A compact array (`JSON.stringify`, as Cline writes it) stays compact.
+        format!("[{}]", out_elems.join(","))
     } else {
         format!("[\n  {}\n]", out_elems.join(",\n  "))
     };
