@@ -359,7 +359,7 @@ _chatfsck() {
             return 0
             ;;
         chatfsck__subcmd__repair)
-            opts="-o -h --output --emit-sql --target --dry-run --log --force --orphan-calls --no-synthesize --select --ignore --format --config --max-line-mib --table --conversation-column --index-column --role-column --content-column --help"
+            opts="-o -h --output --in-place --emit-sql --target --dry-run --log --force --orphan-calls --no-synthesize --select --ignore --format --config --max-line-mib --table --conversation-column --index-column --role-column --content-column --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

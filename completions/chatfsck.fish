@@ -64,7 +64,7 @@ complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l index-colu
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l role-column -d 'Column holding the role (`user`, `assistant`, `system`, `tool`)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l content-column -d 'Column holding the content: Anthropic content blocks or parts (JSON), or plain text' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -s o -l output -d 'Where to write the repaired copy (a new file, in the input\'s format)' -r -F
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -s o -l output -d 'Where to write the repaired copy (a new file, in the input\'s format); for a directory INPUT, a new directory that mirrors it: every history repaired (or copied as it is) at the same relative path' -r -F
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l emit-sql -d 'PostgreSQL input: write the repair as a reviewable SQL script (one transaction, idempotent INSERTs only)' -r -F
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l target -d 'PostgreSQL input: apply the repair to this other database (e.g. a restored copy); never the source' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l log -d 'Write the repair log (every edit, with removed and replaced payloads verbatim) as JSON' -r -F
@@ -83,6 +83,7 @@ complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l conversatio
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l index-column -d 'Integer column that orders the messages of a conversation' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l role-column -d 'Column holding the role (`user`, `assistant`, `system`, `tool`)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l content-column -d 'Column holding the content: Anthropic content blocks or parts (JSON), or plain text' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l in-place -d 'Repair the file itself: a timestamped backup is kept beside it first, the repaired file replaces it atomically, and nothing is replaced if the file changed meanwhile (its app may be appending to it)'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l dry-run -d 'Print the plan and write nothing'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l force -d 'Overwrite OUTPUT (and the log) if they exist; the input is never overwritten'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l no-synthesize -d 'Never invent content: unanswered calls are reported (or dropped) instead of answered with a placeholder'

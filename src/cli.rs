@@ -174,17 +174,22 @@ pub struct ExplainArgs {
 
 #[derive(Debug, Args)]
 pub struct RepairArgs {
-    /// The history to repair (never modified): a file, or a PostgreSQL database (`postgres://…`)
+    /// The history to repair (never modified without --in-place): a file, a directory of them, or a PostgreSQL database (`postgres://…`)
     #[arg(value_name = "INPUT")]
     pub input: PathBuf,
-    /// Where to write the repaired copy (a new file, in the input's format)
+    /// Where to write the repaired copy (a new file, in the input's format); for a directory INPUT, a new directory
+    /// that mirrors it: every history repaired (or copied as it is) at the same relative path
     #[arg(
         short,
         long,
         value_name = "OUTPUT",
-        required_unless_present_any = ["dry_run", "emit_sql", "target"]
+        required_unless_present_any = ["dry_run", "emit_sql", "target", "in_place"]
     )]
     pub output: Option<PathBuf>,
+    /// Repair the file itself: a timestamped backup is kept beside it first, the repaired file replaces it
+    /// atomically, and nothing is replaced if the file changed meanwhile (its app may be appending to it)
+    #[arg(long, conflicts_with_all = ["output", "dry_run", "emit_sql", "target"])]
+    pub in_place: bool,
     /// PostgreSQL input: write the repair as a reviewable SQL script (one transaction, idempotent INSERTs only)
     #[arg(long, value_name = "FILE")]
     pub emit_sql: Option<PathBuf>,

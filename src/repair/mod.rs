@@ -61,6 +61,10 @@ pub struct Report {
     pub target: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub inserted: Option<u64>,
+    /// `--in-place`: the copy of the input kept beside it before it was
+    /// replaced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backup: Option<String>,
     pub edits: Vec<Edit>,
     pub left: Vec<Left>,
 }
@@ -249,6 +253,7 @@ pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Rep
         sql: log.sql,
         target: log.target,
         inserted: log.inserted,
+        backup: None,
         edits: log.edits,
         left: log.left,
     })

@@ -39,6 +39,9 @@ pub fn human(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         r.format,
         r.dialect
     )?;
+    if let Some(b) = &r.backup {
+        writeln!(out, "  backup of the original: {}", escape(b))?;
+    }
     for e in &r.edits {
         let tag = if e.synthesized { "  [synthesized]" } else { "" };
         writeln!(
@@ -79,7 +82,10 @@ pub fn human(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         if r.left.len() == 1 { "" } else { "s" }
     ));
     if r.edits.is_empty() && !r.dry_run {
-        line.push_str("; the copy is identical to the input");
+        line.push_str(match r.output {
+            Some(_) => "; the copy is identical to the input",
+            None => "; nothing was written",
+        });
     }
     writeln!(out, "{line}")
 }

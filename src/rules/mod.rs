@@ -22,12 +22,14 @@ mod function_response_count;
 mod index_gap;
 mod interleaved_message;
 mod invalid_tool_arguments;
+mod mismatched_tool_output;
 mod missing_thought_signature;
 mod mixed_role_message;
 mod msgidx_collision;
 mod orphan_tool_call;
 mod orphan_tool_result;
 pub mod prompt_divergence;
+mod reasoning_without_follower;
 mod role_order;
 mod seq_gap;
 mod thinking_only_message;
@@ -59,12 +61,14 @@ pub static RULES: &[&Rule] = &[
     &orphan_tool_call::RULE,
     &orphan_tool_result::RULE,
     &function_response_count::RULE,
+    &mismatched_tool_output::RULE,
     &interleaved_message::RULE,
     &duplicate_tool_call_id::RULE,
     &invalid_tool_arguments::RULE,
     &failing_call_loop::RULE,
     &tool_call_as_text::RULE,
     &thinking_only_message::RULE,
+    &reasoning_without_follower::RULE,
     &empty_message::RULE,
     &corrupt_record::RULE,
     &role_order::RULE,

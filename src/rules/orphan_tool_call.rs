@@ -47,6 +47,12 @@ the result message at all (gbrain's gateway loop).
   the turn is silently lost from the model's view. An error.
 - Cursor is closed source; what it sends for a tool bubble that never
   completed is not known. An error.
+- Codex (0.169.0) answers an unanswered call itself when it resumes a
+  rollout: it inserts `function_call_output{output:"aborted"}` (or
+  `custom_tool_call_output`) right after the call, in memory only. The
+  request is valid, so in a Codex rollout this is a **warning**: what is
+  lost is the output that was never recorded. A rollout whose last record
+  is a call may belong to a session that is still running.
 
 ## Repair
 Inserts a result immediately after the call's message (merged into an
@@ -116,7 +122,15 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         if conv.source.dialect == crate::model::Dialect::GeminiCli {
             f = f.note("Gemini CLI sends the call unanswered on resume (its `historyHardening` repair runs only with `contextManagement.enabled`, off by default); the Gemini API answers `Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.`");
         }
-        if let Some((severity, note)) = app(&conv.source, id) {
+        if conv.source.dialect == Dialect::Codex {
+            if let Some((pos, n)) = next_label {
+                f = f.label(
+                    &n.loc,
+                    format!("the conversation moves on here ({})", at(conv, pos)),
+                );
+            }
+            f = codex(f, msg, pi, next_label.is_none());
+        } else if let Some((severity, note)) = app(&conv.source, id) {
             f.severity = severity;
             f = f.note(note);
         } else if let Some((pos, n)) = next_label {
@@ -174,6 +188,27 @@ fn app_note(dialect: crate::model::Dialect) -> Option<&'static str> {
             "Roo Code answers it on resume (`Task was interrupted before this tool call could be completed.`); the file keeps the call unanswered, and any other reader of it gets a history the provider rejects",
         ),
         _ => None,
+    }
+}
+
+/// Codex (0.169.0, `normalize.rs`: `ensure_call_outputs_present`) answers
+/// an unanswered call itself on resume, in memory: the request is valid,
+/// and what is lost is the output that was never recorded.
+fn codex(f: Finding, msg: &crate::model::Message, pi: usize, at_end: bool) -> Finding {
+    let output = match msg.parts[pi].slot {
+        Some(crate::model::Slot::Whole("custom_tool_call")) => "custom_tool_call_output",
+        Some(crate::model::Slot::Whole("tool_search_call")) => "tool_search_output",
+        _ => "function_call_output",
+    };
+    let mut f = f;
+    f.severity = Severity::Warning;
+    let f = f.note(format!(
+        "Codex patches this on resume: it inserts `{output}{{output:\"aborted\"}}` right after the call, in memory only (nothing is written to the rollout or logged); the request is valid, but the model is told the call was aborted"
+    ));
+    if at_end {
+        f.note("the rollout ends on this call: if Codex is still running this session, the call may simply be in progress")
+    } else {
+        f
     }
 }
 

@@ -32,6 +32,10 @@ goose (`fix_conversation`, on every reply) drops a response that answers no
 pending request (`Removed orphaned tool response '…'`): what it says never
 reaches the model, silently.
 
+Codex (0.169.0, `remove_orphan_outputs`) drops an output whose call is not
+in the history, logging `ERROR codex_core::util: Orphan function call output
+for call id: call_…`: the output is lost from what it sends.
+
 ## Repair
 Removes the stray result from the copy and keeps it verbatim in the repair
 log, as every agent framework does. A result that answers a real call but
@@ -87,7 +91,9 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 )
                 .label(&loc, format!("no call `{call_id}` precedes this result")),
         };
-        let f = if conv.source.dialect == Dialect::Goose {
+        let f = if conv.source.dialect == Dialect::Codex {
+            f.note(format!("Codex drops this output on resume (`remove_orphan_outputs`) and logs `ERROR codex_core::util: Orphan function call output for call id: {call_id}`: the output is lost from the history it sends"))
+        } else if conv.source.dialect == Dialect::Goose {
             f.note(format!("goose drops this response on every reply (`fix_conversation`: `Removed orphaned tool response '{call_id}'`): what it says silently never reaches the model"))
         } else if gemini {
             f.note("Gemini CLI merges it into the user turn it sits in and sends it with no call before it; the Gemini API answers `Please ensure that function response turn comes immediately after a function call turn.`")

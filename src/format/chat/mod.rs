@@ -43,7 +43,10 @@ fn open(path: &std::path::Path, limits: Limits) -> Result<Opened> {
 /// Which fixes the JSON writer carries out in provider-shaped messages:
 /// every one but the store edits (chunk indices, table rows).
 fn supports(_: Dialect, a: &Action) -> bool {
-    !matches!(a, Action::RenumberIndices | Action::RebuildResults { .. })
+    !matches!(
+        a,
+        Action::RenumberIndices | Action::RebuildResults { .. } | Action::RetypeResult { .. }
+    )
 }
 
 /// The readers of every JSON family: this store reads what no other JSON

@@ -39,6 +39,13 @@ pub(crate) fn open(
 ) -> Result<Box<dyn Source>> {
     // Open now so that an unreadable file fails before any work starts.
     File::open(path).map_err(|e| Error::io(path, &e))?;
+    // A store that reads only its own records knows its dialect before
+    // reading: the repair engine picks the writer from it.
+    let dialect = match (handlers.chat, handlers.claude_code, handlers.codex) {
+        (None, Some(_), None) => Dialect::ClaudeCode,
+        (None, None, Some(_)) => Dialect::Codex,
+        _ => Dialect::Unknown,
+    };
     Ok(Box::new(FileSource {
         path: path.to_path_buf(),
         limits,
@@ -46,7 +53,7 @@ pub(crate) fn open(
         info: Arc::new(SourceInfo {
             path: path.to_path_buf(),
             format: Format::Jsonl,
-            dialect: Dialect::Unknown,
+            dialect,
         }),
         done: false,
     }))

@@ -198,6 +198,9 @@ pub struct Builder {
     pub(crate) cc_sidechain: Option<bool>,
     /// Codex: the last message is an assistant aggregate still open.
     pub(crate) codex_open_assistant: bool,
+    /// Codex: how many messages there were when each user turn began (for
+    /// `thread_rolled_back`).
+    pub(crate) codex_turns: Vec<usize>,
     pub(crate) id_from_content: bool,
 }
 
@@ -213,6 +216,7 @@ impl Builder {
             cc_last_id: None,
             cc_sidechain: None,
             codex_open_assistant: false,
+            codex_turns: Vec::new(),
             id_from_content: false,
         }
     }

@@ -358,7 +358,9 @@ pub fn plan(
                         log.push(e);
                     }
                 }
-                Action::RenumberIndices | Action::RebuildResults { .. } => {}
+                Action::RenumberIndices
+                | Action::RebuildResults { .. }
+                | Action::RetypeResult { .. } => {}
             }
         }
     }
