@@ -16,17 +16,11 @@ pub fn run(a: RepairArgs, out: &mut dyn Write) -> Result<u8, Error> {
     let policy = config.repair_policy_with(a.orphan_calls, a.no_synthesize.then_some(false))?;
     let selection = config.selection(a.select, a.ignore)?;
     if let Some(log) = &a.log {
-        if log.exists() && !a.force {
-            return Err(Error::Usage(format!(
-                "{} already exists; pass --force to overwrite it",
-                log.display()
-            )));
-        }
-        if a.output.as_ref() == Some(log) || log == &a.input {
-            return Err(Error::Usage(
-                "the repair log needs a path of its own".into(),
-            ));
-        }
+        let outputs: Vec<&std::path::Path> = [a.output.as_deref(), a.emit_sql.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect();
+        repair::check_log(&a.input, &outputs, log, a.force)?;
     }
     let opts = repair::Options {
         selection,

@@ -1,0 +1,77 @@
+//! Faults and hostile inputs (issue 17): each defect an adversarial run
+//! found, as a test of the contract it broke. An input chatfsck cannot
+//! read ends with one line naming the path and the cause and exit code 2,
+//! with no output written and the input untouched; a repair keeps the
+//! repair contract (the copy re-lints clean of what it claims to fix, a
+//! second repair changes nothing, every payload is in the copy or the log).
+
+mod common;
+use common::*;
+
+use std::path::{Path, PathBuf};
+
+/// A scratch directory holding `name` with `bytes`.
+fn file(name: &str, bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join(name);
+    std::fs::write(&p, bytes).unwrap();
+    (dir, p)
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The error is one line that names `path` and contains `cause`; exit 2.
+fn one_line_error(o: &std::process::Output, path: &Path, cause: &str) {
+    let err = stderr(o);
+    assert_eq!(code(o), 2, "stdout: {}\nstderr: {err}", stdout(o));
+    assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err}");
+    assert!(
+        err.contains(&path.display().to_string())
+            || err.contains(path.file_name().unwrap().to_str().unwrap()),
+        "does not name {}: {err}",
+        path.display()
+    );
+    assert!(err.contains(cause), "does not say {cause:?}: {err}");
+}
+
+/// The files of `dir` (names), sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+const ANTHROPIC_INTERLEAVED: &str = r#"{"role":"user","content":"q"}
+{"role":"assistant","content":[{"type":"tool_use","id":"A","name":"f","input":{}}]}
+{"role":"assistant","content":[{"type":"tool_use","id":"B","name":"f","input":{}}]}
+{"role":"user","content":[{"type":"tool_result","tool_use_id":"A","content":"ok"}]}
+{"role":"assistant","content":[{"type":"text","text":"done"}]}
+"#;
+
+// Defect 1: `--log` is checked against the input and its sidecars as `-o`
+// is, and may not be the output either.
+#[test]
+fn log_never_overwrites_the_input_its_sidecars_or_the_output() {
+    let (dir, input) = file("in.jsonl", ANTHROPIC_INTERLEAVED.as_bytes());
+    let wal = dir.path().join("in.jsonl-wal");
+    std::fs::write(&wal, b"sidecar").unwrap();
+    let out = dir.path().join("out.jsonl");
+    let before = (fingerprint(&input), fingerprint(&wal));
+    let dotted = format!("{}/./in.jsonl", dir.path().display());
+    for log in [dotted.as_str(), s(&wal), s(&out)] {
+        let o = run(&["repair", s(&input), "-o", s(&out), "--log", log, "--force"]);
+        assert_eq!(code(&o), 2, "--log {log}: {}{}", stdout(&o), stderr(&o));
+        assert!(stderr(&o).contains("log"), "{}", stderr(&o));
+        assert_eq!(
+            before,
+            (fingerprint(&input), fingerprint(&wal)),
+            "--log {log}"
+        );
+        assert!(!out.exists(), "--log {log}: the copy was written");
+    }
+}
