@@ -75,3 +75,19 @@ fn log_never_overwrites_the_input_its_sidecars_or_the_output() {
         assert!(!out.exists(), "--log {log}: the copy was written");
     }
 }
+
+// Defect 6: a log that cannot be written fails the repair before a copy
+// exists, so no payload the repair removed is in neither.
+#[test]
+fn a_log_that_cannot_be_written_leaves_no_copy() {
+    let (dir, input) = file("in.jsonl", ANTHROPIC_INTERLEAVED.as_bytes());
+    let out = dir.path().join("out.jsonl");
+    // Under a regular file: fails for root as for anyone.
+    std::fs::write(dir.path().join("plain"), b"").unwrap();
+    let log = dir.path().join("plain").join("log.json");
+    let o = run(&["repair", s(&input), "-o", s(&out), "--log", s(&log)]);
+    assert_eq!(code(&o), 2, "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("log.json"), "{}", stderr(&o));
+    assert!(!out.exists(), "the copy was kept without its log");
+    assert_eq!(listing(dir.path()), ["in.jsonl", "plain"]);
+}

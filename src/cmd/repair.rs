@@ -9,6 +9,7 @@ use crate::error::Error;
 use crate::exit::EXIT_CLEAN;
 use crate::repair::{self, Report};
 use crate::report;
+use crate::write::atomic::Atomic;
 
 pub fn run(a: RepairArgs, out: &mut dyn Write) -> Result<u8, Error> {
     let render = report::renderer::<Report>(a.format)?;
@@ -33,9 +34,22 @@ pub fn run(a: RepairArgs, out: &mut dyn Write) -> Result<u8, Error> {
         target: a.target.clone(),
     };
     let output = if a.dry_run { None } else { a.output.as_deref() };
+    // The log's temporary file is made first: a log that cannot be
+    // written stops the repair before any copy exists.
+    let log_tmp = match &a.log {
+        Some(log) => Some((Atomic::new(log)?, log)),
+        None => None,
+    };
     let rep = repair::repair(&a.input, output, &opts)?;
-    if let Some(log) = &a.log {
-        report::repair::write_log(&rep, log, a.force)?;
+    if let Some((tmp, log)) = log_tmp {
+        if let Err(e) = report::repair::write_log(&rep, tmp, log, a.force) {
+            // A copy without its log would hold fewer payloads than the
+            // input, with the others nowhere: remove it.
+            if let Some(out) = output {
+                let _ = std::fs::remove_file(out);
+            }
+            return Err(e);
+        }
     }
     render(&rep, out).map_err(out_err)?;
     Ok(EXIT_CLEAN)
