@@ -91,3 +91,47 @@ fn a_log_that_cannot_be_written_leaves_no_copy() {
     assert!(!out.exists(), "the copy was kept without its log");
     assert_eq!(listing(dir.path()), ["in.jsonl", "plain"]);
 }
+
+// Defect 11: anything that is not a regular file (or a directory to walk)
+// is refused before it is opened: a FIFO would block forever.
+#[test]
+fn fifos_and_devices_are_refused_before_they_are_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("p.jsonl");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let out = dir.path().join("out.jsonl");
+    for path in [
+        fifo.as_path(),
+        Path::new("/dev/zero"),
+        Path::new("/dev/null"),
+    ] {
+        for args in [
+            vec!["lint", s(path)],
+            vec!["inspect", s(path)],
+            vec!["diff", s(path), s(path)],
+            vec!["repair", s(path), "-o", s(&out)],
+        ] {
+            let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("chatfsck"))
+                .args(&args)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let start = std::time::Instant::now();
+            while child.try_wait().unwrap().is_none() {
+                if start.elapsed() > std::time::Duration::from_secs(20) {
+                    child.kill().unwrap();
+                    panic!("{args:?} hangs");
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            let o = child.wait_with_output().unwrap();
+            one_line_error(&o, path, "not a regular file");
+            assert!(!out.exists());
+        }
+    }
+}

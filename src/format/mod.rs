@@ -112,6 +112,11 @@ pub fn open_any_with(path: &Path, limits: Limits, mapping: Option<&Mapping>) -> 
     if meta.is_dir() {
         return Err(Error::input(path, "is a directory"));
     }
+    // Before anything opens it: a FIFO blocks an open (or a read) forever,
+    // a device never ends.
+    if let Some(what) = crate::source::not_regular(&meta) {
+        return Err(Error::input(path, format!("not a regular file ({what})")));
+    }
     if sqlite::is_sqlite(path) {
         return open_sqlite(path, mapping);
     }
