@@ -135,3 +135,84 @@ fn fifos_and_devices_are_refused_before_they_are_opened() {
         }
     }
 }
+
+/// A file name holding every terminal and annotation attack: an OSC title,
+/// a colour, a carriage return, a bidi override, a newline followed by a
+/// workflow command, markdown and HTML.
+const HOSTILE_NAME: &str =
+    "x\u{1b}]0;pwn\u{7}\u{1b}[31m\r\u{202e}|`<b>`\n::error::INJECTED\u{8}.jsonl";
+
+fn no_raw_attacks(out: &str, what: &str) {
+    for c in ['\u{1b}', '\u{7}', '\u{8}', '\u{9b}', '\u{202e}', '\r'] {
+        assert!(!out.contains(c), "{what}: raw {c:?} in\n{out}");
+    }
+    assert!(
+        !out.lines().any(|l| l.starts_with("::error::INJECTED")),
+        "{what}: an injected annotation in\n{out}"
+    );
+}
+
+// Defect 14: the path in human `lint` output (the diagnostic header) reached
+// the terminal raw. Every command and every format escapes it.
+#[test]
+fn hostile_file_names_are_escaped_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join(HOSTILE_NAME);
+    std::fs::write(
+        &p,
+        concat!(
+            r#"{"role":"user","content":"go"}"#,
+            "\n",
+            r#"{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{}"}}]}"#,
+            "\n",
+            r#"{"role":"user","content":"well?"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out.jsonl");
+    let mut runs: Vec<Vec<&str>> = Vec::new();
+    for f in ["human", "json", "sarif", "github", "markdown"] {
+        runs.push(vec!["lint", "--format", f, s(&p)]);
+    }
+    for f in ["human", "json", "markdown"] {
+        runs.push(vec!["inspect", "--format", f, s(&p)]);
+        runs.push(vec!["diff", "--format", f, s(&p), s(&p)]);
+        runs.push(vec!["repair", "--dry-run", "--format", f, s(&p)]);
+    }
+    runs.push(vec!["repair", s(&p), "-o", s(&out)]);
+    for args in runs {
+        let o = run(&args);
+        let (so, se) = (stdout(&o), stderr(&o));
+        assert!(code(&o) < 2, "{args:?}: {so}{se}");
+        no_raw_attacks(&so, &format!("{args:?} stdout"));
+        no_raw_attacks(&se, &format!("{args:?} stderr"));
+        let _ = std::fs::remove_file(&out);
+    }
+    // Human output on a pseudo-terminal (colour on, as a user sees it):
+    // colour codes are chatfsck's own, the name's sequences are not.
+    let o = std::process::Command::new("script")
+        .args(["-qec", r#"exec "$BIN" lint "$F""#, "/dev/null"])
+        .env("BIN", assert_cmd::cargo::cargo_bin("chatfsck"))
+        .env("F", &p)
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("script(1) from util-linux runs commands on a pseudo-terminal");
+    let tty = String::from_utf8_lossy(&o.stdout).replace("\r\n", "\n");
+    assert!(tty.contains("orphan-tool-call"), "{tty}");
+    assert!(tty.contains('\u{1b}'), "no colour: not a terminal? {tty}");
+    for attack in ["\u{1b}]0;pwn", "\u{7}", "\u{8}", "\u{202e}", "\r"] {
+        assert!(!tty.contains(attack), "terminal: raw {attack:?} in\n{tty}");
+    }
+    assert!(
+        !tty.lines().any(|l| l.starts_with("::error::INJECTED")),
+        "{tty}"
+    );
+    // An input that cannot be read: the error line escapes the name too.
+    let bad = dir.path().join(format!("{HOSTILE_NAME}.db"));
+    std::fs::write(&bad, b"not a database").unwrap();
+    let o = run(&["lint", s(&bad)]);
+    assert_eq!(code(&o), 2);
+    no_raw_attacks(&stderr(&o), "error");
+    no_raw_attacks(&stdout(&o), "error stdout");
+}
