@@ -216,3 +216,58 @@ fn hostile_file_names_are_escaped_in_every_format() {
     no_raw_attacks(&stderr(&o), "error");
     no_raw_attacks(&stdout(&o), "error stdout");
 }
+
+/// Run chatfsck as a user that file permissions apply to: as root (who
+/// ignores them), through setpriv(1) as `nobody`. Never skipped silently:
+/// a machine without setpriv fails the test.
+fn run_unprivileged(args: &[&str]) -> std::process::Output {
+    let uid = std::process::Command::new("id").arg("-u").output().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("chatfsck");
+    let mut cmd = if String::from_utf8_lossy(&uid.stdout).trim() == "0" {
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&bin);
+        c
+    } else {
+        std::process::Command::new(&bin)
+    };
+    cmd.args(args)
+        .output()
+        .expect("setpriv(1) runs chatfsck as nobody, whom permissions apply to")
+}
+
+/// A directory anyone may enter (a tempdir is owner-only).
+fn open_dir() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+// Defect 16: an unreadable database is "permission denied", not "not a
+// SQLite database (encrypted)".
+#[test]
+fn unreadable_files_say_permission_denied() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = open_dir();
+    let db = dir.path().join("store.db");
+    std::fs::copy(root().join("fixtures/dispatch/seed-000.db"), &db).unwrap();
+    let jsonl = dir.path().join("h.jsonl");
+    std::fs::write(&jsonl, ANTHROPIC_INTERLEAVED).unwrap();
+    let out = dir.path().join("out.db");
+    for p in [&db, &jsonl] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o000)).unwrap();
+        let before = fingerprint(p);
+        for args in [
+            vec!["lint", s(p)],
+            vec!["inspect", s(p)],
+            vec!["repair", s(p), "-o", s(&out)],
+        ] {
+            let o = run_unprivileged(&args);
+            one_line_error(&o, p, "permission denied");
+            assert!(!stderr(&o).contains("not a SQLite"), "{}", stderr(&o));
+            assert!(!out.exists());
+        }
+        assert_eq!(before, fingerprint(p));
+    }
+}

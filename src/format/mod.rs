@@ -117,7 +117,10 @@ pub fn open_any_with(path: &Path, limits: Limits, mapping: Option<&Mapping>) -> 
     if let Some(what) = crate::source::not_regular(&meta) {
         return Err(Error::input(path, format!("not a regular file ({what})")));
     }
-    if sqlite::is_sqlite(path) {
+    // Read first: an unreadable file is "permission denied", whatever its
+    // name says it is.
+    let bytes = read_head(path)?;
+    if bytes.starts_with(sqlite::HEADER) {
         return open_sqlite(path, mapping);
     }
     if mapping.is_some() {
@@ -135,7 +138,6 @@ pub fn open_any_with(path: &Path, limits: Limits, mapping: Option<&Mapping>) -> 
             "not a SQLite database (no SQLite header: encrypted, e.g. with SQLCipher, or another kind of file)",
         ));
     }
-    let bytes = read_head(path)?;
     let head = Head {
         path,
         bytes: bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes),

@@ -83,16 +83,6 @@ fn connect(path: &Path, file: &Path, copied: bool, begin: bool) -> Result<Connec
     Ok(conn)
 }
 
-/// True when the file starts with the SQLite header.
-pub fn is_sqlite(path: &Path) -> bool {
-    let mut head = [0u8; 16];
-    use std::io::Read;
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut head))
-        .is_ok()
-        && &head == HEADER
-}
-
 fn sidecar(path: &Path, suffix: &str) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
     s.push(suffix);
