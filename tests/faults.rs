@@ -271,3 +271,86 @@ fn unreadable_files_say_permission_denied() {
         assert_eq!(before, fingerprint(p));
     }
 }
+
+/// Repair `input` into `dir`, asserting exit 0; the copy, the log, and the
+/// human output.
+fn repair_into(input: &Path, name: &str, extra: &[&str]) -> (PathBuf, serde_json::Value) {
+    let dir = input.parent().unwrap();
+    let out = dir.join(name);
+    let log = dir.join(format!("{name}.log.json"));
+    let mut args = vec!["repair", s(input), "-o", s(&out), "--log", s(&log)];
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    assert_eq!(
+        code(&o),
+        0,
+        "repair {}: {}{}",
+        input.display(),
+        stdout(&o),
+        stderr(&o)
+    );
+    let log = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
+    (out, log)
+}
+
+/// The repair contract on one input: the input is untouched; the copy
+/// re-lints without any finding of a rule the repair claims to have fixed
+/// and with no error that the input did not have; a second repair makes no
+/// edit and writes the same bytes. Returns the copy and the log.
+fn prove(input: &Path, extra: &[&str]) -> (PathBuf, serde_json::Value) {
+    let before = fingerprint(input);
+    let (_, doc_in) = lint_json(s(input), &[]);
+    let (out, log) = repair_into(input, "repaired", extra);
+    assert_eq!(before, fingerprint(input), "the input changed");
+    let fixed: Vec<&str> = log["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["rule"].as_str().unwrap())
+        .collect();
+    let (_, doc) = lint_json(s(&out), &[]);
+    let copy = std::fs::read_to_string(&out).unwrap_or_default();
+    let had: Vec<&str> = doc_in["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    for f in doc["findings"].as_array().unwrap() {
+        let rule = f["rule"].as_str().unwrap();
+        assert!(
+            !fixed.contains(&rule),
+            "the copy still has {f:#}\ncopy:\n{copy}\nlog: {log:#}"
+        );
+        assert!(
+            f["severity"] != "error" || had.contains(&rule),
+            "the copy has a new error {f:#}\ncopy:\n{copy}"
+        );
+    }
+    let (again, log2) = repair_into(&out, "again", extra);
+    assert_eq!(
+        log2["edits"].as_array().unwrap().len(),
+        0,
+        "second repair: {log2:#}\ncopy:\n{copy}"
+    );
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(&again).unwrap(),
+        "second repair changed bytes"
+    );
+    (out, log)
+}
+
+// Defect 8: a JSON array after a byte order mark lints; its repair failed
+// with "is no longer the document it was".
+#[test]
+fn a_json_array_after_a_byte_order_mark_repairs() {
+    let (_dir, p) = file(
+        "bom.json",
+        "\u{feff}[{\"role\":\"user\",\"content\":\"q\"},{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},{\"role\":\"user\",\"content\":\"x\"}]".as_bytes(),
+    );
+    let (out, log) = prove(&p, &[]);
+    assert_eq!(log["edits"].as_array().unwrap().len(), 1, "{log:#}");
+    let copy = std::fs::read(&out).unwrap();
+    assert!(copy.starts_with(b"\xEF\xBB\xBF["), "the mark is kept");
+}

@@ -559,10 +559,13 @@ pub fn write_document(input: &Path, output: &Path, plan: &Plan, force: bool) -> 
         #[serde(borrow)]
         messages: &'a serde_json::value::RawValue,
     }
-    let region: &str = if text.trim_start().starts_with('[') {
-        text.trim()
+    // The reader skips a byte order mark; so does the writer, which keeps
+    // it in the copy with the bytes before the array.
+    let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let region: &str = if body.trim_start().starts_with('[') {
+        body.trim()
     } else {
-        serde_json::from_str::<Body<'_>>(text)
+        serde_json::from_str::<Body<'_>>(body)
             .map_err(|e| Error::input(input, format!("is no longer the document it was: {e}")))?
             .messages
             .get()
