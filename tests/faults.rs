@@ -276,7 +276,10 @@ fn unreadable_files_say_permission_denied() {
 /// human output.
 fn repair_into(input: &Path, name: &str, extra: &[&str]) -> (PathBuf, serde_json::Value) {
     let dir = input.parent().unwrap();
-    let out = dir.join(name);
+    let out = match input.extension() {
+        Some(ext) => dir.join(name).with_extension(ext),
+        None => dir.join(name),
+    };
     let log = dir.join(format!("{name}.log.json"));
     let mut args = vec!["repair", s(input), "-o", s(&out), "--log", s(&log)];
     args.extend_from_slice(extra);
@@ -353,4 +356,40 @@ fn a_json_array_after_a_byte_order_mark_repairs() {
     assert_eq!(log["edits"].as_array().unwrap().len(), 1, "{log:#}");
     let copy = std::fs::read(&out).unwrap();
     assert!(copy.starts_with(b"\xEF\xBB\xBF["), "the mark is kept");
+}
+
+// Defect 5: a history whose only record is a stray result repaired to an
+// empty copy (exit 0) that chatfsck then refused to read. Removing the last
+// message leaves no history at all, which no app resumes and chatfsck does
+// not read: the repair leaves the finding, says why, and the copy is the
+// input, which reads back.
+#[test]
+fn a_repair_never_empties_a_history() {
+    for (name, text) in [
+        (
+            "stray.jsonl",
+            "{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":\"r\"}\n",
+        ),
+        (
+            "stray.json",
+            "[{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":\"r\"}]",
+        ),
+        (
+            "stray-anthropic.jsonl",
+            "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"A\",\"content\":\"ok\"}]}\n",
+        ),
+    ] {
+        let (_dir, p) = file(name, text.as_bytes());
+        let (out, log) = prove(&p, &[]);
+        assert_eq!(std::fs::read(&out).unwrap(), text.as_bytes(), "{name}");
+        assert_eq!(log["edits"].as_array().unwrap().len(), 0, "{name}: {log:#}");
+        let left = log["left"].as_array().unwrap();
+        assert!(
+            left.iter().any(|l| l["rule"] == "orphan-tool-result"
+                && l["reason"].as_str().unwrap().contains("no message")),
+            "{name}: {log:#}"
+        );
+        let (code, _) = lint_json(s(&out), &[]);
+        assert_eq!(code, 1, "{name}: the copy reads back, with its finding");
+    }
 }

@@ -21,7 +21,7 @@ use crate::model::{Conversation, Format, Loc, PartKind, Role, Slot};
 use crate::source::Limits;
 use crate::source::lines::{LineReader, Next};
 use crate::write::atomic;
-use crate::write::{Edit, Log, PLACEHOLDER, Planned, Target, Writer};
+use crate::write::{Edit, Left, Log, PLACEHOLDER, Planned, Target, Writer};
 
 #[derive(Default, Debug)]
 struct LineEdit {
@@ -246,6 +246,17 @@ fn apply(text: &str, ops: &[Op], anthropic: bool) -> std::result::Result<Option<
         return Ok(None);
     }
     Ok(Some(serialize(&v, spaced(text))))
+}
+
+impl Plan {
+    /// Whether the copy still holds a message: one the plan does not drop,
+    /// or one it inserts.
+    fn keeps_a_message(&self, conv: &Conversation) -> bool {
+        conv.messages
+            .iter()
+            .any(|m| !self.lines.get(&key_of(&m.loc)).is_some_and(|e| e.drop))
+            || self.lines.values().any(|e| !e.insert_after.is_empty())
+    }
 }
 
 pub fn plan(
@@ -552,6 +563,17 @@ pub fn write(input: &Path, output: &Path, plan: &Plan, limits: Limits, force: bo
 /// planned replacement; only the separators of the array are rewritten.
 pub fn write_document(input: &Path, output: &Path, plan: &Plan, force: bool) -> Result<()> {
     let data = std::fs::read(input).map_err(|e| Error::io(input, &e))?;
+    if plan.lines.is_empty() {
+        // Nothing to change: not even the array's separators.
+        let tmp = atomic::Atomic::new(output)?;
+        let mut w = tmp.writer(output)?;
+        w.write_all(&data).map_err(|e| Error::Output {
+            path: output.to_path_buf(),
+            cause: e.to_string(),
+        })?;
+        atomic::finish(w, output)?;
+        return tmp.commit(output, force, Some(input));
+    }
     let text = std::str::from_utf8(&data).map_err(|_| Error::input(input, "is not valid UTF-8"))?;
     let base = text.as_ptr() as usize;
     #[derive(serde::Deserialize)]
@@ -642,7 +664,25 @@ pub fn new(t: &Target<'_>) -> Result<Box<dyn Writer>> {
 
 impl Writer for ChatWriter {
     fn plan(&mut self, conv: &Conversation, planned: &[Planned<'_>], log: &mut Log) -> Result<()> {
-        let p = plan(conv, planned, &self.policy, &self.input)?;
+        let mut p = plan(conv, planned, &self.policy, &self.input)?;
+        if !p.keeps_a_message(conv) {
+            // A copy without a message is no history: no app resumes it and
+            // chatfsck does not read it. The copy keeps the input as it is
+            // and every finding is left, with the reason.
+            for f in planned {
+                log.left.push(Left {
+                    rule: f.finding.rule,
+                    conversation: f.finding.conversation.clone(),
+                    location: f.finding.loc.clone(),
+                    summary: f.finding.summary.clone(),
+                    reason: "the repair would leave no message, and an empty history is no history: the copy keeps it".into(),
+                });
+            }
+            p = Plan {
+                lines: BTreeMap::new(),
+                log: Vec::new(),
+            };
+        }
         log.edits.extend(p.log.iter().cloned());
         self.format = Some(conv.source.format);
         self.plan = Some(p);
