@@ -41,15 +41,15 @@ pub fn run(a: RepairArgs, out: &mut dyn Write) -> Result<u8, Error> {
         None => None,
     };
     let rep = repair::repair(&a.input, output, &opts)?;
-    if let Some((tmp, log)) = log_tmp {
-        if let Err(e) = report::repair::write_log(&rep, tmp, log, a.force) {
-            // A copy without its log would hold fewer payloads than the
-            // input, with the others nowhere: remove it.
-            if let Some(out) = output {
-                let _ = std::fs::remove_file(out);
-            }
-            return Err(e);
+    if let Some((tmp, log)) = log_tmp
+        && let Err(e) = report::repair::write_log(&rep, tmp, log, a.force)
+    {
+        // A copy without its log would hold fewer payloads than the
+        // input, with the others nowhere: remove it.
+        if let Some(out) = output {
+            let _ = std::fs::remove_file(out);
         }
+        return Err(e);
     }
     render(&rep, out).map_err(out_err)?;
     Ok(EXIT_CLEAN)
