@@ -393,3 +393,48 @@ fn a_repair_never_empties_a_history() {
         assert_eq!(code, 1, "{name}: the copy reads back, with its finding");
     }
 }
+
+fn lines(v: &[&str]) -> String {
+    v.iter().map(|l| format!("{l}\n")).collect()
+}
+
+// Defect 2: moving an interleaved message that has calls of its own put
+// their results (or placeholders) before it: the copy gained orphans and a
+// second repair changed it again.
+#[test]
+fn a_moved_message_keeps_its_own_results_after_it() {
+    let openai_call = |id: &str| {
+        format!(
+            r#"{{"role":"assistant","tool_calls":[{{"id":"{id}","type":"function","function":{{"name":"f","arguments":"{{}}"}}}}]}}"#
+        )
+    };
+    let openai_result =
+        |id: &str| format!(r#"{{"role":"tool","tool_call_id":"{id}","content":"r-{id}"}}"#);
+    let (a, b) = (openai_call("A"), openai_call("B"));
+    let ra = openai_result("A");
+    let user = r#"{"role":"user","content":"q"}"#;
+    let done = r#"{"role":"assistant","content":"done"}"#;
+    let cases = [
+        ("anthropic.jsonl", ANTHROPIC_INTERLEAVED.to_string()),
+        // The moved message's call has no result: its placeholder follows it.
+        ("openai.jsonl", lines(&[user, &a, &b, &ra, done])),
+    ];
+    for (name, text) in cases {
+        let (_dir, p) = file(name, text.as_bytes());
+        let (out, log) = prove(&p, &[]);
+        let (_, doc) = lint_json(s(&out), &[]);
+        let rules: Vec<&str> = doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["rule"].as_str().unwrap())
+            .collect();
+        assert!(
+            !rules
+                .iter()
+                .any(|r| r.starts_with("orphan") || *r == "interleaved-message"),
+            "{name}: {rules:?}\n{}\n{log:#}",
+            std::fs::read_to_string(&out).unwrap()
+        );
+    }
+}

@@ -16,7 +16,6 @@ use serde_json::{Map, Value};
 use crate::config::{OrphanCalls as OrphanPolicy, RepairPolicy as Policy};
 use crate::error::{Error, Result};
 use crate::finding::Action;
-use crate::model::pairing::Pairing;
 use crate::model::{Conversation, Format, Loc, PartKind, Role, Slot};
 use crate::source::Limits;
 use crate::source::lines::{LineReader, Next};
@@ -248,6 +247,33 @@ fn apply(text: &str, ops: &[Op], anthropic: bool) -> std::result::Result<Option<
     Ok(Some(serialize(&v, spaced(text))))
 }
 
+/// The messages of `conv` in the order the copy holds them: each moved
+/// message right after the message it moves after (its own followers
+/// after it), the others where they were.
+fn final_order(conv: &Conversation, planned: &[Planned<'_>]) -> Vec<usize> {
+    let mut after_of: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    let mut moved = std::collections::HashSet::new();
+    for p in planned {
+        for a in &p.fix.actions {
+            if let Action::MoveAfter { messages, after } = a {
+                after_of.entry(*after).or_default().extend(messages);
+                moved.extend(messages.iter().copied());
+            }
+        }
+    }
+    fn emit(i: usize, after_of: &BTreeMap<usize, Vec<usize>>, order: &mut Vec<usize>) {
+        order.push(i);
+        for &m in after_of.get(&i).into_iter().flatten() {
+            emit(m, after_of, order);
+        }
+    }
+    let mut order = Vec::with_capacity(conv.messages.len());
+    for i in (0..conv.messages.len()).filter(|i| !moved.contains(i)) {
+        emit(i, &after_of, &mut order);
+    }
+    order
+}
+
 impl Plan {
     /// Whether the copy still holds a message: one the plan does not drop,
     /// or one it inserts.
@@ -266,7 +292,6 @@ pub fn plan(
     path: &Path,
 ) -> Result<Plan> {
     let anthropic = conv.source.dialect == crate::model::Dialect::Anthropic;
-    let pairing = Pairing::analyse(&conv.messages);
     let mut records = Records::open(path)?;
     let mut lines: BTreeMap<u64, LineEdit> = BTreeMap::new();
     let mut pending: BTreeMap<u64, Pending> = BTreeMap::new();
@@ -366,6 +391,21 @@ pub fn plan(
             }
         }
     }
+    // The order of the messages in the copy, moves applied: placeholders
+    // answer a call where its message ends up, not where it was.
+    let order = final_order(conv, planned);
+    let pos: HashMap<usize, usize> = order.iter().enumerate().map(|(k, &i)| (i, k)).collect();
+    let next_of = |i: usize| pos.get(&i).and_then(|&k| order.get(k + 1)).copied();
+    let window_end_of = |i: usize| {
+        let Some(&start) = pos.get(&i) else {
+            return i;
+        };
+        let mut k = start;
+        while k + 1 < order.len() && conv.messages[order[k + 1]].carries_results() {
+            k += 1;
+        }
+        order[k]
+    };
     for (mi, calls) in answers {
         let m = &conv.messages[mi];
         let call_info: Vec<(usize, String, String)> = calls
@@ -395,13 +435,15 @@ pub fn plan(
             continue;
         }
         // Placeholder results.
-        let window_end = pairing.window_end.get(&mi).copied().unwrap_or(mi);
+        let window_end = window_end_of(mi);
         if anthropic {
             let blocks: Vec<Value> = call_info
                 .iter()
                 .map(|(_, id, _)| serde_json::json!({"type": "tool_result", "tool_use_id": id, "content": PLACEHOLDER, "is_error": true}))
                 .collect();
-            let next = conv.messages.get(mi + 1).filter(|n| n.role == Role::User);
+            let next = next_of(mi)
+                .map(|n| &conv.messages[n])
+                .filter(|n| n.role == Role::User);
             match next {
                 Some(n) => {
                     let loc = n.loc.clone();
@@ -531,20 +573,25 @@ pub fn write(input: &Path, output: &Path, plan: &Plan, limits: Limits, force: bo
         let newline = lines.terminated
             || edit.is_some_and(|e| !e.insert_after.is_empty())
             || stash.contains_key(&n);
-        match (edit.and_then(|e| e.moved_to), text) {
-            (Some(target), Some(t)) => stash.entry(target).or_default().push(t),
-            (_, Some(t)) => {
-                w.write_all(&t).map_err(werr)?;
-                if newline {
+        let inserts = edit.map(|e| e.insert_after.as_slice()).unwrap_or_default();
+        match edit.and_then(|e| e.moved_to) {
+            Some(target) => {
+                // What is inserted after a moved line moves with it.
+                let moved = stash.entry(target).or_default();
+                moved.extend(text);
+                moved.extend(inserts.iter().map(|i| i.clone().into_bytes()));
+            }
+            None => {
+                if let Some(t) = text {
+                    w.write_all(&t).map_err(werr)?;
+                    if newline {
+                        w.write_all(b"\n").map_err(werr)?;
+                    }
+                }
+                for ins in inserts {
+                    w.write_all(ins.as_bytes()).map_err(werr)?;
                     w.write_all(b"\n").map_err(werr)?;
                 }
-            }
-            (_, None) => {}
-        }
-        if let Some(e) = edit {
-            for ins in &e.insert_after {
-                w.write_all(ins.as_bytes()).map_err(werr)?;
-                w.write_all(b"\n").map_err(werr)?;
             }
         }
         if let Some(moved) = stash.remove(&n) {
@@ -607,13 +654,16 @@ pub fn write_document(input: &Path, output: &Path, plan: &Plan, force: bool) -> 
             }) => Some(r.clone()),
             _ => Some(el.get().to_string()),
         };
-        match (edit.and_then(|e| e.moved_to), text) {
-            (Some(target), Some(t)) => stash.entry(target).or_default().push(t),
-            (_, Some(t)) => out_elems.push(t),
-            (_, None) => {}
-        }
-        if let Some(e) = edit {
-            out_elems.extend(e.insert_after.iter().cloned());
+        let inserts = edit
+            .into_iter()
+            .flat_map(|e| e.insert_after.iter().cloned());
+        match edit.and_then(|e| e.moved_to) {
+            // What is inserted after a moved element moves with it.
+            Some(target) => stash
+                .entry(target)
+                .or_default()
+                .extend(text.into_iter().chain(inserts)),
+            None => out_elems.extend(text.into_iter().chain(inserts)),
         }
         if let Some(moved) = stash.remove(&key) {
             out_elems.extend(moved);
