@@ -411,13 +411,15 @@ fn a_moved_message_keeps_its_own_results_after_it() {
     let openai_result =
         |id: &str| format!(r#"{{"role":"tool","tool_call_id":"{id}","content":"r-{id}"}}"#);
     let (a, b) = (openai_call("A"), openai_call("B"));
-    let ra = openai_result("A");
+    let (ra, rb) = (openai_result("A"), openai_result("B"));
     let user = r#"{"role":"user","content":"q"}"#;
     let done = r#"{"role":"assistant","content":"done"}"#;
     let cases = [
         ("anthropic.jsonl", ANTHROPIC_INTERLEAVED.to_string()),
         // The moved message's call has no result: its placeholder follows it.
         ("openai.jsonl", lines(&[user, &a, &b, &ra, done])),
+        // Its result is in the window: it moves with it.
+        ("own-result.jsonl", lines(&[user, &a, &b, &rb, &ra, done])),
     ];
     for (name, text) in cases {
         let (_dir, p) = file(name, text.as_bytes());
@@ -437,4 +439,21 @@ fn a_moved_message_keeps_its_own_results_after_it() {
             std::fs::read_to_string(&out).unwrap()
         );
     }
+}
+
+// Defect 3: duplicate call ids and an interleave: two assistant messages
+// calling `c1`, then two results for `c1`.
+#[test]
+fn duplicate_ids_and_an_interleave_repair_stably() {
+    let call = r#"{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}"#;
+    let text = lines(&[
+        r#"{"role":"user","content":"q"}"#,
+        call,
+        call,
+        r#"{"role":"tool","tool_call_id":"c1","content":"r1"}"#,
+        r#"{"role":"tool","tool_call_id":"c1","content":"r2"}"#,
+        r#"{"role":"assistant","content":"done"}"#,
+    ]);
+    let (_dir, p) = file("dup.jsonl", text.as_bytes());
+    prove(&p, &[]);
 }
