@@ -457,3 +457,116 @@ fn duplicate_ids_and_an_interleave_repair_stably() {
     let (_dir, p) = file("dup.jsonl", text.as_bytes());
     prove(&p, &[]);
 }
+
+/// JSON nested `depth` levels deep: arrays in arrays.
+fn deep(depth: usize) -> String {
+    "[".repeat(depth) + &"]".repeat(depth)
+}
+
+/// Run chatfsck with a watchdog; a crash (a signal) fails with its name.
+fn run_checked(args: &[&str]) -> std::process::Output {
+    let o = run(args);
+    assert!(
+        o.status.code().is_some(),
+        "{args:?} was killed by a signal ({:?}): {}",
+        o.status,
+        stderr(&o)
+    );
+    o
+}
+
+// Defect 10: deeply nested JSON overflowed the stack of the JSON skipper
+// (exit 134), in JSONL lines, chunk-store values and gbrain content; one
+// such file killed a whole directory lint. Depth is bounded before parsing:
+// the record is a corrupt-record finding, the rest of the input is read.
+#[test]
+fn deeply_nested_json_is_a_finding_never_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("d");
+    std::fs::create_dir(&d).unwrap();
+    std::fs::write(d.join("x.jsonl"), deep(20_000) + "\n").unwrap();
+    std::fs::write(
+        d.join("ok.jsonl"),
+        "{\"role\":\"user\",\"content\":\"q\"}\n",
+    )
+    .unwrap();
+    // The directory is checked to the end and the file is named with why
+    // (whether an unreadable file in a walk fails the run is not this
+    // test's business).
+    let o = run_checked(&["lint", s(&d)]);
+    let all = stdout(&o) + &stderr(&o);
+    assert!(
+        all.contains("x.jsonl") && all.contains("nested deeper than"),
+        "{all}"
+    );
+    assert!(all.contains("1 conversation"), "ok.jsonl was read: {all}");
+    // A record among good ones: a finding on its line, the others read.
+    let good = r#"{"role":"user","content":"q"}"#;
+    let nested = format!(r#"{{"role":"assistant","content":{}}}"#, deep(20_000));
+    let args = format!(
+        r#"{{"role":"assistant","tool_calls":[{{"id":"c1","type":"function","function":{{"name":"f","arguments":"{{}}"}}}}],"x":{}}}"#,
+        deep(50_000)
+    );
+    let (_d2, p) = file("h.jsonl", lines(&[good, &nested, &args, good]).as_bytes());
+    let o = run_checked(&["lint", "--format", "json", s(&p)]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        rule_lines(&doc),
+        ["corrupt-record@2", "corrupt-record@3"],
+        "{doc:#}"
+    );
+    assert!(stdout(&o).contains("nested deeper than"), "{}", stdout(&o));
+    for args in [vec!["inspect", s(&p)], vec!["diff", s(&p), s(&p)]] {
+        let o = run_checked(&args);
+        assert!(code(&o) < 2, "{args:?}: {}", stderr(&o));
+    }
+    let (out, log) = prove(&p, &[]);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), lines(&[good, good]));
+    assert_eq!(log["edits"].as_array().unwrap().len(), 2);
+
+    // A chunk-store value and a gbrain content column.
+    let db = dir.path().join("kv.db");
+    std::fs::copy(root().join("fixtures/dispatch/seed-000.db"), &db).unwrap();
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let key: String = c
+        .query_row(
+            "SELECT key FROM kv WHERE key LIKE 'conv:%:chunk:%' LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let value = format!(
+        r#"{{"chunk":{{"type":"tool-call","toolCallId":"x","toolName":"f","input":{}}},"role":"assistant","msgIdx":0,"chunkIdx":0}}"#,
+        deep(30_000)
+    );
+    c.execute("UPDATE kv SET value = ?1 WHERE key = ?2", [&value, &key])
+        .unwrap();
+    drop(c);
+    let o = run_checked(&["lint", "--format", "json", s(&db)]);
+    assert!(
+        stdout(&o).contains("nested deeper than"),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    let gb = dir.path().join("gbrain.db");
+    std::fs::copy(root().join("fixtures/gbrain/gbrain.db"), &gb).unwrap();
+    let c = rusqlite::Connection::open(&gb).unwrap();
+    c.execute(
+        "UPDATE subagent_messages SET content_blocks = ?1 WHERE id = 1",
+        [format!(
+            r#"[{{"type":"text","text":"x","extra":{}}}]"#,
+            deep(30_000)
+        )],
+    )
+    .unwrap();
+    drop(c);
+    let o = run_checked(&["lint", "--format", "json", s(&gb)]);
+    assert!(
+        stdout(&o).contains("nested deeper than"),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+}
