@@ -570,3 +570,38 @@ fn deeply_nested_json_is_a_finding_never_a_crash() {
         stderr(&o)
     );
 }
+
+// Defect 17: one line with invalid UTF-8 made the whole file unreadable
+// ("line 2 is not valid UTF-8", exit 2). A write torn inside a multi-byte
+// character is a damaged record like any other: a corrupt-record finding on
+// that line, and the rest of the file is checked.
+#[test]
+fn a_line_of_invalid_utf8_is_a_corrupt_record() {
+    let mut text = b"{\"role\":\"user\",\"content\":\"q\"}\n".to_vec();
+    // A euro sign cut after two of its three bytes, inside a string.
+    text.extend_from_slice(b"{\"role\":\"assistant\",\"content\":\"price \xE2\x82 ok\"}\n");
+    // A stray high byte outside any string.
+    text.extend_from_slice(b"\xFF{\"role\":\"user\",\"content\":\"again\"}\n");
+    text.extend_from_slice(
+        br#"{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}"#,
+    );
+    text.extend_from_slice(b"\n{\"role\":\"user\",\"content\":\"well?\"}\n");
+    let (_dir, p) = file("torn.jsonl", &text);
+    let (c, doc) = lint_json(s(&p), &[]);
+    assert_eq!(c, 1, "{doc:#}");
+    assert_eq!(
+        rule_lines(&doc),
+        ["corrupt-record@2", "corrupt-record@3", "orphan-tool-call@4"],
+        "{doc:#}"
+    );
+    let (out, log) = prove(&p, &[]);
+    let copy = std::fs::read(&out).unwrap();
+    assert!(std::str::from_utf8(&copy).is_ok(), "the copy is text");
+    let dropped: Vec<&serde_json::Value> = log["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["rule"] == "corrupt-record")
+        .collect();
+    assert_eq!(dropped.len(), 2, "{log:#}");
+}
