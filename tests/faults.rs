@@ -605,3 +605,58 @@ fn a_line_of_invalid_utf8_is_a_corrupt_record() {
         .collect();
     assert_eq!(dropped.len(), 2, "{log:#}");
 }
+
+/// Standard base64 with padding, to compare with the log's.
+fn base64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for c in bytes.chunks(3) {
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        for k in 0..4 {
+            if k <= c.len() {
+                out.push(A[(n >> (18 - 6 * k) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+// Defect 9: "kept verbatim" was not verbatim: a torn tail cut inside a
+// multi-byte character was logged with U+FFFD. A record whose bytes are not
+// UTF-8 is logged with its exact bytes too, in base64 (`before_base64`).
+#[test]
+fn records_that_are_not_utf8_are_logged_byte_for_byte() {
+    let good = b"{\"role\":\"user\",\"content\":\"q\"}\n";
+    let middle: &[u8] = b"{\"role\":\"assistant\",\"content\":\"Caf\xff\xfe\"}";
+    let tail: &[u8] = b"{\"role\":\"assistant\",\"content\":\"caf\xC3";
+    let mut text = good.to_vec();
+    text.extend_from_slice(middle);
+    text.push(b'\n');
+    text.extend_from_slice(good);
+    text.extend_from_slice(tail);
+    let (_dir, p) = file("torn.jsonl", &text);
+    let (out, log) = prove(&p, &[]);
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        [&good[..], &good[..]].concat()
+    );
+    let edits = log["edits"].as_array().unwrap();
+    assert_eq!(edits.len(), 2, "{log:#}");
+    for (e, raw) in edits.iter().zip([middle, tail]) {
+        assert_eq!(e["before_base64"], base64(raw), "{e:#}");
+        assert_eq!(e["before"], String::from_utf8_lossy(raw).as_ref(), "{e:#}");
+    }
+    // Text records carry no copy in base64.
+    let (_d, p) = file(
+        "ok.jsonl",
+        b"{\"role\":\"user\",\"content\":\"q\"}\n{\"role\":",
+    );
+    let (_, log) = prove(&p, &[]);
+    let e = &log["edits"][0];
+    assert_eq!(e["before"], "{\"role\":", "{log:#}");
+    assert!(e.get("before_base64").is_none(), "{log:#}");
+}

@@ -73,6 +73,11 @@ impl<'p> Records<'p> {
 
     /// The verbatim text of the record at `loc`.
     fn read(&mut self, loc: &Loc) -> Result<String> {
+        Ok(self.read_verbatim(loc)?.0)
+    }
+
+    /// The record at `loc` as the log keeps it ([`crate::write::verbatim`]).
+    fn read_verbatim(&mut self, loc: &Loc) -> Result<(String, Option<String>)> {
         let path = self.path;
         let Loc::Line { start, end, .. } = loc else {
             return Err(Error::input(
@@ -87,7 +92,7 @@ impl<'p> Records<'p> {
         self.file
             .read_exact(&mut buf)
             .map_err(|e| Error::io(path, &e))?;
-        Ok(String::from_utf8_lossy(&buf).into_owned())
+        Ok(crate::write::verbatim(&buf))
     }
 }
 
@@ -305,6 +310,7 @@ pub fn plan(
         description,
         location: loc,
         before: None,
+        before_base64: None,
         after: None,
         synthesized: false,
         ids: p.finding.ids.clone(),
@@ -328,7 +334,8 @@ pub fn plan(
                         format!("dropped line {} (kept verbatim here)", line_of(loc)),
                         loc.clone(),
                     );
-                    e.before = Some(records.read(loc)?);
+                    let (text, raw) = records.read_verbatim(loc)?;
+                    (e.before, e.before_base64) = (Some(text), raw);
                     lines.entry(key_of(loc)).or_default().drop = true;
                     log.push(e);
                 }
