@@ -660,3 +660,53 @@ fn records_that_are_not_utf8_are_logged_byte_for_byte() {
     assert_eq!(e["before"], "{\"role\":", "{log:#}");
     assert!(e.get("before_base64").is_none(), "{log:#}");
 }
+
+// Defect 4: the log recorded edits that were not made ("replaced the
+// arguments with `{}`" with the copy byte-identical): a call with no
+// `function` object, and Anthropic blocks in a file read as OpenAI. Every
+// logged edit changes the copy; one that cannot be made is left, with why.
+#[test]
+fn the_log_records_only_edits_that_were_made() {
+    let user = r#"{"role":"user","content":"q"}"#;
+    let no_function = lines(&[
+        user,
+        r#"{"role":"assistant","tool_calls":[{"id":"c1","type":"function"}]}"#,
+        r#"{"role":"tool","tool_call_id":"c1","content":"r"}"#,
+    ]);
+    let mixed = lines(&[
+        user,
+        r#"{"role":"assistant","content":"x","tool_calls":[{"id":"c0","type":"function","function":{"name":"g","arguments":"{}"}}]}"#,
+        r#"{"role":"tool","tool_call_id":"c0","content":"r"}"#,
+        r#"{"role":"assistant","content":[{"type":"tool_use","id":"c1","name":"f","input":"{\"a\": "}]}"#,
+        r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":"r"}]}"#,
+    ]);
+    for (name, text) in [("no-function.jsonl", no_function), ("mixed.jsonl", mixed)] {
+        let (_dir, p) = file(name, text.as_bytes());
+        let (out, log) = prove(&p, &[]);
+        let copy = std::fs::read_to_string(&out).unwrap();
+        for e in log["edits"].as_array().unwrap() {
+            let before = e["before"].as_str().unwrap_or_default();
+            assert!(
+                before.is_empty() || e["after"].as_str() != Some(before),
+                "{name}: an edit that changes nothing: {e:#}"
+            );
+            if let Some(after) = e["after"].as_str() {
+                assert!(
+                    copy.contains(after),
+                    "{name}: logged, not in the copy: {e:#}\n{copy}"
+                );
+            }
+        }
+        if log["edits"].as_array().unwrap().is_empty() {
+            assert_eq!(copy, text, "{name}: no edit, yet the copy differs");
+            assert!(
+                log["left"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|l| l["rule"] == "invalid-tool-arguments"),
+                "{name}: {log:#}"
+            );
+        }
+    }
+}

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use crate::config::{OrphanCalls as OrphanPolicy, RepairPolicy as Policy};
 use crate::error::{Error, Result};
-use crate::finding::Action;
+use crate::finding::{Action, Finding};
 use crate::model::{Conversation, Format, Loc, PartKind, Role, Slot};
 use crate::source::Limits;
 use crate::source::lines::{LineReader, Next};
@@ -36,6 +36,20 @@ struct LineEdit {
 pub struct Plan {
     lines: BTreeMap<u64, LineEdit>,
     pub log: Vec<Edit>,
+    /// Findings whose fix turned out to change nothing.
+    pub left: Vec<Left>,
+}
+
+/// Whether two records are the same JSON value (an edit that re-serialises
+/// a record without changing it is no edit).
+fn same_json(a: &str, b: &str) -> bool {
+    match (
+        serde_json::from_str::<Value>(a),
+        serde_json::from_str::<Value>(b),
+    ) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
 }
 
 enum Op {
@@ -55,8 +69,10 @@ enum Op {
 struct Pending {
     loc: Loc,
     ops: Vec<Op>,
-    /// Log entries waiting for this line's final text.
-    entries: Vec<Edit>,
+    /// Log entries waiting for this line's final text, with the summary
+    /// of the finding each fixes (for the record left as it is when the
+    /// ops change nothing).
+    entries: Vec<(Edit, String)>,
 }
 
 /// The input, open once, read record by record where planning edits one.
@@ -183,10 +199,13 @@ fn apply(text: &str, ops: &[Op], anthropic: bool) -> std::result::Result<Option<
                 slot: Slot::Item(field, k),
             } => {
                 let it = item(&mut v, field, *k).ok_or("no such tool call")?;
-                if anthropic {
-                    it["input"] = Value::Object(Map::new());
-                } else if let Some(f) = it.get_mut("function") {
+                // The call's own shape decides, not the file's dialect: an
+                // Anthropic block may sit in a file read as OpenAI. A call
+                // with neither is left as it is (see `same_json`).
+                if let Some(f) = it.get_mut("function").filter(|f| f.is_object()) {
                     f["arguments"] = Value::String("{}".into());
+                } else if anthropic || it.get("input").is_some() {
+                    it["input"] = Value::Object(Map::new());
                 }
             }
             Op::SetArguments { .. } => return Err("tool call without a position".into()),
@@ -301,6 +320,7 @@ pub fn plan(
     let mut lines: BTreeMap<u64, LineEdit> = BTreeMap::new();
     let mut pending: BTreeMap<u64, Pending> = BTreeMap::new();
     let mut log: Vec<Edit> = Vec::new();
+    let mut left: Vec<Left> = Vec::new();
     // Orphan answers, grouped by the message holding the calls.
     let mut answers: BTreeMap<usize, Vec<(usize, &Planned<'_>)>> = BTreeMap::new();
     let entry = |p: &Planned<'_>, action: &'static str, description: String, loc: Loc| Edit {
@@ -315,14 +335,14 @@ pub fn plan(
         synthesized: false,
         ids: p.finding.ids.clone(),
     };
-    let op = |loc: &Loc, o: Op, e: Edit, pending: &mut BTreeMap<u64, Pending>| {
+    let op = |loc: &Loc, o: Op, e: Edit, f: &Finding, pending: &mut BTreeMap<u64, Pending>| {
         let p = pending.entry(key_of(loc)).or_insert_with(|| Pending {
             loc: loc.clone(),
             ops: Vec::new(),
             entries: Vec::new(),
         });
         p.ops.push(o);
-        p.entries.push(e);
+        p.entries.push((e, f.summary.clone()));
     };
     for p in planned {
         for action in &p.fix.actions {
@@ -358,7 +378,7 @@ pub fn plan(
                         ),
                         loc.clone(),
                     );
-                    op(&loc, Op::SetArguments { slot }, e, &mut pending);
+                    op(&loc, Op::SetArguments { slot }, e, p.finding, &mut pending);
                 }
                 Action::RemoveResult { message, part } => {
                     let m = &conv.messages[*message];
@@ -372,7 +392,7 @@ pub fn plan(
                         format!("removed the stray tool result on line {}", line_of(&loc)),
                         loc.clone(),
                     );
-                    op(&loc, Op::Remove { slot }, e, &mut pending);
+                    op(&loc, Op::Remove { slot }, e, p.finding, &mut pending);
                 }
                 Action::AnswerCall { message, part } => {
                     answers.entry(*message).or_default().push((*part, p));
@@ -437,7 +457,7 @@ pub fn plan(
                     ),
                     loc.clone(),
                 );
-                op(&loc, Op::Remove { slot }, e, &mut pending);
+                op(&loc, Op::Remove { slot }, e, p.finding, &mut pending);
             }
             continue;
         }
@@ -472,7 +492,7 @@ pub fn plan(
                             loc.clone(),
                         );
                         e.synthesized = true;
-                        pd.entries.push(e);
+                        pd.entries.push((e, p.finding.summary.clone()));
                     }
                 }
                 None => {
@@ -524,12 +544,24 @@ pub fn plan(
         let line = line_of(&pd.loc);
         let after = apply(&before, &pd.ops, anthropic)
             .map_err(|e| Error::input(path, format!("line {line} cannot be edited: {e}")))?;
+        if after.as_deref().is_some_and(|a| same_json(a, &before)) {
+            // The ops change nothing (a call without arguments to replace):
+            // no edit is made, and none is logged.
+            left.extend(pd.entries.into_iter().map(|(e, summary)| Left {
+                rule: e.rule,
+                conversation: e.conversation,
+                location: Some(e.location),
+                summary,
+                reason: format!("line {line} holds nothing this repair can change (no arguments field to replace)"),
+            }));
+            continue;
+        }
         let edit = lines.entry(key).or_default();
         match &after {
             Some(text) => edit.replacement = Some(text.clone()),
             None => edit.drop = true,
         }
-        for mut e in pd.entries {
+        for (mut e, _) in pd.entries {
             e.before = Some(before.clone());
             e.after = after.clone();
             if after.is_none() {
@@ -540,7 +572,7 @@ pub fn plan(
         }
     }
     log.sort_by_key(|e| line_of(&e.location));
-    Ok(Plan { lines, log })
+    Ok(Plan { lines, log, left })
 }
 
 pub fn write(input: &Path, output: &Path, plan: &Plan, limits: Limits, force: bool) -> Result<()> {
@@ -738,9 +770,11 @@ impl Writer for ChatWriter {
             p = Plan {
                 lines: BTreeMap::new(),
                 log: Vec::new(),
+                left: Vec::new(),
             };
         }
         log.edits.extend(p.log.iter().cloned());
+        log.left.append(&mut p.left);
         self.format = Some(conv.source.format);
         self.plan = Some(p);
         Ok(())
