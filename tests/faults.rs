@@ -710,3 +710,49 @@ fn the_log_records_only_edits_that_were_made() {
         }
     }
 }
+
+// Defect 7: malformed records repaired badly. A `tool` record that also
+// carries `tool_calls` was dropped whole with its stray result, orphaning
+// the result of its call; a user message left holding only an unknown block
+// once its stray result was removed became a new interleaved message.
+#[test]
+fn removing_a_stray_result_never_takes_or_strands_other_content() {
+    let tool_with_calls = lines(&[
+        r#"{"role":"user","content":"q"}"#,
+        r#"{"role":"tool","tool_call_id":"zz","content":"r","tool_calls":[{"id":"c2","type":"function","function":{"name":"f","arguments":"{}"}}]}"#,
+        r#"{"role":"tool","tool_call_id":"c2","content":"r2"}"#,
+        r#"{"role":"assistant","content":"done"}"#,
+    ]);
+    let unknown_block = lines(&[
+        r#"{"role":"user","content":"q"}"#,
+        r#"{"role":"assistant","content":[{"type":"tool_use","id":"A","name":"f","input":{}}]}"#,
+        r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"ZZ","content":"x"},{"type":"image_ref","x":1}]}"#,
+        r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"A","content":"ok"}]}"#,
+        r#"{"role":"assistant","content":[{"type":"text","text":"done"}]}"#,
+    ]);
+    for (name, text) in [
+        ("tool-with-calls.jsonl", tool_with_calls),
+        ("unknown-block.jsonl", unknown_block),
+    ] {
+        let (_dir, p) = file(name, text.as_bytes());
+        // prove(): no new error in the copy, a second repair is a no-op.
+        let (out, log) = prove(&p, &[]);
+        let copy = std::fs::read_to_string(&out).unwrap();
+        assert!(
+            copy.contains("\"c2\"") || !text.contains("\"c2\""),
+            "{name}: the call went\n{copy}"
+        );
+        assert!(
+            copy.contains("image_ref") || !text.contains("image_ref"),
+            "{name}\n{copy}"
+        );
+        assert!(
+            log["left"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|l| l["rule"] == "orphan-tool-result"),
+            "{name}: {log:#}"
+        );
+    }
+}

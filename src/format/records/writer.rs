@@ -321,6 +321,7 @@ pub fn plan(
     let mut pending: BTreeMap<u64, Pending> = BTreeMap::new();
     let mut log: Vec<Edit> = Vec::new();
     let mut left: Vec<Left> = Vec::new();
+    let pairing = crate::model::pairing::Pairing::analyse(&conv.messages);
     // Orphan answers, grouped by the message holding the calls.
     let mut answers: BTreeMap<usize, Vec<(usize, &Planned<'_>)>> = BTreeMap::new();
     let entry = |p: &Planned<'_>, action: &'static str, description: String, loc: Loc| Edit {
@@ -385,6 +386,32 @@ pub fn plan(
                     let Some(slot) = m.parts[*part].slot else {
                         continue;
                     };
+                    // The message holds more than results (tool calls, a
+                    // block chatfsck does not know): removing a result must
+                    // neither take that content with the whole record nor
+                    // leave it standing between a call and its result.
+                    let others = m
+                        .parts
+                        .iter()
+                        .any(|x| !matches!(x.kind, PartKind::ToolResult { .. }));
+                    let inside = pairing
+                        .pairs
+                        .iter()
+                        .any(|q| q.call.0 < *message && *message < q.result.0);
+                    if others && (matches!(slot, Slot::Whole(_)) || inside) {
+                        left.push(Left {
+                            rule: p.finding.rule,
+                            conversation: p.finding.conversation.clone(),
+                            location: p.finding.loc.clone(),
+                            summary: p.finding.summary.clone(),
+                            reason: if matches!(slot, Slot::Whole(_)) {
+                                "the record also holds other content (tool calls), which removing the result would remove".into()
+                            } else {
+                                "the message also holds other content, which would be left between a call and its result".into()
+                            },
+                        });
+                        continue;
+                    }
                     let loc = m.part_loc(*part).clone();
                     let e = entry(
                         p,
