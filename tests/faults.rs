@@ -756,3 +756,55 @@ fn removing_a_stray_result_never_takes_or_strands_other_content() {
         );
     }
 }
+
+/// A copy of the seed dispatch store whose `_migrations` index page is
+/// damaged (its first cell pointer points past the page): the tables
+/// chatfsck reads are intact, so only a check of the whole file sees it.
+fn store_with_a_corrupt_index_page(dir: &Path) -> PathBuf {
+    let db = dir.join("store.db");
+    std::fs::copy(root().join("fixtures/dispatch/seed-000.db"), &db).unwrap();
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let page: u64 = c
+        .query_row(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'sqlite_autoindex__migrations_1'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let size: u64 = c.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap();
+    drop(c);
+    let mut data = std::fs::read(&db).unwrap();
+    let at = ((page - 1) * size + 8) as usize;
+    data[at..at + 2].copy_from_slice(&[0xff, 0xf0]);
+    std::fs::write(&db, data).unwrap();
+    db
+}
+
+// Defect 15: a corrupt index page went unnoticed: lint, inspect and diff
+// read the database as healthy, and repair failed blaming its own output.
+// A database is checked (PRAGMA quick_check) when it is opened.
+#[test]
+fn a_corrupt_database_is_reported_as_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = store_with_a_corrupt_index_page(dir.path());
+    let out = dir.path().join("out.db");
+    let before = fingerprint(&db);
+    for args in [
+        vec!["lint", s(&db)],
+        vec!["inspect", s(&db)],
+        vec!["diff", s(&db), s(&db)],
+        vec!["repair", s(&db), "-o", s(&out)],
+    ] {
+        let o = run(&args);
+        one_line_error(&o, &db, "database is corrupt");
+        assert!(stderr(&o).contains("quick_check"), "{}", stderr(&o));
+        assert!(
+            !stderr(&o).contains("out.db"),
+            "blames the output: {}",
+            stderr(&o)
+        );
+        assert!(!out.exists());
+    }
+    assert_eq!(before, fingerprint(&db));
+    assert_eq!(listing(dir.path()), ["store.db"]);
+}

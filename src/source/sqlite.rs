@@ -157,7 +157,33 @@ pub fn open(path: &Path) -> Result<Snapshot> {
         None => (None, path.to_path_buf()),
     };
     let conn = connect(path, &file, copy.is_some(), false)?;
+    quick_check(path, &conn)?;
     Ok(Snapshot { conn, file, copy })
+}
+
+/// Check the structure of the whole database (`PRAGMA quick_check`: every
+/// b-tree page, table and index, without comparing index entries with
+/// their rows) before anything is read from it. A damaged page that the
+/// readers never touch (an index, another table) would otherwise go
+/// unnoticed, and a repair would copy the damage and then fail on its own
+/// output. A corrupt database is an input error naming SQLite's first
+/// complaint.
+fn quick_check(path: &Path, conn: &Connection) -> Result<()> {
+    let first: String = conn
+        .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
+        .map_err(error_of(path))?;
+    if first == "ok" {
+        return Ok(());
+    }
+    let what = first
+        .lines()
+        .find(|l| !l.starts_with("***"))
+        .unwrap_or(&first)
+        .trim();
+    Err(Error::input(
+        path,
+        format!("database is corrupt (PRAGMA quick_check: {what})"),
+    ))
 }
 
 /// A column's value as text, whatever its storage class (`None` for NULL).
