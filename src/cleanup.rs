@@ -50,6 +50,63 @@ fn remove_registered() {
     }
 }
 
+/// The tag in the name of every temporary file or directory this run
+/// makes: `chatfsck-<pid>-`. A run killed with SIGKILL cleans nothing up;
+/// the pid lets a later run tell its leftovers from a live run's files
+/// ([`sweep`]).
+pub fn tag() -> String {
+    format!("chatfsck-{}-", std::process::id())
+}
+
+/// Remove, in `dir`, what runs of chatfsck that are gone left behind: the
+/// entries named `<before>chatfsck-<pid>-…` whose process no longer exists
+/// and that belong to this user, with a file's SQLite sidecars. Anything
+/// else (another user's, a live run's, a name that only looks alike) is
+/// left alone; errors are ignored (a sweep is housekeeping, never a
+/// reason to fail). Only where `/proc` tells whether a process lives.
+pub fn sweep(dir: &std::path::Path, before: &str) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(me) = std::fs::metadata("/proc/self").map(|m| m.uid()) else {
+            return;
+        };
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let prefix = format!("{before}chatfsck-");
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
+                continue;
+            };
+            let Some((pid, _)) = rest.split_once('-') else {
+                continue;
+            };
+            if pid.is_empty()
+                || !pid.bytes().all(|b| b.is_ascii_digit())
+                || std::path::Path::new("/proc").join(pid).exists()
+            {
+                continue;
+            }
+            let path = entry.path();
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if meta.uid() != me {
+                continue;
+            }
+            let _ = if meta.is_dir() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (dir, before);
+}
+
 /// On SIGINT, SIGTERM or SIGHUP: remove the registered paths, say so in one
 /// line, and exit with [`EXIT_INTERRUPTED`]. A handler that cannot be set
 /// (one is already set, as in an embedding program) leaves the default.

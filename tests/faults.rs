@@ -10,6 +10,8 @@ use common::*;
 
 use std::path::{Path, PathBuf};
 
+use assert_cmd::Command;
+
 /// A scratch directory holding `name` with `bytes`.
 fn file(name: &str, bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -807,4 +809,73 @@ fn a_corrupt_database_is_reported_as_corrupt() {
     }
     assert_eq!(before, fingerprint(&db));
     assert_eq!(listing(dir.path()), ["store.db"]);
+}
+
+// Defect 13: SIGKILL skips every cleanup: a repair killed mid-write left a
+// hidden partial output beside the output, and the private copy of a WAL
+// database stayed in $TMPDIR (750 MB per run). Their names carry the pid
+// of the run that made them; a later run removes those whose process is
+// gone (its own user's only), and leaves everything else.
+#[test]
+fn leftovers_of_killed_runs_are_swept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    // No process has this pid (above any pid_max Linux allows).
+    let dead = 999_999_999u64;
+    let live = std::process::id();
+    let stale_copy = tmp.path().join(format!("chatfsck-{dead}-a1b2c3"));
+    std::fs::create_dir(&stale_copy).unwrap();
+    std::fs::write(stale_copy.join("db"), b"a copy of the evidence").unwrap();
+    let live_copy = tmp.path().join(format!("chatfsck-{live}-d4e5f6"));
+    std::fs::create_dir(&live_copy).unwrap();
+    let other = tmp.path().join(format!("other-{dead}-x"));
+    std::fs::create_dir(&other).unwrap();
+    let stale_out = work
+        .path()
+        .join(format!(".out.jsonl.chatfsck-{dead}-q1.chatfsck-tmp"));
+    let stale_journal = work.path().join(format!(
+        ".out.jsonl.chatfsck-{dead}-q1.chatfsck-tmp-journal"
+    ));
+    let live_out = work
+        .path()
+        .join(format!(".out.jsonl.chatfsck-{live}-q2.chatfsck-tmp"));
+    for p in [&stale_out, &stale_journal, &live_out] {
+        std::fs::write(p, b"partial").unwrap();
+    }
+    let input = work.path().join("in.jsonl");
+    std::fs::write(&input, ANTHROPIC_INTERLEAVED).unwrap();
+    let out = work.path().join("out.jsonl");
+    let o = Command::cargo_bin("chatfsck")
+        .unwrap()
+        .env("TMPDIR", tmp.path())
+        .args(["repair", s(&input), "-o", s(&out)])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        !stale_out.exists() && !stale_journal.exists(),
+        "{:?}",
+        listing(work.path())
+    );
+    assert!(live_out.exists(), "a live run's file was removed");
+    // A run that reads a database sweeps the temporary directory.
+    let db = root().join("fixtures/dispatch/wal/dispatch.db");
+    let o = Command::cargo_bin("chatfsck")
+        .unwrap()
+        .env("TMPDIR", tmp.path())
+        .args(["lint", s(&db)])
+        .output()
+        .unwrap();
+    assert!(code(&o) < 2, "{}", stderr(&o));
+    assert!(!stale_copy.exists(), "{:?}", listing(tmp.path()));
+    assert!(
+        live_copy.exists() && other.exists(),
+        "{:?}",
+        listing(tmp.path())
+    );
+    assert_eq!(
+        listing(tmp.path()).len(),
+        2,
+        "the run's own copy is gone too"
+    );
 }

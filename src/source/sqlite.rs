@@ -133,8 +133,10 @@ pub fn open(path: &Path) -> Result<Snapshot> {
     let journal = sidecar(path, "-journal");
     let needs_copy = wal_mode || wal.exists() || journal.exists();
     let copy = if needs_copy {
+        // Private copies that killed runs left behind go first.
+        crate::cleanup::sweep(&std::env::temp_dir(), "");
         let dir = tempfile::Builder::new()
-            .prefix("chatfsck-")
+            .prefix(&crate::cleanup::tag())
             .tempdir()
             .map_err(|e| Error::input(path, format!("cannot create a private copy: {e}")))?;
         let dir = PrivateCopy {

@@ -32,8 +32,10 @@ impl Atomic {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        // Leftovers of killed runs for this destination go first.
+        crate::cleanup::sweep(dir, &format!(".{name}."));
         let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
+            .prefix(&format!(".{name}.{}", crate::cleanup::tag()))
             .suffix(".chatfsck-tmp")
             .tempfile_in(dir)
             .map_err(|e| out_err(dest, format!("cannot create a temporary file: {e}")))?;
