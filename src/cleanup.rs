@@ -7,12 +7,14 @@
 
 use std::path::PathBuf;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::exit::EXIT_INTERRUPTED;
 
 static REGISTERED: Mutex<Vec<(u64, PathBuf)>> = Mutex::new(Vec::new());
 static NEXT: AtomicU64 = AtomicU64::new(0);
+/// Set by the interrupt handler before it removes anything.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// A registered path; dropping it unregisters the path (its owner has
 /// removed it, or kept it on purpose).
@@ -39,14 +41,31 @@ fn lock() -> std::sync::MutexGuard<'static, Vec<(u64, PathBuf)>> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Remove every registered path; what is already gone is no error.
+/// Remove every registered path, a file with the `-journal`, `-wal` and
+/// `-shm` SQLite keeps beside it while it edits the file (the temporary
+/// copy of a SQLite repair); what is already gone is no error. The other
+/// threads run on until the process exits and SQLite may make a journal
+/// again in the meantime: the sidecars are removed once more after the
+/// rest, which leaves that race a window of a few instructions.
 fn remove_registered() {
-    for (_, path) in lock().drain(..) {
-        let _ = if path.is_dir() {
-            std::fs::remove_dir_all(&path)
+    let paths: Vec<PathBuf> = lock().drain(..).map(|(_, p)| p).collect();
+    let sidecars = |path: &PathBuf| {
+        for suffix in ["-journal", "-wal", "-shm"] {
+            let mut s = path.as_os_str().to_owned();
+            s.push(suffix);
+            let _ = std::fs::remove_file(PathBuf::from(s));
+        }
+    };
+    for path in &paths {
+        if path.is_dir() {
+            let _ = std::fs::remove_dir_all(path);
         } else {
-            std::fs::remove_file(&path)
-        };
+            let _ = std::fs::remove_file(path);
+            sidecars(path);
+        }
+    }
+    for path in paths.iter().filter(|p| !p.is_dir()) {
+        sidecars(path);
     }
 }
 
@@ -112,8 +131,20 @@ pub fn sweep(dir: &std::path::Path, before: &str) {
 /// (one is already set, as in an embedding program) leaves the default.
 pub fn on_interrupt() {
     let _ = ctrlc::set_handler(|| {
+        INTERRUPTED.store(true, Ordering::SeqCst);
         remove_registered();
         eprintln!("error: interrupted");
         std::process::exit(EXIT_INTERRUPTED.into());
     });
+}
+
+/// Called when the command is done, before its exit code or error is
+/// reported: if an interrupt is being handled, wait for the handler to
+/// end the process. Otherwise a command whose files the handler just
+/// removed would fail on that and exit with 2 (or finish with 0) before the
+/// handler's 130, and the outcome of one signal would depend on timing.
+pub fn settle() {
+    while INTERRUPTED.load(Ordering::SeqCst) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }

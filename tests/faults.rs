@@ -879,3 +879,82 @@ fn leftovers_of_killed_runs_are_swept() {
         "the run's own copy is gone too"
     );
 }
+
+// Defect 12: SIGINT or SIGTERM during a SQLite repair left the temporary
+// copy's -journal/-wal/-shm beside the output, and a signal between the
+// copy and its log left a copy without its log. Whenever the signal lands:
+// the output directory holds nothing of the run, or the copy and its log
+// both; never a temporary file or a sidecar.
+#[test]
+fn a_signal_during_a_sqlite_repair_leaves_all_or_nothing() {
+    let src = tempfile::tempdir().unwrap();
+    let db = src.path().join("store.db");
+    std::fs::copy(root().join("fixtures/dispatch/seed-000.db"), &db).unwrap();
+    {
+        // Bulk, so that the copy takes long enough to be interrupted, and
+        // WAL mode, so that SQLite makes -wal and -shm beside the copy.
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch(
+            "PRAGMA journal_mode=WAL; CREATE TABLE filler(x BLOB);
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 4000)
+             INSERT INTO filler SELECT randomblob(8000) FROM n;",
+        )
+        .unwrap();
+    }
+    use std::os::unix::process::ExitStatusExt;
+    let before = fingerprint(&db);
+    // How long a whole repair takes here: the signals land from the start
+    // to a little after the end.
+    let (full, _) = {
+        let d = tempfile::tempdir().unwrap();
+        let start = std::time::Instant::now();
+        let o = run(&["repair", s(&db), "-o", s(&d.path().join("o.db"))]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        (start.elapsed(), d)
+    };
+    let step = full.mul_f64(1.3 / 24.0);
+    let mut outcomes = std::collections::BTreeMap::new();
+    for (k, signal) in (0..24u32).flat_map(|k| [(k, "-INT"), (k, "-TERM")]) {
+        let out_dir = tempfile::tempdir().unwrap();
+        let out = out_dir.path().join("out.db");
+        let log = out_dir.path().join("log.json");
+        let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("chatfsck"))
+            .args(["repair", s(&db), "-o", s(&out), "--log", s(&log)])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(step * k);
+        let _ = std::process::Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status();
+        let o = child.wait_with_output().unwrap();
+        let c = o.status.code();
+        // Before the handler is set, the signal's default action ends the
+        // run: nothing is written yet then.
+        assert!(
+            matches!(c, Some(0 | 130)) || o.status.signal().is_some(),
+            "{signal} after {k}: {:?} {}",
+            o.status,
+            stderr(&o)
+        );
+        let files = listing(out_dir.path());
+        let all = files == ["log.json", "out.db"];
+        assert!(
+            files.is_empty() || all,
+            "{signal} after {:?}: {files:?}",
+            step * k
+        );
+        if c == Some(130) {
+            assert_eq!(stderr(&o).trim(), "error: interrupted");
+        }
+        *outcomes.entry((c, files.len())).or_insert(0) += 1;
+    }
+    assert_eq!(before, fingerprint(&db));
+    eprintln!("outcomes (exit code, files left): {outcomes:?}");
+    // Some runs must have met the signal while they worked.
+    assert!(
+        outcomes.keys().any(|(c, _)| *c == Some(130)),
+        "{outcomes:?}"
+    );
+}

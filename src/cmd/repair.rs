@@ -40,7 +40,23 @@ pub fn run(a: RepairArgs, out: &mut dyn Write) -> Result<u8, Error> {
         Some(log) => Some((Atomic::new(log)?, log)),
         None => None,
     };
+    // A copy is only complete with its log: until both are in place, an
+    // interrupt removes both. Registered before they exist when the paths
+    // are free (so no window is left); when --force replaces files, once
+    // the copy replaced its file.
+    let guard = || match (output, &a.log) {
+        (Some(o), Some(l)) => Some([
+            crate::cleanup::register(o.to_path_buf()),
+            crate::cleanup::register(l.clone()),
+        ]),
+        _ => None,
+    };
+    let free = output.is_some_and(|o| !o.exists()) && a.log.as_ref().is_some_and(|l| !l.exists());
+    let mut pair = if free { guard() } else { None };
     let rep = repair::repair(&a.input, output, &opts)?;
+    if pair.is_none() {
+        pair = guard();
+    }
     if let Some((tmp, log)) = log_tmp
         && let Err(e) = report::repair::write_log(&rep, tmp, log, a.force)
     {
@@ -51,6 +67,7 @@ pub fn run(a: RepairArgs, out: &mut dyn Write) -> Result<u8, Error> {
         }
         return Err(e);
     }
+    drop(pair);
     render(&rep, out).map_err(out_err)?;
     Ok(EXIT_CLEAN)
 }
