@@ -958,3 +958,315 @@ fn a_signal_during_a_sqlite_repair_leaves_all_or_nothing() {
         "{outcomes:?}"
     );
 }
+
+// ------------------------------------------------------------ fault matrix --
+
+/// Every command that reads `path`, and, for repair, where it writes.
+fn commands<'a>(path: &'a str, out: &'a str) -> Vec<Vec<&'a str>> {
+    vec![
+        vec!["lint", path],
+        vec!["lint", "--format", "json", path],
+        vec!["inspect", path],
+        vec!["diff", path, path],
+        vec!["repair", path, "-o", out],
+    ]
+}
+
+/// One input chatfsck cannot read, through every command: one line naming
+/// the path and `cause`, exit 2, no output, the input (and its directory)
+/// unchanged.
+fn refused(path: &Path, cause: &str) {
+    let dir = path.parent().unwrap();
+    let before = (fingerprint(path), listing(dir));
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("out");
+    for args in commands(s(path), s(&out)) {
+        let o = run_checked(&args);
+        one_line_error(&o, path, cause);
+        assert!(
+            listing(out_dir.path()).is_empty(),
+            "{args:?} wrote {:?}",
+            listing(out_dir.path())
+        );
+    }
+    assert_eq!(
+        before,
+        (fingerprint(path), listing(dir)),
+        "{} changed",
+        path.display()
+    );
+}
+
+#[test]
+fn fault_matrix_inputs() {
+    let d = tempfile::tempdir().unwrap();
+    let w = |name: &str, bytes: &[u8]| {
+        let p = d.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    };
+    refused(&d.path().join("missing.jsonl"), "no such file");
+    refused(&w("empty.jsonl", b""), "file is empty");
+    refused(&w("blank.jsonl", b"\n \n"), "file is empty");
+    refused(&w("zeros.jsonl", &[0u8; 4096]), "NUL bytes");
+    refused(
+        &w("elf.jsonl", b"\x7fELF\x02\x01\x01\x00\x00\x00"),
+        "NUL bytes",
+    );
+    // Not UTF-8 from the first line on (outside any string): not text.
+    refused(
+        &w(
+            "latin1.jsonl",
+            b"\xe9t\xe9\n{\"role\":\"user\",\"content\":\"x\"}\n",
+        ),
+        "line 1 is not UTF-8",
+    );
+    refused(
+        &w("not-history.json", b"{\"foo\": 1}"),
+        "not a message history",
+    );
+    refused(&w("numbers.json", b"[1, 2, 3]"), "not a message history");
+    // Nesting alone, nothing else: a clear error, never a crash.
+    refused(
+        &w("deep.json", deep(100_000).as_bytes()),
+        "not a message history",
+    );
+    // SQLite: shorter than its header; cut after its first page; a header
+    // and then noise; not a database despite the name.
+    refused(&w("short.db", b"SQLite format 3\0\x10\x00"), "truncated");
+    let seed = std::fs::read(root().join("fixtures/dispatch/seed-000.db")).unwrap();
+    refused(&w("cut.db", &seed[..4096]), "database is corrupt");
+    let mut noise = seed[..100].to_vec();
+    noise.extend((0..8192u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8));
+    refused(&w("noise.db", &noise), "database is corrupt");
+    refused(&w("text.db", b"hello"), "not a SQLite database");
+    let x = d.path().join("x");
+    std::fs::create_dir(&x).unwrap();
+    refused(&store_with_a_corrupt_index_page(&x), "database is corrupt");
+    // A WAL database whose -wal lost its frames: SQLite (and the app) see
+    // the database without them, here no table at all.
+    let wal = d.path().join("wal");
+    std::fs::create_dir(&wal).unwrap();
+    for f in ["dispatch.db", "dispatch.db-wal", "dispatch.db-shm"] {
+        std::fs::copy(root().join("fixtures/dispatch/wal").join(f), wal.join(f)).unwrap();
+    }
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(wal.join("dispatch.db-wal"))
+        .unwrap();
+    f.set_len(100).unwrap();
+    drop(f);
+    refused(&wal.join("dispatch.db"), "holds no conversation history");
+}
+
+#[test]
+fn fault_matrix_directories() {
+    // A directory whose symbolic links loop back: walked once, not forever.
+    let d = tempfile::tempdir().unwrap();
+    let sub = d.path().join("d");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::write(
+        sub.join("a.jsonl"),
+        "{\"role\":\"user\",\"content\":\"x\"}\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("..", sub.join("up")).unwrap();
+    std::os::unix::fs::symlink(".", sub.join("self")).unwrap();
+    let o = run_checked(&["lint", "--format", "json", s(&sub)]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["summary"]["files"], 1, "{doc:#}");
+    // An unreadable directory: permission denied (as nobody, see above).
+    use std::os::unix::fs::PermissionsExt;
+    let top = open_dir();
+    let closed = top.path().join("closed");
+    std::fs::create_dir(&closed).unwrap();
+    std::fs::write(
+        closed.join("a.jsonl"),
+        "{\"role\":\"user\",\"content\":\"x\"}\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let o = run_unprivileged(&["lint", s(&closed)]);
+    one_line_error(&o, &closed, "permission denied");
+}
+
+#[test]
+fn fault_matrix_outputs() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("in.jsonl");
+    std::fs::write(&input, ANTHROPIC_INTERLEAVED).unwrap();
+    let exists = d.path().join("exists.jsonl");
+    std::fs::write(&exists, b"keep me").unwrap();
+    let plain = d.path().join("plain");
+    std::fs::write(&plain, b"").unwrap();
+    let db = d.path().join("store.db");
+    std::fs::copy(root().join("fixtures/dispatch/seed-000.db"), &db).unwrap();
+    for side in ["-wal", "-shm", "-journal"] {
+        // Sidecars that exist, as they do beside a live database.
+        std::fs::write(format!("{}{side}", db.display()), b"").unwrap();
+    }
+    let _ = std::fs::remove_file(format!("{}-journal", db.display()));
+    let dotted = format!("{}/./in.jsonl", d.path().display());
+    let under_file = format!("{}/out.jsonl", plain.display());
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec![s(&input).into(), "-o".into(), s(&exists).into()],
+            "already exists",
+        ),
+        (
+            vec![
+                s(&input).into(),
+                "-o".into(),
+                s(&input).into(),
+                "--force".into(),
+            ],
+            "refusing",
+        ),
+        (
+            vec![
+                s(&input).into(),
+                "-o".into(),
+                dotted.clone(),
+                "--force".into(),
+            ],
+            "refusing",
+        ),
+        (
+            vec![
+                s(&db).into(),
+                "-o".into(),
+                format!("{}-wal", db.display()),
+                "--force".into(),
+            ],
+            "refusing",
+        ),
+        (
+            vec![
+                s(&db).into(),
+                "-o".into(),
+                format!("{}-shm", db.display()),
+                "--force".into(),
+            ],
+            "refusing",
+        ),
+        (
+            vec![
+                s(&db).into(),
+                "-o".into(),
+                format!("{}-journal", db.display()),
+            ],
+            "refusing",
+        ),
+        (
+            vec![
+                s(&input).into(),
+                "-o".into(),
+                s(&d.path().join("o1.jsonl")).into(),
+                "--log".into(),
+                s(&exists).into(),
+            ],
+            "already exists",
+        ),
+        (
+            vec![
+                s(&db).into(),
+                "-o".into(),
+                s(&d.path().join("o2.db")).into(),
+                "--log".into(),
+                format!("{}-shm", db.display()),
+                "--force".into(),
+            ],
+            "refusing",
+        ),
+        (
+            vec![
+                s(&input).into(),
+                "-o".into(),
+                s(&d.path().join("o3.jsonl")).into(),
+                "--log".into(),
+                s(&d.path().join("o3.jsonl")).into(),
+            ],
+            "path of its own",
+        ),
+        (
+            vec![s(&input).into(), "-o".into(), under_file.clone()],
+            "cannot create a temporary file",
+        ),
+        (
+            vec![
+                s(&input).into(),
+                "-o".into(),
+                s(d.path()).into(),
+                "--force".into(),
+            ],
+            "is a directory",
+        ),
+    ];
+    let before: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| (e.as_ref().unwrap().path(), fingerprint(&e.unwrap().path())))
+        .collect();
+    for (args, cause) in cases {
+        let mut a = vec!["repair"];
+        a.extend(args.iter().map(String::as_str));
+        let o = run_checked(&a);
+        assert_eq!(code(&o), 2, "{a:?}: {}{}", stdout(&o), stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{a:?}: {err}");
+        assert!(err.contains(cause), "{a:?}: {err}");
+        let after: Vec<_> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| (e.as_ref().unwrap().path(), fingerprint(&e.unwrap().path())))
+            .collect();
+        assert_eq!(before, after, "{a:?} changed the directory");
+    }
+}
+
+// A full disk, as `ulimit -f` makes one: the copy cannot be written, the
+// run says so in one line, and nothing is left behind. SIGXFSZ is ignored
+// here (as `trap '' XFSZ` does) so that the write fails with EFBIG; with
+// the default action the kernel kills the process, and the partial hidden
+// output is what the sweep of the next run removes.
+#[test]
+fn fault_matrix_full_disk() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("in.jsonl");
+    let mut text = String::new();
+    for i in 0..2000 {
+        text.push_str(&format!(
+            "{{\"role\":\"user\",\"content\":\"{i} {}\"}}\n",
+            "x".repeat(200)
+        ));
+        text.push_str("{\"role\":\"assistant\",\"content\":\"ok\"}\n");
+    }
+    text.push_str(r#"{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}"#);
+    text.push('\n');
+    std::fs::write(&input, &text).unwrap();
+    let before = fingerprint(&input);
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("out.jsonl");
+    let o = std::process::Command::new("sh")
+        .args([
+            "-c",
+            r#"trap '' XFSZ; ulimit -f 64; exec "$BIN" repair "$IN" -o "$OUT""#,
+        ])
+        .env("BIN", assert_cmd::cargo::cargo_bin("chatfsck"))
+        .env("IN", &input)
+        .env("OUT", &out)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2, "{}{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("out.jsonl") && err.contains("too large"),
+        "{err}"
+    );
+    assert!(
+        listing(out_dir.path()).is_empty(),
+        "{:?}",
+        listing(out_dir.path())
+    );
+    assert_eq!(before, fingerprint(&input));
+}
