@@ -1270,3 +1270,68 @@ fn fault_matrix_full_disk() {
     );
     assert_eq!(before, fingerprint(&input));
 }
+
+// Hostile text from the history itself (message text, tool names, call ids,
+// a Claude Code session id, which becomes the conversation id) in every
+// command and format, human output on a pseudo-terminal included.
+#[test]
+fn hostile_history_text_is_escaped_in_every_format() {
+    let evil =
+        "\u{1b}]0;pwn\u{7}\u{1b}[31mred\r\u{202e}rev\u{8}\u{0}|`<b>x</b>`\n::error::INJECTED %0A";
+    let call_id = format!("c1{evil}");
+    let name = format!("ls{evil}");
+    let text = lines(&[
+        &serde_json::json!({"role": "user", "content": format!("hi {evil}")}).to_string(),
+        &serde_json::json!({"role": "assistant", "content": format!("<tool_call>{evil}</tool_call>"),
+            "tool_calls": [{"id": call_id, "type": "function",
+                "function": {"name": name, "arguments": "{\"a\": \"x"}}]})
+        .to_string(),
+        &serde_json::json!({"role": "user", "content": format!("again {evil}")}).to_string(),
+        &serde_json::json!({"role": "tool", "tool_call_id": format!("zz{evil}"), "content": evil}).to_string(),
+    ]);
+    let (dir, p) = file("h.jsonl", text.as_bytes());
+    let out = dir.path().join("out.jsonl");
+    let log = dir.path().join("log.json");
+    let (c, doc) = lint_json(s(&p), &[]);
+    assert_eq!(c, 1);
+    assert!(doc["findings"].as_array().unwrap().len() >= 3, "{doc:#}");
+    let mut runs: Vec<Vec<&str>> = Vec::new();
+    for f in ["human", "json", "sarif", "github", "markdown"] {
+        runs.push(vec!["lint", "--format", f, s(&p)]);
+    }
+    for f in ["human", "json", "markdown"] {
+        runs.push(vec!["inspect", "--format", f, s(&p)]);
+        runs.push(vec!["diff", "--format", f, s(&p), s(&p)]);
+        runs.push(vec!["repair", "--dry-run", "--format", f, s(&p)]);
+    }
+    runs.push(vec!["repair", s(&p), "-o", s(&out), "--log", s(&log)]);
+    for args in runs {
+        let o = run_checked(&args);
+        assert!(code(&o) < 2, "{args:?}: {}", stderr(&o));
+        for (what, text) in [("stdout", stdout(&o)), ("stderr", stderr(&o))] {
+            no_raw_attacks(&text, &format!("{args:?} {what}"));
+            assert!(!text.contains('\u{0}'), "{args:?} {what}: raw NUL");
+        }
+    }
+    // JSON documents stay JSON, with the text intact once decoded.
+    let o = run(&["lint", "--format", "json", s(&p)]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(doc.to_string().contains("INJECTED"));
+    // A pseudo-terminal: colour on, the history's sequences escaped.
+    let o = std::process::Command::new("script")
+        .args(["-qec", r#"exec "$BIN" lint "$F""#, "/dev/null"])
+        .env("BIN", assert_cmd::cargo::cargo_bin("chatfsck"))
+        .env("F", &p)
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("script(1) from util-linux runs commands on a pseudo-terminal");
+    let tty = String::from_utf8_lossy(&o.stdout).replace("\r\n", "\n");
+    assert!(tty.contains('\u{1b}'), "no colour: not a terminal? {tty}");
+    for attack in ["\u{1b}]0;pwn", "\u{7}", "\u{8}", "\u{202e}", "\r", "\u{0}"] {
+        assert!(!tty.contains(attack), "terminal: raw {attack:?} in\n{tty}");
+    }
+    assert!(
+        !tty.lines().any(|l| l.starts_with("::error::INJECTED")),
+        "{tty}"
+    );
+}
