@@ -1335,3 +1335,44 @@ fn hostile_history_text_is_escaped_in_every_format() {
         "{tty}"
     );
 }
+
+// Defect 6, the late case: the log's temporary file was made, but filling
+// it fails (a disk that fills up between the copy and the log). The copy,
+// already in place, is removed: a copy is never left without its log.
+#[test]
+fn a_log_that_fails_late_takes_the_copy_with_it() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("in.jsonl");
+    // A small history whose stray result is large: the copy is small, the
+    // log (which keeps the removed result) is not.
+    let big = "r".repeat(300_000);
+    let text = lines(&[
+        r#"{"role":"user","content":"q"}"#,
+        &serde_json::json!({"role": "tool", "tool_call_id": "zz", "content": big}).to_string(),
+        r#"{"role":"assistant","content":"done"}"#,
+    ]);
+    std::fs::write(&input, &text).unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("out.jsonl");
+    let log = out_dir.path().join("log.json");
+    let o = std::process::Command::new("sh")
+        .args([
+            "-c",
+            r#"trap '' XFSZ; ulimit -f 128; exec "$BIN" repair "$IN" -o "$OUT" --log "$LOG""#,
+        ])
+        .env("BIN", assert_cmd::cargo::cargo_bin("chatfsck"))
+        .env("IN", &input)
+        .env("OUT", &out)
+        .env("LOG", &log)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2, "{}{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("log.json"), "{err}");
+    assert!(
+        listing(out_dir.path()).is_empty(),
+        "{:?}",
+        listing(out_dir.path())
+    );
+}
