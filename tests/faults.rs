@@ -136,6 +136,9 @@ fn fifos_and_devices_are_refused_before_they_are_opened() {
             assert!(!out.exists());
         }
     }
+    // Named as the configuration file.
+    let o = run(&["lint", "--config", s(&fifo), "fixtures/healthy"]);
+    one_line_error(&o, &fifo, "not a regular file");
 }
 
 /// A file name holding every terminal and annotation attack: an OSC title,
