@@ -136,6 +136,16 @@ fn fifos_and_devices_are_refused_before_they_are_opened() {
             assert!(!out.exists());
         }
     }
+    // Beside a database, where its -wal would be: copied with it.
+    let db = dir.path().join("store.db");
+    std::fs::copy(root().join("fixtures/dispatch/seed-000.db"), &db).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.path().join("store.db-wal"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let o = run_checked(&["lint", s(&db)]);
+    one_line_error(&o, &db, "its -wal is not a regular file (a named pipe)");
     // Named as the configuration file.
     let o = run(&["lint", "--config", s(&fifo), "fixtures/healthy"]);
     one_line_error(&o, &fifo, "not a regular file");

@@ -131,6 +131,18 @@ pub fn open(path: &Path) -> Result<Snapshot> {
     let wal_mode = head[18] == 2 || head[19] == 2;
     let wal = sidecar(path, "-wal");
     let journal = sidecar(path, "-journal");
+    // A sidecar is copied with the database: a FIFO there would block the
+    // copy forever, a device never end.
+    for (side, suffix) in [(&wal, "-wal"), (&journal, "-journal")] {
+        if let Ok(meta) = std::fs::metadata(side)
+            && let Some(what) = super::not_regular(&meta)
+        {
+            return Err(Error::input(
+                path,
+                format!("its {suffix} is not a regular file ({what})"),
+            ));
+        }
+    }
     let needs_copy = wal_mode || wal.exists() || journal.exists();
     let copy = if needs_copy {
         // Private copies that killed runs left behind go first.
