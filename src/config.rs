@@ -113,6 +113,12 @@ impl Config {
 
     /// Read and validate one file.
     pub fn read(path: &Path) -> Result<Config, Error> {
+        // A FIFO would block the read forever, a device never end.
+        if let Ok(meta) = std::fs::metadata(path)
+            && !meta.is_file()
+        {
+            return Err(Error::config(path, "not a regular file"));
+        }
         let bytes = std::fs::read(path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => Error::config(path, "no such file"),
             _ => Error::config(path, crate::error::io_cause(&e)),

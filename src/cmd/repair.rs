@@ -14,6 +14,7 @@ use crate::error::Error;
 use crate::exit::EXIT_CLEAN;
 use crate::repair::{self, Report};
 use crate::report::{self, Format};
+use crate::write::atomic::Atomic;
 
 pub fn run(a: RepairArgs, out: &mut dyn Write) -> Result<u8, Error> {
     let render = report::renderer::<Report>(a.format)?;
@@ -21,17 +22,11 @@ pub fn run(a: RepairArgs, out: &mut dyn Write) -> Result<u8, Error> {
     let policy = config.repair_policy_with(a.orphan_calls, a.no_synthesize.then_some(false))?;
     let selection = config.selection(a.select.clone(), a.ignore.clone())?;
     if let Some(log) = &a.log {
-        if log.exists() && !a.force {
-            return Err(Error::Usage(format!(
-                "{} already exists; pass --force to overwrite it",
-                log.display()
-            )));
-        }
-        if a.output.as_ref() == Some(log) || log == &a.input {
-            return Err(Error::Usage(
-                "the repair log needs a path of its own".into(),
-            ));
-        }
+        let outputs: Vec<&std::path::Path> = [a.output.as_deref(), a.emit_sql.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect();
+        repair::check_log(&a.input, &outputs, log, a.force)?;
     }
     let opts = repair::Options {
         selection,
@@ -46,7 +41,7 @@ pub fn run(a: RepairArgs, out: &mut dyn Write) -> Result<u8, Error> {
     if a.in_place {
         let rep = in_place(&a.input, &opts)?;
         if let Some(log) = &a.log {
-            report::repair::write_log(&rep, log, a.force)?;
+            report::repair::write_log(&rep, Atomic::new(log)?, log, a.force)?;
         }
         render(&rep, out).map_err(out_err)?;
         return Ok(EXIT_CLEAN);
@@ -55,10 +50,40 @@ pub fn run(a: RepairArgs, out: &mut dyn Write) -> Result<u8, Error> {
         return tree(&a, &opts, render, out);
     }
     let output = if a.dry_run { None } else { a.output.as_deref() };
+    // The log's temporary file is made first: a log that cannot be
+    // written stops the repair before any copy exists.
+    let log_tmp = match &a.log {
+        Some(log) => Some((Atomic::new(log)?, log)),
+        None => None,
+    };
+    // A copy is only complete with its log: until both are in place, an
+    // interrupt removes both. Registered before they exist when the paths
+    // are free (so no window is left); when --force replaces files, once
+    // the copy replaced its file.
+    let guard = || match (output, &a.log) {
+        (Some(o), Some(l)) => Some([
+            crate::cleanup::register(o.to_path_buf()),
+            crate::cleanup::register(l.clone()),
+        ]),
+        _ => None,
+    };
+    let free = output.is_some_and(|o| !o.exists()) && a.log.as_ref().is_some_and(|l| !l.exists());
+    let mut pair = if free { guard() } else { None };
     let rep = repair::repair(&a.input, output, &opts)?;
-    if let Some(log) = &a.log {
-        report::repair::write_log(&rep, log, a.force)?;
+    if pair.is_none() {
+        pair = guard();
     }
+    if let Some((tmp, log)) = log_tmp
+        && let Err(e) = report::repair::write_log(&rep, tmp, log, a.force)
+    {
+        // A copy without its log would hold fewer payloads than the
+        // input, with the others nowhere: remove it.
+        if let Some(out) = output {
+            let _ = std::fs::remove_file(out);
+        }
+        return Err(e);
+    }
+    drop(pair);
     render(&rep, out).map_err(out_err)?;
     Ok(EXIT_CLEAN)
 }
@@ -299,7 +324,12 @@ fn in_place(input: &Path, opts: &repair::Options) -> Result<Report, Error> {
     }
     // A database has sidecars (-wal, -shm) that a rename would leave
     // behind, stale, beside the new file.
-    if crate::source::sqlite::is_sqlite(input) {
+    let mut head = [0u8; 16];
+    let is_sqlite = std::fs::File::open(input)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok()
+        && &head == crate::source::sqlite::HEADER;
+    if is_sqlite {
         return Err(Error::Usage(format!(
             "--in-place repairs session files (JSON Lines, JSON); {} is a SQLite database: repair it into a copy with -o",
             input.display()

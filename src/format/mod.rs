@@ -173,7 +173,15 @@ pub fn open_any_with(path: &Path, limits: Limits, mapping: Option<&Mapping>) -> 
     if meta.is_dir() {
         return Err(Error::input(path, "is a directory"));
     }
-    if sqlite::is_sqlite(path) {
+    // Before anything opens it: a FIFO blocks an open (or a read) forever,
+    // a device never ends.
+    if let Some(what) = crate::source::not_regular(&meta) {
+        return Err(Error::input(path, format!("not a regular file ({what})")));
+    }
+    // Read first: an unreadable file is "permission denied", whatever its
+    // name says it is.
+    let bytes = read_head(path)?;
+    if bytes.starts_with(sqlite::HEADER) {
         return open_sqlite(path, mapping);
     }
     if mapping.is_some() {
@@ -191,7 +199,6 @@ pub fn open_any_with(path: &Path, limits: Limits, mapping: Option<&Mapping>) -> 
             "not a SQLite database (no SQLite header: encrypted, e.g. with SQLCipher, or another kind of file)",
         ));
     }
-    let bytes = read_head(path)?;
     let head = Head {
         path,
         bytes: bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes),

@@ -135,15 +135,22 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Refuse outputs that would overwrite the input (or its sidecars) or an
-/// existing file without `--force`.
-fn check_output(input: &Path, output: &Path, force: bool) -> Result<()> {
-    let sidecars = ["", "-wal", "-shm", "-journal"].map(|s| {
+/// The input and its sidecars: the files a repair must never write.
+fn evidence(input: &Path) -> [PathBuf; 4] {
+    ["", "-wal", "-shm", "-journal"].map(|s| {
         let mut p = input.as_os_str().to_owned();
         p.push(s);
         PathBuf::from(p)
-    });
-    if sidecars.iter().any(|p| same_file(p, output) || p == output) {
+    })
+}
+
+/// Refuse outputs that would overwrite the input (or its sidecars) or an
+/// existing file without `--force`.
+fn check_output(input: &Path, output: &Path, force: bool) -> Result<()> {
+    if evidence(input)
+        .iter()
+        .any(|p| same_file(p, output) || p == output)
+    {
         return Err(Error::Usage(format!(
             "refusing to write the repaired copy over the input {} (it is evidence); name a new path with -o",
             output.display()
@@ -159,6 +166,28 @@ fn check_output(input: &Path, output: &Path, force: bool) -> Result<()> {
         return Err(Error::Usage(format!("{} is a directory", output.display())));
     }
     Ok(())
+}
+
+/// Refuse a repair log that would overwrite the input, its sidecars, the
+/// repaired copy (or SQL script), or an existing file without `--force`:
+/// checked exactly as the output is, `--force` or not.
+pub fn check_log(input: &Path, outputs: &[&Path], log: &Path, force: bool) -> Result<()> {
+    if evidence(input)
+        .iter()
+        .any(|p| same_file(p, log) || p == log)
+    {
+        return Err(Error::Usage(format!(
+            "refusing to write the repair log over the input {} (it is evidence); name a new path with --log",
+            log.display()
+        )));
+    }
+    if outputs.iter().any(|o| same_file(o, log) || *o == log) {
+        return Err(Error::Usage(format!(
+            "the repair log {} needs a path of its own, not the output's",
+            log.display()
+        )));
+    }
+    check_output(input, log, force)
 }
 
 /// Repair `input` into `output` (or plan only, with `dry_run`).

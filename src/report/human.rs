@@ -232,7 +232,7 @@ impl Human {
             }
             // miette prints the header without the path when no label
             // resolved; make sure the location is always there.
-            if !s.contains(&f.source.path.display().to_string()) {
+            if !s.contains(&*escape(&f.source.path.display().to_string())) {
                 s = format!("{}\n{s}", escape(&location(f)));
             }
             out.write_all(s.as_bytes())?;

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::escape::{escape, md_code, md_escape};
 use crate::model::Loc;
 use crate::repair::Report;
+use crate::write::atomic::Atomic;
 
 fn at(loc: &Loc) -> String {
     escape(&super::record(loc)).into_owned()
@@ -90,14 +91,15 @@ pub fn human(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{line}")
 }
 
-/// Write the repair log atomically.
-pub fn write_log(r: &Report, path: &Path, force: bool) -> Result<()> {
+/// Write the repair log atomically, through `tmp`, its temporary file
+/// beside `path`.
+pub fn write_log(r: &Report, tmp: Atomic, path: &Path, force: bool) -> Result<()> {
     let mut buf = Vec::new();
     super::json::write(r, &mut buf).map_err(|e| Error::Output {
         path: path.to_path_buf(),
         cause: e.to_string(),
     })?;
-    crate::write::atomic::write_bytes(path, &buf, force)
+    tmp.fill(path, &buf, force)
 }
 
 /// A markdown table of the edits and what was left, for a bug report.

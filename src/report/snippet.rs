@@ -68,7 +68,8 @@ impl Excerpt {
             data.push_str(&text);
         }
         Excerpt {
-            name: path.display().to_string(),
+            // The file name is untrusted text: miette prints it raw.
+            name: crate::escape::escape(&path.display().to_string()).into_owned(),
             data,
             lines,
         }

@@ -32,8 +32,10 @@ impl Atomic {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        // Leftovers of killed runs for this destination go first.
+        crate::cleanup::sweep(dir, &format!(".{name}."));
         let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
+            .prefix(&format!(".{name}.{}", crate::cleanup::tag()))
             .suffix(".chatfsck-tmp")
             .tempfile_in(dir)
             .map_err(|e| out_err(dest, format!("cannot create a temporary file: {e}")))?;
@@ -79,11 +81,19 @@ impl Atomic {
 /// Write a whole small file (a repair log, a SQL script) atomically. It
 /// keeps the temporary file's owner-only permissions: it holds history text.
 pub fn write_bytes(dest: &Path, bytes: &[u8], force: bool) -> Result<()> {
-    let tmp = Atomic::new(dest)?;
-    let mut w = tmp.writer(dest)?;
-    w.write_all(bytes).map_err(|e| out_err(dest, e))?;
-    finish(w, dest)?;
-    tmp.commit(dest, force, None)
+    Atomic::new(dest)?.fill(dest, bytes, force)
+}
+
+impl Atomic {
+    /// Write `bytes` to this temporary file and rename it to `dest`: for a
+    /// file whose temporary was made early, to learn that it can be
+    /// written before anything else is.
+    pub fn fill(self, dest: &Path, bytes: &[u8], force: bool) -> Result<()> {
+        let mut w = self.writer(dest)?;
+        w.write_all(bytes).map_err(|e| out_err(dest, e))?;
+        finish(w, dest)?;
+        self.commit(dest, force, None)
+    }
 }
 
 /// Flush a writer, mapping errors to the destination.

@@ -121,6 +121,7 @@ impl Writer for CodexWriter {
                 description,
                 location: loc.clone(),
                 before: None,
+                before_base64: None,
                 after: None,
                 synthesized: false,
                 ids: p.finding.ids.clone(),

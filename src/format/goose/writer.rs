@@ -95,6 +95,7 @@ fn edit(
         description,
         location: loc.clone(),
         before: None,
+        before_base64: None,
         after: None,
         synthesized,
         ids,

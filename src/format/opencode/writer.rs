@@ -109,6 +109,7 @@ impl Writer for PartWriter {
                     description,
                     location: part.loc.clone(),
                     before: None,
+                    before_base64: None,
                     after: None,
                     synthesized,
                     ids: vec![id.clone()],
