@@ -124,37 +124,10 @@ pub fn plan<'a>(
     out
 }
 
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
-    }
-}
-
 /// Refuse outputs that would overwrite the input (or its sidecars) or an
 /// existing file without `--force`.
 fn check_output(input: &Path, output: &Path, force: bool) -> Result<()> {
-    let sidecars = ["", "-wal", "-shm", "-journal"].map(|s| {
-        let mut p = input.as_os_str().to_owned();
-        p.push(s);
-        PathBuf::from(p)
-    });
-    if sidecars.iter().any(|p| same_file(p, output) || p == output) {
-        return Err(Error::Usage(format!(
-            "refusing to write the repaired copy over the input {} (it is evidence); name a new path with -o",
-            output.display()
-        )));
-    }
-    if output.exists() && !force {
-        return Err(Error::Usage(format!(
-            "{} already exists; pass --force to overwrite it",
-            output.display()
-        )));
-    }
-    if output.is_dir() {
-        return Err(Error::Usage(format!("{} is a directory", output.display())));
-    }
-    Ok(())
+    crate::write::atomic::check_dest(&[input], output, force, "the repaired copy")
 }
 
 /// Repair `input` into `output` (or plan only, with `dry_run`).
