@@ -128,7 +128,19 @@ pub struct LintArgs {
     #[arg(long, value_name = "TRACE")]
     pub trace: Option<PathBuf>,
     #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
     pub input: InputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Write the report to this file instead of standard output (atomically; never over an input)
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Overwrite the --output file if it exists
+    #[arg(long, requires = "output")]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]
@@ -150,6 +162,8 @@ pub struct InspectArgs {
     /// Output format
     #[arg(long, value_parser = FormatArg::of::<crate::inspect::Inspection>(), default_value = "human")]
     pub format: Format,
+    #[command(flatten)]
+    pub output: OutputArgs,
     #[command(flatten)]
     pub input: InputArgs,
 }
@@ -264,9 +278,10 @@ mod tests {
     fn each_format_flag_offers_only_what_its_command_writes() {
         assert_eq!(
             offered("lint"),
-            ["human", "json", "sarif", "github", "markdown"]
+            ["human", "json", "sarif", "github", "markdown", "html"]
         );
-        for command in ["inspect", "repair", "diff", "rules"] {
+        assert_eq!(offered("inspect"), ["human", "json", "markdown", "html"]);
+        for command in ["repair", "diff", "rules"] {
             assert_eq!(offered(command), ["human", "json", "markdown"], "{command}");
         }
     }
@@ -281,7 +296,7 @@ mod tests {
         };
         assert_eq!(
             refused(&["chatfsck", "inspect", "--format", "sarif", "x"]),
-            "error: `inspect` has no `sarif` output (its formats: human, json, markdown)\n"
+            "error: `inspect` has no `sarif` output (its formats: human, json, markdown, html)\n"
         );
         assert_eq!(
             refused(&["chatfsck", "rules", "--format=xml"]),

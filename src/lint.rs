@@ -94,6 +94,9 @@ pub struct FileReport {
     pub stats: Stats,
     pub findings: Vec<Finding>,
     pub crosscheck: Option<CrossCheck>,
+    /// With [`Options::detail`]: each conversation with findings, or
+    /// compared with a trace, as a report draws it (id, detail).
+    pub details: Vec<(String, crate::detail::Detail)>,
 }
 
 #[derive(Debug, Default)]
@@ -135,6 +138,9 @@ pub struct Options {
     pub mapping: Option<source::Mapping>,
     /// A trace to cross-check every store against (`--trace`).
     pub trace: Option<PathBuf>,
+    /// Keep the detail of each conversation with findings (the HTML
+    /// report draws its timeline).
+    pub detail: bool,
 }
 
 /// Run the selected rules over one conversation and mark which findings
@@ -192,6 +198,7 @@ pub fn lint_one(
     let trace = trace.filter(|_| !src.is_trace());
     let mut stats = Stats::default();
     let mut findings = Vec::new();
+    let mut details = Vec::new();
     let mut cross = trace.map(|t| CrossCheck {
         trace: t.path.clone(),
         trace_conversations: t.lock().groups().len(),
@@ -212,7 +219,9 @@ pub fn lint_one(
             .and_then(|p| p.downcast::<Checked>().ok())
             .map_or_else(|| checked(&conv, &opts.selection), |p| *p);
         stats.add(&conv_stats);
+        let flagged = !conv_findings.is_empty();
         findings.extend(conv_findings);
+        let mut prompts = None;
         if let (Some(t), Some(c)) = (trace, cross.as_mut()) {
             let cmp = crosscheck::compare(&conv, &mut t.lock())?;
             if let Some(cmp) = cmp {
@@ -224,7 +233,21 @@ pub fn lint_one(
                     &t.path,
                     &opts.selection,
                 ));
+                if opts.detail {
+                    prompts = Some(
+                        cmp.requests
+                            .iter()
+                            .map(|r| crosscheck::diff_request(&conv, r))
+                            .collect(),
+                    );
+                }
             }
+        }
+        if opts.detail && (flagged || prompts.is_some()) {
+            details.push((
+                conv.id.clone(),
+                crate::detail::of(&conv, prompts.unwrap_or_default()),
+            ));
         }
         src.done(conv);
     }
@@ -233,6 +256,7 @@ pub fn lint_one(
         stats,
         findings,
         crosscheck: cross,
+        details,
     })
 }
 
