@@ -11,7 +11,8 @@ the Python standard library only. Prints one JSON object:
    "console": [messages logged at warning or error level],
    "exceptions": [uncaught script errors],
    "requests": [every URL the page asked for, the page itself included],
-   "violations": [Content-Security-Policy violations reported]}
+   "violations": [Content-Security-Policy violations reported],
+   "dialogs": [messages of alert(), confirm() or prompt() dialogs, dismissed]}
 
 Exit status 3 when Chromium is not installed (the caller says so), 1 on any
 other failure. The network is closed to the page: every host name resolves
@@ -66,7 +67,8 @@ class Pipe:
         if session:
             msg["sessionId"] = session
         self.w.write(json.dumps(msg).encode() + b"\0")
-        return self.wait_for(lambda m: m.get("id") == self.next_id)
+        want = self.next_id
+        return self.wait_for(lambda m: m.get("id") == want)
 
     def read(self):
         while b"\0" not in self.buf:
@@ -81,6 +83,12 @@ class Pipe:
         end = time.time() + timeout
         while time.time() < end:
             m = self.read()
+            if m.get("method") == "Page.javascriptDialogOpening":
+                # An alert() would block the page: record it, dismiss it.
+                self.next_id += 1
+                self.w.write(json.dumps({"id": self.next_id, "sessionId": m.get("sessionId"),
+                                         "method": "Page.handleJavaScriptDialog",
+                                         "params": {"accept": False}}).encode() + b"\0")
             if pred(m):
                 if "error" in m:
                     raise RuntimeError(json.dumps(m["error"]))
@@ -148,7 +156,7 @@ def main():
         # Let late events (console, requests) arrive.
         pipe.send("Runtime.evaluate", {"expression": "new Promise(r => setTimeout(r, 200))",
                                        "awaitPromise": True}, session=session)
-        console, exceptions, requests, violations = [], [], [], []
+        console, exceptions, requests, violations, dialogs = [], [], [], [], []
         for m in pipe.events:
             method, p = m.get("method"), m.get("params", {})
             if method == "Runtime.consoleAPICalled" and p.get("type") in ("error", "warning", "assert"):
@@ -162,6 +170,8 @@ def main():
                     console.append(e.get("text", ""))
                     if "Content Security Policy" in e.get("text", ""):
                         violations.append(e.get("text", ""))
+            elif method == "Page.javascriptDialogOpening":
+                dialogs.append(p.get("message", ""))
             elif method == "Network.requestWillBeSent":
                 requests.append(p.get("request", {}).get("url", ""))
         if shot is not None:
@@ -169,7 +179,7 @@ def main():
                 f.write(base64.b64decode(shot))
         print(json.dumps({"value": value["result"].get("value"), "console": console,
                           "exceptions": exceptions, "requests": requests,
-                          "violations": violations}))
+                          "violations": violations, "dialogs": dialogs}))
         try:
             pipe.send("Browser.close")
         except RuntimeError:

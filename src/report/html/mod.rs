@@ -90,8 +90,35 @@ fn head(out: &mut dyn Write, title: &str) -> io::Result<()> {
     writeln!(out, "<style>{STYLE}</style>\n</head>\n<body>")
 }
 
-fn foot(out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "<script>{SCRIPT}</script>\n</body>\n</html>")
+/// The documentation of every rule with a finding on the page, once.
+fn rule_docs(out: &mut dyn Write, findings: &[&Finding]) -> io::Result<()> {
+    let rules: Vec<&crate::rules::Rule> = crate::rules::RULES
+        .iter()
+        .copied()
+        .filter(|r| findings.iter().any(|f| f.rule == r.name))
+        .collect();
+    if rules.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "<section class=\"card\" id=\"rules\">\n<h2>The rules found</h2>"
+    )?;
+    for r in rules {
+        writeln!(
+            out,
+            "<details class=\"rule\" id=\"rule-{0}\"><summary><span class=\"badge rule\">{0}</span> {1}</summary><pre>{2}</pre></details>",
+            esc(r.name),
+            esc(r.summary),
+            html_escape(r.doc, true)
+        )?;
+    }
+    writeln!(out, "</section>")
+}
+
+fn foot(out: &mut dyn Write, findings: &[&Finding]) -> io::Result<()> {
+    rule_docs(out, findings)?;
+    writeln!(out, "</main>\n<script>{SCRIPT}</script>\n</body>\n</html>")
 }
 
 /// Counts by rule and severity, and the filter that goes with them.
@@ -184,7 +211,11 @@ fn index(out: &mut dyn Write, entries: &[Entry], total: Option<u64>) -> io::Resu
             "<li data-for=\"{}\"><a href=\"#{0}\">{}</a> <span class=\"where\">{}</span> {}{}</li>",
             e.anchor,
             esc(&e.id),
-            esc(&e.file),
+            if e.file == e.id {
+                String::new()
+            } else {
+                esc(&e.file)
+            },
             if e.errors > 0 {
                 format!(
                     "<span class=\"badge sev-error\">{}</span> ",
@@ -347,8 +378,7 @@ pub fn lint(o: &Outcome, out: &mut dyn Write) -> io::Result<()> {
     }
     index(out, &entries, Some(totals.conversations))?;
     out.write_all(&sections)?;
-    writeln!(out, "</main>")?;
-    foot(out)
+    foot(out, &all)
 }
 
 /// `inspect --format html`.
@@ -373,8 +403,7 @@ pub fn inspect(ins: &Inspection, out: &mut dyn Write) -> io::Result<()> {
     )?;
     if let Some(trace) = &ins.trace {
         timeline::trace(out, trace)?;
-        writeln!(out, "</main>")?;
-        return foot(out);
+        return foot(out, &[]);
     }
     let all: Vec<&Finding> = ins
         .conversations
@@ -450,8 +479,7 @@ pub fn inspect(ins: &Inspection, out: &mut dyn Write) -> io::Result<()> {
         index(out, &entries, Some(ins.conversations.len() as u64))?;
     }
     out.write_all(&sections)?;
-    writeln!(out, "</main>")?;
-    foot(out)
+    foot(out, &all)
 }
 
 #[cfg(test)]

@@ -113,9 +113,9 @@ pub(crate) fn finding(
     if let Some(rule) = crate::rules::find(f.rule) {
         writeln!(
             out,
-            "<details class=\"help\"><summary>{}</summary><pre>{}</pre></details>",
+            "<div class=\"help\">{} <a href=\"#rule-{}\">(how to read and fix it)</a></div>",
             esc(rule.summary),
-            html_escape(rule.doc, true)
+            esc(rule.name)
         )?;
     }
     writeln!(out, "</article>")
@@ -474,9 +474,13 @@ pub(crate) fn conversation(out: &mut dyn Write, c: &Conv<'_>) -> io::Result<()> 
     let warnings = crate::finding::Severity::Warning.count(c.findings.iter().copied());
     writeln!(
         out,
-        "<summary><h2>{}</h2><span class=\"where\">{} · {}, {}</span>{}{}</summary>",
+        "<summary><h2>{}</h2><span class=\"where\">{}{}, {}</span>{}{}</summary>",
         esc(c.id),
-        esc(c.file),
+        if c.file == c.id {
+            String::new()
+        } else {
+            format!("{} · ", esc(c.file))
+        },
         plural(c.detail.messages.len(), "message", "messages"),
         plural(c.detail.links.len(), "answered call", "answered calls"),
         if errors > 0 {
