@@ -473,6 +473,47 @@ fn many_conversations_get_an_index_and_closed_sections() {
     );
 }
 
+#[test]
+fn every_kind_of_page_loads_without_an_error_or_a_request() {
+    let d = tempfile::tempdir().unwrap();
+    let mixed = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        root().join("fixtures/orphan-tool-call/kimi-2336-shell-206.jsonl"),
+        mixed.path().join("a.jsonl"),
+    )
+    .unwrap();
+    std::fs::write(mixed.path().join("b.json"), "{\"not\": \"a history\"}\n").unwrap();
+    let pages = [
+        ("trace.html", vec!["inspect", "fixtures/dispatch/traces.db"]),
+        (
+            "healthy.html",
+            vec!["inspect", "fixtures/healthy/orphan-tool-call-kimi.jsonl"],
+        ),
+        (
+            "listing.html",
+            vec!["inspect", "fixtures/dispatch/seed-000.db"],
+        ),
+        ("mixed.html", vec!["lint", mixed.path().to_str().unwrap()]),
+        ("clean.html", vec!["lint", "fixtures/healthy"]),
+    ];
+    for (name, args) in pages {
+        let page = render(d.path(), name, &args);
+        let p = browse(
+            &page,
+            r##"JSON.stringify({ready: document.documentElement.getAttribute("data-ready"),
+              notread: document.querySelectorAll(".notread li").length})"##,
+            None,
+        );
+        p.clean(&page);
+        assert_eq!(p.value["ready"], "1", "{name}");
+        let notread = if name == "mixed.html" { 1 } else { 0 };
+        assert_eq!(
+            p.value["notread"], notread,
+            "{name}: inputs not read are listed"
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------
 // -o, without a browser
 
