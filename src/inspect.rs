@@ -59,8 +59,8 @@ pub struct ConvView {
 
 impl ConvView {
     /// Drop the per-message detail, keeping the counts.
-    fn summarise(&mut self, depth: Depth) {
-        if depth == Depth::Timeline || self.errors + self.warnings == 0 {
+    fn summarise(&mut self, depth: Depth, keep: bool) {
+        if depth == Depth::Timeline || self.errors + self.warnings == 0 || !keep {
             self.detail = None;
         }
         self.timeline = Vec::new();
@@ -359,8 +359,11 @@ pub fn inspect_with(
         // Many conversations: keep counts only (and, for a report that
         // draws them, the detail of those with findings).
         if conversation.is_none() && convs.len() > 1 {
+            let mut kept = 0;
             for c in convs.iter_mut() {
-                c.summarise(depth);
+                let keep = kept < crate::lint::DETAIL_LIMIT;
+                c.summarise(depth, keep);
+                kept += usize::from(c.detail.is_some());
             }
         }
     }

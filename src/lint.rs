@@ -138,10 +138,15 @@ pub struct Options {
     pub mapping: Option<source::Mapping>,
     /// A trace to cross-check every store against (`--trace`).
     pub trace: Option<PathBuf>,
-    /// Keep the detail of each conversation with findings (the HTML
-    /// report draws its timeline).
-    pub detail: bool,
+    /// Keep the detail of conversations with findings (the HTML report
+    /// draws their timelines): of at most this many in the whole run
+    /// ([`DETAIL_LIMIT`]), so memory and the page stay bounded; 0 keeps none.
+    pub detail: usize,
 }
+
+/// Conversations an HTML report draws in full; the findings of the others
+/// are still listed, each with the command that draws it.
+pub const DETAIL_LIMIT: usize = 300;
 
 /// Run the selected rules over one conversation and mark which findings
 /// `repair` can fix in this input's format. Rules know nothing of formats;
@@ -193,6 +198,33 @@ pub fn lint_one(
     opts: &Options,
     trace: Option<&OpenTrace>,
 ) -> Result<FileReport, Error> {
+    lint_one_with(path, opts, trace, &Budget::new(opts.detail))
+}
+
+/// How many more conversations a run keeps the detail of, shared by the
+/// inputs checked in parallel.
+pub struct Budget(std::sync::atomic::AtomicUsize);
+
+impl Budget {
+    pub fn new(n: usize) -> Budget {
+        Budget(std::sync::atomic::AtomicUsize::new(n))
+    }
+
+    /// One more, if any is left.
+    fn take(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        self.0
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .is_ok()
+    }
+}
+
+fn lint_one_with(
+    path: &Path,
+    opts: &Options,
+    trace: Option<&OpenTrace>,
+    budget: &Budget,
+) -> Result<FileReport, Error> {
     let mut src = crate::format::open_with(path, opts.limits, opts.mapping.as_ref())?;
     // A trace is not cross-checked against itself.
     let trace = trace.filter(|_| !src.is_trace());
@@ -233,7 +265,7 @@ pub fn lint_one(
                     &t.path,
                     &opts.selection,
                 ));
-                if opts.detail {
+                if opts.detail > 0 {
                     prompts = Some(
                         cmp.requests
                             .iter()
@@ -243,7 +275,7 @@ pub fn lint_one(
                 }
             }
         }
-        if opts.detail && (flagged || prompts.is_some()) {
+        if (flagged || prompts.is_some()) && budget.take() {
             details.push((
                 conv.id.clone(),
                 crate::detail::of(&conv, prompts.unwrap_or_default()),
@@ -287,6 +319,7 @@ pub fn lint_with_progress(
         None => None,
     };
     let inputs = source::expand(paths)?;
+    let budget = Budget::new(opts.detail);
     progress(Progress::Started {
         inputs: inputs.len(),
     });
@@ -295,7 +328,7 @@ pub fn lint_with_progress(
         .map(|(path, explicit)| {
             // A bug met on one input fails that input, not the whole run.
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                lint_one(&path, opts, trace.as_ref())
+                lint_one_with(&path, opts, trace.as_ref(), &budget)
             }))
             .unwrap_or_else(|panic| Err(Error::internal(&path, "the check", &*panic)));
             progress(Progress::Checked { path: &path });

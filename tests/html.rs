@@ -592,3 +592,29 @@ fn output_file_is_new_never_an_input_and_stdout_without_it() {
     let log: Value = serde_json::from_slice(&std::fs::read(&sarif).unwrap()).unwrap();
     assert_eq!(log["version"], "2.1.0");
 }
+
+#[test]
+fn past_the_limit_findings_are_listed_without_their_timelines() {
+    // 301 conversations with findings: 300 drawn, one listed with the
+    // command that draws it; every one in the index.
+    let d = tempfile::tempdir().unwrap();
+    let src = std::fs::read(root().join("fixtures/hostile/html-injection.jsonl")).unwrap();
+    for i in 0..301 {
+        std::fs::write(d.path().join(format!("s{i:03}.jsonl")), &src).unwrap();
+    }
+    let o = run(&["lint", d.path().to_str().unwrap(), "--format", "html"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let page = stdout(&o);
+    assert_eq!(page.matches("<div class=\"timeline linked\"").count(), 300);
+    assert_eq!(page.matches("<li data-for=").count(), 301);
+    assert_eq!(page.matches("<section class=\"card conv").count(), 301);
+    assert_eq!(
+        page.matches("draws the timelines of the first 300").count(),
+        1
+    );
+    assert_eq!(
+        page.matches("data-rule=\"orphan-tool-call\" data-sev")
+            .count(),
+        301 + 300
+    );
+}

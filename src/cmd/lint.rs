@@ -22,7 +22,11 @@ pub fn run(a: LintArgs, out: &mut dyn Write) -> Result<u8, Error> {
         selection,
         limits: limits(&a.input),
         mapping: a.input.mapping(),
-        detail: a.format == Format::Html,
+        detail: if a.format == Format::Html {
+            lint::DETAIL_LIMIT
+        } else {
+            0
+        },
         trace: a.trace,
     };
     let mut inputs: Vec<&std::path::Path> = a.paths.iter().map(|p| p.as_path()).collect();

@@ -326,54 +326,68 @@ pub fn lint(o: &Outcome, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "</ul>")?;
     }
     writeln!(out, "</section>")?;
-    // One section per conversation the engine kept the detail of.
+    // One section per conversation with findings (or compared with a
+    // trace), in the order the input holds them: a timeline where the
+    // engine kept the detail, the findings alone otherwise.
     let detailed: usize = o.files.iter().map(|f| f.details.len()).sum();
+    let flagged: usize = o
+        .files
+        .iter()
+        .map(|f| {
+            let mut ids: Vec<&str> = f.findings.iter().map(|x| x.conversation.as_str()).collect();
+            ids.dedup();
+            ids.len()
+        })
+        .sum();
     let mut entries = Vec::new();
     let mut sections: Vec<u8> = Vec::new();
     let mut n = 0;
-    for (fi, f) in o.files.iter().enumerate() {
+    for f in &o.files {
         let path = f.info.path.display().to_string();
+        let mut order: Vec<&str> = Vec::new();
         let mut by_conv: BTreeMap<&str, Vec<&Finding>> = BTreeMap::new();
         for x in &f.findings {
-            by_conv.entry(x.conversation.as_str()).or_default().push(x);
+            let id = x.conversation.as_str();
+            if !by_conv.contains_key(id) {
+                order.push(id);
+            }
+            by_conv.entry(id).or_default().push(x);
         }
-        for (id, d) in &f.details {
-            let fs = by_conv.remove(id.as_str()).unwrap_or_default();
+        let details: BTreeMap<&str, &crate::detail::Detail> =
+            f.details.iter().map(|(id, d)| (id.as_str(), d)).collect();
+        for (id, _) in &f.details {
+            if !by_conv.contains_key(id.as_str()) {
+                order.push(id);
+            }
+        }
+        for id in order {
+            let fs = by_conv.remove(id).unwrap_or_default();
             let anchor = format!("c{n}");
+            n += 1;
             if !fs.is_empty() {
                 entries.push(Entry {
                     anchor: anchor.clone(),
                     file: path.clone(),
-                    id: id.clone(),
+                    id: id.to_string(),
                     errors: Severity::Error.count(fs.iter().copied()),
                     warnings: Severity::Warning.count(fs.iter().copied()),
                 });
             }
-            timeline::conversation(
-                &mut sections,
-                &timeline::Conv {
-                    anchor: &anchor,
-                    id,
-                    file: &path,
-                    findings: &fs,
-                    detail: d,
-                    open: detailed <= OPEN_UP_TO,
-                },
-            )?;
-            n += 1;
-        }
-        // Findings of conversations without a timeline (a file-level record).
-        let rest: Vec<&Finding> = by_conv.into_values().flatten().collect();
-        if !rest.is_empty() {
-            writeln!(
-                sections,
-                "<section class=\"card conv\" id=\"f{fi}\"><h2>Other findings in <span class=\"mono\">{}</span></h2><div class=\"findings\">",
-                esc(&path)
-            )?;
-            for (k, x) in rest.iter().enumerate() {
-                timeline::finding(&mut sections, &format!("f{fi}x{k}"), None, x)?;
+            let open = detailed.max(flagged) <= OPEN_UP_TO;
+            match details.get(id) {
+                Some(d) => timeline::conversation(
+                    &mut sections,
+                    &timeline::Conv {
+                        anchor: &anchor,
+                        id,
+                        file: &path,
+                        findings: &fs,
+                        detail: d,
+                        open,
+                    },
+                )?,
+                None => timeline::undrawn(&mut sections, &anchor, id, &path, &fs, open)?,
             }
-            writeln!(sections, "</div></section>")?;
         }
     }
     index(out, &entries, Some(totals.conversations))?;
@@ -441,6 +455,20 @@ pub fn inspect(ins: &Inspection, out: &mut dyn Write) -> io::Result<()> {
             )?;
         }
         writeln!(out, "</table>")?;
+        let undrawn = ins
+            .conversations
+            .iter()
+            .filter(|c| c.errors + c.warnings > 0 && c.detail.is_none())
+            .count();
+        if undrawn > 0 {
+            writeln!(
+                out,
+                "<p class=\"muted\">Timelines are drawn for the first {} conversations with findings; {} more are counted above. Draw one with <code>chatfsck inspect {} --conversation ID --format html -o FILE</code>.</p>",
+                crate::lint::DETAIL_LIMIT,
+                plural(undrawn, "conversation", "conversations"),
+                esc(&ins.path)
+            )?;
+        }
     }
     writeln!(out, "</section>")?;
     let detailed = ins

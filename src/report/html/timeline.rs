@@ -517,6 +517,60 @@ pub(crate) fn conversation(out: &mut dyn Write, c: &Conv<'_>) -> io::Result<()> 
     writeln!(out, "</details>\n</section>")
 }
 
+/// A conversation whose findings are listed without its timeline: the
+/// engine keeps the detail of [`crate::lint::DETAIL_LIMIT`] conversations.
+pub(crate) fn undrawn(
+    out: &mut dyn Write,
+    a: &str,
+    id: &str,
+    file: &str,
+    findings: &[&Finding],
+    open: bool,
+) -> io::Result<()> {
+    let sev = worst(findings.iter()).unwrap_or("none");
+    writeln!(
+        out,
+        "<section class=\"card conv sev-{sev}\" id=\"{a}\">\n<details{}>",
+        if open { " open" } else { "" }
+    )?;
+    let errors = crate::finding::Severity::Error.count(findings.iter().copied());
+    let warnings = crate::finding::Severity::Warning.count(findings.iter().copied());
+    writeln!(
+        out,
+        "<summary><h2>{}</h2><span class=\"where\">{}</span>{}{}</summary>",
+        esc(id),
+        if file == id { String::new() } else { esc(file) },
+        if errors > 0 {
+            format!(
+                " <span class=\"badge sev-error\">{}</span>",
+                plural(errors, "error", "errors")
+            )
+        } else {
+            String::new()
+        },
+        if warnings > 0 {
+            format!(
+                " <span class=\"badge sev-warning\">{}</span>",
+                plural(warnings, "warning", "warnings")
+            )
+        } else {
+            String::new()
+        }
+    )?;
+    writeln!(
+        out,
+        "<p class=\"muted\">This report draws the timelines of the first {} conversations with findings; draw this one with <code>chatfsck inspect {} --conversation {} --format html -o FILE</code>.</p>",
+        crate::lint::DETAIL_LIMIT,
+        esc(file),
+        esc(id)
+    )?;
+    writeln!(out, "<div class=\"findings\">")?;
+    for (k, f) in findings.iter().enumerate() {
+        finding(out, &format!("{a}-f{k}"), None, f)?;
+    }
+    writeln!(out, "</div>\n</details>\n</section>")
+}
+
 /// `inspect` of a trace: each conversation's recorded requests.
 pub(crate) fn trace(out: &mut dyn Write, convs: &[TraceConvView]) -> io::Result<()> {
     for c in convs {
