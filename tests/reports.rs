@@ -302,7 +302,7 @@ fn html_body(page: &str) -> String {
     let page = cut(&page, "<script>", "</script>");
     // The policy names the two by hash.
     let a = page.find("style-src 'sha256-").unwrap();
-    let b = page[a..].find("; img-src").unwrap();
+    let b = page[a..].find("; base-uri").unwrap();
     format!(
         "{}style-src <hash>; script-src <hash>{}",
         &page[..a],
