@@ -132,7 +132,19 @@ pub struct LintArgs {
     #[arg(long)]
     pub skip_unreadable: bool,
     #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
     pub input: InputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Write the report to this file instead of standard output (atomically; never over an input)
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Overwrite the --output file if it exists
+    #[arg(long, requires = "output")]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]
@@ -154,6 +166,8 @@ pub struct InspectArgs {
     /// Output format
     #[arg(long, value_parser = FormatArg::of::<crate::inspect::Inspection>(), default_value = "human")]
     pub format: Format,
+    #[command(flatten)]
+    pub output: OutputArgs,
     #[command(flatten)]
     pub input: InputArgs,
 }
@@ -273,9 +287,10 @@ mod tests {
     fn each_format_flag_offers_only_what_its_command_writes() {
         assert_eq!(
             offered("lint"),
-            ["human", "json", "sarif", "github", "markdown"]
+            ["human", "json", "sarif", "github", "markdown", "html"]
         );
-        for command in ["inspect", "repair", "diff", "rules"] {
+        assert_eq!(offered("inspect"), ["human", "json", "markdown", "html"]);
+        for command in ["repair", "diff", "rules"] {
             assert_eq!(offered(command), ["human", "json", "markdown"], "{command}");
         }
     }
@@ -290,7 +305,7 @@ mod tests {
         };
         assert_eq!(
             refused(&["chatfsck", "inspect", "--format", "sarif", "x"]),
-            "error: `inspect` has no `sarif` output (its formats: human, json, markdown)\n"
+            "error: `inspect` has no `sarif` output (its formats: human, json, markdown, html)\n"
         );
         assert_eq!(
             refused(&["chatfsck", "rules", "--format=xml"]),

@@ -147,25 +147,7 @@ fn evidence(input: &Path) -> [PathBuf; 4] {
 /// Refuse outputs that would overwrite the input (or its sidecars) or an
 /// existing file without `--force`.
 fn check_output(input: &Path, output: &Path, force: bool) -> Result<()> {
-    if evidence(input)
-        .iter()
-        .any(|p| same_file(p, output) || p == output)
-    {
-        return Err(Error::Usage(format!(
-            "refusing to write the repaired copy over the input {} (it is evidence); name a new path with -o",
-            output.display()
-        )));
-    }
-    if output.exists() && !force {
-        return Err(Error::Usage(format!(
-            "{} already exists; pass --force to overwrite it",
-            output.display()
-        )));
-    }
-    if output.is_dir() {
-        return Err(Error::Usage(format!("{} is a directory", output.display())));
-    }
-    Ok(())
+    crate::write::atomic::check_dest(&[input], output, force, "the repaired copy")
 }
 
 /// Refuse a repair log that would overwrite the input, its sidecars, the

@@ -22,7 +22,7 @@ impl Document for Report {
             Format::Human => Some(human),
             Format::Json => Some(super::json::write::<Report>),
             Format::Markdown => Some(markdown),
-            Format::Sarif | Format::Github => None,
+            Format::Sarif | Format::Github | Format::Html => None,
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
@@ -99,4 +99,40 @@ impl Atomic {
 /// Flush a writer, mapping errors to the destination.
 pub fn finish(mut w: BufWriter<File>, dest: &Path) -> Result<()> {
     w.flush().map_err(|e| out_err(dest, e))
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Refuse a destination that is one of the inputs or a SQLite sidecar of
+/// one (`-wal`, `-shm`, `-journal`: they are evidence), an existing file
+/// without `force`, or a directory. `what` names the output in the message.
+pub fn check_dest(inputs: &[&Path], output: &Path, force: bool, what: &str) -> Result<()> {
+    for input in inputs {
+        let sidecars = ["", "-wal", "-shm", "-journal"].map(|s| {
+            let mut p = input.as_os_str().to_owned();
+            p.push(s);
+            PathBuf::from(p)
+        });
+        if sidecars.iter().any(|p| same_file(p, output) || p == output) {
+            return Err(Error::Usage(format!(
+                "refusing to write {what} over the input {} (it is evidence); name a new path with -o",
+                output.display()
+            )));
+        }
+    }
+    if output.exists() && !force {
+        return Err(Error::Usage(format!(
+            "{} already exists; pass --force to overwrite it",
+            output.display()
+        )));
+    }
+    if output.is_dir() {
+        return Err(Error::Usage(format!("{} is a directory", output.display())));
+    }
+    Ok(())
 }
