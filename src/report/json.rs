@@ -75,6 +75,8 @@ struct FindingOut<'a> {
     summary: &'a str,
     ids: &'a [String],
     fixable: bool,
+    /// `safe`, `unsafe` (the fix invents content), or null (report only).
+    applicability: Option<&'static str>,
     notes: &'a [String],
     evidence: Vec<Evidence<'a>>,
 }
@@ -115,6 +117,7 @@ fn finding(f: &Finding) -> FindingOut<'_> {
         summary: &f.summary,
         ids: &f.ids,
         fixable: f.fixable,
+        applicability: f.fix.as_ref().map(|x| x.applicability.as_str()),
         notes: &f.notes,
         evidence: f
             .labels
