@@ -683,3 +683,44 @@ fn json_documents_repair_in_place_of_their_array() {
     assert_eq!(out["messages"][2]["role"], "tool");
     assert_eq!(lint_json(r.out.to_str().unwrap(), &[]).0, 0);
 }
+
+/// A trace is evidence of what was sent to the provider: `repair` refuses
+/// it with one line and exit 2, before anything is written. (The WAL trace
+/// used to be "repaired" into a 4 KB copy of its main file alone, without
+/// the rows that live in its -wal.)
+#[test]
+fn traces_are_never_repaired() {
+    let d = tempfile::tempdir().unwrap();
+    for (i, trace) in [
+        "fixtures/dispatch/wal/traces.db",
+        "fixtures/traces/phoenix.db",
+        "fixtures/traces/otlp-genai.jsonl",
+        "fixtures/traces/otlp-openinference.jsonl",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let out = d.path().join(format!("copy-{i}"));
+        let log = d.path().join(format!("log-{i}.json"));
+        let o = run(&[
+            "repair",
+            trace,
+            "-o",
+            out.to_str().unwrap(),
+            "--log",
+            log.to_str().unwrap(),
+        ]);
+        assert_eq!(code(&o), 2, "{trace}");
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{trace}: {err}");
+        assert!(
+            err.contains(trace) && err.contains("traces are evidence of what was sent"),
+            "{trace}: {err}"
+        );
+        assert!(
+            !out.exists() && !log.exists(),
+            "{trace}: something was written"
+        );
+    }
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+}
