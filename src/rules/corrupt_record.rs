@@ -45,9 +45,16 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         } else {
             format!("{what} {}", rec.reason)
         };
+        let mut f = ctx.finding(&RULE, None, rec.loc.clone(), summary);
+        if ctx.conv.source.dialect == crate::model::Dialect::ClaudeCode {
+            f = f.note(if rec.torn_tail {
+                "Claude Code 2.1.x skips the line on resume: what it held is lost, and the client appends after it"
+            } else {
+                "Claude Code 2.1.x skips the line on resume: what it held is lost, and the records chained to it lose their parent (see `dangling-parent`)"
+            });
+        }
         out.push(
-            ctx.finding(&RULE, None, rec.loc.clone(), summary)
-                .label(&rec.loc, format!("`{}`", preview(&rec.excerpt, 60)))
+            f.label(&rec.loc, format!("`{}`", preview(&rec.excerpt, 60)))
                 .fix(vec![crate::finding::Action::DropRecord {
                     loc: rec.loc.clone(),
                 }]),

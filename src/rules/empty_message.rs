@@ -19,6 +19,7 @@ that says nothing.
 
 ## What providers answer
 - Anthropic: `messages: text content blocks must be non-empty`
+- Anthropic: `messages: text content blocks must contain non-whitespace text`
 - Anthropic: `messages.N: all messages must have non-empty content except for the optional final assistant message`
 
 ## Example
@@ -58,15 +59,25 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         } else {
             "only empty text"
         };
-        out.push(
-            ctx.finding(
+        let mut f = ctx
+            .finding(
                 &RULE,
                 Some(mi),
                 m.loc.clone(),
                 format!("`{}` message has {what}", m.role),
             )
-            .label(&m.loc, "empty message"),
-        );
+            .label(&m.loc, "empty message");
+        if conv.source.dialect == crate::model::Dialect::ClaudeCode {
+            f = if m.role == Role::Assistant {
+                f.note("Claude Code 2.1.x drops an empty or whitespace-only assistant message on resume (and puts `No response requested.` in place of an empty final answer)")
+            } else if m.parts.is_empty() {
+                f
+            } else {
+                f.severity = crate::finding::Severity::Error;
+                f.note("Claude Code 2.1.x sends it as is, and the API refuses the request: `messages: text content blocks must contain non-whitespace text`")
+            };
+        }
+        out.push(f);
     }
 }
 

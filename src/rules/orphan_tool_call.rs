@@ -85,10 +85,22 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 format!("tool call `{id}` is never answered"),
             )
             .id(id);
+        let claude = conv.source.dialect == crate::model::Dialect::ClaudeCode;
         if let Some((pos, n)) = next_label {
+            f = f.label(
+                &n.loc,
+                format!("the conversation moves on here ({})", at(conv, pos)),
+            );
+            f = if claude {
+                f.note("Claude Code 2.1.x removes the unanswered call from the request without a word: the call is lost from the history the model sees")
+            } else {
+                f.note("providers reject the history: every tool call must be answered before the next message")
+            };
+        } else if claude {
+            f.severity = crate::finding::Severity::Warning;
             f = f
-                .label(&n.loc, format!("the conversation moves on here ({})", at(conv, pos)))
-                .note("providers reject the history: every tool call must be answered before the next message");
+                .note("a session whose last record is a tool call may simply be running: the tool has not returned yet")
+                .note("on resume, Claude Code 2.1.x answers it with an `is_error` tool_result `[Tool call interrupted: the session ended before this call's result was recorded, so its outcome is unknown. …]` and an assistant `No response requested.`, and appends both to the session file");
         } else {
             f = f.note("a crash or kill after the call was persisted leaves this tail; every resume sends it unanswered");
         }

@@ -8,9 +8,9 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
-use super::records::record::{
-    Builder, Content, Evidence, Handlers, Rec, json_error_short, parse_content,
-};
+pub mod loader;
+
+use super::records::record::{Builder, Content, Evidence, Rec, json_error_short, parse_content};
 use super::store::{Head, Opened, Probe, Store, Writing};
 use crate::error::Result;
 use crate::finding::Action;
@@ -41,15 +41,8 @@ fn supports(_: Dialect, a: &Action) -> bool {
     matches!(a, Action::DropRecord { .. })
 }
 
-/// This store reads its own records only (the detector found them first).
-static OWN: Handlers = Handlers {
-    chat: None,
-    claude_code: Some(record),
-    codex: None,
-};
-
 fn open(path: &std::path::Path, limits: Limits) -> Result<Opened> {
-    super::records::open(path, limits, &OWN).map(Opened::History)
+    loader::open(path, limits).map(Opened::History)
 }
 
 #[derive(Deserialize)]

@@ -1,0 +1,56 @@
+use super::{Ctx, Rule};
+use crate::finding::{Finding, Severity};
+
+pub static RULE: Rule = Rule {
+    name: "lone-surrogate",
+    severity: Severity::Warning,
+    summary: "a JSON string holds a lone UTF-16 surrogate escape (`\\ud800`)",
+    repair: None,
+    doc: r#"## What it does
+Finds records whose JSON text has a `\uD800`–`\uDFFF` escape that is not
+half of a surrogate pair: text cut inside an emoji, or a tool's output
+that was not valid UTF-16.
+
+## Why is this bad?
+Claude Code 2.1.x reads the record and sends U+FFFD in its place, so the
+resume works. Strict JSON readers (Rust's serde, Python with
+`surrogatepass` off, chatfsck before this rule) reject the whole line, and
+a request that carries the escape to the API is refused.
+
+## What providers answer
+- Anthropic: `The request body is not valid JSON: no low surrogate in string: line 1 column N (char N)`
+
+## Example
+```jsonl
+{"type":"user","uuid":"a","message":{"role":"user","content":"cut \ud83d here"}}
+```
+
+## Repair
+Report only.
+"#,
+    check,
+};
+
+fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(chain) = ctx.conv.chain.as_deref() else {
+        return;
+    };
+    for r in chain.records.iter().filter(|r| r.lone_surrogates > 0) {
+        let line = r.loc.line().unwrap_or(0);
+        let n = r.lone_surrogates;
+        out.push(
+            ctx.finding(
+                &RULE,
+                None,
+                r.loc.clone(),
+                format!(
+                    "line {line} has {n} lone surrogate escape{}: Claude Code sends U+FFFD in {}",
+                    if n == 1 { "" } else { "s" },
+                    if n == 1 { "its place" } else { "their place" }
+                ),
+            )
+            .label(&r.loc, "a `\\uD800`–`\\uDFFF` escape that is not half of a pair")
+            .note("strict JSON readers reject the line; sent as is, the API answers `no low surrogate in string`"),
+        );
+    }
+}
