@@ -116,6 +116,9 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             _ => continue,
         };
         let mut f = f;
+        if r.unreached == crate::model::chain::Unreached::CutOff {
+            f = f.note("this record lies above a break in the chain further down (an error of this rule): the resume does not reach it until that break is mended");
+        }
         if !matches!(r.link, Link::Broken { older: Some(_), .. }) {
             f.severity = Severity::Warning;
         }
