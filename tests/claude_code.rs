@@ -331,3 +331,167 @@ fn snapshots_of_human_and_json_output() {
         insta::assert_snapshot!(format!("claude_code_lint_json__{snap}"), json);
     }
 }
+
+/// The rules whose findings `repair` fixes in a Claude Code session.
+const REPAIRED: &[&str] = &[
+    "corrupt-record",
+    "dangling-parent",
+    "glued-records",
+    "lone-surrogate",
+    "thinking-signature",
+    "orphan-tool-call",
+    "orphan-tool-result",
+];
+
+/// Where the repaired copies of the broken fixtures are written, for the
+/// real-client check (tests/oracle.rs) to resume: one file per fixture,
+/// `<group>__<name>.jsonl`.
+pub fn repaired_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("claude-code-repaired")
+}
+
+#[test]
+fn repair_of_every_broken_fixture_is_clean_stable_and_minimal() {
+    let dir = repaired_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut failures = Vec::new();
+    for (name, want) in EXPECTED {
+        if name.starts_with("healthy/") || want.is_empty() {
+            continue;
+        }
+        let input = root().join(fixture(name));
+        let out = dir.join(name.replace('/', "__"));
+        let log = dir.join(format!("{}.log.json", name.replace('/', "__")));
+        let o = run(&[
+            "repair",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--log",
+            log.to_str().unwrap(),
+            "--force",
+        ]);
+        assert!(matches!(code(&o), 0 | 1), "{name}: {}", stderr(&o));
+        // Nothing of what repair fixes is left.
+        let (_, doc) = lint_json(out.to_str().unwrap(), &["--fail-on", "info"]);
+        let left: Vec<String> = findings(&doc)
+            .into_iter()
+            .filter(|f| REPAIRED.iter().any(|r| f.starts_with(&format!("{r} "))))
+            .collect();
+        if !left.is_empty() {
+            failures.push(format!("{name}: after repair {left:?}"));
+        }
+        // A second repair changes nothing.
+        let again = dir.join(format!("{}.again", name.replace('/', "__")));
+        run(&[
+            "repair",
+            out.to_str().unwrap(),
+            "-o",
+            again.to_str().unwrap(),
+            "--force",
+        ]);
+        if std::fs::read(&out).unwrap() != std::fs::read(&again).unwrap() {
+            failures.push(format!("{name}: a second repair changed the copy"));
+        }
+        std::fs::remove_file(&again).ok();
+        // Every line the log does not name is in the copy, in order, byte
+        // for byte.
+        let log: serde_json::Value = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
+        let edited: std::collections::HashSet<u64> = log["edits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["before"].is_string())
+            .filter_map(|e| e["location"]["line"].as_u64())
+            .collect();
+        let original = std::fs::read(&input).unwrap();
+        let copy = std::fs::read(&out).unwrap();
+        let copy_lines: Vec<&[u8]> = copy.split(|&b| b == b'\n').collect();
+        let mut at = 0;
+        for (i, line) in original.split(|&b| b == b'\n').enumerate() {
+            if edited.contains(&(i as u64 + 1)) || line.is_empty() {
+                continue;
+            }
+            match copy_lines[at..].iter().position(|l| *l == line) {
+                Some(k) => at += k + 1,
+                None => {
+                    failures.push(format!(
+                        "{name}: line {} is not in the copy as it was",
+                        i + 1
+                    ));
+                    break;
+                }
+            }
+        }
+        // The copy's changed lines are the logged ones (inserted records
+        // add lines).
+        let inserted = log["edits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["before"].is_null())
+            .count();
+        let unchanged = original
+            .split(|&b| b == b'\n')
+            .enumerate()
+            .filter(|(i, l)| !l.is_empty() && !edited.contains(&(*i as u64 + 1)))
+            .count();
+        let copy_records = copy_lines.iter().filter(|l| !l.is_empty()).count();
+        if copy_records > unchanged + edited.len() * 2 + inserted {
+            failures.push(format!(
+                "{name}: the copy has more lines than the edits explain"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
+fn repair_splits_glued_records_and_keeps_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("copy.jsonl");
+    let input = root().join(fixture("glued-records/final-answer-glued-to-summary.jsonl"));
+    let o = run(&[
+        "repair",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(matches!(code(&o), 0 | 1), "{}", stderr(&o));
+    let original = std::fs::read_to_string(&input).unwrap();
+    let copy = std::fs::read_to_string(&out).unwrap();
+    // The same bytes, with one newline more: between the two records.
+    assert_eq!(copy.len(), original.len() + 1);
+    assert_eq!(copy.replace('\n', ""), original.replace('\n', ""));
+    assert_eq!(copy.lines().count(), original.lines().count() + 1);
+}
+
+#[test]
+fn repair_answers_a_middle_call_and_chains_the_next_record_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("copy.jsonl");
+    let input = root().join(fixture("orphan-tool-call/middle-result-deleted.jsonl"));
+    run(&[
+        "repair",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let copy = std::fs::read_to_string(&out).unwrap();
+    let recs: Vec<serde_json::Value> = copy
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let call = &recs[15];
+    let result = &recs[16];
+    let next = &recs[17];
+    assert_eq!(result["parentUuid"], call["uuid"]);
+    assert_eq!(next["parentUuid"], result["uuid"]);
+    assert_eq!(result["timestamp"], call["timestamp"]);
+    let block = &result["message"]["content"][0];
+    assert_eq!(block["is_error"], true);
+    assert_eq!(
+        block["tool_use_id"], call["message"]["content"][0]["id"],
+        "{block}"
+    );
+}

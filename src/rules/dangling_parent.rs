@@ -6,7 +6,7 @@ pub static RULE: Rule = Rule {
     name: "dangling-parent",
     severity: Severity::Error,
     summary: "a record's parent is missing: the resume bridges it by timestamp, or silently drops the history before it",
-    repair: None,
+    repair: Some("re-link the record to the record before it in file order"),
     doc: r#"## What it does
 Finds records on the chain Claude Code resumes whose `parentUuid` names a
 record that is not in the file (a deleted `progress` record, a line
@@ -40,7 +40,9 @@ N line(s) that did not parse as JSON (e.g. a torn or corrupt write)`.
 ```
 
 ## Repair
-Report only for now.
+Re-links the record to the record before it in file order (never across a
+`compact_boundary`: the boundary starts the chain), so that the client
+walks the whole file; the old `parentUuid` is in the repair log.
 "#,
     check,
 };
@@ -122,7 +124,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         if !matches!(r.link, Link::Broken { older: Some(_), .. }) {
             f.severity = Severity::Warning;
         }
-        out.push(f);
+        out.push(f.fix(vec![crate::finding::Action::Relink { loc: r.loc.clone() }]));
     }
 }
 

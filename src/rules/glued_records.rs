@@ -5,7 +5,7 @@ pub static RULE: Rule = Rule {
     name: "glued-records",
     severity: Severity::Warning,
     summary: "two or more records written on one line (`…}{…`)",
-    repair: None,
+    repair: Some("write each record on a line of its own"),
     doc: r#"## What it does
 Finds lines of a JSON Lines file that hold more than one JSON value: a
 record written without its newline, the next one glued to it.
@@ -26,7 +26,8 @@ Nothing.
 ```
 
 ## Repair
-Report only.
+Writes each record on a line of its own, byte for byte; nothing is
+dropped.
 "#,
     check,
 };
@@ -47,7 +48,8 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     g.values
                 ),
             )
-            .label(&g.loc, format!("{} JSON values on one line", g.values)),
+            .label(&g.loc, format!("{} JSON values on one line", g.values))
+            .fix(vec![crate::finding::Action::SplitLine { loc: g.loc.clone() }]),
         );
     }
 }

@@ -5,7 +5,7 @@ pub static RULE: Rule = Rule {
     name: "lone-surrogate",
     severity: Severity::Warning,
     summary: "a JSON string holds a lone UTF-16 surrogate escape (`\\ud800`)",
-    repair: None,
+    repair: Some("replace each lone escape with `\\ufffd` in place"),
     doc: r#"## What it does
 Finds records whose JSON text has a `\uD800`–`\uDFFF` escape that is not
 half of a surrogate pair: text cut inside an emoji, or a tool's output
@@ -26,7 +26,8 @@ a request that carries the escape to the API is refused.
 ```
 
 ## Repair
-Report only.
+Replaces each lone escape with `\ufffd` in place (what the client sends);
+the rest of the record is untouched.
 "#,
     check,
 };
@@ -50,7 +51,8 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 ),
             )
             .label(&r.loc, "a `\\uD800`–`\\uDFFF` escape that is not half of a pair")
-            .note("strict JSON readers reject the line; sent as is, the API answers `no low surrogate in string`"),
+            .note("strict JSON readers reject the line; sent as is, the API answers `no low surrogate in string`")
+            .fix(vec![crate::finding::Action::ReplaceSurrogates { loc: r.loc.clone() }]),
         );
     }
 }

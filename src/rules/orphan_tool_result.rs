@@ -53,7 +53,8 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     )
                     .label(&r.loc, format!("no record calls `{id}`"))
                     .note("Claude Code leaves it out of the request: its content is lost")
-                    .id(id),
+                    .id(id)
+                    .fix(vec![crate::finding::Action::DropRecord { loc: r.loc.clone() }]),
                 );
             }
         }

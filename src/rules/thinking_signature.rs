@@ -6,7 +6,7 @@ pub static RULE: Rule = Rule {
     name: "thinking-signature",
     severity: Severity::Error,
     summary: "a thinking block has no signature, or one that is not well-formed",
-    repair: None,
+    repair: Some("remove the thinking block (its text kept in the repair log)"),
     doc: r#"## What it does
 Finds `thinking` blocks whose `signature` is missing, empty, or not
 well-formed base64 (cut short, or edited).
@@ -27,7 +27,9 @@ well-formed can only be checked by the server: it is not reported.
 ```
 
 ## Repair
-Report only.
+Removes the thinking block (its text goes to the repair log); a record
+left with nothing is removed and its children re-linked to its parent.
+Thinking blocks are otherwise never modified.
 "#,
     check,
 };
@@ -61,7 +63,8 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     format!("the thinking block {block} on line {line} {what}: Claude Code sends it as is and the API refuses the request"),
                 )
                 .label(&r.loc, format!("content[{block}]"))
-                .note(format!("the API answers `{answer}`")),
+                .note(format!("the API answers `{answer}`"))
+                .fix(vec![crate::finding::Action::DropThinking { loc: r.loc.clone(), block: *block }]),
             );
         }
     }

@@ -43,7 +43,15 @@ fn open(path: &std::path::Path, limits: Limits) -> Result<Opened> {
 /// Which fixes the JSON writer carries out in provider-shaped messages:
 /// every one but the store edits (chunk indices, table rows).
 fn supports(_: Dialect, a: &Action) -> bool {
-    !matches!(a, Action::RenumberIndices | Action::RebuildResults { .. })
+    !matches!(
+        a,
+        Action::RenumberIndices
+            | Action::RebuildResults { .. }
+            | Action::Relink { .. }
+            | Action::SplitLine { .. }
+            | Action::ReplaceSurrogates { .. }
+            | Action::DropThinking { .. }
+    )
 }
 
 /// The readers of every JSON family: this store reads what no other JSON

@@ -351,7 +351,7 @@ pub fn plan(
                         log.push(e);
                     }
                 }
-                Action::RenumberIndices | Action::RebuildResults { .. } => {}
+                _ => {}
             }
         }
     }
