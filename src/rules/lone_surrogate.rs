@@ -13,12 +13,13 @@ that was not valid UTF-16.
 
 ## Why is this bad?
 Claude Code 2.1.x reads the record and sends U+FFFD in its place, so the
-resume works. Strict JSON readers (Rust's serde, Python with
-`surrogatepass` off, chatfsck before this rule) reject the whole line, and
-a request that carries the escape to the API is refused.
+resume works. Strict JSON readers (Rust's serde_json and sonic-rs, for
+example) reject the whole line; Python reads it but cannot encode the text
+as UTF-8 again; and a request that carries the escape to the API is
+refused.
 
 ## What providers answer
-- Anthropic: `The request body is not valid JSON: no low surrogate in string: line 1 column N (char N)`
+- Anthropic (its JSON decoder, on a request body holding the escape): `no low surrogate in string`
 
 ## Example
 ```jsonl

@@ -17,8 +17,7 @@ refuses to send the request: every resume of the session fails (rc 1)
 until the image is removed or shrunk.
 
 ## What providers answer
-- Claude Code: `Image base64 size (7.5MB) exceeds API limit (5MB). Please resize the image before sending.`
-- Anthropic: `messages.N.content.M.image.source.base64: image exceeds 5 MB maximum`
+- Claude Code (2.1.330, before sending; rc 1): `Image base64 size (7.5MB) exceeds API limit (5MB). Please resize the image before sending.`
 
 ## Example
 ```jsonl

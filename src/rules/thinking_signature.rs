@@ -18,8 +18,8 @@ session fails. A signature with a few characters altered but still
 well-formed can only be checked by the server: it is not reported.
 
 ## What providers answer
-- Anthropic: `messages.N.content.M.thinking.signature: Field required`
-- Anthropic: ``messages.N.content.M: Invalid `signature` in `thinking` block``
+- Anthropic (no signature): `thinking.signature: Field required`
+- Anthropic (a signature it did not issue): ``Invalid `signature` in `thinking` block``
 
 ## Example
 ```jsonl
