@@ -595,7 +595,7 @@ fn result_text(raw: &str, k: usize, meta: &mut ChainRecord) -> std::result::Resu
 /// A signature as the API issues them: standard base64, padded.
 fn well_formed_base64(s: &str) -> bool {
     let b = s.as_bytes();
-    if b.len() % 4 != 0 {
+    if !b.len().is_multiple_of(4) {
         return false;
     }
     let body = b.iter().rposition(|&c| c != b'=').map_or(0, |i| i + 1);
@@ -681,9 +681,7 @@ pub fn lone_surrogates(bytes: &[u8]) -> impl Iterator<Item = (usize, u16)> + '_ 
     std::iter::from_fn(move || {
         while let Some(off) = memchr::memchr(b'\\', &bytes[i..]) {
             let at = i + off;
-            let Some(&next) = bytes.get(at + 1) else {
-                return None;
-            };
+            let &next = bytes.get(at + 1)?;
             if next != b'u' {
                 i = at + 2;
                 continue;
