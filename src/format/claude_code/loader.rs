@@ -95,7 +95,7 @@ struct Msg<'a> {
     #[serde(borrow, default)]
     role: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    content: Option<RawValue<'a>>,
+    content: Option<MsgContent<'a>>,
     #[serde(default)]
     id: Option<String>,
     #[serde(default)]
@@ -132,6 +132,72 @@ struct Block<'a> {
 struct ImageSource<'a> {
     #[serde(borrow, default)]
     data: Option<RawValue<'a>>,
+}
+
+/// A message's content, parsed in the same pass as the message: a string,
+/// a list of blocks, null, or anything else (refused by the caller).
+enum MsgContent<'a> {
+    Text(String),
+    Blocks(Vec<Block<'a>>),
+    Null,
+    Other,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for MsgContent<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
+            type Value = MsgContent<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string or a list of content blocks")
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<Self::Value, E> {
+                Ok(MsgContent::Text(v.to_string()))
+            }
+            fn visit_string<E>(self, v: String) -> std::result::Result<Self::Value, E> {
+                Ok(MsgContent::Text(v))
+            }
+            fn visit_unit<E>(self) -> std::result::Result<Self::Value, E> {
+                Ok(MsgContent::Null)
+            }
+            fn visit_none<E>(self) -> std::result::Result<Self::Value, E> {
+                Ok(MsgContent::Null)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(2));
+                while let Some(b) = seq.next_element::<Block<'a>>()? {
+                    blocks.push(b);
+                }
+                Ok(MsgContent::Blocks(blocks))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(MsgContent::Other)
+            }
+            fn visit_bool<E>(self, _: bool) -> std::result::Result<Self::Value, E> {
+                Ok(MsgContent::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> std::result::Result<Self::Value, E> {
+                Ok(MsgContent::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> std::result::Result<Self::Value, E> {
+                Ok(MsgContent::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> std::result::Result<Self::Value, E> {
+                Ok(MsgContent::Other)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
 }
 
 /// One record as read, before the walk.
@@ -212,7 +278,9 @@ fn load(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversati
             r.corrupt(loc, "contains NUL bytes".into(), bytes, torn);
             continue;
         }
-        if std::str::from_utf8(bytes).is_err() {
+        // The parser validates UTF-8 in the same pass; a line it refuses is
+        // checked again there.
+        if !r.line(bytes, lines.line, start, loc.clone(), torn) {
             if torn {
                 r.corrupt(loc, "is not valid UTF-8".into(), bytes, true);
                 continue;
@@ -224,9 +292,7 @@ fn load(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversati
                 ));
             }
             bad_utf8 = Some(lines.line);
-            continue;
         }
-        r.line(bytes, lines.line, start, loc, torn);
     }
     if let Some(line) = bad_utf8 {
         return Err(Error::input(
@@ -267,15 +333,21 @@ impl Reader {
             .push(CorruptRecord::new(loc, reason, raw, torn));
     }
 
-    /// One line: one record, or several glued together, or none.
-    fn line(&mut self, bytes: &[u8], line: u64, start: u64, loc: Loc, torn: bool) {
+    /// One line: one record, or several glued together, or none. `false`
+    /// when the line is not UTF-8 text (nothing was recorded).
+    fn line(&mut self, bytes: &[u8], line: u64, start: u64, loc: Loc, torn: bool) -> bool {
         // The common case: one record, parsed once.
         let first_err = match sonic_rs::from_slice::<Line<'_>>(bytes) {
             Ok(rec) => match self.record(rec, loc.clone(), 0, bytes) {
-                Ok(()) => return,
+                Ok(()) => return true,
                 Err(reason) => Err(reason),
             },
-            Err(e) => Ok(e),
+            Err(e) => {
+                if std::str::from_utf8(bytes).is_err() {
+                    return false;
+                }
+                Ok(e)
+            }
         };
         // The client's parser reads lone surrogates (as U+FFFD); sonic-rs
         // refuses them, in the line or inside the message.
@@ -287,13 +359,13 @@ impl Reader {
             if let Err(reason) = self.record(rec, loc.clone(), surrogates, bytes) {
                 self.corrupt(loc, reason, bytes, false);
             }
-            return;
+            return true;
         }
         let first_err = match first_err {
             Ok(e) => e,
             Err(reason) => {
                 self.corrupt(loc, reason, bytes, false);
-                return;
+                return true;
             }
         };
         // Several values on one line, as a streaming parser reads them: up
@@ -325,7 +397,7 @@ impl Reader {
         if pieces.len() < 2 && failed_at.is_none_or(|_| pieces.is_empty()) {
             let reason = sonic_error(&first_err);
             self.corrupt(loc, reason, bytes, torn && first_err.is_eof());
-            return;
+            return true;
         }
         if pieces.len() >= 2 {
             self.glued.push(Glued {
@@ -368,6 +440,7 @@ impl Reader {
                 torn,
             );
         }
+        true
     }
 
     /// Read one record; `Err` is the reason its message cannot be read
@@ -466,26 +539,25 @@ fn parse_message(
     let Some(content) = m.content else {
         return Ok((msg, false));
     };
-    let text = content.as_raw_str();
-    match text.as_bytes().first() {
-        Some(b'"') => {
-            let s: String = sonic_rs::from_str(text).map_err(|e| sonic_error(&e))?;
+    match content {
+        MsgContent::Text(s) => {
             msg.push_at(
                 PartKind::Text { text: s.into() },
                 loc.clone(),
                 Slot::Whole("content"),
             );
         }
-        Some(b'[') => {
-            let blocks: Vec<Block<'_>> = sonic_rs::from_str(text).map_err(|e| sonic_error(&e))?;
+        MsgContent::Blocks(blocks) => {
             for (k, b) in blocks.into_iter().enumerate() {
                 let kind = block(b, k, meta)?;
                 results |= matches!(kind, PartKind::ToolResult { .. });
                 msg.push_at(kind, loc.clone(), Slot::Item("content", k));
             }
         }
-        Some(b'n') => {}
-        _ => return Err("has `content` that is neither a string nor a list of parts".into()),
+        MsgContent::Null => {}
+        MsgContent::Other => {
+            return Err("has `content` that is neither a string nor a list of parts".into());
+        }
     }
     Ok((msg, results))
 }
