@@ -322,7 +322,9 @@ impl Writer for CcWriter {
             .flatten()
             .map(|(u, _)| u.clone())
             .collect();
-        let mut prev: Option<String> = None;
+        // The record before, per kind: main chain and sidechain records
+        // are never linked to each other.
+        let mut prevs: [Option<String>; 2] = [None, None];
         for s in &slots {
             let key = start_of(s.loc);
             if dropped(s) {
@@ -331,6 +333,7 @@ impl Writer for CcWriter {
             let Some(r) = s.rec else {
                 continue;
             };
+            let prev = &mut prevs[usize::from(r.sidechain)];
             let linkable = matches!(
                 r.kind,
                 RecordKind::User
@@ -422,7 +425,7 @@ impl Writer for CcWriter {
                 && r.kind != RecordKind::Progress
                 && let Some(u) = &r.uuid
             {
-                prev = Some(u.clone());
+                *prev = Some(u.clone());
             }
             if let Some(ins) = inserted_after.get(&key) {
                 for (u, text) in ins {
@@ -431,7 +434,7 @@ impl Writer for CcWriter {
                         .or_default()
                         .insert_after
                         .push(text.clone());
-                    prev = Some(u.clone());
+                    *prev = Some(u.clone());
                 }
             }
         }
