@@ -335,6 +335,7 @@ fn snapshots_of_human_and_json_output() {
 /// The rules whose findings `repair` fixes in a Claude Code session.
 const REPAIRED: &[&str] = &[
     "corrupt-record",
+    "stale-leaf",
     "dangling-parent",
     "glued-records",
     "lone-surrogate",

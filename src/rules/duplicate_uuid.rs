@@ -6,7 +6,7 @@ pub static RULE: Rule = Rule {
     name: "duplicate-uuid",
     severity: Severity::Error,
     summary: "two records share one `uuid`: the later replaces the earlier, whose content is lost",
-    repair: None,
+    repair: Some("remove the later copy of an exact duplicate (kept in the repair log)"),
     doc: r#"## What it does
 Finds records whose `uuid` an earlier record of the file already has.
 
@@ -29,7 +29,10 @@ Nothing: the client sends the later record in the earlier one's place.
 ```
 
 ## Repair
-Report only.
+Removes the later copy of an exact duplicate (kept verbatim in the repair
+log): the first copy stays, and a copy written at the end no longer moves
+the leaf. Two different records with one uuid are left as they are:
+which one is right is a person's call.
 "#,
     check,
 };
@@ -78,6 +81,12 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         } else {
             Severity::Error
         };
+        if exact {
+            // The later copy says nothing the first does not.
+            f = f.fix(vec![crate::finding::Action::DropRecord {
+                loc: r.loc.clone(),
+            }]);
+        }
         out.push(f.id(uuid));
     }
 }
