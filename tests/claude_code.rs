@@ -336,6 +336,7 @@ fn snapshots_of_human_and_json_output() {
 const REPAIRED: &[&str] = &[
     "corrupt-record",
     "stale-leaf",
+    "empty-message",
     "dangling-parent",
     "glued-records",
     "lone-surrogate",
