@@ -251,7 +251,7 @@ _chatfsck() {
             return 0
             ;;
         chatfsck__subcmd__inspect)
-            opts="-h --conversation --format --max-line-mib --table --conversation-column --index-column --role-column --content-column --help"
+            opts="-o -h --conversation --format --output --force --max-line-mib --table --conversation-column --index-column --role-column --content-column --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -262,7 +262,15 @@ _chatfsck() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "human json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json markdown html" -- "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --max-line-mib)
@@ -297,14 +305,14 @@ _chatfsck() {
             return 0
             ;;
         chatfsck__subcmd__lint)
-            opts="-h --format --select --ignore --fail-on --config --trace --max-line-mib --table --conversation-column --index-column --role-column --content-column --help"
+            opts="-o -h --format --select --ignore --fail-on --config --trace --skip-unreadable --output --force --max-line-mib --table --conversation-column --index-column --role-column --content-column --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "human json sarif github markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json sarif github markdown html" -- "${cur}"))
                     return 0
                     ;;
                 --select)
@@ -324,6 +332,14 @@ _chatfsck() {
                     return 0
                     ;;
                 --trace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -359,7 +375,7 @@ _chatfsck() {
             return 0
             ;;
         chatfsck__subcmd__repair)
-            opts="-o -h --output --emit-sql --target --dry-run --log --force --orphan-calls --no-synthesize --select --ignore --format --config --max-line-mib --table --conversation-column --index-column --role-column --content-column --help"
+            opts="-o -h --output --in-place --emit-sql --target --dry-run --log --force --orphan-calls --no-synthesize --select --ignore --format --config --max-line-mib --table --conversation-column --index-column --role-column --content-column --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -37,7 +37,8 @@ complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l format -d 'Ou
 json\t'One JSON document for programs (lint\'s: docs/json-output.md)'
 sarif\t'SARIF 2.1.0, for GitHub code scanning and other SARIF viewers'
 github\t'GitHub Actions workflow commands: annotations on the pull request'
-markdown\t'Tables that paste into an issue, a pull request or documentation'"
+markdown\t'Tables that paste into an issue, a pull request or documentation'
+html\t'One self-contained HTML page (no network, no external file): timelines with tool calls linked to their results, the findings at their messages, filters. Opens from disk; attach it to a bug report'"
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l select -d 'Run only these rules (comma-separated rule names; replaces `select` in chatfsck.toml)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l ignore -d 'Do not run these rules (comma-separated rule names; replaces `ignore` in chatfsck.toml)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l fail-on -d 'Exit 1 when a finding of this severity or higher is found [default: error]' -r -f -a "info\t''
@@ -45,25 +46,31 @@ warning\t''
 error\t''"
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l config -d 'Read settings from this file instead of the nearest chatfsck.toml (searched from the current directory upwards); flags override it' -r -F
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l trace -d 'Cross-check against the trace the app wrote (dispatch traces.db, Phoenix phoenix.db, OTLP JSON): report prompts sent that differ from the stored history, and cut-off answers stored as complete' -r -F
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -s o -l output -d 'Write the report to this file instead of standard output (atomically; never over an input)' -r -F
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l max-line-mib -d 'Longest JSONL line accepted, in MiB (a longer line is an error, not a history)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l table -d 'Read this message table of a SQLite or PostgreSQL database (one row per message; needs the four column flags)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l conversation-column -d 'Column that names the conversation of a row' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l index-column -d 'Integer column that orders the messages of a conversation' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l role-column -d 'Column holding the role (`user`, `assistant`, `system`, `tool`)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l content-column -d 'Column holding the content: Anthropic content blocks or parts (JSON), or plain text' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l skip-unreadable -d 'Do not exit 2 because a file found in a directory could not be read (it is still listed, and counted in the summary); inputs named on the command line still must be read'
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l force -d 'Overwrite the --output file if it exists'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l conversation -d 'Show only this conversation' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l format -d 'Output format' -r -f -a "human\t'Text for people: diagnostics with evidence excerpts, or tables'
 json\t'One JSON document for programs (lint\'s: docs/json-output.md)'
-markdown\t'Tables that paste into an issue, a pull request or documentation'"
+markdown\t'Tables that paste into an issue, a pull request or documentation'
+html\t'One self-contained HTML page (no network, no external file): timelines with tool calls linked to their results, the findings at their messages, filters. Opens from disk; attach it to a bug report'"
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -s o -l output -d 'Write the report to this file instead of standard output (atomically; never over an input)' -r -F
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l max-line-mib -d 'Longest JSONL line accepted, in MiB (a longer line is an error, not a history)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l table -d 'Read this message table of a SQLite or PostgreSQL database (one row per message; needs the four column flags)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l conversation-column -d 'Column that names the conversation of a row' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l index-column -d 'Integer column that orders the messages of a conversation' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l role-column -d 'Column holding the role (`user`, `assistant`, `system`, `tool`)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l content-column -d 'Column holding the content: Anthropic content blocks or parts (JSON), or plain text' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l force -d 'Overwrite the --output file if it exists'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -s o -l output -d 'Where to write the repaired copy (a new file, in the input\'s format)' -r -F
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -s o -l output -d 'Where to write the repaired copy (a new file, in the input\'s format); for a directory INPUT, a new directory that mirrors it: every history repaired (or copied as it is) at the same relative path' -r -F
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l emit-sql -d 'PostgreSQL input: write the repair as a reviewable SQL script (one transaction, idempotent INSERTs only)' -r -F
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l target -d 'PostgreSQL input: apply the repair to this other database (e.g. a restored copy); never the source' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l log -d 'Write the repair log (every edit, with removed and replaced payloads verbatim) as JSON' -r -F
@@ -82,6 +89,7 @@ complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l conversatio
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l index-column -d 'Integer column that orders the messages of a conversation' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l role-column -d 'Column holding the role (`user`, `assistant`, `system`, `tool`)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l content-column -d 'Column holding the content: Anthropic content blocks or parts (JSON), or plain text' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l in-place -d 'Repair the file itself: a timestamped backup is kept beside it first, the repaired file replaces it atomically, and nothing is replaced if the file changed meanwhile (its app may be appending to it)'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l dry-run -d 'Print the plan and write nothing'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l force -d 'Overwrite OUTPUT (and the log) if they exist; the input is never overwritten'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l no-synthesize -d 'Never invent content: unanswered calls are reported (or dropped) instead of answered with a placeholder'

@@ -7,12 +7,14 @@
 
 use std::path::PathBuf;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::exit::EXIT_INTERRUPTED;
 
 static REGISTERED: Mutex<Vec<(u64, PathBuf)>> = Mutex::new(Vec::new());
 static NEXT: AtomicU64 = AtomicU64::new(0);
+/// Set by the interrupt handler before it removes anything.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// A registered path; dropping it unregisters the path (its owner has
 /// removed it, or kept it on purpose).
@@ -39,15 +41,89 @@ fn lock() -> std::sync::MutexGuard<'static, Vec<(u64, PathBuf)>> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Remove every registered path; what is already gone is no error.
+/// Remove every registered path, a file with the `-journal`, `-wal` and
+/// `-shm` SQLite keeps beside it while it edits the file (the temporary
+/// copy of a SQLite repair); what is already gone is no error. The other
+/// threads run on until the process exits and SQLite may make a journal
+/// again in the meantime: the sidecars are removed once more after the
+/// rest, which leaves that race a window of a few instructions.
 fn remove_registered() {
-    for (_, path) in lock().drain(..) {
-        let _ = if path.is_dir() {
-            std::fs::remove_dir_all(&path)
+    let paths: Vec<PathBuf> = lock().drain(..).map(|(_, p)| p).collect();
+    let sidecars = |path: &PathBuf| {
+        for suffix in ["-journal", "-wal", "-shm"] {
+            let mut s = path.as_os_str().to_owned();
+            s.push(suffix);
+            let _ = std::fs::remove_file(PathBuf::from(s));
+        }
+    };
+    for path in &paths {
+        if path.is_dir() {
+            let _ = std::fs::remove_dir_all(path);
         } else {
-            std::fs::remove_file(&path)
-        };
+            let _ = std::fs::remove_file(path);
+            sidecars(path);
+        }
     }
+    for path in paths.iter().filter(|p| !p.is_dir()) {
+        sidecars(path);
+    }
+}
+
+/// The tag in the name of every temporary file or directory this run
+/// makes: `chatfsck-<pid>-`. A run killed with SIGKILL cleans nothing up;
+/// the pid lets a later run tell its leftovers from a live run's files
+/// ([`sweep`]).
+pub fn tag() -> String {
+    format!("chatfsck-{}-", std::process::id())
+}
+
+/// Remove, in `dir`, what runs of chatfsck that are gone left behind: the
+/// entries named `<before>chatfsck-<pid>-…` whose process no longer exists
+/// and that belong to this user, with a file's SQLite sidecars. Anything
+/// else (another user's, a live run's, a name that only looks alike) is
+/// left alone; errors are ignored (a sweep is housekeeping, never a
+/// reason to fail). Only where `/proc` tells whether a process lives.
+pub fn sweep(dir: &std::path::Path, before: &str) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(me) = std::fs::metadata("/proc/self").map(|m| m.uid()) else {
+            return;
+        };
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let prefix = format!("{before}chatfsck-");
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
+                continue;
+            };
+            let Some((pid, _)) = rest.split_once('-') else {
+                continue;
+            };
+            if pid.is_empty()
+                || !pid.bytes().all(|b| b.is_ascii_digit())
+                || std::path::Path::new("/proc").join(pid).exists()
+            {
+                continue;
+            }
+            let path = entry.path();
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if meta.uid() != me {
+                continue;
+            }
+            let _ = if meta.is_dir() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (dir, before);
 }
 
 /// On SIGINT, SIGTERM or SIGHUP: remove the registered paths, say so in one
@@ -55,8 +131,20 @@ fn remove_registered() {
 /// (one is already set, as in an embedding program) leaves the default.
 pub fn on_interrupt() {
     let _ = ctrlc::set_handler(|| {
+        INTERRUPTED.store(true, Ordering::SeqCst);
         remove_registered();
         eprintln!("error: interrupted");
         std::process::exit(EXIT_INTERRUPTED.into());
     });
+}
+
+/// Called when the command is done, before its exit code or error is
+/// reported: if an interrupt is being handled, wait for the handler to
+/// end the process. Otherwise a command whose files the handler just
+/// removed would fail on that and exit with 2 (or finish with 0) before the
+/// handler's 130, and the outcome of one signal would depend on timing.
+pub fn settle() {
+    while INTERRUPTED.load(Ordering::SeqCst) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }

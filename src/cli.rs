@@ -105,7 +105,7 @@ impl InputArgs {
 
 #[derive(Debug, Args)]
 pub struct LintArgs {
-    /// Files or directories (walked recursively for *.jsonl, *.json and SQLite *.db), or a PostgreSQL database: `postgres://user@host:port/db`, or `postgres:` for the PG* environment variables
+    /// Files or directories (walked recursively for *.jsonl, *.json, SQLite *.db, *.traj and .aider.chat.history.md; a file found there that looks like a history but cannot be read makes lint exit 2, see --skip-unreadable), or a PostgreSQL database: `postgres://user@host:port/db`, or `postgres:` for the PG* environment variables
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Output format
@@ -127,8 +127,24 @@ pub struct LintArgs {
     /// stored as complete
     #[arg(long, value_name = "TRACE")]
     pub trace: Option<PathBuf>,
+    /// Do not exit 2 because a file found in a directory could not be read (it is still listed,
+    /// and counted in the summary); inputs named on the command line still must be read
+    #[arg(long)]
+    pub skip_unreadable: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
     #[command(flatten)]
     pub input: InputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Write the report to this file instead of standard output (atomically; never over an input)
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Overwrite the --output file if it exists
+    #[arg(long, requires = "output")]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]
@@ -151,6 +167,8 @@ pub struct InspectArgs {
     #[arg(long, value_parser = FormatArg::of::<crate::inspect::Inspection>(), default_value = "human")]
     pub format: Format,
     #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
     pub input: InputArgs,
 }
 
@@ -170,17 +188,22 @@ pub struct ExplainArgs {
 
 #[derive(Debug, Args)]
 pub struct RepairArgs {
-    /// The history to repair (never modified): a file, or a PostgreSQL database (`postgres://…`)
+    /// The history to repair (never modified without --in-place): a file, a directory of them, or a PostgreSQL database (`postgres://…`)
     #[arg(value_name = "INPUT")]
     pub input: PathBuf,
-    /// Where to write the repaired copy (a new file, in the input's format)
+    /// Where to write the repaired copy (a new file, in the input's format); for a directory INPUT, a new directory
+    /// that mirrors it: every history repaired (or copied as it is) at the same relative path
     #[arg(
         short,
         long,
         value_name = "OUTPUT",
-        required_unless_present_any = ["dry_run", "emit_sql", "target"]
+        required_unless_present_any = ["dry_run", "emit_sql", "target", "in_place"]
     )]
     pub output: Option<PathBuf>,
+    /// Repair the file itself: a timestamped backup is kept beside it first, the repaired file replaces it
+    /// atomically, and nothing is replaced if the file changed meanwhile (its app may be appending to it)
+    #[arg(long, conflicts_with_all = ["output", "dry_run", "emit_sql", "target"])]
+    pub in_place: bool,
     /// PostgreSQL input: write the repair as a reviewable SQL script (one transaction, idempotent INSERTs only)
     #[arg(long, value_name = "FILE")]
     pub emit_sql: Option<PathBuf>,
@@ -264,9 +287,10 @@ mod tests {
     fn each_format_flag_offers_only_what_its_command_writes() {
         assert_eq!(
             offered("lint"),
-            ["human", "json", "sarif", "github", "markdown"]
+            ["human", "json", "sarif", "github", "markdown", "html"]
         );
-        for command in ["inspect", "repair", "diff", "rules"] {
+        assert_eq!(offered("inspect"), ["human", "json", "markdown", "html"]);
+        for command in ["repair", "diff", "rules"] {
             assert_eq!(offered(command), ["human", "json", "markdown"], "{command}");
         }
     }
@@ -281,7 +305,7 @@ mod tests {
         };
         assert_eq!(
             refused(&["chatfsck", "inspect", "--format", "sarif", "x"]),
-            "error: `inspect` has no `sarif` output (its formats: human, json, markdown)\n"
+            "error: `inspect` has no `sarif` output (its formats: human, json, markdown, html)\n"
         );
         assert_eq!(
             refused(&["chatfsck", "rules", "--format=xml"]),

@@ -4,6 +4,7 @@
 //! select = ["orphan-tool-call", "corrupt-record"]   # run only these rules
 //! ignore = ["role-order"]                           # never run these
 //! fail-on = "warning"                               # error | warning | info
+//! skip-unreadable = true   # files a directory walk cannot read: listed, not exit 2
 //!
 //! [repair]
 //! orphan-calls = "placeholder"   # placeholder | drop | report
@@ -40,6 +41,7 @@ struct File {
     select: Option<Vec<String>>,
     ignore: Option<Vec<String>>,
     fail_on: Option<Severity>,
+    skip_unreadable: Option<bool>,
     #[serde(default)]
     repair: RepairConfig,
 }
@@ -55,6 +57,9 @@ pub struct Config {
     pub ignore: Option<Vec<String>>,
     /// The lowest severity that makes `lint` exit 1.
     pub fail_on: Option<Severity>,
+    /// Whether files a directory walk found and could not read let `lint`
+    /// exit 0 or 1 (they are listed either way).
+    pub skip_unreadable: Option<bool>,
     /// The `[repair]` table as written (validated at load).
     pub repair: RepairConfig,
 }
@@ -101,12 +106,19 @@ impl Config {
             select: file.select,
             ignore: file.ignore,
             fail_on: file.fail_on,
+            skip_unreadable: file.skip_unreadable,
             repair: file.repair,
         })
     }
 
     /// Read and validate one file.
     pub fn read(path: &Path) -> Result<Config, Error> {
+        // A FIFO would block the read forever, a device never end.
+        if let Ok(meta) = std::fs::metadata(path)
+            && !meta.is_file()
+        {
+            return Err(Error::config(path, "not a regular file"));
+        }
         let bytes = std::fs::read(path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => Error::config(path, "no such file"),
             _ => Error::config(path, crate::error::io_cause(&e)),

@@ -12,6 +12,11 @@ pub enum Error {
     /// A path that is readable but holds no conversation history; directory
     /// walks skip these, a file named on the command line is an error.
     NotHistory { path: PathBuf, cause: String },
+    /// A file of a store that is read through another file (a message
+    /// file of opencode's legacy tree, read through its session file): a
+    /// directory walk skips it, since it is read; named alone, it is an
+    /// error that says which file to name.
+    PartOf { path: PathBuf, cause: String },
     /// Bad arguments.
     Usage(String),
     /// A configuration file that cannot be read or is not valid.
@@ -101,6 +106,7 @@ impl fmt::Display for Error {
         match self {
             Error::Input { path, cause }
             | Error::NotHistory { path, cause }
+            | Error::PartOf { path, cause }
             | Error::Config { path, cause }
             | Error::Output { path, cause } => {
                 write!(

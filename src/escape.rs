@@ -129,6 +129,27 @@ pub fn md_code(s: &str) -> String {
     format!("{fence}{pad}{text}{pad}{fence}")
 }
 
+/// Escape untrusted text for HTML, as element content or a quoted
+/// attribute value: `& < > " '` become entities, so no history text can
+/// open a tag, close a `<textarea>` or `<script>`, end an attribute or
+/// spell an entity; control and bidi characters are shown as `\u{..}` as
+/// on a terminal. With `block`, newlines and tabs stay (text in a `<pre>`).
+pub fn html_escape(s: &str, block: bool) -> String {
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '\n' | '\t' if block => out.push(c),
+            c => push_escaped(&mut out, c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,6 +189,19 @@ mod tests {
             md_escape("@dataclass and a@b and @"),
             "@<!-- -->dataclass and a@<!-- -->b and @"
         );
+    }
+
+    #[test]
+    fn html_cannot_open_a_tag_or_spell_an_entity() {
+        assert_eq!(
+            html_escape("</textarea><script>alert('x')</script> &amp; \"q\"", false),
+            "&lt;/textarea&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp;amp; &quot;q&quot;"
+        );
+        assert_eq!(
+            html_escape("a\nb\x1b[2J\u{202e}", false),
+            "a\\nb\\u{1b}[2J\\u{202e}"
+        );
+        assert_eq!(html_escape("a\nb\tc\r", true), "a\nb\tc\\r");
     }
 
     #[test]

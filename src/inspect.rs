@@ -28,38 +28,7 @@ pub struct Row {
     pub preview: String,
 }
 
-/// One stored chunk, as the evidence table of seed 000 shows it.
-#[derive(Debug, Serialize)]
-pub struct ChunkRow {
-    pub seq: u64,
-    pub key: String,
-    pub role: String,
-    #[serde(rename = "msgIdx")]
-    pub msg_idx: i64,
-    #[serde(rename = "chunkIdx")]
-    pub chunk_idx: i64,
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub preview: String,
-    /// Position of the true message this chunk belongs to.
-    pub message: usize,
-    /// Position of the message the index-grouping loader puts it in.
-    pub loaded_message: usize,
-}
-
-/// A message as the app's index-grouping loader builds it.
-#[derive(Debug, Serialize)]
-pub struct LoadedMessage {
-    pub position: usize,
-    pub role: String,
-    pub seq_first: u64,
-    pub seq_last: u64,
-    pub chunks: usize,
-    /// Roles of the chunks inside, in order of appearance.
-    pub chunk_roles: Vec<String>,
-    /// True messages merged into this one.
-    pub true_messages: Vec<usize>,
-}
+pub use crate::detail::{ChunkRow, LoadedMessage};
 
 #[derive(Debug, Serialize)]
 pub struct ConvView {
@@ -81,11 +50,19 @@ pub struct ConvView {
     pub chunks: Option<Vec<ChunkRow>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub loaded: Option<Vec<LoadedMessage>>,
+    /// What an HTML report draws: the findings in full and every message
+    /// with its parts and call/result links (with [`Depth::Flagged`], for
+    /// each conversation with findings even in a listing).
+    #[serde(skip)]
+    pub detail: Option<Box<(Vec<crate::finding::Finding>, crate::detail::Detail)>>,
 }
 
 impl ConvView {
     /// Drop the per-message detail, keeping the counts.
-    fn summarise(&mut self) {
+    fn summarise(&mut self, depth: Depth, keep: bool) {
+        if depth == Depth::Timeline || self.errors + self.warnings == 0 || !keep {
+            self.detail = None;
+        }
         self.timeline = Vec::new();
         self.chunks = None;
         self.loaded = None;
@@ -196,105 +173,20 @@ fn row(pos: usize, m: &crate::model::Message) -> Row {
     }
 }
 
-/// Characters of chunk content shown in evidence tables.
-const CHUNK_PREVIEW: usize = 60;
-
-fn chunk_preview(conv: &Conversation, c: &crate::model::Chunk) -> String {
-    let Some(part) = conv
-        .messages
-        .get(c.message)
-        .and_then(|m| m.parts.get(c.part))
-    else {
-        return String::new();
-    };
-    match &part.kind {
-        PartKind::Text { text } | PartKind::Thinking { text } => {
-            format!("\"{}\"", preview(text, CHUNK_PREVIEW))
-        }
-        PartKind::ToolCall {
-            name, arguments, ..
-        } => {
-            format!(
-                "{} {}",
-                preview(name, 30),
-                preview(&arguments.raw, CHUNK_PREVIEW - 20)
-            )
-        }
-        PartKind::ToolResult {
-            content, is_error, ..
-        } => format!(
-            "{}{} {}",
-            preview(c.detail.as_deref().unwrap_or_default(), 30),
-            if *is_error == Some(true) {
-                " (error)"
-            } else {
-                ""
-            },
-            preview(content, CHUNK_PREVIEW - 20)
-        ),
-        PartKind::Other { .. } => c
-            .detail
-            .as_deref()
-            .map(|d| preview(d, CHUNK_PREVIEW))
-            .unwrap_or_default(),
-    }
+/// How much of each conversation `inspect` keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Depth {
+    /// The timeline rows of one conversation; counts only in a listing.
+    Timeline,
+    /// Also the full [`crate::detail::Detail`] and findings (the HTML
+    /// report): of one conversation, or of each one with findings in a
+    /// listing.
+    Flagged,
 }
 
-fn chunk_views(conv: &Conversation) -> (Option<Vec<ChunkRow>>, Option<Vec<LoadedMessage>>) {
-    let Some(log) = &conv.chunks else {
-        return (None, None);
-    };
-    let groups = log.loaded_groups();
-    let mut loaded_of = vec![0; log.chunks.len()];
-    let mut loaded = Vec::new();
-    for (gi, g) in groups.iter().enumerate() {
-        let cs = &log.chunks[g.clone()];
-        let mut roles: Vec<String> = Vec::new();
-        let mut msgs: Vec<usize> = Vec::new();
-        for (k, c) in cs.iter().enumerate() {
-            loaded_of[g.start + k] = gi;
-            if !roles.iter().any(|r| r == c.role.as_str()) {
-                roles.push(c.role.to_string());
-            }
-            if !msgs.contains(&c.message) {
-                msgs.push(c.message);
-            }
-        }
-        loaded.push(LoadedMessage {
-            position: gi,
-            role: cs[0].role.to_string(),
-            seq_first: cs[0].seq,
-            seq_last: cs[cs.len() - 1].seq,
-            chunks: cs.len(),
-            chunk_roles: roles,
-            true_messages: msgs,
-        });
-    }
-    let rows = log
-        .chunks
-        .iter()
-        .enumerate()
-        .map(|(i, c)| ChunkRow {
-            seq: c.seq,
-            key: match &c.loc {
-                Loc::Row { key, .. } => key.to_string(),
-                Loc::Line { line, .. } => format!("line {line}"),
-            },
-            role: c.role.to_string(),
-            msg_idx: c.msg_idx,
-            chunk_idx: c.chunk_idx,
-            kind: c.kind.to_string(),
-            preview: chunk_preview(conv, c),
-            message: c.message,
-            loaded_message: loaded_of[i],
-        })
-        .collect();
-    (Some(rows), Some(loaded))
-}
-
-pub fn view(conv: &Conversation) -> ConvView {
+pub fn view(conv: &Conversation, depth: Depth) -> ConvView {
     let findings = crate::lint::check(conv, &Selection::default());
-    let (chunks, loaded) = chunk_views(conv);
+    let (chunks, loaded) = crate::detail::chunk_views(conv);
     ConvView {
         loaded_messages: loaded.as_ref().map_or(conv.messages.len(), Vec::len),
         chunk_count: conv.chunks.as_ref().map(|c| c.chunks.len()),
@@ -317,6 +209,8 @@ pub fn view(conv: &Conversation) -> ConvView {
             .enumerate()
             .map(|(i, m)| row(i, m))
             .collect(),
+        detail: (depth == Depth::Flagged)
+            .then(|| Box::new((findings, crate::detail::of(conv, Vec::new())))),
     }
 }
 
@@ -438,6 +332,17 @@ pub fn inspect(
     limits: Limits,
     mapping: Option<&source::Mapping>,
 ) -> Result<Inspection> {
+    inspect_with(path, conversation, limits, mapping, Depth::Timeline)
+}
+
+/// [`inspect`], keeping `depth` of each conversation.
+pub fn inspect_with(
+    path: &Path,
+    conversation: Option<&str>,
+    limits: Limits,
+    mapping: Option<&source::Mapping>,
+    depth: Depth,
+) -> Result<Inspection> {
     let mut src = match crate::format::open_any_with(path, limits, mapping)? {
         crate::format::Opened::Trace(mut trace) => {
             return inspect_trace(path, &mut trace, conversation);
@@ -450,11 +355,15 @@ pub fn inspect(
         if conversation.is_some_and(|want| want != conv.id) {
             continue;
         }
-        convs.push(view(&conv));
-        // Many conversations: keep counts only, so memory stays bounded.
+        convs.push(view(&conv, depth));
+        // Many conversations: keep counts only (and, for a report that
+        // draws them, the detail of those with findings).
         if conversation.is_none() && convs.len() > 1 {
+            let mut kept = 0;
             for c in convs.iter_mut() {
-                c.summarise();
+                let keep = kept < crate::lint::DETAIL_LIMIT;
+                c.summarise(depth, keep);
+                kept += usize::from(c.detail.is_some());
             }
         }
     }

@@ -12,6 +12,7 @@ pub mod cli;
 pub mod cmd;
 pub mod config;
 pub mod crosscheck;
+pub mod detail;
 pub mod diff;
 pub mod docgen;
 pub mod error;

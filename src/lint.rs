@@ -94,15 +94,24 @@ pub struct FileReport {
     pub stats: Stats,
     pub findings: Vec<Finding>,
     pub crosscheck: Option<CrossCheck>,
+    /// With [`Options::detail`]: each conversation with findings, or
+    /// compared with a trace, as a report draws it (id, detail).
+    pub details: Vec<(String, crate::detail::Detail)>,
 }
 
 #[derive(Debug, Default)]
 pub struct Outcome {
     pub files: Vec<FileReport>,
-    /// Files found by a directory walk that hold no history.
+    /// Files found by a directory walk that hold no history and do not
+    /// look like one (a `package.json`, an app's UI log or metadata).
     pub skipped: Vec<(PathBuf, String)>,
-    /// Inputs that could not be checked.
+    /// Inputs that were not read: named ones that could not be checked,
+    /// and files a directory walk found whose name or content looks like a
+    /// history but that chatfsck could not read. Never counted as clean.
     pub errors: Vec<Error>,
+    /// How many of `errors` a directory walk found (the others were named):
+    /// `--skip-unreadable` lets only these pass without exit code 2.
+    pub walked_errors: usize,
 }
 
 impl Outcome {
@@ -135,7 +144,15 @@ pub struct Options {
     pub mapping: Option<source::Mapping>,
     /// A trace to cross-check every store against (`--trace`).
     pub trace: Option<PathBuf>,
+    /// Keep the detail of conversations with findings (the HTML report
+    /// draws their timelines): of at most this many in the whole run
+    /// ([`DETAIL_LIMIT`]), so memory and the page stay bounded; 0 keeps none.
+    pub detail: usize,
 }
+
+/// Conversations an HTML report draws in full; the findings of the others
+/// are still listed, each with the command that draws it.
+pub const DETAIL_LIMIT: usize = 300;
 
 /// Run the selected rules over one conversation and mark which findings
 /// `repair` can fix in this input's format. Rules know nothing of formats;
@@ -187,11 +204,39 @@ pub fn lint_one(
     opts: &Options,
     trace: Option<&OpenTrace>,
 ) -> Result<FileReport, Error> {
+    lint_one_with(path, opts, trace, &Budget::new(opts.detail))
+}
+
+/// How many more conversations a run keeps the detail of, shared by the
+/// inputs checked in parallel.
+pub struct Budget(std::sync::atomic::AtomicUsize);
+
+impl Budget {
+    pub fn new(n: usize) -> Budget {
+        Budget(std::sync::atomic::AtomicUsize::new(n))
+    }
+
+    /// One more, if any is left.
+    fn take(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        self.0
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .is_ok()
+    }
+}
+
+fn lint_one_with(
+    path: &Path,
+    opts: &Options,
+    trace: Option<&OpenTrace>,
+    budget: &Budget,
+) -> Result<FileReport, Error> {
     let mut src = crate::format::open_with(path, opts.limits, opts.mapping.as_ref())?;
     // A trace is not cross-checked against itself.
     let trace = trace.filter(|_| !src.is_trace());
     let mut stats = Stats::default();
     let mut findings = Vec::new();
+    let mut details = Vec::new();
     let mut cross = trace.map(|t| CrossCheck {
         trace: t.path.clone(),
         trace_conversations: t.lock().groups().len(),
@@ -212,7 +257,9 @@ pub fn lint_one(
             .and_then(|p| p.downcast::<Checked>().ok())
             .map_or_else(|| checked(&conv, &opts.selection), |p| *p);
         stats.add(&conv_stats);
+        let flagged = !conv_findings.is_empty();
         findings.extend(conv_findings);
+        let mut prompts = None;
         if let (Some(t), Some(c)) = (trace, cross.as_mut()) {
             let cmp = crosscheck::compare(&conv, &mut t.lock())?;
             if let Some(cmp) = cmp {
@@ -224,7 +271,21 @@ pub fn lint_one(
                     &t.path,
                     &opts.selection,
                 ));
+                if opts.detail > 0 {
+                    prompts = Some(
+                        cmp.requests
+                            .iter()
+                            .map(|r| crosscheck::diff_request(&conv, r))
+                            .collect(),
+                    );
+                }
             }
+        }
+        if (flagged || prompts.is_some()) && budget.take() {
+            details.push((
+                conv.id.clone(),
+                crate::detail::of(&conv, prompts.unwrap_or_default()),
+            ));
         }
         src.done(conv);
     }
@@ -233,6 +294,7 @@ pub fn lint_one(
         stats,
         findings,
         crosscheck: cross,
+        details,
     })
 }
 
@@ -263,6 +325,7 @@ pub fn lint_with_progress(
         None => None,
     };
     let inputs = source::expand(paths)?;
+    let budget = Budget::new(opts.detail);
     progress(Progress::Started {
         inputs: inputs.len(),
     });
@@ -271,7 +334,7 @@ pub fn lint_with_progress(
         .map(|(path, explicit)| {
             // A bug met on one input fails that input, not the whole run.
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                lint_one(&path, opts, trace.as_ref())
+                lint_one_with(&path, opts, trace.as_ref(), &budget)
             }))
             .unwrap_or_else(|panic| Err(Error::internal(&path, "the check", &*panic)));
             progress(Progress::Checked { path: &path });
@@ -282,8 +345,19 @@ pub fn lint_with_progress(
     for (path, explicit, r) in results {
         match r {
             Ok(report) => out.files.push(report),
-            Err(Error::NotHistory { cause, .. }) if !explicit => out.skipped.push((path, cause)),
-            Err(e) => out.errors.push(e),
+            Err(Error::NotHistory { cause, .. })
+                if !explicit && !crate::format::looks_like_history(&path) =>
+            {
+                out.skipped.push((path, cause))
+            }
+            // Read through another file of the walk: not unread.
+            Err(Error::PartOf { cause, .. }) if !explicit => out.skipped.push((path, cause)),
+            Err(e) => {
+                if !explicit {
+                    out.walked_errors += 1;
+                }
+                out.errors.push(e)
+            }
         }
     }
     Ok(out)

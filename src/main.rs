@@ -29,6 +29,8 @@ fn main() -> ExitCode {
     // A bug is reported in one line with exit code 2, like any error,
     // after the panic's own message (which says where it happened).
     let run = std::panic::catch_unwind(|| chatfsck::app::run(cli));
+    // A run interrupted meanwhile ends with the interrupt's exit code.
+    chatfsck::cleanup::settle();
     let Ok(run) = run else {
         eprintln!("error: internal error: chatfsck stopped on a bug; please report it");
         return ExitCode::from(chatfsck::app::EXIT_ERROR);

@@ -2,9 +2,9 @@
 //!
 //! Needs `CHATFSCK_TEST_PG`: the URL of a database on a throwaway server, as a
 //! superuser (`postgres://user:password@host:port/db`). `.ci/run` starts one
-//! (see .ci/postgres.sh). Without it every test here prints why it is
-//! skipped and passes. Each test works in databases of its own, created from
-//! fixtures/gbrain/gbrain.pgsql and dropped afterwards.
+//! (see .ci/postgres.sh). Without it every test here fails and says so: a
+//! test that could not run never passes. Each test works in databases of its
+//! own, created from fixtures/gbrain/gbrain.pgsql and dropped afterwards.
 
 mod common;
 use common::*;
@@ -21,12 +21,9 @@ const PENDING: &str = "toolu_01qY8IHmIHbta3LeqsHH8BuK";
 fn server() -> Option<String> {
     match std::env::var("CHATFSCK_TEST_PG") {
         Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            eprintln!(
-                "skipping: CHATFSCK_TEST_PG is not set (a superuser URL of a throwaway PostgreSQL server; .ci/run starts one)"
-            );
-            None
-        }
+        _ => panic!(
+            "CHATFSCK_TEST_PG is not set: this test needs a superuser URL of a throwaway PostgreSQL server (.ci/run installs and starts one; see .ci/postgres.sh)"
+        ),
     }
 }
 

@@ -290,6 +290,44 @@ fn cells(row: &str) -> usize {
     n.saturating_sub(1)
 }
 
+/// An HTML page without its style and script (the same on every page,
+/// checked in a browser by tests/html.rs).
+fn html_body(page: &str) -> String {
+    let cut = |s: &str, open: &str, close: &str| {
+        let a = s.find(open).expect(open) + open.len();
+        let b = a + s[a..].find(close).expect(close);
+        format!("{}<{} bytes>{}", &s[..a], b - a, &s[b..])
+    };
+    let page = cut(page, "<style>", "</style>");
+    let page = cut(&page, "<script>", "</script>");
+    // The policy names the two by hash.
+    let a = page.find("style-src 'sha256-").unwrap();
+    let b = page[a..].find("; base-uri").unwrap();
+    format!(
+        "{}style-src <hash>; script-src <hash>{}",
+        &page[..a],
+        &page[a + b..]
+    )
+}
+
+#[test]
+fn snapshots_of_html() {
+    for f in [
+        "fixtures/hostile/html-injection.jsonl",
+        "fixtures/interleaved-message/anthropic-zeph-reflection.jsonl",
+    ] {
+        let page = stdout(&run(&["lint", "--format", "html", f]));
+        insta::assert_snapshot!(format!("html__{}", snapshot_name(f)), html_body(&page));
+    }
+    let page = stdout(&run(&[
+        "inspect",
+        "--format",
+        "html",
+        "fixtures/dispatch/seed-000.db",
+    ]));
+    insta::assert_snapshot!("html__inspect__dispatch__seed-000.db", html_body(&page));
+}
+
 #[test]
 fn markdown_cannot_be_broken_by_history_text() {
     let d = tempfile::tempdir().unwrap();

@@ -34,11 +34,9 @@ fn real_output_matches_the_schema() {
     )
     .unwrap();
     std::fs::write(d.path().join("package.json"), "{\"name\": \"x\"}").unwrap();
-    std::fs::write(
-        d.path().join("bad.jsonl"),
-        b"{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"user\",\"content\":\"\xff\"}\n",
-    )
-    .unwrap();
+    // Unreadable: a SQLite file cut inside its header. (A line of invalid
+    // UTF-8 is a corrupt-record finding since issue 17, not an error.)
+    std::fs::write(d.path().join("bad.db"), b"SQLite format 3\0\x10\x00").unwrap();
     let dir = d.path().to_str().unwrap();
     let cases: Vec<Vec<&str>> = vec![
         vec!["fixtures/orphan-tool-call/kimi-2336-shell-206.jsonl"],

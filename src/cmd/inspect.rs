@@ -2,21 +2,28 @@
 
 use std::io::Write;
 
-use super::{limits, out_err};
+use super::{check_output, emit, limits};
 use crate::cli::InspectArgs;
 use crate::error::Error;
 use crate::exit::EXIT_CLEAN;
-use crate::inspect::{self, Inspection};
-use crate::report;
+use crate::inspect::{self, Depth, Inspection};
+use crate::report::{self, Format};
 
 pub fn run(a: InspectArgs, out: &mut dyn Write) -> Result<u8, Error> {
     let render = report::renderer::<Inspection>(a.format)?;
-    let ins = inspect::inspect(
+    check_output(&a.output, &[&a.path])?;
+    let depth = if a.format == Format::Html {
+        Depth::Flagged
+    } else {
+        Depth::Timeline
+    };
+    let ins = inspect::inspect_with(
         &a.path,
         a.conversation.as_deref(),
         limits(&a.input),
         a.input.mapping().as_ref(),
+        depth,
     )?;
-    render(&ins, out).map_err(out_err)?;
+    emit(render, &ins, &a.output, out)?;
     Ok(EXIT_CLEAN)
 }

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use super::{limits, out_err};
+use super::{check_output, emit, limits};
 use crate::cli::LintArgs;
 use crate::config::Config;
 use crate::error::Error;
@@ -10,7 +10,7 @@ use crate::exit::{EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS};
 use crate::finding::Severity;
 use crate::lint::{self, Options, Outcome};
 use crate::progress;
-use crate::report;
+use crate::report::{self, Format};
 
 pub fn run(a: LintArgs, out: &mut dyn Write) -> Result<u8, Error> {
     let render = report::renderer::<Outcome>(a.format)?;
@@ -22,8 +22,16 @@ pub fn run(a: LintArgs, out: &mut dyn Write) -> Result<u8, Error> {
         selection,
         limits: limits(&a.input),
         mapping: a.input.mapping(),
+        detail: if a.format == Format::Html {
+            lint::DETAIL_LIMIT
+        } else {
+            0
+        },
         trace: a.trace,
     };
+    let mut inputs: Vec<&std::path::Path> = a.paths.iter().map(|p| p.as_path()).collect();
+    inputs.extend(opts.trace.as_deref());
+    check_output(&a.output, &inputs)?;
     let bar = progress::Bar::for_run(a.format);
     let outcome = lint::lint_with_progress(&a.paths, &opts, &|p| {
         if let Some(bar) = &bar {
@@ -37,8 +45,12 @@ pub fn run(a: LintArgs, out: &mut dyn Write) -> Result<u8, Error> {
     for e in &outcome.errors {
         eprintln!("error: {e}");
     }
-    render(&outcome, out).map_err(out_err)?;
-    if !outcome.errors.is_empty() {
+    emit(render, &outcome, &a.output, out)?;
+    // An input that was not read is never clean: exit 2, unless the user
+    // said files found in a directory may be left unread.
+    let skip = a.skip_unreadable || config.skip_unreadable.unwrap_or(false);
+    let named = outcome.errors.len() - outcome.walked_errors;
+    if named > 0 || (outcome.walked_errors > 0 && !skip) {
         return Ok(EXIT_ERROR);
     }
     let failing = outcome.findings().any(|f| f.severity >= fail_on);

@@ -3,11 +3,14 @@
 //! in the format asked for, and answer the exit code. [`crate::app`]
 //! dispatches to them.
 
-use std::io;
+use std::io::{self, Write};
+use std::path::Path;
 
-use crate::cli::InputArgs;
+use crate::cli::{InputArgs, OutputArgs};
 use crate::error::Error;
+use crate::report::Render;
 use crate::source::Limits;
+use crate::write::atomic;
 
 pub mod diff;
 pub mod explain;
@@ -33,4 +36,32 @@ pub fn out_err(e: io::Error) -> Error {
         path: "<stdout>".into(),
         cause: e.to_string(),
     }
+}
+
+/// Refuse a report file (`-o`) that would overwrite an input or one of its
+/// SQLite sidecars, or an existing file without `--force`: checked before
+/// any input is read, with repair's words.
+fn check_output(o: &OutputArgs, inputs: &[&Path]) -> Result<(), Error> {
+    match &o.output {
+        Some(dest) => atomic::check_dest(inputs, dest, o.force, "the report"),
+        None => Ok(()),
+    }
+}
+
+/// Write a document to standard output, or to the `-o` file: a temporary
+/// file beside it renamed into place, so an interrupted run leaves no
+/// partial report (and the file keeps owner-only permissions: it holds
+/// history text).
+fn emit<D>(render: Render<D>, doc: &D, o: &OutputArgs, out: &mut dyn Write) -> Result<(), Error> {
+    let Some(dest) = &o.output else {
+        return render(doc, out).map_err(out_err);
+    };
+    let tmp = atomic::Atomic::new(dest)?;
+    let mut w = tmp.writer(dest)?;
+    render(doc, &mut w).map_err(|e| Error::Output {
+        path: dest.clone(),
+        cause: e.to_string(),
+    })?;
+    atomic::finish(w, dest)?;
+    tmp.commit(dest, o.force, None)
 }

@@ -1,6 +1,11 @@
-//! `chatfsck repair`: write a repaired copy of a history.
+//! `chatfsck repair`: write a repaired copy of a history, a mirrored tree
+//! of repaired copies of a directory, or (`--in-place`) repair one file
+//! itself, keeping a backup.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
 
 use super::{limits, out_err};
 use crate::cli::RepairArgs;
@@ -8,25 +13,20 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::exit::EXIT_CLEAN;
 use crate::repair::{self, Report};
-use crate::report;
+use crate::report::{self, Format};
+use crate::write::atomic::Atomic;
 
 pub fn run(a: RepairArgs, out: &mut dyn Write) -> Result<u8, Error> {
     let render = report::renderer::<Report>(a.format)?;
     let config = Config::load(a.config.config.as_deref())?;
     let policy = config.repair_policy_with(a.orphan_calls, a.no_synthesize.then_some(false))?;
-    let selection = config.selection(a.select, a.ignore)?;
+    let selection = config.selection(a.select.clone(), a.ignore.clone())?;
     if let Some(log) = &a.log {
-        if log.exists() && !a.force {
-            return Err(Error::Usage(format!(
-                "{} already exists; pass --force to overwrite it",
-                log.display()
-            )));
-        }
-        if a.output.as_ref() == Some(log) || log == &a.input {
-            return Err(Error::Usage(
-                "the repair log needs a path of its own".into(),
-            ));
-        }
+        let outputs: Vec<&std::path::Path> = [a.output.as_deref(), a.emit_sql.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect();
+        repair::check_log(&a.input, &outputs, log, a.force)?;
     }
     let opts = repair::Options {
         selection,
@@ -38,11 +38,394 @@ pub fn run(a: RepairArgs, out: &mut dyn Write) -> Result<u8, Error> {
         emit_sql: a.emit_sql.clone(),
         target: a.target.clone(),
     };
-    let output = if a.dry_run { None } else { a.output.as_deref() };
-    let rep = repair::repair(&a.input, output, &opts)?;
-    if let Some(log) = &a.log {
-        report::repair::write_log(&rep, log, a.force)?;
+    if a.in_place {
+        let rep = in_place(&a.input, &opts)?;
+        if let Some(log) = &a.log {
+            report::repair::write_log(&rep, Atomic::new(log)?, log, a.force)?;
+        }
+        render(&rep, out).map_err(out_err)?;
+        return Ok(EXIT_CLEAN);
     }
+    if a.input.is_dir() {
+        return tree(&a, &opts, render, out);
+    }
+    let output = if a.dry_run { None } else { a.output.as_deref() };
+    // The log's temporary file is made first: a log that cannot be
+    // written stops the repair before any copy exists.
+    let log_tmp = match &a.log {
+        Some(log) => Some((Atomic::new(log)?, log)),
+        None => None,
+    };
+    // A copy is only complete with its log: until both are in place, an
+    // interrupt removes both. Registered before they exist when the paths
+    // are free (so no window is left); when --force replaces files, once
+    // the copy replaced its file.
+    let guard = || match (output, &a.log) {
+        (Some(o), Some(l)) => Some([
+            crate::cleanup::register(o.to_path_buf()),
+            crate::cleanup::register(l.clone()),
+        ]),
+        _ => None,
+    };
+    let free = output.is_some_and(|o| !o.exists()) && a.log.as_ref().is_some_and(|l| !l.exists());
+    let mut pair = if free { guard() } else { None };
+    let rep = repair::repair(&a.input, output, &opts)?;
+    if pair.is_none() {
+        pair = guard();
+    }
+    if let Some((tmp, log)) = log_tmp
+        && let Err(e) = report::repair::write_log(&rep, tmp, log, a.force)
+    {
+        // A copy without its log would hold fewer payloads than the
+        // input, with the others nowhere: remove it.
+        if let Some(out) = output {
+            let _ = std::fs::remove_file(out);
+        }
+        return Err(e);
+    }
+    drop(pair);
     render(&rep, out).map_err(out_err)?;
     Ok(EXIT_CLEAN)
+}
+
+/// The document of a directory repair: one report per history, and the
+/// files that could not be repaired (copied as they are).
+#[derive(Serialize)]
+struct TreeReport {
+    version: u32,
+    input: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output: Option<String>,
+    dry_run: bool,
+    files: Vec<Report>,
+    errors: Vec<TreeError>,
+}
+
+#[derive(Serialize)]
+struct TreeError {
+    path: String,
+    error: String,
+    /// The file was copied to the mirror as it is.
+    copied: bool,
+}
+
+/// `repair DIR -o OUTDIR`: every history under DIR (as `lint DIR` finds
+/// them) repaired into the same relative path under OUTDIR; a history with
+/// nothing to repair is written as an identical copy, and a file that is
+/// not a readable history is copied as it is and reported. One log for the
+/// run (`--log`): this document as JSON.
+fn tree(
+    a: &RepairArgs,
+    opts: &repair::Options,
+    render: report::Render<Report>,
+    out: &mut dyn Write,
+) -> Result<u8, Error> {
+    let dir = &a.input;
+    let outdir = match (&a.output, a.dry_run) {
+        (_, true) => None,
+        (Some(o), false) => Some(o.as_path()),
+        (None, false) => {
+            return Err(Error::Usage(
+                "repair of a directory needs -o OUTDIR (a new directory) or --dry-run".into(),
+            ));
+        }
+    };
+    if let Some(o) = outdir {
+        let (din, dout) = (std::fs::canonicalize(dir), absolute(o));
+        if let (Ok(din), Some(dout)) = (din, dout)
+            && (dout.starts_with(&din) || din.starts_with(&dout))
+        {
+            return Err(Error::Usage(format!(
+                "refusing to write the repaired tree {} inside or over the input directory {} (it is evidence); name a directory outside it",
+                o.display(),
+                dir.display()
+            )));
+        }
+        if o.is_file() {
+            return Err(Error::Usage(format!(
+                "{} is a file, not a directory",
+                o.display()
+            )));
+        }
+        if o.read_dir().is_ok_and(|mut d| d.next().is_some()) && !a.force {
+            return Err(Error::Usage(format!(
+                "{} already exists and is not empty; pass --force to write into it",
+                o.display()
+            )));
+        }
+    }
+    let files = crate::source::expand(std::slice::from_ref(dir))?;
+    let mut doc = TreeReport {
+        version: crate::finding::JSON_VERSION,
+        input: dir.display().to_string(),
+        output: outdir.map(|o| o.display().to_string()),
+        dry_run: a.dry_run,
+        files: Vec::new(),
+        errors: Vec::new(),
+    };
+    for (file, _) in files {
+        let rel = file.strip_prefix(dir).unwrap_or(&file).to_path_buf();
+        let dest = outdir.map(|o| o.join(&rel));
+        if let Some(parent) = dest.as_deref().and_then(Path::parent) {
+            std::fs::create_dir_all(parent).map_err(|e| Error::Output {
+                path: parent.to_path_buf(),
+                cause: e.to_string(),
+            })?;
+        }
+        match repair::repair(&file, dest.as_deref(), opts) {
+            Ok(rep) => doc.files.push(rep),
+            Err(e @ Error::Output { .. }) => return Err(e),
+            Err(e) => {
+                let copied = match &dest {
+                    Some(d) => copy_as_is(&file, d, a.force)?,
+                    None => false,
+                };
+                doc.errors.push(TreeError {
+                    path: file.display().to_string(),
+                    error: e.to_string(),
+                    copied,
+                });
+            }
+        }
+    }
+    if let Some(log) = &a.log {
+        let text = serde_json::to_vec_pretty(&doc).expect("the document serialises");
+        crate::write::atomic::write_bytes(log, &text, a.force)?;
+    }
+    match a.format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut *out, &doc)
+                .map_err(std::io::Error::other)
+                .map_err(out_err)?;
+            writeln!(out).map_err(out_err)?;
+        }
+        _ => {
+            for rep in &doc.files {
+                render(rep, out).map_err(out_err)?;
+            }
+            for e in &doc.errors {
+                let what = if e.copied {
+                    "copied as it is"
+                } else {
+                    "not repaired"
+                };
+                writeln!(out, "error: {} ({what})", crate::escape::escape(&e.error))
+                    .map_err(out_err)?;
+            }
+            let edited = doc.files.iter().filter(|r| !r.edits.is_empty()).count();
+            let edits: usize = doc.files.iter().map(|r| r.edits.len()).sum();
+            let verb = if a.dry_run {
+                "would repair"
+            } else {
+                "repaired"
+            };
+            let target = outdir
+                .map(|o| format!(" into {}", crate::escape::escape(&o.display().to_string())))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "{verb} {} of {} histories{target}: {edits} edits; {} unchanged; {} not readable as a history",
+                edited,
+                doc.files.len() + doc.errors.len(),
+                doc.files.len() - edited,
+                doc.errors.len()
+            )
+            .map_err(out_err)?;
+        }
+    }
+    Ok(if doc.errors.is_empty() {
+        EXIT_CLEAN
+    } else {
+        crate::exit::EXIT_ERROR
+    })
+}
+
+fn absolute(p: &Path) -> Option<PathBuf> {
+    // The output directory may not exist yet: resolve its nearest parent.
+    if let Ok(c) = std::fs::canonicalize(p) {
+        return Some(c);
+    }
+    let parent = p.parent().filter(|x| !x.as_os_str().is_empty());
+    let base = match parent {
+        Some(par) => absolute(par)?,
+        None => std::env::current_dir().ok()?,
+    };
+    Some(base.join(p.file_name()?))
+}
+
+fn copy_as_is(from: &Path, to: &Path, force: bool) -> Result<bool, Error> {
+    let bytes = std::fs::read(from).map_err(|e| Error::io(from, &e))?;
+    crate::write::atomic::write_bytes(to, &bytes, force)?;
+    Ok(true)
+}
+
+/// What is compared before the repaired file replaces the original.
+#[derive(PartialEq, Eq, Debug)]
+struct Stamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    sha256: [u8; 32],
+}
+
+fn stamp(path: &Path) -> Result<Stamp, Error> {
+    use sha2::{Digest, Sha256};
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, &e))?;
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
+    let mut h = Sha256::new();
+    std::io::copy(&mut file, &mut h).map_err(|e| Error::io(path, &e))?;
+    Ok(Stamp {
+        len: meta.len(),
+        modified: meta.modified().ok(),
+        sha256: h.finalize().into(),
+    })
+}
+
+/// `YYYYMMDDTHHMMSSZ`, UTC.
+fn utc_stamp(t: std::time::SystemTime) -> String {
+    let secs = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// `repair FILE --in-place`: repair into a temporary file beside FILE; if
+/// anything changed, copy FILE to `FILE.chatfsck-backup-<UTC time>` first,
+/// check that FILE is still what was read (size, mtime, SHA-256: its app
+/// may be appending to it), then rename the repaired file over it.
+fn in_place(input: &Path, opts: &repair::Options) -> Result<Report, Error> {
+    if crate::source::is_postgres(input) {
+        return Err(Error::Usage(
+            "--in-place repairs a file; a PostgreSQL database is never modified (use --emit-sql or --target)".into(),
+        ));
+    }
+    let meta = std::fs::metadata(input).map_err(|e| Error::io(input, &e))?;
+    if !meta.is_file() {
+        return Err(Error::Usage(format!(
+            "--in-place repairs one file; {} is not a file (repair a directory into a new one with -o OUTDIR)",
+            input.display()
+        )));
+    }
+    // A database has sidecars (-wal, -shm) that a rename would leave
+    // behind, stale, beside the new file.
+    let mut head = [0u8; 16];
+    let is_sqlite = std::fs::File::open(input)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok()
+        && &head == crate::source::sqlite::HEADER;
+    if is_sqlite {
+        return Err(Error::Usage(format!(
+            "--in-place repairs session files (JSON Lines, JSON); {} is a SQLite database: repair it into a copy with -o",
+            input.display()
+        )));
+    }
+    let before = stamp(input)?;
+    let name = input
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let dir = match input.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let tmp = dir.join(format!(".{name}.chatfsck-{}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    let cleanup = |p: &Path| {
+        let _ = std::fs::remove_file(p);
+    };
+    let mut rep = match repair::repair(input, Some(&tmp), opts) {
+        Ok(r) => r,
+        Err(e) => {
+            cleanup(&tmp);
+            return Err(e);
+        }
+    };
+    rep.input = input.display().to_string();
+    if rep.edits.is_empty() {
+        cleanup(&tmp);
+        rep.output = None;
+        return Ok(rep);
+    }
+    let changed = |what: &str| {
+        Error::input(
+            input,
+            format!(
+                "changed while it was being repaired ({what}): its app may be writing to it; nothing was replaced. Close the session and run again"
+            ),
+        )
+    };
+    // The backup: a new file, never an existing one.
+    let backup = dir.join(format!(
+        "{name}.chatfsck-backup-{}",
+        utc_stamp(std::time::SystemTime::now())
+    ));
+    let copied = (|| -> std::io::Result<()> {
+        let mut from = std::fs::File::open(input)?;
+        let mut to = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&backup)?;
+        std::io::copy(&mut from, &mut to)?;
+        to.sync_all()
+    })();
+    if let Err(e) = copied {
+        cleanup(&tmp);
+        return Err(Error::Output {
+            path: backup,
+            cause: e.to_string(),
+        });
+    }
+    let now = stamp(input)?;
+    let kept = stamp(&backup)?;
+    if now != before || kept.sha256 != before.sha256 {
+        cleanup(&tmp);
+        cleanup(&backup);
+        let what = if now.len != before.len {
+            format!("{} bytes, then {}", before.len, now.len)
+        } else if now.modified != before.modified {
+            "its modification time moved".to_string()
+        } else {
+            "its content differs".to_string()
+        };
+        return Err(changed(&what));
+    }
+    // Keep the file's permissions, then replace it in one rename.
+    let _ = std::fs::set_permissions(&tmp, meta.permissions());
+    std::fs::rename(&tmp, input).map_err(|e| {
+        cleanup(&tmp);
+        Error::Output {
+            path: input.to_path_buf(),
+            cause: e.to_string(),
+        }
+    })?;
+    rep.output = Some(input.display().to_string());
+    rep.backup = Some(backup.display().to_string());
+    Ok(rep)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn utc_stamps() {
+        // Checked with `date -u -d @1795000000 +%Y%m%dT%H%M%SZ`.
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_795_000_000);
+        assert_eq!(super::utc_stamp(t), "20261118T110640Z");
+        assert_eq!(super::utc_stamp(std::time::UNIX_EPOCH), "19700101T000000Z");
+    }
 }

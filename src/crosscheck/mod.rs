@@ -27,7 +27,7 @@ use crate::model::compare::{
 mod align;
 mod view;
 
-pub use view::{DiffConv, DiffDoc, DiffRequest, DiffRow, SentSide, StoreSide, diff};
+pub use view::{DiffConv, DiffDoc, DiffRequest, DiffRow, SentSide, StoreSide, diff, diff_request};
 
 use align::align;
 

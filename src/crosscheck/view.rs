@@ -130,7 +130,8 @@ fn sent_side(req: &RequestComparison, pos: usize) -> Option<SentSide> {
     })
 }
 
-fn diff_request(store: &Conversation, req: &RequestComparison) -> DiffRequest {
+/// One recorded request beside the stored history it was built from.
+pub fn diff_request(store: &Conversation, req: &RequestComparison) -> DiffRequest {
     let rows = req
         .rows
         .iter()

@@ -25,6 +25,10 @@ pub enum Action {
     /// Answer an unanswered tool call, by the repair's orphan policy:
     /// insert a placeholder result, or drop the call.
     AnswerCall { message: usize, part: usize },
+    /// Give a tool result the item type its call expects (Codex: a
+    /// `function_call_output` answering a `custom_tool_call` becomes a
+    /// `custom_tool_call_output`); the output itself is kept.
+    RetypeResult { message: usize, part: usize },
     /// Move messages (in order) to just after message `after`.
     MoveAfter { messages: Vec<usize>, after: usize },
     /// Renumber a chunk store's message indices so that each true message
@@ -58,6 +62,7 @@ impl Action {
             Action::RemoveResult { .. } => "remove-result",
             Action::ReplaceArguments { .. } => "replace-arguments",
             Action::AnswerCall { .. } => "answer-call",
+            Action::RetypeResult { .. } => "retype-result",
             Action::MoveAfter { .. } => "move-after",
             Action::RenumberIndices => "renumber-indices",
             Action::RebuildResults { .. } => "rebuild-results",

@@ -10,10 +10,17 @@
 //! | --- | --- | --- |
 //! | `chat/` | provider-shaped message logs: OpenAI Chat Completions, kimi-cli `context.jsonl`, Anthropic Messages | `jsonl`, `json` (`openai`, `kimi`, `anthropic`) |
 //! | `claude_code/` | Claude Code session files | `jsonl` (`claude-code`) |
+//! | `cline/` | Cline and Roo Code tasks (`api_conversation_history.json`) | `json` (`cline`, `roo-code`) |
 //! | `codex/` | Codex rollouts | `jsonl` (`codex`) |
+//! | `copilot_cli/` | GitHub Copilot CLI `events.jsonl` (report-only) | `jsonl` (`copilot-cli`) |
+//! | `cursor/` | Cursor's `state.vscdb` (composers and their bubbles) | `sqlite-kv` (`cursor`) |
+//! | `gemini_cli/` | Gemini CLI chat recordings | `jsonl`, `json` (`gemini-cli`) |
 //! | `dispatch/` | dispatch's SQLite chunk store (seed 000) | `sqlite-kv` (`dispatch`) |
+//! | `opencode/` | opencode's `opencode.db`, and its legacy `storage/` tree (≤ 1.1, read through the session files) | `sqlite-table`, `json` (`opencode`) |
+//! | `goose/` | goose's `sessions.db` (`db`), and its legacy `sessions/*.jsonl` (`legacy`) | `sqlite-table`, `jsonl` (`goose`) |
 //! | `message_table/` | gbrain's message tables (seed 003) and tables named with the mapping flags, in SQLite or PostgreSQL | `sqlite-table`, `postgres-table` (`gbrain`, `table`) |
 //! | `trace/` | traces: dispatch's `traces.db`, Arize Phoenix, OTLP JSON | `sqlite-trace` (`dispatch`, `phoenix`), `otlp-jsonl`, `otlp-json` (`gen-ai`, `openinference`) |
+//! | `unsupported/` | recognised, refused with one line: Aider, OpenHands, SWE-agent, LangGraph checkpoints, Open WebUI | — |
 //!
 //! **The detector** is [`open_any_with`]: an input is tried against
 //! [`STORES`] in that order, and the first store that recognises it reads
@@ -34,11 +41,18 @@ pub use store::{Head, Opened, Probe, Store, Writing};
 
 pub mod chat;
 pub mod claude_code;
+pub mod cline;
 pub mod codex;
+pub mod copilot_cli;
+pub mod cursor;
 pub mod dispatch;
+pub mod gemini_cli;
+pub mod goose;
 pub mod message_table;
+pub mod opencode;
 pub mod records;
 pub mod trace;
+pub mod unsupported;
 
 pub use crate::write::Writer;
 pub use message_table::Mapping;
@@ -54,6 +68,17 @@ pub static STORES: &[&Store] = &[
     &trace::dispatch::STORE,
     &trace::phoenix::STORE,
     &trace::otlp::STORE,
+    &opencode::STORE,
+    &opencode::legacy::STORE,
+    &goose::db::STORE,
+    &cursor::STORE,
+    &unsupported::SQLITE,
+    &unsupported::TEXT,
+    &copilot_cli::STORE,
+    &goose::legacy::STORE,
+    &cline::STORE,
+    &gemini_cli::STORE,
+    &gemini_cli::LEGACY,
     &claude_code::STORE,
     &codex::STORE,
     &chat::STORE,
@@ -76,6 +101,42 @@ pub fn can_apply(info: &SourceInfo, fix: &crate::finding::Fix) -> bool {
             fix.actions.iter().all(|a| supports(info.dialect, a))
         }
         Some(Writing::Never(_)) | None => false,
+    }
+}
+
+/// Files of the apps' task folders that are known not to be histories:
+/// a directory walk lists them as skipped, never as unread.
+const COMPANIONS: &[&str] = &[
+    // Cline and Roo Code: the UI log, metadata, the history index.
+    "ui_messages.json",
+    "task_metadata.json",
+    "context_history.json",
+    "history_item.json",
+    "_index.json",
+];
+
+/// Whether a file a directory walk found, and no store could read, looks
+/// like a history: then it is reported as not read (never as clean). Its
+/// name says so (a JSON Lines log, a database, a trajectory) or its
+/// content does (a JSON document with `role` or `messages` keys); a
+/// `package.json` or an app's metadata file does not.
+pub fn looks_like_history(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if COMPANIONS.contains(&name) {
+        return false;
+    }
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("jsonl" | "db" | "sqlite" | "sqlite3" | "traj" | "md") => true,
+        Some("json") => read_head(path).is_ok_and(|head| {
+            let text = String::from_utf8_lossy(&head);
+            ["\"role\"", "\"messages\""]
+                .iter()
+                .any(|k| text.contains(k))
+        }),
+        _ => false,
     }
 }
 
@@ -112,7 +173,15 @@ pub fn open_any_with(path: &Path, limits: Limits, mapping: Option<&Mapping>) -> 
     if meta.is_dir() {
         return Err(Error::input(path, "is a directory"));
     }
-    if sqlite::is_sqlite(path) {
+    // Before anything opens it: a FIFO blocks an open (or a read) forever,
+    // a device never ends.
+    if let Some(what) = crate::source::not_regular(&meta) {
+        return Err(Error::input(path, format!("not a regular file ({what})")));
+    }
+    // Read first: an unreadable file is "permission denied", whatever its
+    // name says it is.
+    let bytes = read_head(path)?;
+    if bytes.starts_with(sqlite::HEADER) {
         return open_sqlite(path, mapping);
     }
     if mapping.is_some() {
@@ -130,7 +199,6 @@ pub fn open_any_with(path: &Path, limits: Limits, mapping: Option<&Mapping>) -> 
             "not a SQLite database (no SQLite header: encrypted, e.g. with SQLCipher, or another kind of file)",
         ));
     }
-    let bytes = read_head(path)?;
     let head = Head {
         path,
         bytes: bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes),
@@ -175,7 +243,10 @@ fn open_sqlite(path: &Path, mapping: Option<&Mapping>) -> Result<Opened> {
             if detect(&snap.conn, &tables).map_err(|cause| Error::input(path, cause))? {
                 return open(path, snap);
             }
-            tried.push(store.name);
+            // Stores that only recognise (and refuse) are not readers tried.
+            if !store.formats.is_empty() {
+                tried.push(store.name);
+            }
         }
     }
     // Say why it is not a message table, the store most databases are

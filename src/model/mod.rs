@@ -13,6 +13,7 @@ pub mod chain;
 mod chunks;
 pub mod compare;
 pub mod pairing;
+mod signatures;
 mod source;
 mod table;
 #[cfg(test)]
@@ -21,6 +22,7 @@ mod text;
 mod trace;
 
 pub use chunks::{Chunk, ChunkLog};
+pub use signatures::Signatures;
 pub use source::{Dialect, Format, SourceInfo};
 pub use table::{ExecStatus, Execution, Executions, MessageTable, output_text};
 pub use text::Text;
@@ -359,6 +361,22 @@ impl CorruptRecord {
     }
 }
 
+/// A record a store names but does not hold: a conversation's own list of
+/// its messages pointing at a row that is not there (Cursor's
+/// `fullConversationHeadersOnly` naming a missing bubble).
+#[derive(Debug, Clone)]
+pub struct MissingRecord {
+    /// The record that names the missing one.
+    pub loc: Loc,
+    /// Where in that record, e.g. `fullConversationHeadersOnly[1]`.
+    pub field: String,
+    /// The key the missing record would have.
+    pub key: String,
+    /// Position of the first message read after the missing record (the
+    /// number of messages when none follows).
+    pub before_message: usize,
+}
+
 /// A conversation: the unit every rule checks.
 #[derive(Debug, Clone)]
 pub struct Conversation {
@@ -380,6 +398,22 @@ pub struct Conversation {
     /// For apps that chain records by parent links (Claude Code): the
     /// record tree and the walk the client makes on resume.
     pub chain: Option<Box<chain::Chain>>,
+    /// Records the conversation names but the store does not hold.
+    pub missing: Vec<MissingRecord>,
+    /// Tool calls the app leaves unanswered on purpose (Cline's accepted
+    /// `attempt_completion`): not orphans, reported for information.
+    pub by_design: Vec<ByDesign>,
+    /// Gemini: the model of each model turn and the signed function calls.
+    pub signatures: Option<Box<Signatures>>,
+}
+
+/// A tool call its app never answers, by design: (message, part) and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ByDesign {
+    pub message: usize,
+    pub part: usize,
+    /// Why the app leaves it unanswered, in one sentence.
+    pub why: &'static str,
 }
 
 impl Conversation {
@@ -394,6 +428,9 @@ impl Conversation {
             table: None,
             trace: None,
             chain: None,
+            missing: Vec::new(),
+            by_design: Vec::new(),
+            signatures: None,
         }
     }
 }

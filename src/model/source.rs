@@ -66,6 +66,8 @@ pub enum Dialect {
     Anthropic,
     ClaudeCode,
     Codex,
+    /// Gemini CLI chat recordings (`~/.gemini/tmp/<project>/chats/session-*.json[l]`).
+    GeminiCli,
     Dispatch,
     Gbrain,
     /// A message table named with the mapping flags.
@@ -73,6 +75,12 @@ pub enum Dialect {
     Phoenix,
     OpenInference,
     GenAi,
+    Opencode,
+    Goose,
+    Cursor,
+    Cline,
+    RooCode,
+    CopilotCli,
 }
 
 impl Dialect {
@@ -84,12 +92,19 @@ impl Dialect {
             Dialect::Anthropic => "anthropic",
             Dialect::ClaudeCode => "claude-code",
             Dialect::Codex => "codex",
+            Dialect::GeminiCli => "gemini-cli",
             Dialect::Dispatch => "dispatch",
             Dialect::Gbrain => "gbrain",
             Dialect::Table => "table",
             Dialect::Phoenix => "phoenix",
             Dialect::OpenInference => "openinference",
             Dialect::GenAi => "gen-ai",
+            Dialect::Opencode => "opencode",
+            Dialect::Goose => "goose",
+            Dialect::Cursor => "cursor",
+            Dialect::Cline => "cline",
+            Dialect::RooCode => "roo-code",
+            Dialect::CopilotCli => "copilot-cli",
         }
     }
 }

@@ -61,6 +61,10 @@ pub struct Report {
     pub target: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub inserted: Option<u64>,
+    /// `--in-place`: the copy of the input kept beside it before it was
+    /// replaced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backup: Option<String>,
     pub edits: Vec<Edit>,
     pub left: Vec<Left>,
 }
@@ -131,30 +135,41 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Refuse outputs that would overwrite the input (or its sidecars) or an
-/// existing file without `--force`.
-fn check_output(input: &Path, output: &Path, force: bool) -> Result<()> {
-    let sidecars = ["", "-wal", "-shm", "-journal"].map(|s| {
+/// The input and its sidecars: the files a repair must never write.
+fn evidence(input: &Path) -> [PathBuf; 4] {
+    ["", "-wal", "-shm", "-journal"].map(|s| {
         let mut p = input.as_os_str().to_owned();
         p.push(s);
         PathBuf::from(p)
-    });
-    if sidecars.iter().any(|p| same_file(p, output) || p == output) {
+    })
+}
+
+/// Refuse outputs that would overwrite the input (or its sidecars) or an
+/// existing file without `--force`.
+fn check_output(input: &Path, output: &Path, force: bool) -> Result<()> {
+    crate::write::atomic::check_dest(&[input], output, force, "the repaired copy")
+}
+
+/// Refuse a repair log that would overwrite the input, its sidecars, the
+/// repaired copy (or SQL script), or an existing file without `--force`:
+/// checked exactly as the output is, `--force` or not.
+pub fn check_log(input: &Path, outputs: &[&Path], log: &Path, force: bool) -> Result<()> {
+    if evidence(input)
+        .iter()
+        .any(|p| same_file(p, log) || p == log)
+    {
         return Err(Error::Usage(format!(
-            "refusing to write the repaired copy over the input {} (it is evidence); name a new path with -o",
-            output.display()
+            "refusing to write the repair log over the input {} (it is evidence); name a new path with --log",
+            log.display()
         )));
     }
-    if output.exists() && !force {
+    if outputs.iter().any(|o| same_file(o, log) || *o == log) {
         return Err(Error::Usage(format!(
-            "{} already exists; pass --force to overwrite it",
-            output.display()
+            "the repair log {} needs a path of its own, not the output's",
+            log.display()
         )));
     }
-    if output.is_dir() {
-        return Err(Error::Usage(format!("{} is a directory", output.display())));
-    }
-    Ok(())
+    check_output(input, log, force)
 }
 
 /// Repair `input` into `output` (or plan only, with `dry_run`).
@@ -249,6 +264,7 @@ pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Rep
         sql: log.sql,
         target: log.target,
         inserted: log.inserted,
+        backup: None,
         edits: log.edits,
         left: log.left,
     })

@@ -43,7 +43,7 @@ impl Document for DiffDoc {
             Format::Human => Some(human),
             Format::Json => Some(json),
             // `inspect --format markdown TRACE` has the requests as tables.
-            Format::Markdown | Format::Sarif | Format::Github => None,
+            Format::Markdown | Format::Sarif | Format::Github | Format::Html => None,
         }
     }
 }

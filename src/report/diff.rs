@@ -112,7 +112,7 @@ impl Document for Diff {
             Format::Human => Some(|d, out| human(d, super::use_color(), out)),
             Format::Json => Some(super::json::write::<Diff>),
             Format::Markdown => Some(markdown),
-            Format::Sarif | Format::Github => None,
+            Format::Sarif | Format::Github | Format::Html => None,
         }
     }
 }

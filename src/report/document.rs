@@ -31,6 +31,10 @@ pub enum Format {
     Github,
     /// Tables that paste into an issue, a pull request or documentation.
     Markdown,
+    /// One self-contained HTML page (no network, no external file):
+    /// timelines with tool calls linked to their results, the findings at
+    /// their messages, filters. Opens from disk; attach it to a bug report.
+    Html,
 }
 
 impl Format {

@@ -184,7 +184,10 @@ pub fn summary_line(o: &Outcome) -> String {
         o.count(Severity::Warning),
         o.count(Severity::Info),
     );
-    let mut line = if e + w + i == 0 {
+    // "No problems" is said only about what was read.
+    let mut line = if e + w + i == 0 && files == 0 && !o.errors.is_empty() {
+        "nothing was read".to_string()
+    } else if e + w + i == 0 {
         format!("no problems found in {scope}")
     } else {
         let mut parts = vec![
@@ -229,7 +232,7 @@ impl Human {
             }
             // miette prints the header without the path when no label
             // resolved; make sure the location is always there.
-            if !s.contains(&f.source.path.display().to_string()) {
+            if !s.contains(&*escape(&f.source.path.display().to_string())) {
                 s = format!("{}\n{s}", escape(&location(f)));
             }
             out.write_all(s.as_bytes())?;

@@ -142,6 +142,7 @@ impl Document for Inspection {
             Format::Human => Some(human),
             Format::Json => Some(json),
             Format::Markdown => Some(markdown),
+            Format::Html => Some(super::html::inspect),
             Format::Sarif | Format::Github => None,
         }
     }

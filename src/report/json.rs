@@ -94,6 +94,8 @@ struct Summary {
     warnings: usize,
     infos: usize,
     fixable: usize,
+    /// Inputs that were not read (the entries of `errors`).
+    unread: usize,
 }
 
 pub fn location(f: &Finding, loc: Option<&Loc>) -> Location {
@@ -240,6 +242,7 @@ impl Json {
                 warnings: o.count(Severity::Warning),
                 infos: o.count(Severity::Info),
                 fixable: o.fixable(),
+                unread: o.errors.len(),
             },
         };
         write(&doc, out)

@@ -1,7 +1,7 @@
 //! `lint`'s document, the outcome of a run: one printer per format (a
 //! module each, beside this one).
 
-use super::{Document, Format, Render, github, human, json, markdown, sarif};
+use super::{Document, Format, Render, github, html, human, json, markdown, sarif};
 use crate::lint::Outcome;
 
 impl Document for Outcome {
@@ -14,6 +14,7 @@ impl Document for Outcome {
             Format::Sarif => |o, out| sarif::Sarif::from_env().render(o, out),
             Format::Github => |o, out| github::Github::from_env().render(o, out),
             Format::Markdown => |o, out| markdown::Markdown.render(o, out),
+            Format::Html => html::lint,
         };
         Some(render)
     }

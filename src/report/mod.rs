@@ -13,6 +13,7 @@ pub mod crosscheck;
 pub mod diff;
 pub mod document;
 pub mod github;
+pub mod html;
 pub mod human;
 pub mod inspect;
 pub mod json;

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::escape::{escape, md_code, md_escape};
 use crate::model::Loc;
 use crate::repair::Report;
+use crate::write::atomic::Atomic;
 
 fn at(loc: &Loc) -> String {
     escape(&super::record(loc)).into_owned()
@@ -21,7 +22,7 @@ impl Document for Report {
             Format::Human => Some(human),
             Format::Json => Some(super::json::write::<Report>),
             Format::Markdown => Some(markdown),
-            Format::Sarif | Format::Github => None,
+            Format::Sarif | Format::Github | Format::Html => None,
         }
     }
 }
@@ -39,6 +40,9 @@ pub fn human(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         r.format,
         r.dialect
     )?;
+    if let Some(b) = &r.backup {
+        writeln!(out, "  backup of the original: {}", escape(b))?;
+    }
     for e in &r.edits {
         let tag = if e.synthesized { "  [synthesized]" } else { "" };
         writeln!(
@@ -79,19 +83,23 @@ pub fn human(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         if r.left.len() == 1 { "" } else { "s" }
     ));
     if r.edits.is_empty() && !r.dry_run {
-        line.push_str("; the copy is identical to the input");
+        line.push_str(match r.output {
+            Some(_) => "; the copy is identical to the input",
+            None => "; nothing was written",
+        });
     }
     writeln!(out, "{line}")
 }
 
-/// Write the repair log atomically.
-pub fn write_log(r: &Report, path: &Path, force: bool) -> Result<()> {
+/// Write the repair log atomically, through `tmp`, its temporary file
+/// beside `path`.
+pub fn write_log(r: &Report, tmp: Atomic, path: &Path, force: bool) -> Result<()> {
     let mut buf = Vec::new();
     super::json::write(r, &mut buf).map_err(|e| Error::Output {
         path: path.to_path_buf(),
         cause: e.to_string(),
     })?;
-    crate::write::atomic::write_bytes(path, &buf, force)
+    tmp.fill(path, &buf, force)
 }
 
 /// A markdown table of the edits and what was left, for a bug report.

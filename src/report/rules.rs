@@ -30,7 +30,7 @@ impl Document for Catalogue {
             Format::Human => Some(human),
             Format::Json => Some(json),
             Format::Markdown => Some(markdown),
-            Format::Sarif | Format::Github => None,
+            Format::Sarif | Format::Github | Format::Html => None,
         }
     }
 }
@@ -90,7 +90,7 @@ impl Document for Rule {
     fn renderer(format: Format) -> Option<Render<Self>> {
         match format {
             Format::Human => Some(explain),
-            Format::Json | Format::Sarif | Format::Github | Format::Markdown => None,
+            Format::Json | Format::Sarif | Format::Github | Format::Markdown | Format::Html => None,
         }
     }
 }

@@ -267,6 +267,14 @@ impl Sarif {
             .iter()
             .map(|e| json!({ "level": "error", "message": { "text": message_text(&e.to_string()) } }))
             .collect();
+        if !o.errors.is_empty() {
+            let n = o.errors.len();
+            let text = format!(
+                "{n} {} not read: the results cover only the inputs that were read",
+                if n == 1 { "input was" } else { "inputs were" }
+            );
+            notifications.push(json!({ "level": "error", "message": { "text": text } }));
+        }
         notifications.extend(o.skipped.iter().map(|(p, reason)| {
             json!({
                 "level": "note",

@@ -22,50 +22,54 @@ pub const MAX_SHOWN: usize = 110;
 pub struct Excerpt {
     name: String,
     data: String,
-    /// (real line number, start offset in data, length)
-    lines: Vec<(u64, usize, usize)>,
+    /// (real line number, the record's byte offset in its file, start
+    /// offset in data, length)
+    lines: Vec<(u64, u64, usize, usize)>,
 }
 
 impl Excerpt {
     /// Read the lines `locs` point at from `path`. Database rows are shown
     /// as `table key`, numbered by their rowid.
     pub fn read(path: &Path, locs: &[&Loc]) -> Excerpt {
-        let mut wanted: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
-        let mut rows: BTreeMap<u64, String> = BTreeMap::new();
+        // Keyed by line and start: the elements of a compact JSON array
+        // share line 1 and must each show their own text.
+        let mut wanted: BTreeMap<(u64, u64), u64> = BTreeMap::new();
+        let mut rows: BTreeMap<(u64, u64), String> = BTreeMap::new();
         for loc in locs {
             match loc {
                 Loc::Line { line, start, end } => {
-                    wanted.insert(*line, (*start, *end));
+                    wanted.insert((*line, *start), *end);
                 }
                 Loc::Row { table, key, rowid } => {
                     let n = rowid.map(|r| r.max(1) as u64).unwrap_or(1);
-                    rows.insert(n, escape(&format!("{table} {key}")).into_owned());
+                    rows.insert((n, 0), escape(&format!("{table} {key}")).into_owned());
                 }
             }
         }
-        let mut shown: Vec<(u64, String)> = Vec::new();
+        let mut shown: Vec<((u64, u64), String)> = Vec::new();
         if !wanted.is_empty() {
             let mut file = File::open(path).ok();
-            for (line, (start, end)) in wanted {
+            for ((line, start), end) in wanted {
                 let text = file
                     .as_mut()
                     .and_then(|f| read_range(f, start, end))
                     .unwrap_or_else(|| "<unreadable>".to_string());
-                shown.push((line, text));
+                shown.push(((line, start), text));
             }
         }
         shown.extend(rows);
         let mut data = String::new();
         let mut lines = Vec::new();
-        for (line, text) in shown {
+        for ((line, start), text) in shown {
             if !data.is_empty() {
                 data.push('\n');
             }
-            lines.push((line, data.len(), text.len()));
+            lines.push((line, start, data.len(), text.len()));
             data.push_str(&text);
         }
         Excerpt {
-            name: path.display().to_string(),
+            // The file name is untrusted text: miette prints it raw.
+            name: crate::escape::escape(&path.display().to_string()).into_owned(),
             data,
             lines,
         }
@@ -73,18 +77,21 @@ impl Excerpt {
 
     /// The span of a shown line, for a label.
     pub fn span_of(&self, loc: &Loc) -> Option<SourceSpan> {
-        let line = match loc {
-            Loc::Line { line, .. } => *line,
-            Loc::Row { rowid, .. } => rowid.map(|r| r.max(1) as u64).unwrap_or(1),
+        let key = match loc {
+            Loc::Line { line, start, .. } => (*line, *start),
+            Loc::Row { rowid, .. } => (rowid.map(|r| r.max(1) as u64).unwrap_or(1), 0),
         };
         self.lines
             .iter()
-            .find(|(l, _, _)| *l == line)
-            .map(|(_, off, len)| SourceSpan::new((*off).into(), (*len).max(1)))
+            .find(|(l, s, _, _)| (*l, *s) == key)
+            .map(|(_, _, off, len)| SourceSpan::new((*off).into(), (*len).max(1)))
     }
 
     fn index_at(&self, offset: usize) -> usize {
-        match self.lines.binary_search_by(|(_, off, _)| off.cmp(&offset)) {
+        match self
+            .lines
+            .binary_search_by(|(_, _, off, _)| off.cmp(&offset))
+        {
             Ok(i) => i,
             Err(i) => i.saturating_sub(1),
         }
@@ -118,8 +125,8 @@ impl SourceCode for Excerpt {
         }
         let first = self.index_at(span.offset());
         let last = self.index_at(span.offset() + span.len().saturating_sub(1));
-        let (line, start, _) = self.lines[first];
-        let (_, lstart, llen) = self.lines[last];
+        let (line, _, start, _) = self.lines[first];
+        let (_, _, lstart, llen) = self.lines[last];
         let end = lstart + llen;
         Ok(Box::new(MietteSpanContents::new_named(
             self.name.clone(),

@@ -218,11 +218,18 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         }
         f = f.note("on resume the app replays these calls without results, and the provider rejects the history (AI SDK: `Tool results are missing for tool calls …`)");
         if gap.count() == 1 {
-            f = f.fix(vec![crate::finding::Action::RebuildResults {
+            let rebuild = vec![crate::finding::Action::RebuildResults {
                 message: bi,
                 index: gap.first,
                 calls: calls.iter().map(|(p, _, _)| *p).collect(),
-            }]);
+            }];
+            // Results rebuilt from execution records are the tools' own;
+            // a call with no settled record needs a placeholder.
+            f = if settled == calls.len() {
+                f.fix(rebuild)
+            } else {
+                f.unsafe_fix(rebuild)
+            };
         } else {
             f = f.note("more than one message is missing: which index held the results cannot be known, so the gap is reported, not rebuilt");
         }

@@ -1,4 +1,4 @@
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Ctx, Rule, at};
 use crate::finding::{Finding, Severity};
@@ -104,8 +104,37 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         for id in ids {
             f = f.id(id);
         }
+        // A moved message takes the results of its own calls that sit in
+        // the window with it, so that they still follow it; a message that
+        // answers both a moved call and one that stays cannot be split, and
+        // the finding is then only reported.
+        let mut moving = between.clone();
+        let mut splits = false;
+        for r in window_end + 1..last_result {
+            if !conv.messages[r].carries_results() {
+                continue;
+            }
+            let callers: BTreeSet<bool> = pairing
+                .pairs
+                .iter()
+                .filter(|p| p.result.0 == r)
+                .map(|p| between.contains(&p.call.0))
+                .collect();
+            match (callers.contains(&true), callers.contains(&false)) {
+                (true, false) => moving.push(r),
+                (true, true) => splits = true,
+                _ => {}
+            }
+        }
+        moving.sort_unstable();
+        if splits {
+            out.push(f.note(
+                "not repaired: a message in the window answers both a moved message and the calls it interleaves",
+            ));
+            continue;
+        }
         out.push(f.fix(vec![crate::finding::Action::MoveAfter {
-            messages: between,
+            messages: moving,
             after: last_result,
         }]));
     }
@@ -147,5 +176,23 @@ mod tests {
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].ids, vec!["b"]);
         assert_eq!(f[0].message, Some(3));
+    }
+
+    #[test]
+    fn a_moved_message_takes_its_own_results_with_it() {
+        let c = conv(crate::model::Dialect::OpenAi)
+            .user("go")
+            .calls(&["a"])
+            .calls(&["b"])
+            .result("b")
+            .result("a")
+            .build();
+        let f = rules_of(&c, "interleaved-message");
+        assert_eq!(f.len(), 1);
+        let fix = f[0].fix.as_ref().unwrap();
+        assert!(matches!(
+            &fix.actions[..],
+            [crate::finding::Action::MoveAfter { messages, after: 4 }] if messages == &[2, 3]
+        ));
     }
 }

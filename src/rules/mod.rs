@@ -12,17 +12,22 @@ pub mod gaps;
 use crate::model::pairing;
 
 mod corrupt_record;
+mod dangling_bubble_header;
 mod dangling_parent;
 mod duplicate_index;
 mod duplicate_tool_call_id;
 mod duplicate_uuid;
+mod empty_history;
 mod empty_message;
 mod failing_call_loop;
+mod function_response_count;
 mod glued_records;
 mod index_gap;
 mod interleaved_message;
 mod invalid_tool_arguments;
 mod lone_surrogate;
+mod mismatched_tool_output;
+mod missing_thought_signature;
 mod mixed_role_message;
 mod msgidx_collision;
 mod orphan_tool_call;
@@ -30,12 +35,14 @@ mod orphan_tool_result;
 mod oversized_image;
 mod parent_cycle;
 pub mod prompt_divergence;
+mod reasoning_without_follower;
 mod role_order;
 mod seq_gap;
 mod stale_leaf;
 mod thinking_only_message;
 mod thinking_signature;
 mod tool_call_as_text;
+mod trailing_completion_call;
 pub mod truncated_response;
 mod unchained_records;
 
@@ -62,12 +69,15 @@ pub static RULES: &[&Rule] = &[
     &seq_gap::RULE,
     &orphan_tool_call::RULE,
     &orphan_tool_result::RULE,
+    &function_response_count::RULE,
+    &mismatched_tool_output::RULE,
     &interleaved_message::RULE,
     &duplicate_tool_call_id::RULE,
     &invalid_tool_arguments::RULE,
     &failing_call_loop::RULE,
     &tool_call_as_text::RULE,
     &thinking_only_message::RULE,
+    &reasoning_without_follower::RULE,
     &empty_message::RULE,
     &corrupt_record::RULE,
     &glued_records::RULE,
@@ -82,6 +92,10 @@ pub static RULES: &[&Rule] = &[
     &role_order::RULE,
     &truncated_response::RULE,
     &prompt_divergence::RULE,
+    &dangling_bubble_header::RULE,
+    &trailing_completion_call::RULE,
+    &empty_history::RULE,
+    &missing_thought_signature::RULE,
 ];
 
 pub fn find(name: &str) -> Option<&'static Rule> {

@@ -1,6 +1,6 @@
 use super::{Ctx, Rule, at};
 use crate::finding::{Finding, Severity};
-use crate::model::Role;
+use crate::model::{Dialect, Format, Role, SourceInfo};
 
 pub static RULE: Rule = Rule {
     name: "orphan-tool-call",
@@ -26,6 +26,7 @@ the result message at all (gbrain's gateway loop).
 - OpenAI: `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: …`
 - Anthropic: ``messages.N: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_…. Each `tool_use` block must have a corresponding `tool_result` block in the next message.``
 - Vercel AI SDK: `Tool results are missing for tool calls …` (`MissingToolResultsError`)
+- Gemini API: `Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.` (Gemini CLI sends the call unanswered: it repairs nothing on resume by default)
 
 ## Example
 ```jsonl
@@ -33,14 +34,39 @@ the result message at all (gbrain's gateway loop).
 {"role":"user","content":"continue"}
 ```
 
+## What the apps do
+- opencode keeps call and result in one `tool` part; a part left `pending` or
+  `running` (the app was stopped mid-call) is sent on every load as the call
+  followed by the error result `[Tool execution was interrupted]`, patched in
+  memory and never written back. Reported as a **warning** for opencode
+  databases: the app copes, any other reader of the database sees an
+  unanswered call.
+- goose (`fix_conversation`, on every reply) **drops** the unanswered request
+  (`Removed orphaned tool request '…'`), and the assistant message with it
+  when that message ends the history (`Removed trailing assistant message`):
+  the turn is silently lost from the model's view. An error.
+- Cursor is closed source; what it sends for a tool bubble that never
+  completed is not known. An error.
+- Codex (0.169.0) answers an unanswered call itself when it resumes a
+  rollout: it inserts `function_call_output{output:"aborted"}` (or
+  `custom_tool_call_output`) right after the call, in memory only. The
+  request is valid, so in a Codex rollout this is a **warning**: what is
+  lost is the output that was never recorded. A rollout whose last record
+  is a call may belong to a session that is still running.
+
 ## Repair
 Inserts a result immediately after the call's message (merged into an
 existing tool-result message when only some parallel calls are unanswered):
 a clearly marked placeholder by default, as LiteLLM, Codex and kimi-cli do.
 The placeholder is invented content, says so in the repair log, and can be
 refused with `--no-synthesize`; `--orphan-calls=drop` removes the unanswered
-call instead, as the OpenAI Agents SDK does. A result that exists but arrives
-late is not an orphan: see `interleaved-message`.
+call instead, as the OpenAI Agents SDK does. In an opencode database the
+part itself is settled in the `error` state opencode writes for an aborted
+tool (`Tool execution aborted`, `metadata.interrupted`); in goose's
+`sessions.db` a `user` row answering the call is inserted after it (or the
+request is removed from its row, as goose itself does, with `drop`). A
+result that exists but arrives late is not an orphan: see
+`interleaved-message`.
 
 In a message table whose stored indices skip the message right after the
 call (gbrain, seed 003), the call is reported by `index-gap` instead, which
@@ -57,6 +83,14 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         // A tool-result message lost from a message table: `index-gap`
         // names this call, with the execution that can rebuild its result.
         if ctx.gap_explains(mi, pi) {
+            continue;
+        }
+        // Left unanswered by the app on purpose: `trailing-completion-call`.
+        if conv
+            .by_design
+            .iter()
+            .any(|b| (b.message, b.part) == (mi, pi))
+        {
             continue;
         }
         let msg = &conv.messages[mi];
@@ -85,29 +119,107 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 format!("tool call `{id}` is never answered"),
             )
             .id(id);
-        let claude = conv.source.dialect == crate::model::Dialect::ClaudeCode;
-        if let Some((pos, n)) = next_label {
-            f = f.label(
-                &n.loc,
-                format!("the conversation moves on here ({})", at(conv, pos)),
-            );
-            f = if claude {
-                f.note("Claude Code 2.1.x removes the unanswered call from the request without a word: the call is lost from the history the model sees")
+        if conv.source.dialect == crate::model::Dialect::GeminiCli {
+            f = f.note("Gemini CLI sends the call unanswered on resume (its `historyHardening` repair runs only with `contextManagement.enabled`, off by default); the Gemini API answers `Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.`");
+        }
+        if conv.source.dialect == Dialect::ClaudeCode {
+            if let Some((pos, n)) = next_label {
+                f = f
+                    .label(&n.loc, format!("the conversation moves on here ({})", at(conv, pos)))
+                    .note("Claude Code 2.1.x removes the unanswered call from the request without a word: the call is lost from the history the model sees");
             } else {
-                f.note("providers reject the history: every tool call must be answered before the next message")
-            };
-        } else if claude {
-            f.severity = crate::finding::Severity::Warning;
+                f.severity = Severity::Warning;
+                f = f
+                    .note("a session whose last record is a tool call may simply be running: the tool has not returned yet")
+                    .note("on resume, Claude Code 2.1.x answers it with an `is_error` tool_result `[Tool call interrupted: the session ended before this call's result was recorded, so its outcome is unknown. …]` and an assistant `No response requested.`, and appends both to the session file");
+            }
+        } else if conv.source.dialect == Dialect::Codex {
+            if let Some((pos, n)) = next_label {
+                f = f.label(
+                    &n.loc,
+                    format!("the conversation moves on here ({})", at(conv, pos)),
+                );
+            }
+            f = codex(f, msg, pi, next_label.is_none());
+        } else if let Some((severity, note)) = app(&conv.source, id) {
+            f.severity = severity;
+            f = f.note(note);
+        } else if let Some((pos, n)) = next_label {
             f = f
-                .note("a session whose last record is a tool call may simply be running: the tool has not returned yet")
-                .note("on resume, Claude Code 2.1.x answers it with an `is_error` tool_result `[Tool call interrupted: the session ended before this call's result was recorded, so its outcome is unknown. …]` and an assistant `No response requested.`, and appends both to the session file");
-        } else {
+                .label(&n.loc, format!("the conversation moves on here ({})", at(conv, pos)))
+                .note("providers reject the history: every tool call must be answered before the next message");
+        } else if app_note(conv.source.dialect).is_none() {
             f = f.note("a crash or kill after the call was persisted leaves this tail; every resume sends it unanswered");
+        }
+        if let Some(note) = app_note(conv.source.dialect) {
+            f = f.note(note);
         }
         out.push(f.unsafe_fix(vec![crate::finding::Action::AnswerCall {
             message: mi,
             part: pi,
         }]));
+    }
+}
+
+/// What the app that wrote the history does with an unanswered call, where
+/// it has its own way: the severity that follows and a note that says so.
+fn app(source: &SourceInfo, id: &str) -> Option<(Severity, String)> {
+    match source.dialect {
+        Dialect::Opencode => Some((
+            Severity::Warning,
+            format!(
+                "opencode patches this in memory on every load: it sends the call followed by the result `[Tool execution was interrupted]` (the tool part was left `pending` or `running`) and writes nothing back; other readers of this history see an unanswered call{}",
+                if source.format == Format::Json {
+                    " (this is opencode ≤ 1.1's JSON storage, which opencode 1.18 does not load at all: `Session not found`)"
+                } else {
+                    ""
+                }
+            ),
+        )),
+        Dialect::Goose => Some((
+            Severity::Error,
+            format!("goose drops this call on every reply (`fix_conversation`: `Removed orphaned tool request '{id}'`), and the assistant message with it when that message ends the history: the turn is silently lost from the model's view"),
+        )),
+        Dialect::Cursor => Some((
+            Severity::Error,
+            "the tool bubble never reached `completed` or `error`; Cursor is closed source, and what it sends for such a bubble on resume is not known".to_string(),
+        )),
+        _ => None,
+    }
+}
+
+/// What the app that wrote the history does with an unanswered call.
+fn app_note(dialect: crate::model::Dialect) -> Option<&'static str> {
+    use crate::model::Dialect;
+    match dialect {
+        Dialect::Cline => Some(
+            "Cline answers it itself on the next request (`ensureToolResultsFollowToolUse` inserts a `result missing` tool result); the file keeps the call unanswered, and any other reader of it gets a history the provider rejects",
+        ),
+        Dialect::RooCode => Some(
+            "Roo Code answers it on resume (`Task was interrupted before this tool call could be completed.`); the file keeps the call unanswered, and any other reader of it gets a history the provider rejects",
+        ),
+        _ => None,
+    }
+}
+
+/// Codex (0.169.0, `normalize.rs`: `ensure_call_outputs_present`) answers
+/// an unanswered call itself on resume, in memory: the request is valid,
+/// and what is lost is the output that was never recorded.
+fn codex(f: Finding, msg: &crate::model::Message, pi: usize, at_end: bool) -> Finding {
+    let output = match msg.parts[pi].slot {
+        Some(crate::model::Slot::Whole("custom_tool_call")) => "custom_tool_call_output",
+        Some(crate::model::Slot::Whole("tool_search_call")) => "tool_search_output",
+        _ => "function_call_output",
+    };
+    let mut f = f;
+    f.severity = Severity::Warning;
+    let f = f.note(format!(
+        "Codex patches this on resume: it inserts `{output}{{output:\"aborted\"}}` right after the call, in memory only (nothing is written to the rollout or logged); the request is valid, but the model is told the call was aborted"
+    ));
+    if at_end {
+        f.note("the rollout ends on this call: if Codex is still running this session, the call may simply be in progress")
+    } else {
+        f
     }
 }
 

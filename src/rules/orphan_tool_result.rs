@@ -1,6 +1,6 @@
 use super::{Ctx, Rule, at};
 use crate::finding::{Finding, Severity};
-use crate::model::PartKind;
+use crate::model::{Dialect, PartKind};
 
 pub static RULE: Rule = Rule {
     name: "orphan-tool-result",
@@ -19,12 +19,22 @@ result was written twice on retry, or its id was rewritten.
 ## What providers answer
 - OpenAI: `Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.`
 - Anthropic: ``messages.N.content.M: unexpected `tool_use_id` found in `tool_result` blocks: toolu_…. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.``
+- Gemini API: `Please ensure that function response turn comes immediately after a function call turn.` (Gemini CLI sends a stray `functionResponse` as it is, merged into the surrounding user turn; a call answered twice in the next turn is `function-response-count`)
 
 ## Example
 ```jsonl
 {"role":"user","content":"hi"}
 {"role":"tool","tool_call_id":"call_missing","content":"42"}
 ```
+
+## What the apps do
+goose (`fix_conversation`, on every reply) drops a response that answers no
+pending request (`Removed orphaned tool response '…'`): what it says never
+reaches the model, silently.
+
+Codex (0.169.0, `remove_orphan_outputs`) drops an output whose call is not
+in the history, logging `ERROR codex_core::util: Orphan function call output
+for call id: call_…`: the output is lost from what it sends.
 
 ## Repair
 Removes the stray result from the copy and keeps it verbatim in the repair
@@ -59,7 +69,13 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             }
         }
     }
+    let gemini = conv.source.dialect == crate::model::Dialect::GeminiCli;
     for stray in &ctx.pairing().strays {
+        // A second answer in the turn right after a Gemini call turn:
+        // `function-response-count` reports it.
+        if super::function_response_count::counts(ctx, stray) {
+            continue;
+        }
         let (mi, pi) = stray.result;
         let msg = &conv.messages[mi];
         let PartKind::ToolResult { call_id, .. } = &msg.parts[pi].kind else {
@@ -97,6 +113,15 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     format!("tool result for `{call_id}` matches no earlier tool call"),
                 )
                 .label(&loc, format!("no call `{call_id}` precedes this result")),
+        };
+        let f = if conv.source.dialect == Dialect::Codex {
+            f.note(format!("Codex drops this output on resume (`remove_orphan_outputs`) and logs `ERROR codex_core::util: Orphan function call output for call id: {call_id}`: the output is lost from the history it sends"))
+        } else if conv.source.dialect == Dialect::Goose {
+            f.note(format!("goose drops this response on every reply (`fix_conversation`: `Removed orphaned tool response '{call_id}'`): what it says silently never reaches the model"))
+        } else if gemini {
+            f.note("Gemini CLI merges it into the user turn it sits in and sends it with no call before it; the Gemini API answers `Please ensure that function response turn comes immediately after a function call turn.`")
+        } else {
+            f
         };
         out.push(
             f.id(call_id)

@@ -18,7 +18,8 @@ written for:
   in `messages`.
 
 Application logs that are not replayed verbatim (Claude Code sessions, Codex
-rollouts) are not checked: their apps rebuild the request.
+rollouts, opencode, goose and Cursor stores) are not checked: their apps
+rebuild the request.
 
 ## Why is this bad?
 A merged, dropped or relabelled message shows up first as turns out of order:
@@ -54,7 +55,20 @@ fn flavor(dialect: Dialect) -> Option<Flavor> {
         | Dialect::GenAi
         | Dialect::OpenInference => Some(Flavor::OpenAi),
         Dialect::Anthropic | Dialect::Gbrain => Some(Flavor::Anthropic),
-        Dialect::Unknown | Dialect::ClaudeCode | Dialect::Codex | Dialect::Table => None,
+        // Apps that rebuild the request from their own records (Cline merges
+        // a trailing user message into the resume text; goose merges and
+        // trims): the stored order is not what is sent.
+        Dialect::Unknown
+        | Dialect::ClaudeCode
+        | Dialect::Codex
+        | Dialect::Table
+        | Dialect::Opencode
+        | Dialect::Goose
+        | Dialect::Cursor
+        | Dialect::Cline
+        | Dialect::RooCode
+        | Dialect::CopilotCli
+        | Dialect::GeminiCli => None,
     }
 }
 

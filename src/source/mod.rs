@@ -89,12 +89,40 @@ pub fn is_postgres(path: &Path) -> bool {
     s.starts_with("postgres:") || s.starts_with("postgresql:")
 }
 
+/// What a path that is neither a regular file nor a directory is (a FIFO,
+/// a socket, a device), or `None` for a regular file or a directory. Such
+/// a path is refused before it is opened: opening a FIFO waits for a
+/// writer, and a device such as `/dev/zero` never ends.
+pub fn not_regular(meta: &std::fs::Metadata) -> Option<&'static str> {
+    let t = meta.file_type();
+    if t.is_file() || t.is_dir() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return Some("a named pipe");
+        }
+        if t.is_socket() {
+            return Some("a socket");
+        }
+        if t.is_char_device() {
+            return Some("a character device");
+        }
+        if t.is_block_device() {
+            return Some("a block device");
+        }
+    }
+    Some("a special file")
+}
+
 /// True for file names the directory walk picks up.
 pub fn is_candidate(path: &Path) -> bool {
     matches!(
         path.extension().and_then(|e| e.to_str()),
-        Some("jsonl" | "json" | "db" | "sqlite" | "sqlite3")
-    )
+        Some("jsonl" | "json" | "db" | "sqlite" | "sqlite3" | "vscdb" | "traj")
+    ) || path.file_name().and_then(|n| n.to_str()) == Some(".aider.chat.history.md")
 }
 
 /// Expand the paths named on the command line: files as they are,

@@ -83,16 +83,6 @@ fn connect(path: &Path, file: &Path, copied: bool, begin: bool) -> Result<Connec
     Ok(conn)
 }
 
-/// True when the file starts with the SQLite header.
-pub fn is_sqlite(path: &Path) -> bool {
-    let mut head = [0u8; 16];
-    use std::io::Read;
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut head))
-        .is_ok()
-        && &head == HEADER
-}
-
 fn sidecar(path: &Path, suffix: &str) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
     s.push(suffix);
@@ -141,10 +131,24 @@ pub fn open(path: &Path) -> Result<Snapshot> {
     let wal_mode = head[18] == 2 || head[19] == 2;
     let wal = sidecar(path, "-wal");
     let journal = sidecar(path, "-journal");
+    // A sidecar is copied with the database: a FIFO there would block the
+    // copy forever, a device never end.
+    for (side, suffix) in [(&wal, "-wal"), (&journal, "-journal")] {
+        if let Ok(meta) = std::fs::metadata(side)
+            && let Some(what) = super::not_regular(&meta)
+        {
+            return Err(Error::input(
+                path,
+                format!("its {suffix} is not a regular file ({what})"),
+            ));
+        }
+    }
     let needs_copy = wal_mode || wal.exists() || journal.exists();
     let copy = if needs_copy {
+        // Private copies that killed runs left behind go first.
+        crate::cleanup::sweep(&std::env::temp_dir(), "");
         let dir = tempfile::Builder::new()
-            .prefix("chatfsck-")
+            .prefix(&crate::cleanup::tag())
             .tempdir()
             .map_err(|e| Error::input(path, format!("cannot create a private copy: {e}")))?;
         let dir = PrivateCopy {
@@ -167,7 +171,33 @@ pub fn open(path: &Path) -> Result<Snapshot> {
         None => (None, path.to_path_buf()),
     };
     let conn = connect(path, &file, copy.is_some(), false)?;
+    quick_check(path, &conn)?;
     Ok(Snapshot { conn, file, copy })
+}
+
+/// Check the structure of the whole database (`PRAGMA quick_check`: every
+/// b-tree page, table and index, without comparing index entries with
+/// their rows) before anything is read from it. A damaged page that the
+/// readers never touch (an index, another table) would otherwise go
+/// unnoticed, and a repair would copy the damage and then fail on its own
+/// output. A corrupt database is an input error naming SQLite's first
+/// complaint.
+fn quick_check(path: &Path, conn: &Connection) -> Result<()> {
+    let first: String = conn
+        .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
+        .map_err(error_of(path))?;
+    if first == "ok" {
+        return Ok(());
+    }
+    let what = first
+        .lines()
+        .find(|l| !l.starts_with("***"))
+        .unwrap_or(&first)
+        .trim();
+    Err(Error::input(
+        path,
+        format!("database is corrupt (PRAGMA quick_check: {what})"),
+    ))
 }
 
 /// A column's value as text, whatever its storage class (`None` for NULL).

@@ -3,7 +3,7 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
@@ -32,8 +32,10 @@ impl Atomic {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        // Leftovers of killed runs for this destination go first.
+        crate::cleanup::sweep(dir, &format!(".{name}."));
         let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
+            .prefix(&format!(".{name}.{}", crate::cleanup::tag()))
             .suffix(".chatfsck-tmp")
             .tempfile_in(dir)
             .map_err(|e| out_err(dest, format!("cannot create a temporary file: {e}")))?;
@@ -79,14 +81,58 @@ impl Atomic {
 /// Write a whole small file (a repair log, a SQL script) atomically. It
 /// keeps the temporary file's owner-only permissions: it holds history text.
 pub fn write_bytes(dest: &Path, bytes: &[u8], force: bool) -> Result<()> {
-    let tmp = Atomic::new(dest)?;
-    let mut w = tmp.writer(dest)?;
-    w.write_all(bytes).map_err(|e| out_err(dest, e))?;
-    finish(w, dest)?;
-    tmp.commit(dest, force, None)
+    Atomic::new(dest)?.fill(dest, bytes, force)
+}
+
+impl Atomic {
+    /// Write `bytes` to this temporary file and rename it to `dest`: for a
+    /// file whose temporary was made early, to learn that it can be
+    /// written before anything else is.
+    pub fn fill(self, dest: &Path, bytes: &[u8], force: bool) -> Result<()> {
+        let mut w = self.writer(dest)?;
+        w.write_all(bytes).map_err(|e| out_err(dest, e))?;
+        finish(w, dest)?;
+        self.commit(dest, force, None)
+    }
 }
 
 /// Flush a writer, mapping errors to the destination.
 pub fn finish(mut w: BufWriter<File>, dest: &Path) -> Result<()> {
     w.flush().map_err(|e| out_err(dest, e))
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Refuse a destination that is one of the inputs or a SQLite sidecar of
+/// one (`-wal`, `-shm`, `-journal`: they are evidence), an existing file
+/// without `force`, or a directory. `what` names the output in the message.
+pub fn check_dest(inputs: &[&Path], output: &Path, force: bool, what: &str) -> Result<()> {
+    for input in inputs {
+        let sidecars = ["", "-wal", "-shm", "-journal"].map(|s| {
+            let mut p = input.as_os_str().to_owned();
+            p.push(s);
+            PathBuf::from(p)
+        });
+        if sidecars.iter().any(|p| same_file(p, output) || p == output) {
+            return Err(Error::Usage(format!(
+                "refusing to write {what} over the input {} (it is evidence); name a new path with -o",
+                output.display()
+            )));
+        }
+    }
+    if output.exists() && !force {
+        return Err(Error::Usage(format!(
+            "{} already exists; pass --force to overwrite it",
+            output.display()
+        )));
+    }
+    if output.is_dir() {
+        return Err(Error::Usage(format!("{} is a directory", output.display())));
+    }
+    Ok(())
 }

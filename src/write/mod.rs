@@ -55,7 +55,13 @@ pub struct Edit {
     pub description: String,
     pub location: Loc,
     /// The record before the edit, verbatim (`null` for an insertion).
+    /// Bytes that are not UTF-8 show as U+FFFD here; the exact bytes are
+    /// then in `before_base64`.
     pub before: Option<String>,
+    /// The record's exact bytes in base64, when they are not UTF-8 (a
+    /// write torn inside a character, damaged bytes); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before_base64: Option<String>,
     /// The record after the edit (`null` for a removal).
     pub after: Option<String>,
     /// True when the edit invents content (a placeholder result).
@@ -93,4 +99,41 @@ pub trait Writer {
     fn plan(&mut self, conv: &Conversation, planned: &[Planned<'_>], log: &mut Log) -> Result<()>;
     /// Write the repaired copy. Not called on a dry run.
     fn write(self: Box<Self>, log: &mut Log) -> Result<()>;
+}
+
+/// A record's bytes as the log keeps them: its text, and, when the bytes
+/// are not UTF-8, their exact copy in base64 (the text then holds U+FFFD
+/// in place of what it cannot show).
+pub fn verbatim(bytes: &[u8]) -> (String, Option<String>) {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => (s.to_string(), None),
+        Err(_) => (
+            String::from_utf8_lossy(bytes).into_owned(),
+            Some(base64(bytes)),
+        ),
+    }
+}
+
+/// Standard base64 (RFC 4648, with padding).
+fn base64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn base64_of_rfc4648_vectors() {
+        for (raw, enc) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(super::base64(raw.as_bytes()), enc);
+        }
+    }
 }

@@ -47,6 +47,7 @@ fn supports(_: Dialect, a: &Action) -> bool {
         a,
         Action::RenumberIndices
             | Action::RebuildResults { .. }
+            | Action::RetypeResult { .. }
             | Action::Relink { .. }
             | Action::SplitLine { .. }
             | Action::ReplaceSurrogates { .. }

@@ -115,6 +115,7 @@ impl Writer for CcWriter {
                 description,
                 location: loc.clone(),
                 before: None,
+                before_base64: None,
                 after: None,
                 synthesized: false,
                 ids: Vec::new(),
@@ -133,7 +134,7 @@ impl Writer for CcWriter {
                             ),
                             loc,
                         );
-                        e.before = Some(read(&mut file, &self.input, loc)?);
+                        (e.before, e.before_base64) = read_verbatim(&mut file, &self.input, loc)?;
                         edits.push(e);
                         plan.recs.entry(start_of(loc)).or_default().drop = true;
                         dropped_by.insert(start_of(loc), rule);
@@ -156,7 +157,7 @@ impl Writer for CcWriter {
                             ),
                             loc,
                         );
-                        e.before = Some(read(&mut file, &self.input, loc)?);
+                        (e.before, e.before_base64) = read_verbatim(&mut file, &self.input, loc)?;
                         e.ids = p.finding.ids.clone();
                         edits.push(e);
                         plan.recs.entry(start_of(loc)).or_default().drop = true;
@@ -587,6 +588,27 @@ fn left(p: &Planned<'_>, conv: &Conversation, reason: &str) -> crate::write::Lef
         summary: p.finding.summary.clone(),
         reason: reason.to_string(),
     }
+}
+
+/// The record at `loc` as the log keeps it: its text, and its exact bytes
+/// in base64 when they are not UTF-8 ([`crate::write::verbatim`]).
+fn read_verbatim(
+    file: &mut File,
+    path: &Path,
+    loc: &Loc,
+) -> Result<(Option<String>, Option<String>)> {
+    let Loc::Line { start, end, .. } = loc else {
+        return Err(Error::input(
+            path,
+            "internal: a line edit without a line location",
+        ));
+    };
+    file.seek(SeekFrom::Start(*start))
+        .map_err(|e| Error::io(path, &e))?;
+    let mut buf = vec![0; (*end - *start) as usize];
+    file.read_exact(&mut buf).map_err(|e| Error::io(path, &e))?;
+    let (text, raw) = crate::write::verbatim(&buf);
+    Ok((Some(text), raw))
 }
 
 fn read(file: &mut File, path: &Path, loc: &Loc) -> Result<String> {

@@ -12,9 +12,11 @@ use super::records::record::{
     json_error_short, parse_content, string_or_raw,
 };
 use super::store::{Head, Opened, Probe, Store, Writing};
+
+mod writer;
 use crate::error::Result;
 use crate::finding::Action;
-use crate::model::{ArgEncoding, Arguments, Loc, Message, PartKind, Role};
+use crate::model::{ArgEncoding, Arguments, Loc, Message, PartKind, Role, Slot};
 use crate::model::{Dialect, Format};
 use crate::source::Limits;
 
@@ -25,7 +27,7 @@ pub static STORE: Store = Store {
     probe: Probe::Text { detect, open },
     writing: Writing::Copy {
         supports,
-        new: super::records::writer::new,
+        new: writer::new,
     },
 };
 
@@ -34,10 +36,16 @@ fn detect(head: &Head<'_>) -> Result<bool> {
     Ok(super::records::first_family(head) == Some(super::records::record::Family::Codex))
 }
 
-/// Only torn or unreadable records are dropped for now: the rest of the
-/// structure is the app's, rebuilt into a request on resume.
+/// What the rollout writer does (`writer.rs`): whole lines dropped,
+/// retyped or inserted after a call.
 fn supports(_: Dialect, a: &Action) -> bool {
-    matches!(a, Action::DropRecord { .. })
+    matches!(
+        a,
+        Action::DropRecord { .. }
+            | Action::RemoveResult { .. }
+            | Action::AnswerCall { .. }
+            | Action::RetypeResult { .. }
+    )
 }
 
 /// This store reads its own records only (the detector found them first).
@@ -83,30 +91,135 @@ pub(crate) fn record(b: &mut Builder, rec: Rec<'_>, loc: Loc) -> Result<(), Stri
         b.conv.meta_records += 1;
         return Ok(());
     };
-    if ty == "session_meta" {
-        #[derive(Deserialize)]
-        struct Meta {
-            #[serde(default)]
-            id: Option<String>,
+    match ty {
+        "response_item" => item(b, payload.as_raw_str(), &loc),
+        "compacted" => compacted(b, payload.as_raw_str(), &loc),
+        "session_meta" => {
+            #[derive(Deserialize)]
+            struct Meta {
+                #[serde(default)]
+                id: Option<String>,
+            }
+            if let Ok(Meta { id: Some(id) }) = sonic_rs::from_str::<Meta>(payload.as_raw_str())
+                && !b.id_from_content
+            {
+                b.conv.id = id;
+                b.id_from_content = true;
+            }
+            b.conv.meta_records += 1;
+            Ok(())
         }
-        if let Ok(Meta { id: Some(id) }) = sonic_rs::from_str::<Meta>(payload.as_raw_str())
-            && !b.id_from_content
-        {
-            b.conv.id = id;
-            b.id_from_content = true;
+        "event_msg" => {
+            event(b, payload.as_raw_str());
+            b.conv.meta_records += 1;
+            Ok(())
+        }
+        _ => {
+            b.conv.meta_records += 1;
+            Ok(())
         }
     }
-    if ty != "response_item" {
-        b.conv.meta_records += 1;
+}
+
+/// A `compacted` line. One that carries `replacement_history` is the new
+/// base of the thread: Codex resumes from those items and replays only what
+/// follows, so everything read before it is not sent. A legacy one (no
+/// `replacement_history`) is kept as a meta record.
+fn compacted(b: &mut Builder, payload: &str, loc: &Loc) -> Result<(), String> {
+    #[derive(Deserialize)]
+    struct Compacted<'a> {
+        #[serde(borrow, default)]
+        replacement_history: Option<Vec<RawValue<'a>>>,
+    }
+    let c: Compacted<'_> = sonic_rs::from_str(payload).map_err(|e| {
+        format!(
+            "has a `compacted` payload that is not one ({})",
+            json_error_short(&e)
+        )
+    })?;
+    b.conv.meta_records += 1;
+    let Some(history) = c.replacement_history else {
         return Ok(());
+    };
+    b.conv.messages.clear();
+    b.codex_open_assistant = false;
+    b.codex_turns.clear();
+    for raw in history {
+        item(b, raw.as_raw_str(), loc)?;
     }
-    let item: CodexItem<'_> = sonic_rs::from_str(payload.as_raw_str()).map_err(|e| {
+    Ok(())
+}
+
+/// Events are metadata, except the two that shape the history Codex
+/// rebuilds: a user turn starts (`user_message`), and
+/// `thread_rolled_back{num_turns}` takes back the last user turns.
+fn event(b: &mut Builder, payload: &str) {
+    #[derive(Deserialize)]
+    struct Event<'a> {
+        #[serde(rename = "type", borrow, default)]
+        ty: Option<Cow<'a, str>>,
+        #[serde(default)]
+        num_turns: Option<u64>,
+    }
+    let Ok(e) = sonic_rs::from_str::<Event<'_>>(payload) else {
+        return;
+    };
+    match e.ty.as_deref() {
+        Some("user_message") => {
+            // A new turn: the model's next items are a new message.
+            b.codex_open_assistant = false;
+            // Newer rollouts write the prompt as a user response_item just
+            // before the event: the turn starts at that message.
+            let len = b.conv.messages.len();
+            let start = match b.conv.messages.last() {
+                Some(m) if m.role == Role::User => len - 1,
+                _ => len,
+            };
+            b.codex_turns.push(start);
+        }
+        Some("thread_rolled_back") => {
+            let n = e.num_turns.unwrap_or(0) as usize;
+            if n == 0 || b.codex_turns.is_empty() {
+                return;
+            }
+            let keep = b.codex_turns.len().saturating_sub(n);
+            let cut = b.codex_turns[keep.min(b.codex_turns.len() - 1)];
+            b.codex_turns.truncate(keep);
+            b.conv.messages.truncate(cut);
+            b.codex_open_assistant = false;
+        }
+        _ => {}
+    }
+}
+
+/// The item type as a constant, kept in the part's slot: Codex pairs an
+/// output with a call of the matching type only.
+fn kind_static(kind: &str) -> &'static str {
+    match kind {
+        "function_call" => "function_call",
+        "custom_tool_call" => "custom_tool_call",
+        "local_shell_call" => "local_shell_call",
+        "tool_search_call" => "tool_search_call",
+        "function_call_output" => "function_call_output",
+        "custom_tool_call_output" => "custom_tool_call_output",
+        "local_shell_call_output" => "local_shell_call_output",
+        "tool_search_output" => "tool_search_output",
+        "reasoning" => "reasoning",
+        _ => "item",
+    }
+}
+
+/// One `response_item` payload (or an item of a `replacement_history`).
+fn item(b: &mut Builder, payload: &str, loc: &Loc) -> Result<(), String> {
+    let loc = loc.clone();
+    let item: CodexItem<'_> = sonic_rs::from_str(payload).map_err(|e| {
         format!(
             "has a `payload` that is not a response item ({})",
             json_error_short(&e)
         )
     })?;
     let kind = item.ty.as_deref().unwrap_or_default();
+    let slot = Slot::Whole(kind_static(kind));
     let mut ev = Evidence::default();
     match kind {
         "message" => {
@@ -138,9 +251,9 @@ pub(crate) fn record(b: &mut Builder, rec: Rec<'_>, loc: Loc) -> Result<(), Stri
                     text.push_str(&t);
                 }
             }
-            assistant(b, &loc).push(PartKind::Thinking { text: text.into() }, loc.clone());
+            assistant(b, &loc).push_at(PartKind::Thinking { text: text.into() }, loc.clone(), slot);
         }
-        "function_call" | "custom_tool_call" | "local_shell_call" => {
+        "function_call" | "custom_tool_call" | "local_shell_call" | "tool_search_call" => {
             let (name, arguments) = match kind {
                 "function_call" => (item.name.unwrap_or_default(), arguments_of(item.arguments)),
                 "custom_tool_call" => (
@@ -149,6 +262,17 @@ pub(crate) fn record(b: &mut Builder, rec: Rec<'_>, loc: Loc) -> Result<(), Stri
                         raw: item
                             .input
                             .map(|r| string_or_raw(r))
+                            .unwrap_or_default()
+                            .into(),
+                        encoding: ArgEncoding::Freeform,
+                    },
+                ),
+                "tool_search_call" => (
+                    "tool_search".to_string(),
+                    Arguments {
+                        raw: item
+                            .arguments
+                            .map(|r| r.as_raw_str().to_string())
                             .unwrap_or_default()
                             .into(),
                         encoding: ArgEncoding::Freeform,
@@ -167,19 +291,23 @@ pub(crate) fn record(b: &mut Builder, rec: Rec<'_>, loc: Loc) -> Result<(), Stri
                 ),
             };
             let id = item.call_id.or(item.id).unwrap_or_default();
-            assistant(b, &loc).push(
+            assistant(b, &loc).push_at(
                 PartKind::ToolCall {
                     id,
                     name,
                     arguments,
                 },
                 loc.clone(),
+                slot,
             );
         }
-        "function_call_output" | "custom_tool_call_output" | "local_shell_call_output" => {
+        "function_call_output"
+        | "custom_tool_call_output"
+        | "local_shell_call_output"
+        | "tool_search_output" => {
             b.codex_open_assistant = false;
             let mut msg = Message::new(Role::Tool, loc.clone());
-            msg.push(
+            msg.push_at(
                 PartKind::ToolResult {
                     call_id: item.call_id.unwrap_or_default(),
                     content: item
@@ -190,6 +318,7 @@ pub(crate) fn record(b: &mut Builder, rec: Rec<'_>, loc: Loc) -> Result<(), Stri
                     is_error: None,
                 },
                 loc.clone(),
+                slot,
             );
             b.conv.messages.push(msg);
         }

@@ -100,6 +100,12 @@ struct SerdeChunk<'a> {
 
 /// The general decoder: sonic-rs through serde.
 pub fn serde(value: &[u8]) -> Result<Entry<'_>, sonic_rs::Error> {
+    // sonic-rs recurses without a limit: bound the depth first.
+    if crate::format::records::record::too_deep(value) {
+        return Err(serde::de::Error::custom(
+            crate::format::records::record::too_deep_reason(),
+        ));
+    }
     let e: SerdeEntry<'_> = sonic_rs::from_slice(value)?;
     let c = e.chunk;
     Ok(Entry {

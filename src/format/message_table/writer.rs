@@ -270,6 +270,7 @@ pub fn plan_conversation(
                 description,
                 location: table.loc(*index, None),
                 before: None,
+                before_base64: None,
                 after: Some(content),
                 synthesized,
                 ids: p.finding.ids.clone(),

@@ -39,6 +39,13 @@ pub(crate) fn open(
 ) -> Result<Box<dyn Source>> {
     // Open now so that an unreadable file fails before any work starts.
     File::open(path).map_err(|e| Error::io(path, &e))?;
+    // A store that reads only its own records knows its dialect before
+    // reading: the repair engine picks the writer from it.
+    let dialect = match (handlers.chat, handlers.claude_code, handlers.codex) {
+        (None, Some(_), None) => Dialect::ClaudeCode,
+        (None, None, Some(_)) => Dialect::Codex,
+        _ => Dialect::Unknown,
+    };
     Ok(Box::new(FileSource {
         path: path.to_path_buf(),
         limits,
@@ -46,7 +53,7 @@ pub(crate) fn open(
         info: Arc::new(SourceInfo {
             path: path.to_path_buf(),
             format: Format::Jsonl,
-            dialect: Dialect::Unknown,
+            dialect,
         }),
         done: false,
     }))
@@ -163,9 +170,6 @@ fn read_lines(
 ) -> Result<Conversation> {
     let mut lines = LineReader::new(reader, limits.max_line_bytes);
     let mut b = new_builder(path, handlers);
-    // A line that failed UTF-8 validation, held back until we know whether
-    // it is the torn last line (evidence) or damage inside the file (fatal).
-    let mut bad_utf8: Option<u64> = None;
     loop {
         match lines.next_line().map_err(|e| Error::io(path, &e))? {
             Next::End => break,
@@ -180,12 +184,6 @@ fn read_lines(
                 ));
             }
             Next::Line => {}
-        }
-        if let Some(line) = bad_utf8.take() {
-            return Err(Error::input(
-                path,
-                format!("line {line} is not valid UTF-8"),
-            ));
         }
         let mut bytes: &[u8] = &lines.buf;
         if lines.line == 1 {
@@ -221,14 +219,10 @@ fn read_lines(
                     "binary file (line 1 is not UTF-8 text)",
                 ));
             }
-            Err(_) => bad_utf8 = Some(lines.line),
+            // A write torn inside a multi-byte character, or bytes
+            // damaged on disk: a damaged record like any other.
+            Err(_) => b.corrupt(loc, "is not valid UTF-8".into(), bytes, false),
         }
-    }
-    if let Some(line) = bad_utf8 {
-        return Err(Error::input(
-            path,
-            format!("line {line} is not valid UTF-8"),
-        ));
     }
     finish(path, b, Format::Jsonl)
 }

@@ -198,6 +198,9 @@ pub struct Builder {
     pub(crate) cc_sidechain: Option<bool>,
     /// Codex: the last message is an assistant aggregate still open.
     pub(crate) codex_open_assistant: bool,
+    /// Codex: how many messages there were when each user turn began (for
+    /// `thread_rolled_back`).
+    pub(crate) codex_turns: Vec<usize>,
     pub(crate) id_from_content: bool,
 }
 
@@ -213,6 +216,7 @@ impl Builder {
             cc_last_id: None,
             cc_sidechain: None,
             codex_open_assistant: false,
+            codex_turns: Vec::new(),
             id_from_content: false,
         }
     }
@@ -252,6 +256,13 @@ impl Builder {
     /// text, which it handles (a torn tail is evidence, damage inside the
     /// file is fatal).
     pub fn feed_bytes(&mut self, bytes: &[u8], loc: Loc, torn_tail: bool) -> Result<(), NotUtf8> {
+        if too_deep(bytes) {
+            if std::str::from_utf8(bytes).is_err() {
+                return Err(NotUtf8);
+            }
+            self.corrupt(loc, too_deep_reason(), bytes, false);
+            return Ok(());
+        }
         let rec: Rec<'_> = match sonic_rs::from_slice(bytes) {
             Ok(r) => r,
             Err(e) => {
@@ -369,6 +380,9 @@ pub(crate) fn content_text(c: Content<'_>) -> String {
 /// into parts. Shared with the message-table source, whose rows hold
 /// Anthropic blocks.
 pub(crate) fn parse_content_json(text: &str, msg: &mut Message, loc: &Loc) -> Result<(), String> {
+    if too_deep(text.as_bytes()) {
+        return Err(too_deep_reason());
+    }
     let c: Content<'_> = sonic_rs::from_str(text).map_err(|e| sonic_error(&e))?;
     parse_content(c, msg, loc, &mut Evidence::default())
 }
@@ -473,6 +487,53 @@ pub fn json_error(e: &serde_json::Error) -> String {
         Category::Io => ErrKind::Io,
     };
     describe(kind, &e.to_string(), e.column())
+}
+
+/// How deep arrays and objects may nest in one record. The parsers
+/// recurse per level (sonic-rs without a limit: 20,000 levels overflow a
+/// reader thread's stack); serde_json stops at 128, and so does chatfsck.
+pub const MAX_DEPTH: usize = 128;
+
+/// Whether JSON text nests arrays and objects deeper than [`MAX_DEPTH`],
+/// found without recursion, before any parser sees it. Brackets inside
+/// strings do not count. Text with fewer opening brackets than the limit
+/// (every real record) is answered by one counting pass.
+pub fn too_deep(bytes: &[u8]) -> bool {
+    let opens = bytes.iter().filter(|&&b| b == b'[' || b == b'{').count();
+    if opens <= MAX_DEPTH {
+        return false;
+    }
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in bytes {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// The reason a record nested too deep is not read.
+pub fn too_deep_reason() -> String {
+    format!(
+        "is nested deeper than {MAX_DEPTH} levels of arrays and objects; chatfsck does not parse it"
+    )
 }
 
 /// The same for sonic-rs, which parses the hot path.

@@ -15,13 +15,12 @@ use serde_json::{Map, Value};
 
 use crate::config::{OrphanCalls as OrphanPolicy, RepairPolicy as Policy};
 use crate::error::{Error, Result};
-use crate::finding::Action;
-use crate::model::pairing::Pairing;
+use crate::finding::{Action, Finding};
 use crate::model::{Conversation, Format, Loc, PartKind, Role, Slot};
 use crate::source::Limits;
 use crate::source::lines::{LineReader, Next};
 use crate::write::atomic;
-use crate::write::{Edit, Log, PLACEHOLDER, Planned, Target, Writer};
+use crate::write::{Edit, Left, Log, PLACEHOLDER, Planned, Target, Writer};
 
 #[derive(Default, Debug)]
 struct LineEdit {
@@ -37,6 +36,20 @@ struct LineEdit {
 pub struct Plan {
     lines: BTreeMap<u64, LineEdit>,
     pub log: Vec<Edit>,
+    /// Findings whose fix turned out to change nothing.
+    pub left: Vec<Left>,
+}
+
+/// Whether two records are the same JSON value (an edit that re-serialises
+/// a record without changing it is no edit).
+fn same_json(a: &str, b: &str) -> bool {
+    match (
+        serde_json::from_str::<Value>(a),
+        serde_json::from_str::<Value>(b),
+    ) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
 }
 
 enum Op {
@@ -56,8 +69,10 @@ enum Op {
 struct Pending {
     loc: Loc,
     ops: Vec<Op>,
-    /// Log entries waiting for this line's final text.
-    entries: Vec<Edit>,
+    /// Log entries waiting for this line's final text, with the summary
+    /// of the finding each fixes (for the record left as it is when the
+    /// ops change nothing).
+    entries: Vec<(Edit, String)>,
 }
 
 /// The input, open once, read record by record where planning edits one.
@@ -74,6 +89,11 @@ impl<'p> Records<'p> {
 
     /// The verbatim text of the record at `loc`.
     fn read(&mut self, loc: &Loc) -> Result<String> {
+        Ok(self.read_verbatim(loc)?.0)
+    }
+
+    /// The record at `loc` as the log keeps it ([`crate::write::verbatim`]).
+    fn read_verbatim(&mut self, loc: &Loc) -> Result<(String, Option<String>)> {
         let path = self.path;
         let Loc::Line { start, end, .. } = loc else {
             return Err(Error::input(
@@ -88,7 +108,7 @@ impl<'p> Records<'p> {
         self.file
             .read_exact(&mut buf)
             .map_err(|e| Error::io(path, &e))?;
-        Ok(String::from_utf8_lossy(&buf).into_owned())
+        Ok(crate::write::verbatim(&buf))
     }
 }
 
@@ -179,10 +199,13 @@ fn apply(text: &str, ops: &[Op], anthropic: bool) -> std::result::Result<Option<
                 slot: Slot::Item(field, k),
             } => {
                 let it = item(&mut v, field, *k).ok_or("no such tool call")?;
-                if anthropic {
-                    it["input"] = Value::Object(Map::new());
-                } else if let Some(f) = it.get_mut("function") {
+                // The call's own shape decides, not the file's dialect: an
+                // Anthropic block may sit in a file read as OpenAI. A call
+                // with neither is left as it is (see `same_json`).
+                if let Some(f) = it.get_mut("function").filter(|f| f.is_object()) {
                     f["arguments"] = Value::String("{}".into());
+                } else if anthropic || it.get("input").is_some() {
+                    it["input"] = Value::Object(Map::new());
                 }
             }
             Op::SetArguments { .. } => return Err("tool call without a position".into()),
@@ -248,18 +271,64 @@ fn apply(text: &str, ops: &[Op], anthropic: bool) -> std::result::Result<Option<
     Ok(Some(serialize(&v, spaced(text))))
 }
 
+/// The messages of `conv` in the order the copy holds them: each moved
+/// message right after the message it moves after (its own followers
+/// after it), the others where they were.
+fn final_order(conv: &Conversation, planned: &[Planned<'_>]) -> Vec<usize> {
+    let mut after_of: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    let mut moved = std::collections::HashSet::new();
+    for p in planned {
+        for a in &p.fix.actions {
+            if let Action::MoveAfter { messages, after } = a {
+                after_of.entry(*after).or_default().extend(messages);
+                moved.extend(messages.iter().copied());
+            }
+        }
+    }
+    fn emit(i: usize, after_of: &BTreeMap<usize, Vec<usize>>, order: &mut Vec<usize>) {
+        order.push(i);
+        for &m in after_of.get(&i).into_iter().flatten() {
+            emit(m, after_of, order);
+        }
+    }
+    let mut order = Vec::with_capacity(conv.messages.len());
+    for i in (0..conv.messages.len()).filter(|i| !moved.contains(i)) {
+        emit(i, &after_of, &mut order);
+    }
+    order
+}
+
+impl Plan {
+    /// Whether the copy still holds a message: one the plan does not drop,
+    /// or one it inserts.
+    fn keeps_a_message(&self, conv: &Conversation) -> bool {
+        conv.messages
+            .iter()
+            .any(|m| !self.lines.get(&key_of(&m.loc)).is_some_and(|e| e.drop))
+            || self.lines.values().any(|e| !e.insert_after.is_empty())
+    }
+}
+
 pub fn plan(
     conv: &Conversation,
     planned: &[Planned<'_>],
     policy: &Policy,
     path: &Path,
 ) -> Result<Plan> {
-    let anthropic = conv.source.dialect == crate::model::Dialect::Anthropic;
-    let pairing = Pairing::analyse(&conv.messages);
+    // Anthropic-shaped messages: results are `tool_result` blocks of a user
+    // message (Cline and Roo Code tasks are Anthropic arrays).
+    let anthropic = matches!(
+        conv.source.dialect,
+        crate::model::Dialect::Anthropic
+            | crate::model::Dialect::Cline
+            | crate::model::Dialect::RooCode
+    );
     let mut records = Records::open(path)?;
     let mut lines: BTreeMap<u64, LineEdit> = BTreeMap::new();
     let mut pending: BTreeMap<u64, Pending> = BTreeMap::new();
     let mut log: Vec<Edit> = Vec::new();
+    let mut left: Vec<Left> = Vec::new();
+    let pairing = crate::model::pairing::Pairing::analyse(&conv.messages);
     // Orphan answers, grouped by the message holding the calls.
     let mut answers: BTreeMap<usize, Vec<(usize, &Planned<'_>)>> = BTreeMap::new();
     let entry = |p: &Planned<'_>, action: &'static str, description: String, loc: Loc| Edit {
@@ -269,18 +338,19 @@ pub fn plan(
         description,
         location: loc,
         before: None,
+        before_base64: None,
         after: None,
         synthesized: false,
         ids: p.finding.ids.clone(),
     };
-    let op = |loc: &Loc, o: Op, e: Edit, pending: &mut BTreeMap<u64, Pending>| {
+    let op = |loc: &Loc, o: Op, e: Edit, f: &Finding, pending: &mut BTreeMap<u64, Pending>| {
         let p = pending.entry(key_of(loc)).or_insert_with(|| Pending {
             loc: loc.clone(),
             ops: Vec::new(),
             entries: Vec::new(),
         });
         p.ops.push(o);
-        p.entries.push(e);
+        p.entries.push((e, f.summary.clone()));
     };
     for p in planned {
         for action in &p.fix.actions {
@@ -292,7 +362,8 @@ pub fn plan(
                         format!("dropped line {} (kept verbatim here)", line_of(loc)),
                         loc.clone(),
                     );
-                    e.before = Some(records.read(loc)?);
+                    let (text, raw) = records.read_verbatim(loc)?;
+                    (e.before, e.before_base64) = (Some(text), raw);
                     lines.entry(key_of(loc)).or_default().drop = true;
                     log.push(e);
                 }
@@ -315,13 +386,39 @@ pub fn plan(
                         ),
                         loc.clone(),
                     );
-                    op(&loc, Op::SetArguments { slot }, e, &mut pending);
+                    op(&loc, Op::SetArguments { slot }, e, p.finding, &mut pending);
                 }
                 Action::RemoveResult { message, part } => {
                     let m = &conv.messages[*message];
                     let Some(slot) = m.parts[*part].slot else {
                         continue;
                     };
+                    // The message holds more than results (tool calls, a
+                    // block chatfsck does not know): removing a result must
+                    // neither take that content with the whole record nor
+                    // leave it standing between a call and its result.
+                    let others = m
+                        .parts
+                        .iter()
+                        .any(|x| !matches!(x.kind, PartKind::ToolResult { .. }));
+                    let inside = pairing
+                        .pairs
+                        .iter()
+                        .any(|q| q.call.0 < *message && *message < q.result.0);
+                    if others && (matches!(slot, Slot::Whole(_)) || inside) {
+                        left.push(Left {
+                            rule: p.finding.rule,
+                            conversation: p.finding.conversation.clone(),
+                            location: p.finding.loc.clone(),
+                            summary: p.finding.summary.clone(),
+                            reason: if matches!(slot, Slot::Whole(_)) {
+                                "the record also holds other content (tool calls), which removing the result would remove".into()
+                            } else {
+                                "the message also holds other content, which would be left between a call and its result".into()
+                            },
+                        });
+                        continue;
+                    }
                     let loc = m.part_loc(*part).clone();
                     let e = entry(
                         p,
@@ -329,7 +426,7 @@ pub fn plan(
                         format!("removed the stray tool result on line {}", line_of(&loc)),
                         loc.clone(),
                     );
-                    op(&loc, Op::Remove { slot }, e, &mut pending);
+                    op(&loc, Op::Remove { slot }, e, p.finding, &mut pending);
                 }
                 Action::AnswerCall { message, part } => {
                     answers.entry(*message).or_default().push((*part, p));
@@ -355,6 +452,21 @@ pub fn plan(
             }
         }
     }
+    // The order of the messages in the copy, moves applied: placeholders
+    // answer a call where its message ends up, not where it was.
+    let order = final_order(conv, planned);
+    let pos: HashMap<usize, usize> = order.iter().enumerate().map(|(k, &i)| (i, k)).collect();
+    let next_of = |i: usize| pos.get(&i).and_then(|&k| order.get(k + 1)).copied();
+    let window_end_of = |i: usize| {
+        let Some(&start) = pos.get(&i) else {
+            return i;
+        };
+        let mut k = start;
+        while k + 1 < order.len() && conv.messages[order[k + 1]].carries_results() {
+            k += 1;
+        }
+        order[k]
+    };
     for (mi, calls) in answers {
         let m = &conv.messages[mi];
         let call_info: Vec<(usize, String, String)> = calls
@@ -379,18 +491,20 @@ pub fn plan(
                     ),
                     loc.clone(),
                 );
-                op(&loc, Op::Remove { slot }, e, &mut pending);
+                op(&loc, Op::Remove { slot }, e, p.finding, &mut pending);
             }
             continue;
         }
         // Placeholder results.
-        let window_end = pairing.window_end.get(&mi).copied().unwrap_or(mi);
+        let window_end = window_end_of(mi);
         if anthropic {
             let blocks: Vec<Value> = call_info
                 .iter()
                 .map(|(_, id, _)| serde_json::json!({"type": "tool_result", "tool_use_id": id, "content": PLACEHOLDER, "is_error": true}))
                 .collect();
-            let next = conv.messages.get(mi + 1).filter(|n| n.role == Role::User);
+            let next = next_of(mi)
+                .map(|n| &conv.messages[n])
+                .filter(|n| n.role == Role::User);
             match next {
                 Some(n) => {
                     let loc = n.loc.clone();
@@ -412,7 +526,7 @@ pub fn plan(
                             loc.clone(),
                         );
                         e.synthesized = true;
-                        pd.entries.push(e);
+                        pd.entries.push((e, p.finding.summary.clone()));
                     }
                 }
                 None => {
@@ -464,12 +578,24 @@ pub fn plan(
         let line = line_of(&pd.loc);
         let after = apply(&before, &pd.ops, anthropic)
             .map_err(|e| Error::input(path, format!("line {line} cannot be edited: {e}")))?;
+        if after.as_deref().is_some_and(|a| same_json(a, &before)) {
+            // The ops change nothing (a call without arguments to replace):
+            // no edit is made, and none is logged.
+            left.extend(pd.entries.into_iter().map(|(e, summary)| Left {
+                rule: e.rule,
+                conversation: e.conversation,
+                location: Some(e.location),
+                summary,
+                reason: format!("line {line} holds nothing this repair can change (no arguments field to replace)"),
+            }));
+            continue;
+        }
         let edit = lines.entry(key).or_default();
         match &after {
             Some(text) => edit.replacement = Some(text.clone()),
             None => edit.drop = true,
         }
-        for mut e in pd.entries {
+        for (mut e, _) in pd.entries {
             e.before = Some(before.clone());
             e.after = after.clone();
             if after.is_none() {
@@ -480,7 +606,7 @@ pub fn plan(
         }
     }
     log.sort_by_key(|e| line_of(&e.location));
-    Ok(Plan { lines, log })
+    Ok(Plan { lines, log, left })
 }
 
 pub fn write(input: &Path, output: &Path, plan: &Plan, limits: Limits, force: bool) -> Result<()> {
@@ -520,20 +646,25 @@ pub fn write(input: &Path, output: &Path, plan: &Plan, limits: Limits, force: bo
         let newline = lines.terminated
             || edit.is_some_and(|e| !e.insert_after.is_empty())
             || stash.contains_key(&n);
-        match (edit.and_then(|e| e.moved_to), text) {
-            (Some(target), Some(t)) => stash.entry(target).or_default().push(t),
-            (_, Some(t)) => {
-                w.write_all(&t).map_err(werr)?;
-                if newline {
+        let inserts = edit.map(|e| e.insert_after.as_slice()).unwrap_or_default();
+        match edit.and_then(|e| e.moved_to) {
+            Some(target) => {
+                // What is inserted after a moved line moves with it.
+                let moved = stash.entry(target).or_default();
+                moved.extend(text);
+                moved.extend(inserts.iter().map(|i| i.clone().into_bytes()));
+            }
+            None => {
+                if let Some(t) = text {
+                    w.write_all(&t).map_err(werr)?;
+                    if newline {
+                        w.write_all(b"\n").map_err(werr)?;
+                    }
+                }
+                for ins in inserts {
+                    w.write_all(ins.as_bytes()).map_err(werr)?;
                     w.write_all(b"\n").map_err(werr)?;
                 }
-            }
-            (_, None) => {}
-        }
-        if let Some(e) = edit {
-            for ins in &e.insert_after {
-                w.write_all(ins.as_bytes()).map_err(werr)?;
-                w.write_all(b"\n").map_err(werr)?;
             }
         }
         if let Some(moved) = stash.remove(&n) {
@@ -552,6 +683,17 @@ pub fn write(input: &Path, output: &Path, plan: &Plan, limits: Limits, force: bo
 /// planned replacement; only the separators of the array are rewritten.
 pub fn write_document(input: &Path, output: &Path, plan: &Plan, force: bool) -> Result<()> {
     let data = std::fs::read(input).map_err(|e| Error::io(input, &e))?;
+    if plan.lines.is_empty() {
+        // Nothing to change: not even the array's separators.
+        let tmp = atomic::Atomic::new(output)?;
+        let mut w = tmp.writer(output)?;
+        w.write_all(&data).map_err(|e| Error::Output {
+            path: output.to_path_buf(),
+            cause: e.to_string(),
+        })?;
+        atomic::finish(w, output)?;
+        return tmp.commit(output, force, Some(input));
+    }
     let text = std::str::from_utf8(&data).map_err(|_| Error::input(input, "is not valid UTF-8"))?;
     let base = text.as_ptr() as usize;
     #[derive(serde::Deserialize)]
@@ -559,10 +701,13 @@ pub fn write_document(input: &Path, output: &Path, plan: &Plan, force: bool) -> 
         #[serde(borrow)]
         messages: &'a serde_json::value::RawValue,
     }
-    let region: &str = if text.trim_start().starts_with('[') {
-        text.trim()
+    // The reader skips a byte order mark; so does the writer, which keeps
+    // it in the copy with the bytes before the array.
+    let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let region: &str = if body.trim_start().starts_with('[') {
+        body.trim()
     } else {
-        serde_json::from_str::<Body<'_>>(text)
+        serde_json::from_str::<Body<'_>>(body)
             .map_err(|e| Error::input(input, format!("is no longer the document it was: {e}")))?
             .messages
             .get()
@@ -582,13 +727,16 @@ pub fn write_document(input: &Path, output: &Path, plan: &Plan, force: bool) -> 
             }) => Some(r.clone()),
             _ => Some(el.get().to_string()),
         };
-        match (edit.and_then(|e| e.moved_to), text) {
-            (Some(target), Some(t)) => stash.entry(target).or_default().push(t),
-            (_, Some(t)) => out_elems.push(t),
-            (_, None) => {}
-        }
-        if let Some(e) = edit {
-            out_elems.extend(e.insert_after.iter().cloned());
+        let inserts = edit
+            .into_iter()
+            .flat_map(|e| e.insert_after.iter().cloned());
+        match edit.and_then(|e| e.moved_to) {
+            // What is inserted after a moved element moves with it.
+            Some(target) => stash
+                .entry(target)
+                .or_default()
+                .extend(text.into_iter().chain(inserts)),
+            None => out_elems.extend(text.into_iter().chain(inserts)),
         }
         if let Some(moved) = stash.remove(&key) {
             out_elems.extend(moved);
@@ -596,6 +744,9 @@ pub fn write_document(input: &Path, output: &Path, plan: &Plan, force: bool) -> 
     }
     let array = if out_elems.is_empty() {
         "[]".to_string()
+    } else if !region.contains('\n') {
+        // A compact array (`JSON.stringify`, as Cline writes it) stays compact.
+        format!("[{}]", out_elems.join(","))
     } else {
         format!("[\n  {}\n]", out_elems.join(",\n  "))
     };
@@ -639,8 +790,28 @@ pub fn new(t: &Target<'_>) -> Result<Box<dyn Writer>> {
 
 impl Writer for ChatWriter {
     fn plan(&mut self, conv: &Conversation, planned: &[Planned<'_>], log: &mut Log) -> Result<()> {
-        let p = plan(conv, planned, &self.policy, &self.input)?;
+        let mut p = plan(conv, planned, &self.policy, &self.input)?;
+        if !p.keeps_a_message(conv) {
+            // A copy without a message is no history: no app resumes it and
+            // chatfsck does not read it. The copy keeps the input as it is
+            // and every finding is left, with the reason.
+            for f in planned {
+                log.left.push(Left {
+                    rule: f.finding.rule,
+                    conversation: f.finding.conversation.clone(),
+                    location: f.finding.loc.clone(),
+                    summary: f.finding.summary.clone(),
+                    reason: "the repair would leave no message, and an empty history is no history: the copy keeps it".into(),
+                });
+            }
+            p = Plan {
+                lines: BTreeMap::new(),
+                log: Vec::new(),
+                left: Vec::new(),
+            };
+        }
         log.edits.extend(p.log.iter().cloned());
+        log.left.append(&mut p.left);
         self.format = Some(conv.source.format);
         self.plan = Some(p);
         Ok(())

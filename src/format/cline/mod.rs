@@ -1,0 +1,364 @@
+//! Cline and Roo Code tasks (VS Code extensions `saoudrizwan.claude-dev`
+//! and `rooveterinaryinc.roo-cline`): `…/globalStorage/<extension>/tasks/
+//! <taskId>/api_conversation_history.json` is the model history, a compact
+//! JSON array of Anthropic messages with the extensions' own keys (`ts`,
+//! `id`, `modelInfo`; Roo's `condenseId`, `isSummary`…). Beside it,
+//! `ui_messages.json` is the UI log and `task_metadata.json` metadata:
+//! neither is sent to the model. Cline loads the array as it is on resume
+//! (docs/agents-formats.md §2).
+//!
+//! What this store models beyond the Anthropic shape:
+//! - **Text-form results.** Older Cline versions store a tool's result as
+//!   a user *text* block `[<tool> for '<arg>'] Result:` (no `tool_use_id`;
+//!   `ToolResultUtils` falls back to text). When the assistant message
+//!   before it called that tool with a `tool_use` block, the text block is
+//!   that call's result: paired by tool name and order, as Cline sends
+//!   them. Without a `tool_use` (the XML-tool era) it stays text.
+//! - **Completion calls.** An accepted `attempt_completion` is left
+//!   unanswered on disk by design: recorded as such, never an orphan.
+//! - **`[]`.** An emptied history is read as a conversation with no
+//!   message (rule `empty-history`), not refused as "not a history".
+//! - **`ui_messages.json`** is refused with a one-line error that says what
+//!   it is.
+//!
+//! Repaired by the shared JSON writer (`records::writer`), which writes a
+//! compact array back compactly.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::value::RawValue;
+
+use super::records::record::{Builder, Handlers};
+use super::store::{Head, Opened, Probe, Store, Writing};
+use crate::error::{Error, Result};
+use crate::finding::Action;
+use crate::model::{
+    ByDesign, Conversation, Dialect, Format, Loc, Message, PartKind, Role, SourceInfo,
+};
+use crate::source::{Limits, Source};
+
+pub static STORE: Store = Store {
+    name: "Cline / Roo Code task",
+    formats: &[Format::Json],
+    dialects: &[Dialect::Cline, Dialect::RooCode],
+    probe: Probe::Text { detect, open },
+    writing: Writing::Copy {
+        supports,
+        new: super::records::writer::new,
+    },
+};
+
+/// The history's file name in a task folder (`claude_messages.json` in
+/// the oldest tasks, which both extensions migrate on load).
+const HISTORY: &[&str] = &["api_conversation_history.json", "claude_messages.json"];
+/// The UI log beside it.
+const UI_LOG: &str = "ui_messages.json";
+
+fn file_name(path: &Path) -> &str {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+}
+
+/// A JSON array in a file named as a task's history (or its UI log):
+/// the names are the extensions' own (`GlobalFileNames`). Under another
+/// name (a copy), an array of messages that carries the extensions' own
+/// marks: a text-form result block (`"text":"[read_file for 'a'] Result:`)
+/// or Roo's condense and truncation keys. A plain Anthropic array stays
+/// with provider-shaped messages.
+fn detect(head: &Head<'_>) -> Result<bool> {
+    if head.bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'[') {
+        return Ok(false);
+    }
+    let name = file_name(head.path);
+    if HISTORY.contains(&name) || name == UI_LOG {
+        return Ok(true);
+    }
+    let text = String::from_utf8_lossy(head.bytes);
+    let messages = text.trim_start()[1..]
+        .trim_start()
+        .starts_with("{\"role\":");
+    Ok(messages && (has_text_result(&text) || roo_marks(&text)))
+}
+
+/// A text block whose text is a text-form result, in compact JSON.
+fn has_text_result(text: &str) -> bool {
+    text.match_indices("\"type\":\"text\",\"text\":\"[")
+        .any(|(i, m)| {
+            let rest = &text[i + m.len() - 1..];
+            let cut = rest.char_indices().nth(300).map_or(rest.len(), |(k, _)| k);
+            text_result_tool(&rest[..cut]).is_some()
+        })
+}
+
+/// Roo Code's own keys on messages.
+fn roo_marks(text: &str) -> bool {
+    [
+        "\"condenseParent\":",
+        "\"isSummary\":",
+        "\"truncationParent\":",
+        "\"condenseId\":",
+    ]
+    .iter()
+    .any(|k| text.contains(k))
+}
+
+fn supports(_: Dialect, a: &Action) -> bool {
+    !matches!(a, Action::RenumberIndices | Action::RebuildResults { .. })
+}
+
+/// The Anthropic message reader of provider-shaped histories reads each
+/// element.
+static READ: Handlers = Handlers {
+    chat: Some(super::chat::record),
+    claude_code: None,
+    codex: None,
+};
+
+fn open(path: &Path, limits: Limits) -> Result<Opened> {
+    let app = app_of(path);
+    if file_name(path) == UI_LOG {
+        return Err(Error::not_history(
+            path,
+            format!(
+                "is {}'s UI log (`ui_messages.json`), not the API history the model is sent; check `api_conversation_history.json` in the same task folder",
+                app_name(app)
+            ),
+        ));
+    }
+    std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
+    Ok(Opened::History(Box::new(TaskSource {
+        path: path.to_path_buf(),
+        limits,
+        info: Arc::new(SourceInfo {
+            path: path.to_path_buf(),
+            format: Format::Json,
+            dialect: app,
+        }),
+        done: false,
+    })))
+}
+
+fn app_name(d: Dialect) -> &'static str {
+    if d == Dialect::RooCode {
+        "Roo Code"
+    } else {
+        "Cline"
+    }
+}
+
+/// Which extension wrote a task: Roo's extension folder, or Roo's files
+/// beside the history (`history_item.json`); Cline otherwise.
+fn app_of(path: &Path) -> Dialect {
+    let roo_folder = path
+        .ancestors()
+        .filter_map(|a| a.file_name().and_then(|n| n.to_str()))
+        .any(|n| n.eq_ignore_ascii_case("rooveterinaryinc.roo-cline"));
+    let roo_files = path
+        .parent()
+        .is_some_and(|d| d.join("history_item.json").is_file());
+    let roo_keys = || {
+        use std::io::Read;
+        let mut head = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(Head::LEN as u64).read_to_end(&mut head))
+            .is_ok()
+            && roo_marks(&String::from_utf8_lossy(&head))
+    };
+    if roo_folder || roo_files || roo_keys() {
+        Dialect::RooCode
+    } else {
+        Dialect::Cline
+    }
+}
+
+struct TaskSource {
+    path: std::path::PathBuf,
+    limits: Limits,
+    info: Arc<SourceInfo>,
+    done: bool,
+}
+
+impl Source for TaskSource {
+    fn info(&self) -> Arc<SourceInfo> {
+        self.info.clone()
+    }
+
+    fn next_conversation(&mut self) -> Option<Result<Conversation>> {
+        if self.done {
+            return None;
+        }
+        self.done = true;
+        Some(read(&self.path, self.limits, self.info.clone()))
+    }
+}
+
+fn read(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversation> {
+    let len = std::fs::metadata(path)
+        .map_err(|e| Error::io(path, &e))?
+        .len();
+    if len > limits.max_document_bytes {
+        return Err(Error::input(
+            path,
+            format!(
+                "JSON document is larger than {} MiB",
+                limits.max_document_bytes >> 20
+            ),
+        ));
+    }
+    let data = std::fs::read(path).map_err(|e| Error::io(path, &e))?;
+    let bom: &[u8] = b"\xEF\xBB\xBF";
+    let start = if data.starts_with(bom) { bom.len() } else { 0 };
+    let text = std::str::from_utf8(&data[start..]).map_err(|e| {
+        let line = 1 + memchr::memchr_iter(b'\n', &data[..start + e.valid_up_to()]).count();
+        Error::input(path, format!("line {line} is not valid UTF-8"))
+    })?;
+    let elements: Vec<&RawValue> = serde_json::from_str(text).map_err(|e| {
+        Error::input(
+            path,
+            format!(
+                "is not a valid {} history: not a JSON array ({e})",
+                app_name(info.dialect)
+            ),
+        )
+    })?;
+    let mut b = Builder::new(Conversation::new(path.display().to_string(), info), &READ);
+    let base = text.as_ptr() as usize;
+    let mut line = 1u64;
+    let mut counted = 0usize;
+    for el in elements {
+        let off = el.get().as_ptr() as usize - base;
+        line += memchr::memchr_iter(b'\n', &text.as_bytes()[counted..off]).count() as u64;
+        counted = off;
+        let loc = Loc::Line {
+            line,
+            start: (start + off) as u64,
+            end: (start + off + el.get().len()) as u64,
+        };
+        // Roo keeps encrypted reasoning as standalone items: elements of
+        // the array, not chat messages.
+        if is_reasoning_item(el.get()) {
+            b.conv.meta_records += 1;
+            continue;
+        }
+        b.feed(el.get(), loc, false);
+    }
+    let mut conv = b.conv;
+    pair_text_results(&mut conv.messages);
+    conv.by_design = completion_calls(&conv.messages);
+    Ok(conv)
+}
+
+fn is_reasoning_item(el: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Item<'a> {
+        #[serde(borrow, default)]
+        role: Option<&'a RawValue>,
+        #[serde(rename = "type", default)]
+        ty: Option<String>,
+    }
+    matches!(
+        serde_json::from_str::<Item<'_>>(el),
+        Ok(Item { role: None, ty: Some(t) }) if t == "reasoning"
+    )
+}
+
+/// The tool named by a text-form result: `[read_file for 'src/a.ts']
+/// Result:` → `read_file` (also `[tool] Result:`, Cline's form for tools
+/// without an argument to show).
+pub fn text_result_tool(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix('[')?;
+    let close = rest.find("] Result:")?;
+    let head = &rest[..close];
+    let name = head.split(" for ").next().unwrap_or(head);
+    let ok = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    ok.then_some(name)
+}
+
+/// Read text-form results as the results of the calls they answer: in the
+/// user message right after an assistant message with `tool_use` blocks,
+/// the k-th text result of tool T answers the k-th call of T that no
+/// structured `tool_result` answers.
+fn pair_text_results(messages: &mut [Message]) {
+    for i in 1..messages.len() {
+        if messages[i].role != Role::User || messages[i - 1].role != Role::Assistant {
+            continue;
+        }
+        let answered: Vec<String> = messages[i]
+            .tool_results()
+            .map(|(_, id, _, _)| id.to_string())
+            .collect();
+        let mut open: Vec<(String, String)> = messages[i - 1]
+            .tool_calls()
+            .filter(|(_, id, _, _)| !answered.iter().any(|a| a == id))
+            .map(|(_, id, name, _)| (id.to_string(), name.to_string()))
+            .collect();
+        if open.is_empty() {
+            continue;
+        }
+        for part in &mut messages[i].parts {
+            let PartKind::Text { text } = &part.kind else {
+                continue;
+            };
+            let Some(tool) = text_result_tool(text.as_str()) else {
+                continue;
+            };
+            let Some(k) = open.iter().position(|(_, name)| name == tool) else {
+                continue;
+            };
+            let (id, _) = open.remove(k);
+            let content = text.clone();
+            part.kind = PartKind::ToolResult {
+                call_id: id,
+                content,
+                is_error: None,
+            };
+        }
+    }
+}
+
+/// Unanswered `attempt_completion` calls: the extensions push no result
+/// when the user accepts the completion.
+fn completion_calls(messages: &[Message]) -> Vec<ByDesign> {
+    let pairing = crate::model::pairing::Pairing::analyse(messages);
+    pairing
+        .unanswered
+        .iter()
+        .filter(|&&(mi, pi)| {
+            matches!(&messages[mi].parts[pi].kind,
+                PartKind::ToolCall { name, .. } if name == "attempt_completion")
+        })
+        .map(|&(mi, pi)| ByDesign {
+            message: mi,
+            part: pi,
+            why: "the extension pushes no result when the user accepts the completion, and answers it itself on resume",
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::text_result_tool;
+
+    #[test]
+    fn text_results_name_their_tool() {
+        assert_eq!(
+            text_result_tool("[read_file for 'src/app.ts'] Result:"),
+            Some("read_file")
+        );
+        assert_eq!(
+            text_result_tool("[execute_command for 'npm test'] Result:\nok"),
+            Some("execute_command")
+        );
+        assert_eq!(
+            text_result_tool("[list_code_definition_names] Result:"),
+            Some("list_code_definition_names")
+        );
+        assert_eq!(text_result_tool("[TASK RESUMPTION] This task"), None);
+        assert_eq!(text_result_tool("plain text"), None);
+    }
+}

@@ -1,0 +1,347 @@
+//! The repaired copy of a Codex rollout. Every edit is a whole line: a line
+//! dropped (a torn or unreadable line, a stray output, a reasoning item
+//! nothing follows), a line replaced (an output given its call's type), or
+//! a line inserted right after a call (the `"aborted"` output Codex itself
+//! would insert on resume). Every other line is copied byte for byte.
+//!
+//! A line that holds more than one item (a `compacted` line with its
+//! `replacement_history`) is never edited: what the fix would change is
+//! left, with the reason, in the repair log.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::config::{OrphanCalls as OrphanPolicy, RepairPolicy as Policy};
+use crate::error::{Error, Result};
+use crate::finding::Action;
+use crate::model::{Conversation, Loc, PartKind, Slot};
+use crate::source::Limits;
+use crate::source::lines::{LineReader, Next};
+use crate::write::atomic;
+use crate::write::{Edit, Left, Log, Planned, Target, Writer};
+
+/// What a fix may change, by the kind of line it touches.
+#[derive(Default, Debug)]
+struct LineEdit {
+    drop: bool,
+    replacement: Option<String>,
+    insert_after: Vec<String>,
+}
+
+pub struct CodexWriter {
+    input: PathBuf,
+    output: Option<PathBuf>,
+    force: bool,
+    limits: Limits,
+    policy: Policy,
+    lines: BTreeMap<u64, LineEdit>,
+    planned: bool,
+}
+
+pub fn new(t: &Target<'_>) -> Result<Box<dyn Writer>> {
+    Ok(Box::new(CodexWriter {
+        input: t.input.to_path_buf(),
+        output: t.output.map(Path::to_path_buf),
+        force: t.force,
+        limits: t.limits,
+        policy: *t.policy,
+        lines: BTreeMap::new(),
+        planned: false,
+    }))
+}
+
+/// The verbatim text of the line at `loc`.
+fn read(file: &mut File, path: &Path, loc: &Loc) -> Result<String> {
+    let Loc::Line { start, end, .. } = loc else {
+        return Err(Error::input(
+            path,
+            "internal: a rollout edit without a line",
+        ));
+    };
+    file.seek(SeekFrom::Start(*start))
+        .map_err(|e| Error::io(path, &e))?;
+    let mut buf = vec![0; (*end - *start) as usize];
+    file.read_exact(&mut buf).map_err(|e| Error::io(path, &e))?;
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+fn key(loc: &Loc) -> u64 {
+    match loc {
+        Loc::Line { start, .. } => *start,
+        Loc::Row { .. } => u64::MAX,
+    }
+}
+
+fn line_no(loc: &Loc) -> u64 {
+    loc.line().unwrap_or(0)
+}
+
+/// `(line type, payload type)` of a rollout line that parses.
+fn kinds(v: &Value) -> (&str, &str) {
+    let ty = v.get("type").and_then(Value::as_str).unwrap_or_default();
+    let pt = v
+        .get("payload")
+        .and_then(|p| p.get("type"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    (ty, pt)
+}
+
+/// The output Codex inserts for an unanswered call of this type
+/// (`normalize.rs`, `ensure_call_outputs_present`).
+fn aborted(call_ty: &str, id: &str) -> Value {
+    match call_ty {
+        "custom_tool_call" => {
+            serde_json::json!({"type": "custom_tool_call_output", "call_id": id, "output": "aborted"})
+        }
+        "tool_search_call" => {
+            serde_json::json!({"type": "tool_search_output", "call_id": id, "status": "completed", "tools": []})
+        }
+        _ => {
+            serde_json::json!({"type": "function_call_output", "call_id": id, "output": "aborted"})
+        }
+    }
+}
+
+impl Writer for CodexWriter {
+    fn plan(&mut self, conv: &Conversation, planned: &[Planned<'_>], log: &mut Log) -> Result<()> {
+        self.planned = true;
+        let path = self.input.clone();
+        let mut file = File::open(&path).map_err(|e| Error::io(&path, &e))?;
+        let mut edits = Vec::new();
+        for p in planned {
+            let entry = |action: &'static str, description: String, loc: &Loc| Edit {
+                rule: p.finding.rule,
+                conversation: conv.id.clone(),
+                action,
+                description,
+                location: loc.clone(),
+                before: None,
+                before_base64: None,
+                after: None,
+                synthesized: false,
+                ids: p.finding.ids.clone(),
+            };
+            let leave = |reason: String, log: &mut Log| {
+                log.left.push(Left {
+                    rule: p.finding.rule,
+                    conversation: conv.id.clone(),
+                    location: p.finding.loc.clone(),
+                    summary: p.finding.summary.clone(),
+                    reason,
+                })
+            };
+            for action in &p.fix.actions {
+                // The line the action is about, and the part it names.
+                let (loc, part) = match action {
+                    Action::DropRecord { loc } => (loc.clone(), None),
+                    Action::RemoveResult { message, part }
+                    | Action::AnswerCall { message, part }
+                    | Action::RetypeResult { message, part } => {
+                        let m = &conv.messages[*message];
+                        (m.part_loc(*part).clone(), m.parts.get(*part))
+                    }
+                    _ => {
+                        leave(
+                            format!("`{}` is not done in Codex rollouts", action.name()),
+                            log,
+                        );
+                        continue;
+                    }
+                };
+                let before = read(&mut file, &path, &loc)?;
+                let n = line_no(&loc);
+                let parsed: Option<Value> = serde_json::from_str(&before).ok();
+                let (ty, pt) = parsed.as_ref().map(kinds).unwrap_or_default();
+                let (ty, pt) = (ty.to_string(), pt.to_string());
+                let pt = pt.as_str();
+                // A line that holds a whole replacement history is never
+                // edited for one of its items.
+                if parsed.is_some() && ty != "response_item" {
+                    leave(
+                        format!(
+                            "line {n} is a `{ty}` line holding more than this item; it is left as it is"
+                        ),
+                        log,
+                    );
+                    continue;
+                }
+                match action {
+                    Action::DropRecord { .. } => {
+                        let what = match (&parsed, pt) {
+                            (None, _) => "the unreadable line",
+                            (Some(_), "reasoning") => "the reasoning item nothing follows",
+                            (Some(_), other) => {
+                                leave(
+                                    format!("line {n} is a `{other}` item, not one to drop"),
+                                    log,
+                                );
+                                continue;
+                            }
+                        };
+                        let mut e = entry(
+                            "drop-record",
+                            format!("dropped {what} on line {n} (kept verbatim here)"),
+                            &loc,
+                        );
+                        e.before = Some(before);
+                        self.lines.entry(key(&loc)).or_default().drop = true;
+                        edits.push(e);
+                    }
+                    Action::RemoveResult { .. } => {
+                        let mut e = entry(
+                            "remove-result",
+                            format!("removed the stray `{pt}` on line {n} (kept verbatim here)"),
+                            &loc,
+                        );
+                        e.before = Some(before);
+                        self.lines.entry(key(&loc)).or_default().drop = true;
+                        edits.push(e);
+                    }
+                    Action::RetypeResult { .. } => {
+                        let Some(mut v) = parsed.clone() else {
+                            continue;
+                        };
+                        let call_ty = conv
+                            .messages
+                            .iter()
+                            .flat_map(|m| &m.parts)
+                            .find_map(|q| match (&q.kind, q.slot, part.map(|r| &r.kind)) {
+                                (
+                                    PartKind::ToolCall { id, .. },
+                                    Some(Slot::Whole(t)),
+                                    Some(PartKind::ToolResult { call_id, .. }),
+                                ) if id == call_id => Some(t),
+                                _ => None,
+                            })
+                            .unwrap_or("function_call");
+                        let want = match call_ty {
+                            "custom_tool_call" => "custom_tool_call_output",
+                            "tool_search_call" => "tool_search_output",
+                            _ => "function_call_output",
+                        };
+                        v["payload"]["type"] = Value::String(want.into());
+                        let after = serde_json::to_string(&v).expect("a Value serialises");
+                        let mut e = entry(
+                            "retype-result",
+                            format!(
+                                "made the `{pt}` on line {n} a `{want}`, as its `{call_ty}` needs; its output is kept"
+                            ),
+                            &loc,
+                        );
+                        e.before = Some(before);
+                        e.after = Some(after.clone());
+                        self.lines.entry(key(&loc)).or_default().replacement = Some(after);
+                        edits.push(e);
+                    }
+                    Action::AnswerCall { .. } => {
+                        let Some(PartKind::ToolCall { id, name, .. }) = part.map(|q| &q.kind)
+                        else {
+                            continue;
+                        };
+                        match self.policy.orphan_calls {
+                            OrphanPolicy::Report => continue,
+                            OrphanPolicy::Drop => {
+                                let mut e = entry(
+                                    "drop-call",
+                                    format!(
+                                        "dropped the unanswered call `{id}` (`{name}`) on line {n} (kept verbatim here)"
+                                    ),
+                                    &loc,
+                                );
+                                e.before = Some(before);
+                                self.lines.entry(key(&loc)).or_default().drop = true;
+                                edits.push(e);
+                            }
+                            OrphanPolicy::Placeholder => {
+                                let mut line = serde_json::Map::new();
+                                if let Some(ts) = parsed.as_ref().and_then(|v| v.get("timestamp")) {
+                                    line.insert("timestamp".into(), ts.clone());
+                                }
+                                line.insert("type".into(), Value::String("response_item".into()));
+                                line.insert("payload".into(), aborted(pt, id));
+                                let text = serde_json::to_string(&Value::Object(line))
+                                    .expect("a Value serialises");
+                                let mut e = entry(
+                                    "answer-call",
+                                    format!(
+                                        "inserted the `\"aborted\"` output Codex itself sends for the unanswered call `{id}` (`{name}`), right after line {n}"
+                                    ),
+                                    &loc,
+                                );
+                                e.after = Some(text.clone());
+                                e.synthesized = true;
+                                self.lines
+                                    .entry(key(&loc))
+                                    .or_default()
+                                    .insert_after
+                                    .push(text);
+                                edits.push(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        edits.sort_by_key(|e| line_no(&e.location));
+        log.edits.extend(edits);
+        Ok(())
+    }
+
+    fn write(self: Box<Self>, _log: &mut Log) -> Result<()> {
+        let (Some(output), true) = (&self.output, self.planned) else {
+            return Err(Error::not_history(&self.input, "holds no conversation"));
+        };
+        let input = &self.input;
+        let tmp = atomic::Atomic::new(output)?;
+        let mut w = tmp.writer(output)?;
+        let file = File::open(input).map_err(|e| Error::io(input, &e))?;
+        let mut lines = LineReader::new(
+            BufReader::with_capacity(256 * 1024, file),
+            self.limits.max_line_bytes,
+        );
+        let werr = |e: std::io::Error| Error::Output {
+            path: output.clone(),
+            cause: e.to_string(),
+        };
+        loop {
+            match lines.next_line().map_err(|e| Error::io(input, &e))? {
+                Next::End => break,
+                Next::TooLong => {
+                    return Err(Error::input(
+                        input,
+                        format!("line {} is too long", lines.line),
+                    ));
+                }
+                Next::Line => {}
+            }
+            let edit = self.lines.get(&lines.start);
+            let text: Option<&[u8]> = match edit {
+                Some(e) if e.drop => None,
+                Some(LineEdit {
+                    replacement: Some(r),
+                    ..
+                }) => Some(r.as_bytes()),
+                _ => Some(&lines.buf),
+            };
+            let inserts = edit.map(|e| e.insert_after.as_slice()).unwrap_or_default();
+            if let Some(t) = text {
+                w.write_all(t).map_err(werr)?;
+                if lines.terminated || !inserts.is_empty() {
+                    w.write_all(b"\n").map_err(werr)?;
+                }
+            }
+            for ins in inserts {
+                w.write_all(ins.as_bytes()).map_err(werr)?;
+                w.write_all(b"\n").map_err(werr)?;
+            }
+        }
+        atomic::finish(w, output)?;
+        tmp.commit(output, self.force, Some(input))
+    }
+}

@@ -1,0 +1,292 @@
+//! GitHub Copilot CLI sessions (`~/.copilot/session-state/<sessionId>/
+//! events.jsonl`): an append-only log of events `{id, parentId, timestamp,
+//! type, data}` with dotted types (`session.start` first). Messages are
+//! `user.message` (user), `assistant.message` (assistant: `content`,
+//! `reasoningText`, `toolRequests[]`) and one tool result per
+//! `tool.execution_complete`; every other event is metadata. Calls and
+//! results pair by `toolCallId` (docs/agents-formats.md §5).
+//!
+//! The CLI is closed source and validates every line on resume
+//! (`Session file is corrupted (line N: …)`); its event log is linked by
+//! `parentId`, so a correct copy must re-point the chain around every
+//! removed or inserted event. chatfsck does not write one yet: this store
+//! is report-only.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::store::{Head, Opened, Probe, Store, Writing};
+use crate::error::{Error, Result};
+use crate::model::{
+    ArgEncoding, Arguments, Conversation, CorruptRecord, Dialect, Format, Loc, Message, PartKind,
+    Role, SourceInfo,
+};
+use crate::source::lines::{LineReader, Next};
+use crate::source::{Limits, Source};
+
+pub static STORE: Store = Store {
+    name: "GitHub Copilot CLI session (events.jsonl)",
+    formats: &[Format::Jsonl],
+    dialects: &[Dialect::CopilotCli],
+    probe: Probe::Text { detect, open },
+    writing: Writing::Never(
+        "Copilot CLI's events.jsonl is a parentId-linked event log; chatfsck does not write a repaired copy of it yet",
+    ),
+};
+
+/// The event types that open or fill a Copilot CLI log (`session.*`,
+/// `user.*`, `assistant.*`, `tool.*`…).
+const PREFIXES: &[&str] = &[
+    "session.",
+    "user.",
+    "assistant.",
+    "tool.",
+    "subagent.",
+    "hook.",
+    "permission.",
+];
+
+/// A JSON Lines file whose first line is an event: `id`, `timestamp`, a
+/// dotted `type` of the CLI's families and a `data` object.
+fn detect(head: &Head<'_>) -> Result<bool> {
+    let Some(first) = first_object(head.bytes) else {
+        return Ok(false);
+    };
+    let ty = first
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    Ok(first.get("id").is_some_and(Value::is_string)
+        && first.get("timestamp").is_some()
+        && first.get("data").is_some_and(Value::is_object)
+        && PREFIXES.iter().any(|p| ty.starts_with(p)))
+}
+
+/// The first non-blank line of `bytes`, when it parses as a JSON object.
+pub(crate) fn first_object(bytes: &[u8]) -> Option<serde_json::Map<String, Value>> {
+    let line = bytes
+        .split(|&b| b == b'\n')
+        .find(|l| !l.iter().all(u8::is_ascii_whitespace))?;
+    match serde_json::from_slice::<Value>(line) {
+        Ok(Value::Object(m)) => Some(m),
+        _ => None,
+    }
+}
+
+fn open(path: &Path, limits: Limits) -> Result<Opened> {
+    File::open(path).map_err(|e| Error::io(path, &e))?;
+    Ok(Opened::History(Box::new(LogSource {
+        path: path.to_path_buf(),
+        limits,
+        info: info(path, Dialect::CopilotCli),
+        done: false,
+        read: read_events,
+    })))
+}
+
+pub(crate) fn info(path: &Path, dialect: Dialect) -> Arc<SourceInfo> {
+    Arc::new(SourceInfo {
+        path: path.to_path_buf(),
+        format: Format::Jsonl,
+        dialect,
+    })
+}
+
+/// A JSON Lines file that holds one conversation, read by `read`.
+pub(crate) struct LogSource {
+    pub(crate) path: std::path::PathBuf,
+    pub(crate) limits: Limits,
+    pub(crate) info: Arc<SourceInfo>,
+    pub(crate) done: bool,
+    pub(crate) read: fn(&Path, Limits, Arc<SourceInfo>) -> Result<Conversation>,
+}
+
+impl Source for LogSource {
+    fn info(&self) -> Arc<SourceInfo> {
+        self.info.clone()
+    }
+
+    fn next_conversation(&mut self) -> Option<Result<Conversation>> {
+        if self.done {
+            return None;
+        }
+        self.done = true;
+        Some((self.read)(&self.path, self.limits, self.info.clone()))
+    }
+}
+
+/// Read every line of a JSON Lines file: `each` gets the parsed object and
+/// its location; a line that is not a JSON object is a corrupt record
+/// (torn when it is the unterminated last line and ends early).
+pub(crate) fn each_line(
+    path: &Path,
+    limits: Limits,
+    conv: &mut Conversation,
+    mut each: impl FnMut(&mut Conversation, serde_json::Map<String, Value>, Loc),
+) -> Result<()> {
+    let file = File::open(path).map_err(|e| Error::io(path, &e))?;
+    let mut lines = LineReader::new(
+        BufReader::with_capacity(256 * 1024, file),
+        limits.max_line_bytes,
+    );
+    loop {
+        match lines.next_line().map_err(|e| Error::io(path, &e))? {
+            Next::End => break,
+            Next::TooLong => {
+                return Err(Error::input(
+                    path,
+                    format!(
+                        "line {} is longer than {} MiB (raise the limit with --max-line-mib)",
+                        lines.line,
+                        limits.max_line_bytes >> 20
+                    ),
+                ));
+            }
+            Next::Line => {}
+        }
+        let bytes: &[u8] = &lines.buf;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let loc = Loc::Line {
+            line: lines.line,
+            start: lines.start,
+            end: lines.end(),
+        };
+        match serde_json::from_slice::<Value>(bytes) {
+            Ok(Value::Object(m)) => each(conv, m, loc),
+            Ok(_) => conv.corrupt.push(CorruptRecord::new(
+                loc,
+                "is a JSON value but not an object".into(),
+                bytes,
+                false,
+            )),
+            Err(e) => {
+                let torn = !lines.terminated && e.is_eof();
+                conv.corrupt.push(CorruptRecord::new(
+                    loc,
+                    super::records::record::json_error(&e),
+                    bytes,
+                    torn,
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Tool-call arguments: an object's JSON text, or a string's content.
+pub(crate) fn arguments(v: Option<&Value>) -> Arguments {
+    match v {
+        Some(Value::String(s)) => Arguments {
+            raw: s.clone().into(),
+            encoding: ArgEncoding::JsonString,
+        },
+        Some(v) => Arguments {
+            raw: v.to_string().into(),
+            encoding: ArgEncoding::JsonValue,
+        },
+        None => Arguments {
+            raw: "{}".to_string().into(),
+            encoding: ArgEncoding::JsonValue,
+        },
+    }
+}
+
+fn text_of(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    }
+}
+
+fn read_events(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversation> {
+    let mut conv = Conversation::new(path.display().to_string(), info);
+    each_line(path, limits, &mut conv, |conv, ev, loc| {
+        let ty = ev.get("type").and_then(Value::as_str).unwrap_or_default();
+        let empty = serde_json::Map::new();
+        let data = ev.get("data").and_then(Value::as_object).unwrap_or(&empty);
+        match ty {
+            "session.start" => {
+                if let Some(id) = data.get("sessionId").and_then(Value::as_str) {
+                    conv.id = id.to_string();
+                }
+                conv.meta_records += 1;
+            }
+            "user.message" => {
+                let mut m = Message::new(Role::User, loc.clone());
+                m.push(
+                    PartKind::Text {
+                        text: text_of(data.get("content")).into(),
+                    },
+                    loc,
+                );
+                conv.messages.push(m);
+            }
+            "assistant.message" => {
+                let mut m = Message::new(Role::Assistant, loc.clone());
+                let reasoning = text_of(data.get("reasoningText"));
+                if !reasoning.is_empty() {
+                    m.push(
+                        PartKind::Thinking {
+                            text: reasoning.into(),
+                        },
+                        loc.clone(),
+                    );
+                }
+                let content = text_of(data.get("content"));
+                if !content.is_empty() {
+                    m.push(
+                        PartKind::Text {
+                            text: content.into(),
+                        },
+                        loc.clone(),
+                    );
+                }
+                for req in data
+                    .get("toolRequests")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    m.push(
+                        PartKind::ToolCall {
+                            id: text_of(req.get("toolCallId")),
+                            name: text_of(req.get("name")),
+                            arguments: arguments(req.get("arguments")),
+                        },
+                        loc.clone(),
+                    );
+                }
+                conv.messages.push(m);
+            }
+            "tool.execution_complete" => {
+                let success = data.get("success").and_then(Value::as_bool);
+                let content = match success {
+                    Some(false) => text_of(data.get("error").and_then(|e| e.get("message"))),
+                    _ => text_of(data.get("result").and_then(|r| r.get("content"))),
+                };
+                let mut m = Message::new(Role::Tool, loc.clone());
+                m.push(
+                    PartKind::ToolResult {
+                        call_id: text_of(data.get("toolCallId")),
+                        content: content.into(),
+                        is_error: success.map(|s| !s),
+                    },
+                    loc,
+                );
+                conv.messages.push(m);
+            }
+            _ => conv.meta_records += 1,
+        }
+    })?;
+    if conv.messages.is_empty() && conv.meta_records == 0 && conv.corrupt.is_empty() {
+        return Err(Error::not_history(path, "file is empty"));
+    }
+    Ok(conv)
+}

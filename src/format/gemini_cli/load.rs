@@ -1,0 +1,382 @@
+//! `loadConversationRecord`, as Gemini CLI runs it on resume
+//! (`packages/core/src/services/chatRecordingService.ts`): which records of
+//! a recording are left once every line has been applied. Shared by the
+//! reader (records → messages) and the writer (which rewrites records).
+
+use std::io::BufReader;
+use std::path::Path;
+
+use foldhash::HashMap;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::error::{Error, Result};
+use crate::model::{CorruptRecord, Format, Loc};
+use crate::source::Limits;
+use crate::source::lines::{LineReader, Next};
+
+/// A message record the loader keeps: its current value and where that
+/// value was read.
+#[derive(Debug, Clone)]
+pub struct Record {
+    pub id: String,
+    /// The record's JSON text, verbatim as the file holds it.
+    pub raw: String,
+    pub value: Value,
+    /// The line (JSONL) or array element (legacy JSON) holding the value:
+    /// for an element of `$set.messages`, the element's own bytes.
+    pub loc: Loc,
+    /// Its position in a `$set.messages` (or legacy `messages`) array.
+    pub element: Option<usize>,
+}
+
+/// What the loader leaves of a recording.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub format: Option<Format>,
+    pub session_id: Option<String>,
+    /// The message records, in the map's order.
+    pub records: Vec<Record>,
+    pub corrupt: Vec<CorruptRecord>,
+    /// Metadata lines, `$set` and `$rewindTo` lines.
+    pub meta: u64,
+    /// Whether the file's last line ends with a newline.
+    pub terminated: bool,
+    /// A metadata line carries `messages`: the legacy document on one line.
+    legacy: bool,
+}
+
+/// An insertion-ordered map: a replaced value keeps its first position.
+#[derive(Default)]
+struct Ordered {
+    slots: Vec<Option<Record>>,
+    at: HashMap<String, usize>,
+}
+
+impl Ordered {
+    fn put(&mut self, rec: Record) {
+        match self.at.get(&rec.id) {
+            Some(&i) => self.slots[i] = Some(rec),
+            None => {
+                self.at.insert(rec.id.clone(), self.slots.len());
+                self.slots.push(Some(rec));
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        self.slots.clear();
+        self.at.clear();
+    }
+
+    /// `$rewindTo`: delete `id` and every record inserted after it; an
+    /// unknown id deletes everything.
+    fn rewind(&mut self, id: &str) {
+        let from = self.at.get(id).copied().unwrap_or(0);
+        for slot in self.slots.drain(from..).flatten() {
+            self.at.remove(&slot.id);
+        }
+    }
+
+    fn into_records(self) -> Vec<Record> {
+        self.slots.into_iter().flatten().collect()
+    }
+}
+
+/// The `projectHash` Gemini CLI writes: sha256 of the project root, hex.
+pub fn is_project_hash(v: Option<&Value>) -> bool {
+    v.and_then(Value::as_str)
+        .is_some_and(|s| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// A metadata object: string `sessionId` and a 64-hex `projectHash`.
+pub fn is_metadata(v: &Value) -> bool {
+    v.get("sessionId").is_some_and(Value::is_string) && is_project_hash(v.get("projectHash"))
+}
+
+fn string_id(v: &Value) -> Option<String> {
+    v.get("id").and_then(Value::as_str).map(str::to_string)
+}
+
+/// Load a recording: a JSONL file, or (when no line is a metadata object)
+/// a legacy single JSON document.
+pub fn load(path: &Path, limits: Limits) -> Result<Loaded> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
+    let mut lines = LineReader::new(
+        BufReader::with_capacity(256 * 1024, file),
+        limits.max_line_bytes,
+    );
+    let mut out = Loaded::default();
+    let mut map = Ordered::default();
+    let mut metadata = false;
+    let mut pending_corrupt: Vec<(Loc, String, Vec<u8>, bool)> = Vec::new();
+    loop {
+        match lines.next_line().map_err(|e| Error::io(path, &e))? {
+            Next::End => break,
+            Next::TooLong => {
+                return Err(Error::input(
+                    path,
+                    format!(
+                        "line {} is longer than {} bytes",
+                        lines.line, limits.max_line_bytes
+                    ),
+                ));
+            }
+            Next::Line => {}
+        }
+        out.terminated = lines.terminated;
+        let loc = Loc::Line {
+            line: lines.line,
+            start: lines.start,
+            end: lines.end(),
+        };
+        if lines.buf.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let value: Value = match serde_json::from_slice(&lines.buf) {
+            Ok(v) => v,
+            Err(e) => {
+                // The app skips it without a word (`catch {}`).
+                let reason = if e.is_eof() {
+                    "ends before its JSON value is complete".to_string()
+                } else {
+                    format!("is not JSON ({e})")
+                };
+                pending_corrupt.push((loc, reason, lines.buf.clone(), !lines.terminated));
+                continue;
+            }
+        };
+        let raw = String::from_utf8_lossy(&lines.buf).into_owned();
+        apply(&mut map, &mut out, &mut metadata, value, raw, loc);
+    }
+    if !metadata || out.legacy {
+        // No line was a metadata object: the legacy single-document form
+        // (`loadLegacyConversationRecord`).
+        return load_document(path, limits);
+    }
+    for (loc, reason, raw, torn) in pending_corrupt {
+        out.corrupt
+            .push(CorruptRecord::new(loc, reason, &raw, torn));
+    }
+    out.format = Some(Format::Jsonl);
+    out.records = map.into_records();
+    Ok(out)
+}
+
+fn apply(
+    map: &mut Ordered,
+    out: &mut Loaded,
+    metadata: &mut bool,
+    value: Value,
+    raw: String,
+    loc: Loc,
+) {
+    if is_metadata(&value) {
+        *metadata = true;
+        if value.get("messages").is_some_and(Value::is_array) {
+            // A legacy document written on one line.
+            out.legacy = true;
+        }
+        out.session_id = value
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        out.meta += 1;
+        return;
+    }
+    if let Some(target) = value.get("$rewindTo") {
+        out.meta += 1;
+        map.rewind(target.as_str().unwrap_or(""));
+        return;
+    }
+    if let Some(set) = value.get("$set") {
+        out.meta += 1;
+        if let Some(sid) = set.get("sessionId").and_then(Value::as_str) {
+            out.session_id = Some(sid.to_string());
+        }
+        if set.get("messages").is_some_and(Value::is_array) {
+            map.clear();
+            for (element, (raw, value, loc)) in set_elements(&raw, &loc).into_iter().enumerate() {
+                if let Some(id) = string_id(&value) {
+                    map.put(Record {
+                        id,
+                        raw,
+                        value,
+                        loc,
+                        element: Some(element),
+                    });
+                }
+            }
+        }
+        return;
+    }
+    match string_id(&value) {
+        Some(id) => map.put(Record {
+            id,
+            raw,
+            value,
+            loc,
+            element: None,
+        }),
+        // An object the loader does not recognise: neither sent nor kept.
+        None => out.meta += 1,
+    }
+}
+
+/// The elements of a `$set.messages` line: verbatim text, value, and the
+/// element's own byte range on that line.
+fn set_elements(raw: &str, loc: &Loc) -> Vec<(String, Value, Loc)> {
+    #[derive(serde::Deserialize)]
+    struct Set<'a> {
+        #[serde(rename = "$set", borrow)]
+        set: Inner<'a>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Inner<'a> {
+        #[serde(borrow)]
+        messages: Vec<&'a RawValue>,
+    }
+    let Ok(parsed) = serde_json::from_str::<Set<'_>>(raw) else {
+        return Vec::new();
+    };
+    let base = raw.as_ptr() as usize;
+    let (line, start) = match loc {
+        Loc::Line { line, start, .. } => (*line, *start),
+        Loc::Row { .. } => (0, 0),
+    };
+    parsed
+        .set
+        .messages
+        .into_iter()
+        .filter_map(|el| {
+            let text = el.get();
+            let off = (text.as_ptr() as usize - base) as u64;
+            let value = serde_json::from_str(text).ok()?;
+            Some((
+                text.to_string(),
+                value,
+                Loc::Line {
+                    line,
+                    start: start + off,
+                    end: start + off + text.len() as u64,
+                },
+            ))
+        })
+        .collect()
+}
+
+/// The legacy single-document form: `{sessionId, projectHash, …,
+/// messages: […]}`, pretty-printed. Each element keeps the line it starts
+/// on and its byte range.
+fn load_document(path: &Path, limits: Limits) -> Result<Loaded> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, &e))?;
+    if meta.len() > limits.max_document_bytes {
+        return Err(Error::input(
+            path,
+            format!(
+                "is a {}-byte JSON document, over the {}-byte limit",
+                meta.len(),
+                limits.max_document_bytes
+            ),
+        ));
+    }
+    let data = std::fs::read(path).map_err(|e| Error::io(path, &e))?;
+    let text = std::str::from_utf8(&data)
+        .map_err(|_| Error::input(path, "is not valid UTF-8"))?
+        .trim_start_matches('\u{feff}');
+    #[derive(serde::Deserialize)]
+    struct Doc<'a> {
+        #[serde(rename = "sessionId")]
+        session_id: String,
+        #[serde(default, borrow)]
+        messages: Option<Vec<&'a RawValue>>,
+    }
+    let whole: Value = serde_json::from_str(text).map_err(|e| {
+        Error::input(
+            path,
+            format!("is a Gemini CLI recording that does not parse as JSON ({e})"),
+        )
+    })?;
+    if !is_metadata(&whole) {
+        return Err(Error::not_history(
+            path,
+            "has no Gemini CLI metadata (`sessionId` and `projectHash`)",
+        ));
+    }
+    let doc: Doc<'_> = serde_json::from_str(text)
+        .map_err(|e| Error::input(path, format!("is not a Gemini CLI recording ({e})")))?;
+    let Some(messages) = doc.messages else {
+        return Err(Error::not_history(
+            path,
+            "is a Gemini CLI recording without a `messages` array",
+        ));
+    };
+    let base = data.as_ptr() as usize;
+    let mut map = Ordered::default();
+    let mut line = 1u64;
+    let mut counted = 0usize;
+    for (element, el) in messages.into_iter().enumerate() {
+        let raw = el.get();
+        let start = raw.as_ptr() as usize - base;
+        line += data[counted..start].iter().filter(|&&b| b == b'\n').count() as u64;
+        counted = start;
+        let value: Value = serde_json::from_str(raw).unwrap_or(Value::Null);
+        if let Some(id) = string_id(&value) {
+            map.put(Record {
+                id,
+                raw: raw.to_string(),
+                value,
+                loc: Loc::Line {
+                    line,
+                    start: start as u64,
+                    end: (start + raw.len()) as u64,
+                },
+                element: Some(element),
+            });
+        }
+    }
+    Ok(Loaded {
+        format: Some(Format::Json),
+        session_id: Some(doc.session_id),
+        records: map.into_records(),
+        corrupt: Vec::new(),
+        meta: 1,
+        terminated: data.ends_with(b"\n"),
+        legacy: true,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(id: &str) -> Record {
+        Record {
+            id: id.into(),
+            raw: String::new(),
+            value: Value::Null,
+            loc: Loc::Line {
+                line: 1,
+                start: 0,
+                end: 0,
+            },
+            element: None,
+        }
+    }
+
+    #[test]
+    fn replace_keeps_position_and_rewind_cuts_the_tail() {
+        let mut m = Ordered::default();
+        for id in ["a", "b", "c", "b"] {
+            m.put(rec(id));
+        }
+        let ids: Vec<_> = m.slots.iter().flatten().map(|r| r.id.clone()).collect();
+        assert_eq!(ids, ["a", "b", "c"]);
+        m.rewind("b");
+        let ids: Vec<_> = m.slots.iter().flatten().map(|r| r.id.clone()).collect();
+        assert_eq!(ids, ["a"]);
+        m.put(rec("d"));
+        m.rewind("unknown");
+        assert!(m.into_records().is_empty());
+    }
+}

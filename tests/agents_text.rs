@@ -1,0 +1,747 @@
+//! Agent apps whose histories are text files: Cline and Roo Code tasks,
+//! GitHub Copilot CLI `events.jsonl`, goose's legacy `.jsonl`, and the
+//! formats chatfsck recognises but does not read (`fixtures/unsupported`).
+//! Every fixture of these folders: what `inspect` counts, what `lint`
+//! finds and where, the exit codes, and repair round trips. Then the
+//! directory walk: nothing passes unread.
+
+mod common;
+use common::*;
+
+use serde_json::Value;
+
+const CLINE: &str =
+    "fixtures/cline/home/.config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks";
+const ROO: &str =
+    "fixtures/roo-code/home/.config/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks";
+const COPILOT: &str = "fixtures/copilot-cli/home/.copilot/session-state";
+const GOOSE: &str = "fixtures/goose/home/.local/share/goose/sessions";
+
+/// A task or session, what it holds (messages, calls, results…), the
+/// findings expected and the exit code.
+type Case<'a, C> = (&'a str, C, &'a [&'a str], i32);
+/// Messages, calls, results, meta records, corrupt records.
+type Counts5 = (u64, u64, u64, u64, u64);
+
+fn task(root: &str, id: &str) -> String {
+    format!("{root}/{id}/api_conversation_history.json")
+}
+
+/// `inspect --format json`: (dialect, messages, tool calls, tool results,
+/// meta records, corrupt records).
+fn counts(path: &str) -> (String, u64, u64, u64, u64, u64) {
+    let o = run(&["inspect", "--format", "json", path]);
+    assert_eq!(code(&o), 0, "{path}: {}", stderr(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let c = &doc["conversations"][0];
+    let n = |k: &str| c[k].as_u64().unwrap();
+    (
+        doc["dialect"].as_str().unwrap().to_string(),
+        n("messages"),
+        n("tool_calls"),
+        n("tool_results"),
+        n("meta_records"),
+        n("corrupt_records"),
+    )
+}
+
+/// `rule:severity@line#message` for every finding, in report order.
+fn findings(doc: &Value) -> Vec<String> {
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}:{}@{}#{}",
+                f["rule"].as_str().unwrap(),
+                f["severity"].as_str().unwrap(),
+                f["location"]["line"],
+                f["message"]
+            )
+        })
+        .collect()
+}
+
+fn one_line_error(o: &std::process::Output, path: &str, says: &[&str]) {
+    assert_eq!(code(o), 2, "stdout: {} stderr: {}", stdout(o), stderr(o));
+    let err = stderr(o);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "one line: {err}");
+    assert!(
+        lines[0].starts_with("error: ") && lines[0].contains(path),
+        "{err}"
+    );
+    for s in says {
+        assert!(lines[0].contains(s), "says `{s}`: {err}");
+    }
+}
+
+#[test]
+fn cline_tasks_count_and_lint_as_the_readme_says() {
+    let cases: &[Case<'_, (u64, u64, u64)>] = &[
+        // XML-tool era: the text result answers XML, not a structured call.
+        ("1757844000000", (4, 0, 0), &[], 0),
+        // Accepted attempt_completion: info, never an orphan.
+        (
+            "1760000300000",
+            (6, 3, 2),
+            &["trailing-completion-call:info@1#5"],
+            0,
+        ),
+        (
+            "1760001200000",
+            (2, 1, 0),
+            &["orphan-tool-call:error@1#1"],
+            1,
+        ),
+        (
+            "1760002100000",
+            (5, 2, 1),
+            &[
+                "orphan-tool-call:error@1#1",
+                "orphan-tool-result:error@1#2",
+                "trailing-completion-call:info@1#3",
+            ],
+            1,
+        ),
+        (
+            "1760003000000",
+            (0, 0, 0),
+            &["empty-history:error@null#null"],
+            1,
+        ),
+    ];
+    for (id, (messages, calls, results), expected, exit) in cases {
+        let path = task(CLINE, id);
+        let (dialect, m, c, r, _, corrupt) = counts(&path);
+        assert_eq!(dialect, "cline", "{id}");
+        assert_eq!((m, c, r, corrupt), (*messages, *calls, *results, 0), "{id}");
+        let (c, doc) = lint_json(&path, &[]);
+        assert_eq!(findings(&doc), *expected, "{id}");
+        assert_eq!(c, *exit, "{id}");
+    }
+}
+
+#[test]
+fn roo_tasks_count_and_lint_as_the_readme_says() {
+    let cases: &[Case<'_, (u64, u64, u64)>] = &[
+        (
+            "0199c7a0-5a10-7c3e-9b41-2d6f0e8a1c01",
+            (4, 3, 2),
+            &["trailing-completion-call:info@1#3"],
+            0,
+        ),
+        (
+            "0199c7a8-11f0-72aa-8d3e-9b0c4f5e6a02",
+            (3, 2, 1),
+            &["orphan-tool-call:error@1#1"],
+            1,
+        ),
+        (
+            "0199c7b2-7e44-7d01-a5c6-0f1e2d3c4b03",
+            (6, 3, 3),
+            &[
+                "orphan-tool-result:error@1#4",
+                "trailing-completion-call:info@1#5",
+            ],
+            1,
+        ),
+        (
+            "0199c7bc-2a9d-7f55-bc10-4e3f2a1b0c04",
+            (0, 0, 0),
+            &["empty-history:error@null#null"],
+            1,
+        ),
+    ];
+    for (id, (messages, calls, results), expected, exit) in cases {
+        let path = task(ROO, id);
+        let (dialect, m, c, r, _, _) = counts(&path);
+        assert_eq!(dialect, "roo-code", "{id}");
+        assert_eq!((m, c, r), (*messages, *calls, *results), "{id}");
+        let (c, doc) = lint_json(&path, &[]);
+        assert_eq!(findings(&doc), *expected, "{id}");
+        assert_eq!(c, *exit, "{id}");
+    }
+    // Roo's own answer to an empty history is in the finding.
+    let (_, doc) = lint_json(&task(ROO, "0199c7bc-2a9d-7f55-bc10-4e3f2a1b0c04"), &[]);
+    let notes = doc["findings"][0]["notes"].to_string();
+    assert!(
+        notes.contains("No existing API conversation history"),
+        "{notes}"
+    );
+}
+
+#[test]
+fn findings_in_a_one_line_array_point_at_their_own_element() {
+    let path = task(CLINE, "1760002100000");
+    let (_, doc) = lint_json(&path, &[]);
+    let text = std::fs::read_to_string(root().join(&path)).unwrap();
+    for f in doc["findings"].as_array().unwrap() {
+        let l = &f["location"];
+        let (a, b) = (
+            l["byte_start"].as_u64().unwrap() as usize,
+            l["byte_end"].as_u64().unwrap() as usize,
+        );
+        let element: Value = serde_json::from_str(&text[a..b]).unwrap();
+        let id = f["ids"][0].as_str().unwrap();
+        assert!(element.to_string().contains(id), "{id} not in {element}");
+    }
+    // The human report shows each label's own element, not line 1's first.
+    let o = run(&["lint", &path]);
+    let out = stdout(&o);
+    assert!(
+        out.contains(r#"{"role":"assistant","content":[{"type":"tool_use","id":"toolu_01Zz9Y"#),
+        "{out}"
+    );
+}
+
+#[test]
+fn ui_messages_is_refused_as_the_ui_log() {
+    for (base, app) in [(CLINE, "Cline"), (ROO, "Roo Code")] {
+        let dir = std::fs::read_dir(root().join(base))
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .find(|e| e.path().join("ui_messages.json").is_file())
+            .unwrap();
+        let rel = format!(
+            "{base}/{}/ui_messages.json",
+            dir.file_name().to_string_lossy()
+        );
+        for cmd in ["lint", "inspect"] {
+            let o = run(&[cmd, &rel]);
+            one_line_error(&o, &rel, &[app, "UI log", "not the API history"]);
+        }
+    }
+}
+
+/// A task folder with one history, in a temporary directory.
+fn temp_task(history: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("saoudrizwan.claude-dev/tasks/1760009000000");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("api_conversation_history.json");
+    std::fs::write(&p, history).unwrap();
+    (d, p)
+}
+
+/// Native calls answered by text-form results (older Cline): every call
+/// has its result, nothing is an orphan.
+const TEXT_RESULTS: &str = concat!(
+    r#"[{"role":"user","content":[{"type":"text","text":"<task>\nfix it\n</task>"}]},"#,
+    r#"{"role":"assistant","content":[{"type":"tool_use","id":"toolu_A","name":"read_file","input":{"path":"a.ts"}},{"type":"tool_use","id":"toolu_B","name":"read_file","input":{"path":"b.ts"}}]},"#,
+    r#"{"role":"user","content":[{"type":"text","text":"[read_file for 'a.ts'] Result:"},{"type":"text","text":"A"},{"type":"text","text":"[read_file for 'b.ts'] Result:"},{"type":"text","text":"B"}]},"#,
+    r#"{"role":"assistant","content":[{"type":"text","text":"Done."}]}]"#
+);
+
+/// The same, with one of two calls unanswered.
+const ONE_TEXT_RESULT: &str = concat!(
+    r#"[{"role":"user","content":[{"type":"text","text":"<task>\nfix it\n</task>"}]},"#,
+    r#"{"role":"assistant","content":[{"type":"tool_use","id":"toolu_A","name":"read_file","input":{"path":"a.ts"}},{"type":"tool_use","id":"toolu_B","name":"execute_command","input":{"command":"npm test"}}]},"#,
+    r#"{"role":"user","content":[{"type":"text","text":"[read_file for 'a.ts'] Result:"},{"type":"text","text":"A"}]},"#,
+    r#"{"role":"assistant","content":[{"type":"text","text":"Done."}]}]"#
+);
+
+#[test]
+fn text_form_results_answer_their_calls() {
+    let (_d, p) = temp_task(TEXT_RESULTS);
+    let path = p.to_str().unwrap();
+    let (dialect, m, c, r, _, _) = counts(path);
+    assert_eq!((dialect.as_str(), m, c, r), ("cline", 4, 2, 2));
+    let (c, doc) = lint_json(path, &[]);
+    assert_eq!(findings(&doc), Vec::<String>::new());
+    assert_eq!(c, 0);
+    // Nothing to repair: the copy is the input.
+    let out = p.with_file_name("copy.json");
+    let o = run(&["repair", path, "-o", out.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    if out.exists() {
+        assert_eq!(std::fs::read(&out).unwrap(), TEXT_RESULTS.as_bytes());
+    }
+}
+
+#[test]
+fn repair_never_puts_a_placeholder_before_a_real_text_result() {
+    let (_d, p) = temp_task(ONE_TEXT_RESULT);
+    let path = p.to_str().unwrap();
+    let (c, doc) = lint_json(path, &[]);
+    assert_eq!(c, 1);
+    assert_eq!(findings(&doc), vec!["orphan-tool-call:error@1#1"]);
+    assert_eq!(doc["findings"][0]["ids"][0], "toolu_B");
+    let out = p.with_file_name("repaired.json");
+    let o = run(&["repair", path, "-o", out.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        !text.contains('\n'),
+        "a compact array stays compact: {text}"
+    );
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let blocks = v[2]["content"].as_array().unwrap();
+    // The real text result and its content first, untouched; then the
+    // placeholder for the one call that had none.
+    assert_eq!(blocks[0]["text"], "[read_file for 'a.ts'] Result:");
+    assert_eq!(blocks[1]["text"], "A");
+    assert_eq!(blocks.len(), 3, "{text}");
+    assert_eq!(blocks[2]["type"], "tool_result");
+    assert_eq!(blocks[2]["tool_use_id"], "toolu_B");
+    // No placeholder for the answered call.
+    assert!(!text.contains(r#""tool_use_id":"toolu_A""#), "{text}");
+    // The copy lints clean, and a second repair changes nothing.
+    let (c, doc) = lint_json(out.to_str().unwrap(), &[]);
+    assert_eq!((c, findings(&doc)), (0, vec![]));
+    let again = p.with_file_name("again.json");
+    let o = run(&[
+        "repair",
+        out.to_str().unwrap(),
+        "-o",
+        again.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0);
+    if again.exists() {
+        assert_eq!(std::fs::read(&again).unwrap(), text.as_bytes());
+    }
+}
+
+#[test]
+fn plain_anthropic_arrays_stay_with_provider_shaped_messages() {
+    let d = tempfile::tempdir().unwrap();
+    // No text-form result, no Roo key, not a task file name: Anthropic.
+    let plain = d.path().join("history.json");
+    std::fs::write(
+        &plain,
+        r#"[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"read_file","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"[read_file for 'a'] Result: x"}]}]"#,
+    )
+    .unwrap();
+    let (_, doc) = lint_json(plain.to_str().unwrap(), &[]);
+    assert_eq!(doc["files"][0]["dialect"], "anthropic");
+    // A copy of a task under another name is still recognised by its
+    // text-form results.
+    let copy = d.path().join("copy.json");
+    std::fs::write(&copy, ONE_TEXT_RESULT).unwrap();
+    let (_, doc) = lint_json(copy.to_str().unwrap(), &[]);
+    assert_eq!(doc["files"][0]["dialect"], "cline");
+}
+
+#[test]
+fn cline_repairs_round_trip_and_leave_the_task_folder_alone() {
+    for id in ["1760001200000", "1760002100000"] {
+        let input = task(CLINE, id);
+        let before = fingerprint(&root().join(&input));
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("api_conversation_history.json");
+        let log = d.path().join("log.json");
+        let o = run(&[
+            "repair",
+            &input,
+            "-o",
+            out.to_str().unwrap(),
+            "--log",
+            log.to_str().unwrap(),
+        ]);
+        assert_eq!(code(&o), 0, "{id}: {}", stderr(&o));
+        assert_eq!(
+            before,
+            fingerprint(&root().join(&input)),
+            "{id}: input touched"
+        );
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert!(!text.contains('\n'), "{id}: compact, as Cline writes it");
+        let v: Vec<Value> = serde_json::from_str(&text).unwrap();
+        // Extra keys (ts, id, modelInfo, metrics) are kept on every element.
+        let orig: Vec<Value> =
+            serde_json::from_str(&std::fs::read_to_string(root().join(&input)).unwrap()).unwrap();
+        for (a, b) in orig.iter().zip(&v) {
+            for k in ["ts", "id", "modelInfo", "metrics"] {
+                assert_eq!(a.get(k), b.get(k), "{id}: `{k}` changed");
+            }
+        }
+        // Only the trailing completion call (info) is left.
+        let (c, doc) = lint_json(out.to_str().unwrap(), &[]);
+        assert_eq!(c, 0, "{id}: {doc:#}");
+        assert!(
+            findings(&doc)
+                .iter()
+                .all(|f| f.starts_with("trailing-completion-call:info")),
+            "{id}: {:?}",
+            findings(&doc)
+        );
+        let again = d.path().join("again.json");
+        let o = run(&[
+            "repair",
+            out.to_str().unwrap(),
+            "-o",
+            again.to_str().unwrap(),
+        ]);
+        assert_eq!(code(&o), 0);
+        if again.exists() {
+            assert_eq!(std::fs::read_to_string(&again).unwrap(), text, "{id}");
+        }
+        let log: Value = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
+        assert!(!log.to_string().is_empty());
+    }
+    // The orphan at the end: a new user message holds the placeholder.
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("copy.json");
+    run(&[
+        "repair",
+        &task(CLINE, "1760001200000"),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let v: Vec<Value> = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(v.len(), 3);
+    assert_eq!(v[2]["role"], "user");
+    assert_eq!(v[2]["content"][0]["type"], "tool_result");
+}
+
+#[test]
+fn an_empty_history_is_not_repaired_into_anything() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("copy.json");
+    let o = run(&[
+        "repair",
+        &task(CLINE, "1760003000000"),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_ne!(code(&o), 1, "{}", stderr(&o));
+    if out.exists() {
+        assert_eq!(std::fs::read(&out).unwrap(), b"[]");
+    }
+}
+
+#[test]
+fn copilot_cli_sessions_count_and_lint_as_the_readme_says() {
+    let cases: &[Case<'_, Counts5>] = &[
+        (
+            "3c9d1e7a-58b2-4f60-9a1d-7e2b4c6f8a01",
+            (5, 2, 2, 5, 0),
+            &[],
+            0,
+        ),
+        (
+            "7a4f2c90-1d3e-4b8a-b6c5-0e9f8d7c6b02",
+            (2, 1, 0, 3, 0),
+            &["orphan-tool-call:error@4#1"],
+            1,
+        ),
+        (
+            "b18e5d3c-9a70-4c2f-8e14-6d5b3a2f1c03",
+            (5, 1, 2, 4, 0),
+            &["orphan-tool-result:error@7#3"],
+            1,
+        ),
+        (
+            "e62a0b9f-4c1d-4e3b-9f72-8a1c5d4e3f04",
+            (2, 1, 0, 3, 1),
+            &["orphan-tool-call:error@4#1", "corrupt-record:error@6#null"],
+            1,
+        ),
+    ];
+    for (id, (messages, calls, results, meta, corrupt), expected, exit) in cases {
+        let path = format!("{COPILOT}/{id}/events.jsonl");
+        let (dialect, m, c, r, me, co) = counts(&path);
+        assert_eq!(dialect, "copilot-cli", "{id}");
+        assert_eq!(
+            (m, c, r, me, co),
+            (*messages, *calls, *results, *meta, *corrupt),
+            "{id}"
+        );
+        let (c, doc) = lint_json(&path, &[]);
+        assert_eq!(findings(&doc), *expected, "{id}");
+        assert_eq!(c, *exit, "{id}");
+        assert_eq!(doc["files"][0]["conversations"], 1);
+        assert!(
+            doc["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|f| f["fixable"] == false),
+            "report-only"
+        );
+    }
+    // The session id comes from session.start.
+    let (_, doc) = lint_json(
+        &format!("{COPILOT}/7a4f2c90-1d3e-4b8a-b6c5-0e9f8d7c6b02/events.jsonl"),
+        &[],
+    );
+    assert_eq!(
+        doc["findings"][0]["conversation"],
+        "7a4f2c90-1d3e-4b8a-b6c5-0e9f8d7c6b02"
+    );
+    // Report-only: repair refuses before writing anything.
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("events.jsonl");
+    let input = format!("{COPILOT}/e62a0b9f-4c1d-4e3b-9f72-8a1c5d4e3f04/events.jsonl");
+    let o = run(&["repair", &input, "-o", out.to_str().unwrap()]);
+    one_line_error(&o, &input, &["events.jsonl", "parentId"]);
+    assert!(!out.exists());
+}
+
+#[test]
+fn goose_legacy_sessions_keep_their_metadata_line() {
+    let healthy = format!("{GOOSE}/20250914_100211.jsonl");
+    assert_eq!(counts(&healthy), ("goose".into(), 4, 1, 1, 1, 0));
+    let (c, doc) = lint_json(&healthy, &[]);
+    assert_eq!((c, findings(&doc)), (0, vec![]));
+
+    let torn = format!("{GOOSE}/20250914_101702.jsonl");
+    assert_eq!(counts(&torn), ("goose".into(), 3, 1, 1, 1, 1));
+    let (c, doc) = lint_json(&torn, &[]);
+    assert_eq!(
+        (c, findings(&doc)),
+        (1, vec!["corrupt-record:error@5#null".to_string()])
+    );
+    // Repair drops the torn line only; line 1 and the others are kept byte
+    // for byte; a second repair changes nothing.
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("s.jsonl");
+    let o = run(&["repair", &torn, "-o", out.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let input = std::fs::read_to_string(root().join(&torn)).unwrap();
+    let copy = std::fs::read_to_string(&out).unwrap();
+    let kept: Vec<&str> = input.lines().take(4).collect();
+    assert_eq!(copy, format!("{}\n", kept.join("\n")));
+    let (c, doc) = lint_json(out.to_str().unwrap(), &[]);
+    assert_eq!((c, findings(&doc)), (0, vec![]));
+}
+
+#[test]
+fn goose_orphans_say_goose_drops_them() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("20250914_120000.jsonl");
+    std::fs::write(
+        &p,
+        concat!(
+            r#"{"working_dir":"/w","description":"x","schedule_id":null,"message_count":3}"#, "\n",
+            r#"{"role":"user","created":1,"content":[{"type":"text","text":"run it"}]}"#, "\n",
+            r#"{"role":"assistant","created":2,"content":[{"type":"toolRequest","id":"t1","toolCall":{"status":"success","value":{"name":"developer__shell","arguments":{"command":"ls"}}}}]}"#, "\n",
+            r#"{"role":"user","created":3,"content":[{"type":"toolResponse","id":"t9","toolResult":{"status":"success","value":[]}},{"type":"text","text":"and?"}]}"#, "\n",
+        ),
+    )
+    .unwrap();
+    let (c, doc) = lint_json(p.to_str().unwrap(), &[]);
+    assert_eq!(c, 1);
+    assert_eq!(
+        findings(&doc),
+        vec!["orphan-tool-call:error@3#1", "orphan-tool-result:error@4#2"]
+    );
+    for f in doc["findings"].as_array().unwrap() {
+        assert!(
+            f["notes"].to_string().contains("goose drops"),
+            "{}",
+            f["notes"]
+        );
+    }
+    // The stray response is removed (goose's own shape); the orphan request
+    // is not answered with an invented result.
+    assert_eq!(doc["findings"][1]["fixable"], true);
+    assert_eq!(doc["findings"][0]["fixable"], false);
+    let out = d.path().join("copy.jsonl");
+    let o = run(&["repair", p.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let copy = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<&str> = copy.lines().collect();
+    assert_eq!(lines.len(), 4);
+    assert!(lines[0].starts_with(r#"{"working_dir""#));
+    assert!(
+        !lines[3].contains("t9") && lines[3].contains("and?"),
+        "{copy}"
+    );
+}
+
+#[test]
+fn unsupported_formats_are_named_and_refused() {
+    for (path, app) in [
+        ("fixtures/unsupported/aider/.aider.chat.history.md", "Aider"),
+        (
+            "fixtures/unsupported/langgraph/checkpoints.sqlite",
+            "LangGraph",
+        ),
+        ("fixtures/unsupported/open-webui/webui.db", "Open WebUI"),
+        (
+            "fixtures/unsupported/openhands/trajectory.json",
+            "OpenHands",
+        ),
+        (
+            "fixtures/unsupported/swe-agent/shop-api__shop-api-1.traj",
+            "SWE-agent",
+        ),
+    ] {
+        for cmd in ["lint", "inspect"] {
+            let o = run(&[cmd, path]);
+            one_line_error(&o, path, &[app, "not support"]);
+            assert!(
+                o.stdout.is_empty() || !stdout(&o).contains("no problems"),
+                "{path}"
+            );
+        }
+    }
+}
+
+/// A directory with a healthy history, plus `extra` files.
+fn dir_with(extra: &[(&str, &[u8])]) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        root().join(format!("{GOOSE}/20250914_100211.jsonl")),
+        d.path().join("good.jsonl"),
+    )
+    .unwrap();
+    for (name, bytes) in extra {
+        let p = d.path().join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    }
+    d
+}
+
+#[test]
+fn a_directory_scan_with_an_unreadable_history_exits_2() {
+    // A log chatfsck cannot read, beside a healthy one.
+    let d = dir_with(&[("sessions/unknown.jsonl", b"{\"foo\":1}\n{\"bar\":2}\n")]);
+    let dir = d.path().to_str().unwrap();
+    let (c, doc) = lint_json(dir, &[]);
+    assert_eq!(c, 2, "{doc:#}");
+    assert_eq!(doc["summary"]["unread"], 1);
+    assert_eq!(doc["summary"]["files"], 1);
+    assert!(doc["errors"][0].as_str().unwrap().contains("unknown.jsonl"));
+    // Human: says what was not read; "no problems" only about what was.
+    let o = run(&["lint", dir]);
+    assert_eq!(code(&o), 2);
+    let last = stdout(&o).lines().last().unwrap().to_string();
+    assert!(
+        last.contains("no problems found in 1 file") && last.contains("1 input could not be read"),
+        "{last}"
+    );
+    // SARIF: a notification counts it.
+    let o = run(&["lint", "--format", "sarif", dir]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stdout(&o).contains("1 input was not read"),
+        "{}",
+        stdout(&o)
+    );
+    // The opt-out: listed, counted, exit 0.
+    let (c, doc) = lint_json(dir, &["--skip-unreadable"]);
+    assert_eq!(c, 0);
+    assert_eq!(doc["summary"]["unread"], 1);
+    assert_eq!(doc["errors"].as_array().unwrap().len(), 1);
+    // … also from chatfsck.toml.
+    let cfg = d.path().join("chatfsck.toml");
+    std::fs::write(&cfg, "skip-unreadable = true\n").unwrap();
+    let (c, _) = lint_json(dir, &["--config", cfg.to_str().unwrap()]);
+    assert_eq!(c, 0);
+    // A named input that cannot be read always exits 2.
+    let named = d.path().join("sessions/unknown.jsonl");
+    let (c, _) = lint_json(named.to_str().unwrap(), &["--skip-unreadable"]);
+    assert_eq!(c, 2);
+}
+
+#[test]
+fn a_directory_of_only_unreadable_files_is_never_clean() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        root().join("fixtures/unsupported/swe-agent/shop-api__shop-api-1.traj"),
+        d.path().join("a.traj"),
+    )
+    .unwrap();
+    std::fs::copy(
+        root().join("fixtures/unsupported/open-webui/webui.db"),
+        d.path().join("webui.db"),
+    )
+    .unwrap();
+    let o = run(&["lint", d.path().to_str().unwrap()]);
+    assert_eq!(code(&o), 2);
+    let out = stdout(&o);
+    assert!(!out.contains("no problems"), "{out}");
+    assert!(out.contains("nothing was read"), "{out}");
+    assert!(out.contains("2 inputs could not be read"), "{out}");
+}
+
+#[test]
+fn files_that_do_not_look_like_histories_are_skipped_not_unread() {
+    let d = dir_with(&[
+        ("package.json", b"{\"name\": \"x\"}"),
+        (
+            "task/ui_messages.json",
+            b"[{\"ts\":1,\"type\":\"say\",\"say\":\"task\",\"text\":\"hi\"}]",
+        ),
+        ("task/task_metadata.json", b"{\"files_in_context\":[]}"),
+    ]);
+    let (c, doc) = lint_json(d.path().to_str().unwrap(), &[]);
+    assert_eq!(c, 0, "{doc:#}");
+    assert_eq!(doc["summary"]["unread"], 0);
+    let skipped: Vec<String> = doc["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["reason"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(skipped.len(), 3, "{skipped:?}");
+    assert!(skipped.iter().any(|r| r.contains("UI log")), "{skipped:?}");
+}
+
+#[test]
+fn the_app_fixture_folders_scan_with_what_is_not_read_listed() {
+    // Cline, Roo Code, Copilot CLI, goose (legacy JSONL and sessions.db):
+    // every history read, the rest skipped.
+    for dir in [
+        "fixtures/cline",
+        "fixtures/roo-code",
+        "fixtures/copilot-cli",
+        "fixtures/goose",
+    ] {
+        let (c, doc) = lint_json(dir, &[]);
+        assert_eq!(doc["summary"]["unread"], 0, "{dir}: {doc:#}");
+        assert_eq!(c, 1, "{dir}");
+    }
+    let (_, doc) = lint_json("fixtures/goose", &[]);
+    assert_eq!(doc["summary"]["files"], 3);
+}
+
+/// Every history of these app folders (the files a walk reads).
+fn app_histories() -> Vec<String> {
+    let mut out = Vec::new();
+    for base in [CLINE, ROO, COPILOT, GOOSE] {
+        for e in walkdir::WalkDir::new(root().join(base)).sort_by_file_name() {
+            let e = e.unwrap();
+            let name = e.file_name().to_string_lossy();
+            if name == "api_conversation_history.json"
+                || name == "events.jsonl"
+                || name.ends_with(".jsonl")
+            {
+                let rel = e.path().strip_prefix(root()).unwrap();
+                out.push(rel.to_string_lossy().into_owned());
+            }
+        }
+    }
+    out
+}
+
+/// A short snapshot name: the app and the task or session.
+fn snap_name(path: &str) -> String {
+    let app = path.split('/').nth(1).unwrap();
+    let p = std::path::Path::new(path);
+    let id = if p.file_name().unwrap() == "api_conversation_history.json"
+        || p.file_name().unwrap() == "events.jsonl"
+    {
+        p.parent().unwrap().file_name().unwrap().to_string_lossy()
+    } else {
+        p.file_name().unwrap().to_string_lossy()
+    };
+    format!("{app}__{id}")
+}
+
+#[test]
+fn snapshots_of_lint_for_every_app_history() {
+    let files = app_histories();
+    assert_eq!(files.len(), 5 + 4 + 4 + 2, "{files:?}");
+    for f in files {
+        let name = snap_name(&f);
+        let human = stdout(&run(&["lint", &f]));
+        insta::assert_snapshot!(format!("agents_lint_human__{name}"), human);
+        let json = stdout(&run(&["lint", "--format", "json", &f]));
+        insta::assert_snapshot!(format!("agents_lint_json__{name}"), json);
+    }
+}

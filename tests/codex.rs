@@ -1,0 +1,375 @@
+//! Codex rollouts, read as Codex 0.169.0 resumes them (docs/clients.md,
+//! fixtures/codex/README.md): every fixture reports exactly what its README
+//! row says (rule, severity, line); healthy rollouts and the real corpus
+//! rollout raise nothing of error severity; every broken fixture repairs
+//! into a copy that lints clean, keeps every other byte, and repairs to
+//! itself a second time; the input is never touched.
+
+mod common;
+use common::*;
+
+use std::path::Path;
+
+/// (fixture, `rule@line:severity` expected, the repair's actions).
+const TABLE: &[(&str, &[&str], &[&str])] = &[
+    ("healthy/rollout.jsonl", &[], &[]),
+    // The 28 items before the compacted line are not sent, by design.
+    ("compacted/compacted-replacement-history.jsonl", &[], &[]),
+    (
+        "orphan-tool-call/middle-output-deleted.jsonl",
+        &["orphan-tool-call@7:warning"],
+        &["answer-call@7"],
+    ),
+    (
+        "orphan-tool-call/end-truncated-after-call.jsonl",
+        &["orphan-tool-call@21:warning"],
+        &["answer-call@21"],
+    ),
+    (
+        "orphan-tool-call/custom-tool-call-no-output.jsonl",
+        &["orphan-tool-call@4:warning"],
+        &["answer-call@4"],
+    ),
+    (
+        "orphan-tool-call/custom-tool-call-function-output.jsonl",
+        &["mismatched-tool-output@5:error"],
+        &["retype-result@5"],
+    ),
+    (
+        "orphan-tool-result/call-deleted.jsonl",
+        &["orphan-tool-result@8:error"],
+        &["remove-result@8"],
+    ),
+    (
+        "reasoning-without-follower/ends-on-reasoning.jsonl",
+        &["reasoning-without-follower@29:error"],
+        &["drop-record@29"],
+    ),
+    (
+        "reasoning-without-follower/torn-message-after-reasoning.jsonl",
+        &[
+            "corrupt-record@30:error",
+            "reasoning-without-follower@29:error",
+        ],
+        &["drop-record@29", "drop-record@30"],
+    ),
+    (
+        "torn-tail/torn-last-line.jsonl",
+        &["corrupt-record@32:error"],
+        &["drop-record@32"],
+    ),
+];
+
+const CORPUS_ROLLOUT: &str = "../shared/corpus/codemie-ai__codemie-code/src/agents/plugins/codex/__tests__/fixtures/rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl";
+
+fn path(fixture: &str) -> String {
+    format!("fixtures/codex/{fixture}")
+}
+
+/// `rule@line:severity` for every finding, sorted.
+fn findings(doc: &serde_json::Value) -> Vec<String> {
+    let mut v: Vec<String> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}@{}:{}",
+                f["rule"].as_str().unwrap(),
+                f["location"]["line"],
+                f["severity"].as_str().unwrap()
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn the_table_covers_every_codex_fixture() {
+    let mut on_disk: Vec<String> = walkdir::WalkDir::new(root().join("fixtures/codex"))
+        .into_iter()
+        .map(Result::unwrap)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+        .map(|e| {
+            e.path()
+                .strip_prefix(root().join("fixtures/codex"))
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    on_disk.sort();
+    let mut listed: Vec<String> = TABLE.iter().map(|(f, _, _)| f.to_string()).collect();
+    listed.sort();
+    assert_eq!(on_disk, listed);
+}
+
+#[test]
+fn every_fixture_reports_what_its_readme_row_says() {
+    let mut failures = Vec::new();
+    for (fixture, want, _) in TABLE {
+        let (code, doc) = lint_json(&path(fixture), &["--fail-on", "info"]);
+        let got = findings(&doc);
+        let mut want: Vec<String> = want.iter().map(|s| s.to_string()).collect();
+        want.sort();
+        if got != want {
+            failures.push(format!(
+                "{fixture}:\n  expected {want:?}\n  got      {got:?}"
+            ));
+        }
+        assert_eq!(doc["files"][0]["dialect"], "codex", "{fixture}");
+        let expect_code = i32::from(!want.is_empty());
+        if code != expect_code {
+            failures.push(format!("{fixture}: exit {code}, expected {expect_code}"));
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
+fn findings_say_what_codex_does() {
+    let (_, doc) = lint_json(&path("orphan-tool-call/middle-output-deleted.jsonl"), &[]);
+    let notes = doc["findings"][0]["notes"].to_string();
+    assert!(
+        notes.contains(r#"function_call_output{output:\"aborted\"}"#),
+        "{notes}"
+    );
+    assert!(
+        !notes.contains("every resume sends it unanswered"),
+        "{notes}"
+    );
+    let (_, doc) = lint_json(
+        &path("orphan-tool-call/custom-tool-call-no-output.jsonl"),
+        &[],
+    );
+    assert!(
+        doc["findings"][0]["notes"]
+            .to_string()
+            .contains("custom_tool_call_output")
+    );
+    let (_, doc) = lint_json(
+        &path("orphan-tool-call/end-truncated-after-call.jsonl"),
+        &[],
+    );
+    assert!(
+        doc["findings"][0]["notes"]
+            .to_string()
+            .contains("still running")
+    );
+    let (_, doc) = lint_json(&path("orphan-tool-result/call-deleted.jsonl"), &[]);
+    assert!(
+        doc["findings"][0]["notes"]
+            .to_string()
+            .contains("Orphan function call output for call id: call_VZakMJ4krqqb1Wnmc8ZVkSKs")
+    );
+    let (_, doc) = lint_json(
+        &path("reasoning-without-follower/ends-on-reasoning.jsonl"),
+        &[],
+    );
+    assert!(
+        doc["findings"][0]["notes"]
+            .to_string()
+            .contains("of type 'reasoning' was provided without its required following item")
+    );
+    let explain = stdout(&run(&["explain", "reasoning-without-follower"]));
+    assert!(
+        explain.contains(
+            "Item 'rs_…' of type 'reasoning' was provided without its required following item."
+        ),
+        "{explain}"
+    );
+}
+
+#[test]
+fn compacted_replacement_history_is_the_base() {
+    // What Codex sends: the two replacement messages (both on the
+    // compacted line, 31) and the turn-2 answer after it.
+    let o = run(&[
+        "inspect",
+        "--format",
+        "json",
+        &path("compacted/compacted-replacement-history.jsonl"),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let text = doc.to_string();
+    let (_, lint) = lint_json(&path("compacted/compacted-replacement-history.jsonl"), &[]);
+    assert_eq!(lint["files"][0]["messages"], 3, "{lint:#}");
+    assert!(text.contains("Another language model started"), "{text}");
+}
+
+#[test]
+fn the_real_rollout_and_healthy_fixtures_raise_no_error() {
+    let corpus = root().join(CORPUS_ROLLOUT);
+    assert!(
+        corpus.exists(),
+        "the shared corpus is missing: {} (it sits beside the repository)",
+        corpus.display()
+    );
+    for p in [
+        corpus.to_string_lossy().into_owned(),
+        path("healthy/rollout.jsonl"),
+    ] {
+        let (code, doc) = lint_json(&p, &["--fail-on", "error"]);
+        assert_eq!(code, 0, "{p}: {doc:#}");
+        assert_eq!(doc["summary"]["errors"], 0, "{p}");
+    }
+}
+
+/// The line numbers of `text` that differ from `orig`, as the diff of two
+/// line lists: (removed from orig, added in text).
+fn changed(orig: &str, text: &str) -> (usize, usize) {
+    let a: Vec<&str> = orig.lines().collect();
+    let b: Vec<&str> = text.lines().collect();
+    let common = a.iter().filter(|l| b.contains(l)).count();
+    (a.len() - common, b.len() - common)
+}
+
+#[test]
+fn repairs_round_trip() {
+    for (fixture, want_findings, want_actions) in TABLE {
+        let input = root().join(path(fixture));
+        let before = fingerprint(&input);
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("repaired.jsonl");
+        let o = run(&[
+            "repair",
+            "--format",
+            "json",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(code(&o), 0, "{fixture}: {}", stderr(&o));
+        let log: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let mut actions: Vec<String> = log["edits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                format!(
+                    "{}@{}",
+                    e["action"].as_str().unwrap(),
+                    e["location"]["line"]
+                )
+            })
+            .collect();
+        actions.sort();
+        assert_eq!(actions, *want_actions, "{fixture}: {log:#}");
+        assert!(
+            log["left"].as_array().unwrap().is_empty(),
+            "{fixture}: {log:#}"
+        );
+        // Every removed or replaced line is verbatim in the log.
+        let orig = std::fs::read_to_string(&input).unwrap();
+        for e in log["edits"].as_array().unwrap() {
+            if let Some(b) = e["before"].as_str() {
+                assert!(
+                    orig.contains(b),
+                    "{fixture}: `before` is not the input's line"
+                );
+            }
+        }
+        // The copy lints clean, and differs from the input only by the
+        // edited lines.
+        let (rc, doc) = lint_json(out.to_str().unwrap(), &["--fail-on", "info"]);
+        assert_eq!(rc, 0, "{fixture}: the copy still has {doc:#}");
+        let copy = std::fs::read_to_string(&out).unwrap();
+        let (removed, added) = changed(&orig, &copy);
+        let edits = want_actions.len();
+        assert!(
+            removed <= edits && added <= edits,
+            "{fixture}: {removed} lines removed, {added} added for {edits} edits"
+        );
+        if want_findings.is_empty() {
+            assert_eq!(copy, orig, "{fixture}: nothing to repair, copy differs");
+        }
+        // A second repair changes nothing.
+        let out2 = dir.path().join("again.jsonl");
+        let o = run(&[
+            "repair",
+            "--format",
+            "json",
+            out.to_str().unwrap(),
+            "-o",
+            out2.to_str().unwrap(),
+        ]);
+        assert_eq!(code(&o), 0, "{fixture}: {}", stderr(&o));
+        let log2: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert!(
+            log2["edits"].as_array().unwrap().is_empty(),
+            "{fixture}: {log2:#}"
+        );
+        assert_eq!(std::fs::read(&out2).unwrap(), copy.as_bytes(), "{fixture}");
+        assert_eq!(
+            fingerprint(&input),
+            before,
+            "{fixture}: the input was touched"
+        );
+    }
+}
+
+#[test]
+fn the_aborted_output_is_what_codex_inserts_right_after_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.jsonl");
+    let input = path("orphan-tool-call/middle-output-deleted.jsonl");
+    let o = run(&["repair", &input, "-o", out.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let copy = std::fs::read_to_string(&out).unwrap();
+    let line8: serde_json::Value = serde_json::from_str(copy.lines().nth(7).unwrap()).unwrap();
+    assert_eq!(line8["type"], "response_item");
+    assert_eq!(line8["payload"]["type"], "function_call_output");
+    assert_eq!(line8["payload"]["call_id"], "call_VZakMJ4krqqb1Wnmc8ZVkSKs");
+    assert_eq!(line8["payload"]["output"], "aborted");
+    // Synthesized: refused with --no-synthesize.
+    let out2 = dir.path().join("r2.jsonl");
+    let o = run(&[
+        "repair",
+        "--no-synthesize",
+        "--format",
+        "json",
+        &input,
+        "-o",
+        out2.to_str().unwrap(),
+    ]);
+    let log: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(log["edits"].as_array().unwrap().is_empty(), "{log:#}");
+    assert_eq!(log["left"][0]["rule"], "orphan-tool-call");
+}
+
+#[test]
+fn snapshots_of_lint_human_and_json() {
+    for (fixture, _, _) in TABLE {
+        let p = path(fixture);
+        assert!(Path::new(&root().join(&p)).exists());
+        let name = fixture.replace('/', "__");
+        let human = stdout(&run(&["lint", &p]));
+        insta::assert_snapshot!(format!("codex_lint_human__{name}"), human);
+        let json = stdout(&run(&["lint", "--format", "json", &p]));
+        insta::assert_snapshot!(format!("codex_lint_json__{name}"), json);
+    }
+}
+
+#[test]
+fn thread_rolled_back_takes_back_the_last_user_turns() {
+    // The healthy rollout (two turns: the user_message events on lines 2
+    // and 31), with `thread_rolled_back{num_turns:1}` appended: Codex
+    // rebuilds the history without turn 2, so its answer (line 32) is not
+    // part of what it sends.
+    let base = std::fs::read_to_string(root().join(path("healthy/rollout.jsonl"))).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("rolled-back.jsonl");
+    let rollback = r#"{"timestamp":"2026-05-11T11:30:00.000Z","type":"event_msg","payload":{"type":"thread_rolled_back","num_turns":1}}"#;
+    std::fs::write(&f, format!("{base}{rollback}\n")).unwrap();
+    let (_, whole) = lint_json(&path("healthy/rollout.jsonl"), &[]);
+    let (code, doc) = lint_json(f.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(
+        doc["files"][0]["messages"].as_u64().unwrap() + 1,
+        whole["files"][0]["messages"].as_u64().unwrap()
+    );
+    let o = run(&["inspect", "--format", "json", f.to_str().unwrap()]);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("\"line\": 32"));
+}
