@@ -36,7 +36,9 @@ fn real_sessions_raise_only_their_two_real_anomalies() {
     //    markup as text instead of calling tools.
     // 2. incremental-subagents/turn-1.jsonl is a live snapshot taken mid-turn:
     //    its last record is a Bash tool_use whose result was not written yet
-    //    (the corpus README calls it the only true orphan).
+    //    (the corpus README calls it the only true orphan). Claude Code
+    //    patches it on resume, and the session may have been running: a
+    //    warning, so the corpus raises no error (exit 0).
     assert_eq!(
         got,
         vec![
@@ -45,7 +47,7 @@ fn real_sessions_raise_only_their_two_real_anomalies() {
         ],
         "{doc:#}"
     );
-    assert_eq!(code, 1);
+    assert_eq!(code, 0);
     let dialects: Vec<&str> = doc["files"]
         .as_array()
         .unwrap()

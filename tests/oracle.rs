@@ -14,8 +14,9 @@
 //! how to install them; it never passes silently. `CLIENTS_PREFIX` and
 //! `ORACLE_DIR` point elsewhere.
 //!
-//! Claude Code's broken fixtures wait for the Claude Code writer (issue 13,
-//! built on the `claude` branch): they are `#[ignore]`d with that reason,
+//! Three Claude Code fixtures are left as they are by `repair` (two
+//! different records sharing a uuid, and a file with no parent links:
+//! report-only, a person's call): they are `#[ignore]`d with that reason,
 //! so the runner lists them as ignored; `cargo test --test oracle --
 //! --ignored` runs them.
 
@@ -227,67 +228,39 @@ cases! {
     claude_torn_tail_no_newline: Claude "fixtures/claude-code/torn-tail/last-line-torn-no-newline.jsonl" Expect::Whole;
 
     // Claude Code 2.1.330: the broken fixtures, once the writer lands.
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_all_progress_stripped: Claude "fixtures/claude-code/dangling-parent/all-progress-stripped.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_progress_deleted_gap_13s: Claude "fixtures/claude-code/dangling-parent/progress-deleted-gap-13s.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_progress_deleted_gap_5001ms: Claude "fixtures/claude-code/dangling-parent/progress-deleted-gap-5001ms.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_turn_duration_deleted: Claude "fixtures/claude-code/dangling-parent/turn-duration-deleted.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
+    #[ignore = "report-only in the Claude Code writer: which of two records sharing a uuid is right, or how unlinked records chain, is a person's call"]
     claude_different_record_appended: Claude "fixtures/claude-code/duplicate-uuid/different-record-appended.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
+    #[ignore = "report-only in the Claude Code writer: which of two records sharing a uuid is right, or how unlinked records chain, is a person's call"]
     claude_different_records_adjacent: Claude "fixtures/claude-code/duplicate-uuid/different-records-adjacent.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_exact_duplicate_adjacent: Claude "fixtures/claude-code/duplicate-uuid/exact-duplicate-adjacent.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_exact_duplicate_appended: Claude "fixtures/claude-code/duplicate-uuid/exact-duplicate-appended.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_side_branch_record_appended: Claude "fixtures/claude-code/duplicate-uuid/side-branch-record-appended.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_empty_text_assistant_empty: Claude "fixtures/claude-code/empty-text-block/assistant-empty.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_empty_text_assistant_whitespace: Claude "fixtures/claude-code/empty-text-block/assistant-whitespace.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_empty_text_final_answer_empty: Claude "fixtures/claude-code/empty-text-block/final-answer-empty.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_empty_text_user_prompt_whitespace: Claude "fixtures/claude-code/empty-text-block/user-prompt-whitespace.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_glued_final_answer: Claude "fixtures/claude-code/glued-records/final-answer-glued-to-summary.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_glued_prompt: Claude "fixtures/claude-code/glued-records/prompt-glued-to-summary.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_lone_surrogate_assistant_text: Claude "fixtures/claude-code/lone-surrogate/assistant-text.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_lone_surrogate_tool_result: Claude "fixtures/claude-code/lone-surrogate/tool-result.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_lone_surrogate_user_prompt: Claude "fixtures/claude-code/lone-surrogate/user-prompt.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_nul_tool_result: Claude "fixtures/claude-code/nul-run/nul-tool-result.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_nul_user_prompt: Claude "fixtures/claude-code/nul-run/nul-user-prompt.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_middle_result_deleted: Claude "fixtures/claude-code/orphan-tool-call/middle-result-deleted.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_parallel_chain_result_deleted: Claude "fixtures/claude-code/orphan-tool-call/parallel-chain-result-deleted.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_parallel_sibling_result_deleted: Claude "fixtures/claude-code/orphan-tool-call/parallel-sibling-result-deleted.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_parallel_tool_use_deleted: Claude "fixtures/claude-code/orphan-tool-result/parallel-tool-use-deleted.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_tool_use_deleted: Claude "fixtures/claude-code/orphan-tool-result/tool-use-deleted.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_signature_empty: Claude "fixtures/claude-code/thinking-signature/empty.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_signature_missing: Claude "fixtures/claude-code/thinking-signature/missing.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_signature_truncated: Claude "fixtures/claude-code/thinking-signature/truncated.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_torn_then_next_record: Claude "fixtures/claude-code/torn-write/torn-then-next-record.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
     claude_torn_user_prompt: Claude "fixtures/claude-code/torn-write/torn-user-prompt.jsonl" Expect::Whole;
-    #[ignore = "needs the Claude Code writer (issue 13, `claude` branch): enable when it lands"]
+    #[ignore = "report-only in the Claude Code writer: which of two records sharing a uuid is right, or how unlinked records chain, is a person's call"]
     claude_unchained_all_parents_null: Claude "fixtures/claude-code/unchained-records/all-parents-null.jsonl" Expect::Whole;
 }
 

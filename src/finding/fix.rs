@@ -43,6 +43,16 @@ pub enum Action {
         index: i64,
         calls: Vec<usize>,
     },
+    /// Re-link a record whose parent link (Claude Code `parentUuid`) names
+    /// a record that is not there to the record before it in file order.
+    Relink { loc: Loc },
+    /// Write the records glued on one line on lines of their own.
+    SplitLine { loc: Loc },
+    /// Replace lone surrogate escapes of a record with U+FFFD.
+    ReplaceSurrogates { loc: Loc },
+    /// Remove a thinking block whose signature the provider refuses (its
+    /// text goes to the log).
+    DropThinking { loc: Loc, block: usize },
 }
 
 impl Action {
@@ -56,6 +66,10 @@ impl Action {
             Action::MoveAfter { .. } => "move-after",
             Action::RenumberIndices => "renumber-indices",
             Action::RebuildResults { .. } => "rebuild-results",
+            Action::Relink { .. } => "relink",
+            Action::SplitLine { .. } => "split-line",
+            Action::ReplaceSurrogates { .. } => "replace-surrogates",
+            Action::DropThinking { .. } => "drop-thinking",
         }
     }
 }

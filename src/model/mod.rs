@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+pub mod chain;
 mod chunks;
 pub mod compare;
 pub mod pairing;
@@ -394,6 +395,9 @@ pub struct Conversation {
     /// For a request recorded in a trace: what the trace says about the
     /// call that sent `messages`.
     pub trace: Option<Box<TraceStep>>,
+    /// For apps that chain records by parent links (Claude Code): the
+    /// record tree and the walk the client makes on resume.
+    pub chain: Option<Box<chain::Chain>>,
     /// Records the conversation names but the store does not hold.
     pub missing: Vec<MissingRecord>,
     /// Tool calls the app leaves unanswered on purpose (Cline's accepted
@@ -423,6 +427,7 @@ impl Conversation {
             chunks: None,
             table: None,
             trace: None,
+            chain: None,
             missing: Vec::new(),
             by_design: Vec::new(),
             signatures: None,

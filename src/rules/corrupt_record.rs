@@ -51,6 +51,13 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         if ctx.conv.source.dialect == crate::model::Dialect::GeminiCli {
             f = f.note("Gemini CLI skips a line that does not parse without a word (`loadConversationRecord`): whatever it held is silently lost on resume");
         }
+        if ctx.conv.source.dialect == crate::model::Dialect::ClaudeCode {
+            f = f.note(if rec.torn_tail {
+                "Claude Code 2.1.x skips the line on resume: what it held is lost, and the client appends after it"
+            } else {
+                "Claude Code 2.1.x skips the line on resume: what it held is lost, and the records chained to it lose their parent (see `dangling-parent`)"
+            });
+        }
         if ctx.conv.source.dialect == crate::model::Dialect::Codex {
             f = f.note(if rec.torn_tail {
                 "Codex skips this line on resume and says nothing: the item it held (often the turn's final answer) is silently lost; it writes a newline before appending, so the fragment stays in the rollout"

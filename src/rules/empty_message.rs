@@ -6,7 +6,9 @@ pub static RULE: Rule = Rule {
     name: "empty-message",
     severity: Severity::Warning,
     summary: "a message has no content at all",
-    repair: None,
+    repair: Some(
+        "Claude Code: remove the records of a blank message (kept in the repair log); elsewhere report only",
+    ),
     doc: r#"## What it does
 Finds messages with no content: no parts, or only empty or whitespace-only
 text, and no tool call or tool result.
@@ -19,6 +21,7 @@ that says nothing.
 
 ## What providers answer
 - Anthropic: `messages: text content blocks must be non-empty`
+- Anthropic: `messages: text content blocks must contain non-whitespace text`
 - Anthropic: `messages.N: all messages must have non-empty content except for the optional final assistant message`
 
 ## Example
@@ -27,7 +30,10 @@ that says nothing.
 ```
 
 ## Repair
-Report only.
+In a Claude Code session, removes the records of a message that holds only
+empty or whitespace-only text (kept verbatim in the repair log) and
+re-links the records after them, as the client itself drops such an
+assistant message. Elsewhere, report only.
 "#,
     check,
 };
@@ -58,15 +64,41 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         } else {
             "only empty text"
         };
-        out.push(
-            ctx.finding(
+        let mut f = ctx
+            .finding(
                 &RULE,
                 Some(mi),
                 m.loc.clone(),
                 format!("`{}` message has {what}", m.role),
             )
-            .label(&m.loc, "empty message"),
-        );
+            .label(&m.loc, "empty message");
+        if conv.source.dialect == crate::model::Dialect::ClaudeCode {
+            // Its records hold nothing but blank text: removing them loses
+            // nothing, and the records after them are re-linked.
+            let mut locs: Vec<&crate::model::Loc> = m.parts.iter().map(|p| &p.loc).collect();
+            locs.push(&m.loc);
+            locs.sort_by_key(|l| match l {
+                crate::model::Loc::Line { start, .. } => *start,
+                crate::model::Loc::Row { .. } => 0,
+            });
+            locs.dedup();
+            if !m.parts.is_empty() {
+                f = f.fix(
+                    locs.into_iter()
+                        .map(|l| crate::finding::Action::DropRecord { loc: l.clone() })
+                        .collect(),
+                );
+            }
+            f = if m.role == Role::Assistant {
+                f.note("Claude Code 2.1.x drops an empty or whitespace-only assistant message on resume (and puts `No response requested.` in place of an empty final answer)")
+            } else if m.parts.is_empty() {
+                f
+            } else {
+                f.severity = crate::finding::Severity::Error;
+                f.note("Claude Code 2.1.x sends it as is, and the API refuses the request: `messages: text content blocks must contain non-whitespace text`")
+            };
+        }
+        out.push(f);
     }
 }
 

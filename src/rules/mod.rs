@@ -13,29 +13,38 @@ use crate::model::pairing;
 
 mod corrupt_record;
 mod dangling_bubble_header;
+mod dangling_parent;
 mod duplicate_index;
 mod duplicate_tool_call_id;
+mod duplicate_uuid;
 mod empty_history;
 mod empty_message;
 mod failing_call_loop;
 mod function_response_count;
+mod glued_records;
 mod index_gap;
 mod interleaved_message;
 mod invalid_tool_arguments;
+mod lone_surrogate;
 mod mismatched_tool_output;
 mod missing_thought_signature;
 mod mixed_role_message;
 mod msgidx_collision;
 mod orphan_tool_call;
 mod orphan_tool_result;
+mod oversized_image;
+mod parent_cycle;
 pub mod prompt_divergence;
 mod reasoning_without_follower;
 mod role_order;
 mod seq_gap;
+mod stale_leaf;
 mod thinking_only_message;
+mod thinking_signature;
 mod tool_call_as_text;
 mod trailing_completion_call;
 pub mod truncated_response;
+mod unchained_records;
 
 /// A rule: its stable name, its documentation and its check.
 pub struct Rule {
@@ -71,6 +80,15 @@ pub static RULES: &[&Rule] = &[
     &reasoning_without_follower::RULE,
     &empty_message::RULE,
     &corrupt_record::RULE,
+    &glued_records::RULE,
+    &lone_surrogate::RULE,
+    &dangling_parent::RULE,
+    &parent_cycle::RULE,
+    &unchained_records::RULE,
+    &duplicate_uuid::RULE,
+    &stale_leaf::RULE,
+    &thinking_signature::RULE,
+    &oversized_image::RULE,
     &role_order::RULE,
     &truncated_response::RULE,
     &prompt_divergence::RULE,

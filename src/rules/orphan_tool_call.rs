@@ -122,7 +122,18 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         if conv.source.dialect == crate::model::Dialect::GeminiCli {
             f = f.note("Gemini CLI sends the call unanswered on resume (its `historyHardening` repair runs only with `contextManagement.enabled`, off by default); the Gemini API answers `Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.`");
         }
-        if conv.source.dialect == Dialect::Codex {
+        if conv.source.dialect == Dialect::ClaudeCode {
+            if let Some((pos, n)) = next_label {
+                f = f
+                    .label(&n.loc, format!("the conversation moves on here ({})", at(conv, pos)))
+                    .note("Claude Code 2.1.x removes the unanswered call from the request without a word: the call is lost from the history the model sees");
+            } else {
+                f.severity = Severity::Warning;
+                f = f
+                    .note("a session whose last record is a tool call may simply be running: the tool has not returned yet")
+                    .note("on resume, Claude Code 2.1.x answers it with an `is_error` tool_result `[Tool call interrupted: the session ended before this call's result was recorded, so its outcome is unknown. …]` and an assistant `No response requested.`, and appends both to the session file");
+            }
+        } else if conv.source.dialect == Dialect::Codex {
             if let Some((pos, n)) = next_label {
                 f = f.label(
                     &n.loc,

@@ -46,6 +46,29 @@ arrives late is not stray: see `interleaved-message`.
 
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let conv = ctx.conv;
+    // Claude Code: a result hanging off a record that is not in the file
+    // is never reached by the resume, and answers no call of the file.
+    if let Some(chain) = conv.chain.as_deref() {
+        for r in &chain.records {
+            if r.unreached != crate::model::chain::Unreached::OffBranch {
+                continue;
+            }
+            for id in &r.stray_results {
+                out.push(
+                    ctx.finding(
+                        &RULE,
+                        None,
+                        r.loc.clone(),
+                        format!("tool result for `{id}` matches no tool call in the file, and the resume never reaches it"),
+                    )
+                    .label(&r.loc, format!("no record calls `{id}`"))
+                    .note("Claude Code leaves it out of the request: its content is lost")
+                    .id(id)
+                    .fix(vec![crate::finding::Action::DropRecord { loc: r.loc.clone() }]),
+                );
+            }
+        }
+    }
     let gemini = conv.source.dialect == crate::model::Dialect::GeminiCli;
     for stray in &ctx.pairing().strays {
         // A second answer in the turn right after a Gemini call turn:

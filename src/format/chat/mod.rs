@@ -45,7 +45,13 @@ fn open(path: &std::path::Path, limits: Limits) -> Result<Opened> {
 fn supports(_: Dialect, a: &Action) -> bool {
     !matches!(
         a,
-        Action::RenumberIndices | Action::RebuildResults { .. } | Action::RetypeResult { .. }
+        Action::RenumberIndices
+            | Action::RebuildResults { .. }
+            | Action::RetypeResult { .. }
+            | Action::Relink { .. }
+            | Action::SplitLine { .. }
+            | Action::ReplaceSurrogates { .. }
+            | Action::DropThinking { .. }
     )
 }
 

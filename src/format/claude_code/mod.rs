@@ -8,12 +8,12 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
-use super::records::record::{
-    Builder, Content, Evidence, Handlers, Rec, json_error_short, parse_content,
-};
+pub mod loader;
+pub mod writer;
+
+use super::records::record::{Builder, Content, Evidence, Rec, json_error_short, parse_content};
 use super::store::{Head, Opened, Probe, Store, Writing};
 use crate::error::Result;
-use crate::finding::Action;
 use crate::model::{Dialect, Format};
 use crate::model::{Loc, Message, Role};
 use crate::source::Limits;
@@ -24,8 +24,8 @@ pub static STORE: Store = Store {
     name: "Claude Code session",
     probe: Probe::Text { detect, open },
     writing: Writing::Copy {
-        supports,
-        new: super::records::writer::new,
+        supports: writer::supports,
+        new: writer::new,
     },
 };
 
@@ -35,21 +35,8 @@ fn detect(head: &Head<'_>) -> Result<bool> {
     Ok(super::records::first_family(head) == Some(super::records::record::Family::ClaudeCode))
 }
 
-/// Only torn or unreadable records are dropped for now: the rest of the
-/// structure is the app's, rebuilt into a request on resume.
-fn supports(_: Dialect, a: &Action) -> bool {
-    matches!(a, Action::DropRecord { .. })
-}
-
-/// This store reads its own records only (the detector found them first).
-static OWN: Handlers = Handlers {
-    chat: None,
-    claude_code: Some(record),
-    codex: None,
-};
-
 fn open(path: &std::path::Path, limits: Limits) -> Result<Opened> {
-    super::records::open(path, limits, &OWN).map(Opened::History)
+    loader::open(path, limits).map(Opened::History)
 }
 
 #[derive(Deserialize)]

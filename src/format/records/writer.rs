@@ -448,9 +448,7 @@ pub fn plan(
                         log.push(e);
                     }
                 }
-                Action::RenumberIndices
-                | Action::RebuildResults { .. }
-                | Action::RetypeResult { .. } => {}
+                _ => {}
             }
         }
     }

@@ -1,0 +1,145 @@
+use super::{Ctx, Rule};
+use crate::finding::{Finding, Severity};
+use crate::model::chain::{Chain, Link, RecordKind};
+
+pub static RULE: Rule = Rule {
+    name: "dangling-parent",
+    severity: Severity::Error,
+    summary: "a record's parent is missing: the resume bridges it by timestamp, or silently drops the history before it",
+    repair: Some("re-link the record to the record before it in file order"),
+    doc: r#"## What it does
+Finds records on the chain Claude Code resumes whose `parentUuid` names a
+record that is not in the file (a deleted `progress` record, a line
+overwritten by NUL bytes, a torn write), and says what the client does
+with the gap.
+
+## Why is this bad?
+Claude Code rebuilds a session by walking `parentUuid` back from the last
+record. When a parent is missing, 2.1.x takes the newest record at most
+5,000 ms older than the orphan as its parent (`var ugr=5000` in the
+client); when there is none, **the chain starts at the orphan and
+everything before it is silently left out of the request**: the resume
+succeeds, rc 0, with part of the history (3 of 13 messages, 12 of 26 in
+the fixtures). When the orphan is an assistant record, the request then
+starts with an assistant message. A bridged gap loses nothing (a warning);
+an orphan with nothing older becomes the first record (a warning).
+
+Stripping `progress` records from a session (anthropics/claude-code
+#22107, #23375) is the common cause: their children point at records that
+no longer exist.
+
+## What providers answer
+Nothing: the request is sent without the history before the break. The
+client's own log line, not printed by default: `transcript load: skipped
+N line(s) that did not parse as JSON (e.g. a torn or corrupt write)`.
+
+## Example
+```jsonl
+{"type":"user","uuid":"a","parentUuid":null,"timestamp":"2026-01-01T10:00:00.000Z","message":{"role":"user","content":"hi"}}
+{"type":"assistant","uuid":"c","parentUuid":"b","timestamp":"2026-01-01T10:00:13.574Z","message":{"role":"assistant","content":[{"type":"text","text":"hello"}]}}
+```
+
+## Repair
+Re-links the record to the record before it in file order (never across a
+`compact_boundary`: the boundary starts the chain), so that the client
+walks the whole file; the old `parentUuid` is in the repair log.
+"#,
+    check,
+};
+
+fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(chain) = ctx.conv.chain.as_deref() else {
+        return;
+    };
+    for r in &chain.records {
+        let line = r.loc.line().unwrap_or(0);
+        let f = match &r.link {
+            Link::Bridged {
+                missing,
+                to,
+                gap_ms,
+            } => ctx
+                .finding(
+                    &RULE,
+                    None,
+                    r.loc.clone(),
+                    format!(
+                        "line {line}'s parent `{missing}` is not in the file; Claude Code bridges it to line {} ({} older): nothing is lost",
+                        chain.line(*to).unwrap_or(0),
+                        seconds(*gap_ms)
+                    ),
+                )
+                .label(&r.loc, format!("`parentUuid` names `{missing}`, which no record has"))
+                .label(
+                    &chain.records[*to].loc,
+                    "the newest older record: the client takes it as the parent",
+                )
+                .note("Claude Code 2.1.x takes the newest record at most 5,000 ms older as the parent of an orphan; other readers of the file see a broken chain"),
+            Link::Broken {
+                missing,
+                older: Some((k, gap)),
+            } => {
+                let mut f = ctx
+                    .finding(
+                        &RULE,
+                        None,
+                        r.loc.clone(),
+                        format!(
+                            "line {line}'s parent `{missing}` is not in the file and the newest older record is {} older: Claude Code starts the conversation here and {}",
+                            seconds(*gap),
+                            kept(chain)
+                        ),
+                    )
+                    .label(&r.loc, format!("`parentUuid` names `{missing}`, which no record has"))
+                    .label(
+                        &chain.records[*k].loc,
+                        "the newest older record: too old to bridge (over 5,000 ms)",
+                    )
+                    .note("the resume succeeds without a word: the history before this record is not sent");
+                if r.kind == RecordKind::Assistant {
+                    f = f.note("the request then starts with an assistant message");
+                }
+                f.severity = Severity::Error;
+                f
+            }
+            Link::Broken {
+                missing,
+                older: None,
+            } => ctx
+                .finding(
+                    &RULE,
+                    None,
+                    r.loc.clone(),
+                    format!(
+                        "line {line}'s parent `{missing}` is not in the file; nothing is older, so Claude Code starts the conversation here: nothing is lost"
+                    ),
+                )
+                .label(&r.loc, format!("`parentUuid` names `{missing}`, which no record has")),
+            _ => continue,
+        };
+        let mut f = f;
+        if r.unreached == crate::model::chain::Unreached::CutOff {
+            f = f.note("this record lies above a break in the chain further down (an error of this rule): the resume does not reach it until that break is mended");
+        }
+        if !matches!(r.link, Link::Broken { older: Some(_), .. }) {
+            f.severity = Severity::Warning;
+        }
+        out.push(f.fix(vec![crate::finding::Action::Relink { loc: r.loc.clone() }]));
+    }
+}
+
+/// "the resume keeps 3 of 13 messages".
+pub(crate) fn kept(chain: &Chain) -> String {
+    format!(
+        "the resume keeps {} of {} messages",
+        chain.messages_kept, chain.messages_in_file
+    )
+}
+
+pub(crate) fn seconds(ms: i64) -> String {
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else {
+        format!("{}.{:03} s", ms / 1000, ms % 1000)
+    }
+}

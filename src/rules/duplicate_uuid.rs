@@ -1,0 +1,92 @@
+use super::{Ctx, Rule};
+use crate::finding::{Finding, Severity};
+use crate::model::chain::RecordKind;
+
+pub static RULE: Rule = Rule {
+    name: "duplicate-uuid",
+    severity: Severity::Error,
+    summary: "two records share one `uuid`: the later replaces the earlier, whose content is lost",
+    repair: Some("remove the later copy of an exact duplicate (kept in the repair log)"),
+    doc: r#"## What it does
+Finds records whose `uuid` an earlier record of the file already has.
+
+## Why is this bad?
+Claude Code indexes records by `uuid`, and the later record replaces the
+earlier one: its content and its `parentUuid`. Two different records with
+one uuid therefore lose the earlier one's text on every resume, silently
+(an error). An exact copy changes nothing (a warning), unless it is the
+last record of the file: then the client resumes from it, and a copy of
+a side-branch record moves the resume to a dead end (see `stale-leaf`).
+Copies come from tools that rewrite or merge session files.
+
+## What providers answer
+Nothing: the client sends the later record in the earlier one's place.
+
+## Example
+```jsonl
+{"type":"assistant","uuid":"b","parentUuid":"a","message":{"role":"assistant","content":[{"type":"text","text":"first"}]}}
+{"type":"assistant","uuid":"b","parentUuid":"a","message":{"role":"assistant","content":[{"type":"text","text":"second"}]}}
+```
+
+## Repair
+Removes the later copy of an exact duplicate (kept verbatim in the repair
+log): the first copy stays, and a copy written at the end no longer moves
+the leaf. Two different records with one uuid are left as they are:
+which one is right is a person's call.
+"#,
+    check,
+};
+
+fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(chain) = ctx.conv.chain.as_deref() else {
+        return;
+    };
+    for (i, r) in chain.records.iter().enumerate() {
+        let Some((prev, exact)) = r.duplicate_of else {
+            continue;
+        };
+        let line = r.loc.line().unwrap_or(0);
+        let pline = chain.line(prev).unwrap_or(0);
+        let uuid = r.uuid.as_deref().unwrap_or_default();
+        // The last loaded record is where the client starts.
+        let last = !chain.records[i + 1..]
+            .iter()
+            .any(|x| !matches!(x.kind, RecordKind::Progress | RecordKind::Meta));
+        let moved = exact && last && chain.displaced_leaf.is_some();
+        let mut f = if exact {
+            ctx.finding(
+                &RULE,
+                None,
+                r.loc.clone(),
+                if moved {
+                    format!("line {line} repeats line {pline} (uuid `{uuid}`) at the end of the file: Claude Code resumes from it (see `stale-leaf`)")
+                } else {
+                    format!("line {line} repeats line {pline} (uuid `{uuid}`, same content): Claude Code reads one copy, nothing is lost")
+                },
+            )
+            .label(&r.loc, "the copy")
+            .label(&chain.records[prev].loc, "the first copy")
+        } else {
+            ctx.finding(
+                &RULE,
+                None,
+                r.loc.clone(),
+                format!("line {line} reuses the uuid `{uuid}` of line {pline} with different content: Claude Code keeps line {line} and line {pline} is lost on resume"),
+            )
+            .label(&r.loc, "the later record: it replaces the earlier one")
+            .label(&chain.records[prev].loc, "the earlier record: never sent")
+        };
+        f.severity = if exact && !moved {
+            Severity::Warning
+        } else {
+            Severity::Error
+        };
+        if exact {
+            // The later copy says nothing the first does not.
+            f = f.fix(vec![crate::finding::Action::DropRecord {
+                loc: r.loc.clone(),
+            }]);
+        }
+        out.push(f.id(uuid));
+    }
+}

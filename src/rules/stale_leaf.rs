@@ -1,0 +1,64 @@
+use super::{Ctx, Rule};
+use crate::finding::{Finding, Severity};
+
+pub static RULE: Rule = Rule {
+    name: "stale-leaf",
+    severity: Severity::Error,
+    summary: "the record the client resumes from is a dead end: the latest turns are left out",
+    repair: None,
+    doc: r#"## What it does
+Finds a session whose last record is a copy of an earlier one, when the
+copy moves the leaf Claude Code resumes from away from the latest
+conversation.
+
+## Why is this bad?
+Claude Code resumes from the last record of the file (its newest
+descendant). A record written again at the end (a side-branch tool result,
+a merge by another tool) makes that dead end the leaf: everything after it
+is silently left out of the request (8 of 15 messages in the fixture), and
+the new turn is appended under the dead end, so the loss persists.
+
+## What providers answer
+Nothing: the request is valid, and shorter.
+
+## Example
+```jsonl
+{"type":"user","uuid":"r2","parentUuid":"c2","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":"ok"}]}}
+{"type":"assistant","uuid":"z","parentUuid":"r1","message":{"role":"assistant","content":[{"type":"text","text":"done"}]}}
+{"type":"user","uuid":"r2","parentUuid":"c2","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":"ok"}]}}
+```
+
+## Repair
+Report only.
+"#,
+    check,
+};
+
+fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(chain) = ctx.conv.chain.as_deref() else {
+        return;
+    };
+    let (Some(leaf), Some(natural)) = (chain.leaf, chain.displaced_leaf) else {
+        return;
+    };
+    let loc = &chain.records[leaf].loc;
+    let nline = chain.line(natural).unwrap_or(0);
+    out.push(
+        ctx.finding(
+            &RULE,
+            None,
+            loc.clone(),
+            format!(
+                "Claude Code resumes from line {}, a dead end, not from line {nline}: {}",
+                loc.line().unwrap_or(0),
+                super::dangling_parent::kept(chain)
+            ),
+        )
+        .label(loc, "the leaf the client takes")
+        .label(
+            &chain.records[natural].loc,
+            "the latest conversation: never sent",
+        )
+        .note("the next turn is appended under the dead end, so the loss persists"),
+    );
+}

@@ -1,0 +1,71 @@
+use super::{Ctx, Rule};
+use crate::finding::{Finding, Severity};
+use crate::model::chain::{BlockIssue, Signature};
+
+pub static RULE: Rule = Rule {
+    name: "thinking-signature",
+    severity: Severity::Error,
+    summary: "a thinking block has no signature, or one that is not well-formed",
+    repair: Some("remove the thinking block (its text kept in the repair log)"),
+    doc: r#"## What it does
+Finds `thinking` blocks whose `signature` is missing, empty, or not
+well-formed base64 (cut short, or edited).
+
+## Why is this bad?
+The API checks the signature of every thinking block it is sent back.
+Claude Code 2.1.x sends the block unchanged, so every resume of the
+session fails. A signature with a few characters altered but still
+well-formed can only be checked by the server: it is not reported.
+
+## What providers answer
+- Anthropic (no signature): `thinking.signature: Field required`
+- Anthropic (a signature it did not issue): ``Invalid `signature` in `thinking` block``
+
+## Example
+```jsonl
+{"type":"assistant","uuid":"b","message":{"role":"assistant","content":[{"type":"thinking","thinking":"Let me see."}]}}
+```
+
+## Repair
+Removes the thinking block (its text goes to the repair log); a record
+left with nothing is removed and its children re-linked to its parent.
+Thinking blocks are otherwise never modified.
+"#,
+    check,
+};
+
+fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(chain) = ctx.conv.chain.as_deref() else {
+        return;
+    };
+    for r in &chain.records {
+        for issue in &r.issues {
+            let BlockIssue::Thinking { block, signature } = issue else {
+                continue;
+            };
+            let line = r.loc.line().unwrap_or(0);
+            let (what, answer) = match signature {
+                Signature::Missing => ("has no `signature`", "thinking.signature: Field required"),
+                Signature::Empty => (
+                    "has an empty `signature`",
+                    "Invalid `signature` in `thinking` block",
+                ),
+                Signature::Malformed => (
+                    "has a `signature` that is not well-formed base64 (cut or altered)",
+                    "Invalid `signature` in `thinking` block",
+                ),
+            };
+            out.push(
+                ctx.finding(
+                    &RULE,
+                    None,
+                    r.loc.clone(),
+                    format!("the thinking block {block} on line {line} {what}: Claude Code sends it as is and the API refuses the request"),
+                )
+                .label(&r.loc, format!("content[{block}]"))
+                .note(format!("the API answers `{answer}`"))
+                .fix(vec![crate::finding::Action::DropThinking { loc: r.loc.clone(), block: *block }]),
+            );
+        }
+    }
+}

@@ -1,0 +1,63 @@
+use super::{Ctx, Rule};
+use crate::finding::{Finding, Severity};
+use crate::model::chain::Unreached;
+
+pub static RULE: Rule = Rule {
+    name: "unchained-records",
+    severity: Severity::Error,
+    summary: "no record carries a `parentUuid`: the resume sends only the last one",
+    repair: None,
+    doc: r#"## What it does
+Finds a Claude Code session with several user/assistant records none of
+which has a `parentUuid`.
+
+## Why is this bad?
+Claude Code resumes by walking `parentUuid` back from the last record.
+With no links, every record is a root, and only the last one is sent
+(1 of 19 in the fixture). The client has a warning for it, printed only in
+some modes: "Resume transcript … has N user/assistant records but none
+carry parentUuid links; only M reached the resumed conversation".
+
+## What providers answer
+Nothing, or an error when the one record sent is an assistant message.
+
+## Example
+```jsonl
+{"type":"user","uuid":"a","parentUuid":null,"message":{"role":"user","content":"hi"}}
+{"type":"assistant","uuid":"b","parentUuid":null,"message":{"role":"assistant","content":[{"type":"text","text":"hello"}]}}
+```
+
+## Repair
+Report only.
+"#,
+    check,
+};
+
+fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(chain) = ctx.conv.chain.as_deref() else {
+        return;
+    };
+    let mut msgs = chain.records.iter().filter(|r| {
+        r.kind.is_message() && !matches!(r.unreached, Unreached::Replaced | Unreached::Sidechain)
+    });
+    if chain.messages_in_file < 2 || !msgs.all(|r| r.parent.is_none()) {
+        return;
+    }
+    let Some(leaf) = chain.leaf else { return };
+    let loc = chain.records[leaf].loc.clone();
+    let mut f = ctx
+        .finding(
+            &RULE,
+            None,
+            loc.clone(),
+            format!(
+                "none of the {} user/assistant records carries a `parentUuid`: Claude Code sends only line {}; {}",
+                chain.messages_in_file,
+                loc.line().unwrap_or(0),
+                super::dangling_parent::kept(chain)
+            ),
+        )
+        .label(&loc, "the only record the resume sends");
+    f.loc = None;
+    out.push(f);
+}

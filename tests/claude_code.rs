@@ -1,0 +1,499 @@
+//! Claude Code sessions as the real client (2.1.330) resumes them: every
+//! fixture under fixtures/claude-code/ gives exactly the findings its
+//! README's "linter" column names (rule, severity, line), and the real
+//! sessions in ../shared/corpus raise no error.
+
+mod common;
+use common::*;
+
+/// `rule severity line` of every finding (`-` for a file-level one), sorted.
+fn findings(doc: &serde_json::Value) -> Vec<String> {
+    let mut v: Vec<String> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let line = match f["location"]["line"].as_u64() {
+                Some(l) => l.to_string(),
+                None => "-".to_string(),
+            };
+            format!(
+                "{} {} {line}",
+                f["rule"].as_str().unwrap(),
+                f["severity"].as_str().unwrap()
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// fixtures/claude-code/README.md, column "linter".
+const EXPECTED: &[(&str, &[&str])] = &[
+    ("healthy/linear.jsonl", &[]),
+    ("healthy/parallel-tool-calls.jsonl", &[]),
+    ("healthy/split-message-result-between.jsonl", &[]),
+    ("healthy/split-message-chain-through-result.jsonl", &[]),
+    ("healthy/hook-progress-chain.jsonl", &[]),
+    ("healthy/two-turns-stop-hooks.jsonl", &[]),
+    ("healthy/thinking.jsonl", &[]),
+    ("healthy/compact-boundary.jsonl", &[]),
+    ("healthy/live-tail.jsonl", &["orphan-tool-call warning 25"]),
+    ("healthy/subagent.jsonl", &[]),
+    ("healthy/image-prompt.jsonl", &[]),
+    (
+        "dangling-parent/progress-deleted-gap-2s.jsonl",
+        &["dangling-parent warning 7"],
+    ),
+    (
+        "dangling-parent/progress-deleted-gap-5000ms.jsonl",
+        &["dangling-parent warning 16"],
+    ),
+    (
+        "dangling-parent/progress-deleted-gap-5001ms.jsonl",
+        &["dangling-parent error 16"],
+    ),
+    (
+        "dangling-parent/progress-deleted-gap-13s.jsonl",
+        &["dangling-parent error 16"],
+    ),
+    (
+        "dangling-parent/all-progress-stripped.jsonl",
+        &[
+            "dangling-parent error 13",
+            "dangling-parent warning 15",
+            "dangling-parent warning 16",
+            "dangling-parent warning 2",
+            "dangling-parent warning 6",
+            "dangling-parent warning 9",
+        ],
+    ),
+    (
+        "dangling-parent/turn-duration-deleted.jsonl",
+        &["dangling-parent error 35"],
+    ),
+    (
+        "nul-run/nul-tool-result.jsonl",
+        &[
+            "corrupt-record error 17",
+            "dangling-parent warning 18",
+            "orphan-tool-call error 16",
+        ],
+    ),
+    (
+        "nul-run/nul-user-prompt.jsonl",
+        &["corrupt-record error 15", "dangling-parent error 16"],
+    ),
+    ("nul-run/nul-last-line.jsonl", &["corrupt-record error 25"]),
+    (
+        "torn-write/torn-user-prompt.jsonl",
+        &["corrupt-record error 22", "dangling-parent error 23"],
+    ),
+    (
+        "torn-write/torn-then-next-record.jsonl",
+        &[
+            "corrupt-record error 17",
+            // the result on line 18 is bridged to line 16 (4,074 ms)
+            "dangling-parent warning 18",
+            "orphan-tool-call error 16",
+            "orphan-tool-result error 18",
+        ],
+    ),
+    (
+        "torn-tail/last-line-torn-no-newline.jsonl",
+        &["corrupt-record error 25"],
+    ),
+    (
+        "duplicate-uuid/different-records-adjacent.jsonl",
+        &["duplicate-uuid error 21"],
+    ),
+    (
+        "duplicate-uuid/different-record-appended.jsonl",
+        &["duplicate-uuid error 26"],
+    ),
+    (
+        "duplicate-uuid/exact-duplicate-adjacent.jsonl",
+        &["duplicate-uuid warning 18"],
+    ),
+    (
+        "duplicate-uuid/exact-duplicate-appended.jsonl",
+        &["duplicate-uuid warning 26"],
+    ),
+    (
+        "duplicate-uuid/side-branch-record-appended.jsonl",
+        &["duplicate-uuid error 33", "stale-leaf error 33"],
+    ),
+    (
+        "glued-records/prompt-glued-to-summary.jsonl",
+        &["glued-records warning 3"],
+    ),
+    (
+        "glued-records/final-answer-glued-to-summary.jsonl",
+        &["glued-records warning 12"],
+    ),
+    (
+        "lone-surrogate/assistant-text.jsonl",
+        &["lone-surrogate warning 20"],
+    ),
+    (
+        "lone-surrogate/user-prompt.jsonl",
+        &["lone-surrogate warning 15"],
+    ),
+    (
+        "lone-surrogate/tool-result.jsonl",
+        &["lone-surrogate warning 17"],
+    ),
+    (
+        "empty-text-block/assistant-empty.jsonl",
+        &["empty-message warning 20"],
+    ),
+    (
+        "empty-text-block/assistant-whitespace.jsonl",
+        &["empty-message warning 20"],
+    ),
+    (
+        "empty-text-block/user-prompt-whitespace.jsonl",
+        &["empty-message error 22"],
+    ),
+    (
+        "empty-text-block/final-answer-empty.jsonl",
+        &["empty-message warning 25"],
+    ),
+    (
+        "thinking-signature/missing.jsonl",
+        &["thinking-signature error 7"],
+    ),
+    (
+        "thinking-signature/empty.jsonl",
+        &["thinking-signature error 7"],
+    ),
+    (
+        "thinking-signature/truncated.jsonl",
+        &["thinking-signature error 7"],
+    ),
+    // Four characters altered: only the server can tell.
+    ("thinking-signature/damaged.jsonl", &[]),
+    (
+        "orphan-tool-call/middle-result-deleted.jsonl",
+        &["dangling-parent warning 17", "orphan-tool-call error 16"],
+    ),
+    (
+        "orphan-tool-call/parallel-sibling-result-deleted.jsonl",
+        &["orphan-tool-call error 6"],
+    ),
+    (
+        "orphan-tool-call/parallel-chain-result-deleted.jsonl",
+        &["dangling-parent warning 10", "orphan-tool-call error 5"],
+    ),
+    (
+        "orphan-tool-call/end-truncated-after-tool-use.jsonl",
+        &["orphan-tool-call warning 23"],
+    ),
+    (
+        "orphan-tool-result/tool-use-deleted.jsonl",
+        &["dangling-parent warning 16", "orphan-tool-result error 16"],
+    ),
+    (
+        "orphan-tool-result/parallel-tool-use-deleted.jsonl",
+        &["dangling-parent warning 6", "orphan-tool-result error 8"],
+    ),
+    (
+        "unchained-records/all-parents-null.jsonl",
+        &["unchained-records error -"],
+    ),
+    (
+        "parent-cycle/root-points-to-leaf.jsonl",
+        &["parent-cycle warning 2"],
+    ),
+];
+
+fn fixture(name: &str) -> String {
+    format!("fixtures/claude-code/{name}")
+}
+
+#[test]
+fn every_fixture_gives_the_readme_findings() {
+    let mut failures = Vec::new();
+    for (name, want) in EXPECTED {
+        let path = fixture(name);
+        let (code, doc) = lint_json(&path, &["--fail-on", "info"]);
+        let got = findings(&doc);
+        let mut want: Vec<String> = want.iter().map(|s| s.to_string()).collect();
+        want.sort();
+        if got != want {
+            failures.push(format!("{path}:\n  expected {want:?}\n  got      {got:?}"));
+        }
+        let expect = if want.is_empty() { 0 } else { 1 };
+        if code != expect {
+            failures.push(format!("{path}: exit {code}, expected {expect}"));
+        }
+        assert_eq!(doc["files"][0]["dialect"], "claude-code", "{path}");
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
+fn the_table_covers_every_fixture() {
+    let mut on_disk: Vec<String> = walkdir::WalkDir::new(root().join("fixtures/claude-code"))
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+        .map(|e| {
+            e.path()
+                .strip_prefix(root().join("fixtures/claude-code"))
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    on_disk.sort();
+    let mut listed: Vec<String> = EXPECTED.iter().map(|(n, _)| n.to_string()).collect();
+    listed.sort();
+    assert_eq!(on_disk, listed);
+}
+
+#[test]
+fn an_image_over_5_mb_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("image-over-5mb.jsonl");
+    let made = std::process::Command::new("python3")
+        .arg(root().join("fixtures/claude-code/gen_oversized_image.py"))
+        .arg(&out)
+        .current_dir(root())
+        .output()
+        .expect("python3 runs (it generates the 7.9 MB fixture)");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let (code, doc) = lint_json(out.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!(findings(&doc), vec!["oversized-image error 2"], "{doc:#}");
+    assert_eq!(code, 1);
+    let summary = doc["findings"][0]["summary"].as_str().unwrap();
+    assert!(summary.contains("7842560 base64 characters"), "{summary}");
+}
+
+#[test]
+fn a_resume_that_loses_history_says_how_much() {
+    let (_, doc) = lint_json(&fixture("dangling-parent/turn-duration-deleted.jsonl"), &[]);
+    let s = doc["findings"][0]["summary"].as_str().unwrap();
+    assert!(s.contains("218.007 s older"), "{s}");
+    assert!(s.contains("the resume keeps 12 of 26 messages"), "{s}");
+    let (_, doc) = lint_json(
+        &fixture("dangling-parent/progress-deleted-gap-5001ms.jsonl"),
+        &[],
+    );
+    let f = &doc["findings"][0];
+    assert!(f["summary"].as_str().unwrap().contains("5.001 s older"));
+    let notes = f["notes"].to_string();
+    assert!(
+        notes.contains("starts with an assistant message"),
+        "{notes}"
+    );
+}
+
+#[test]
+fn a_tail_call_is_patched_by_the_client_and_may_be_running() {
+    let (_, doc) = lint_json(&fixture("healthy/live-tail.jsonl"), &[]);
+    let notes = doc["findings"][0]["notes"].to_string();
+    assert!(notes.contains("may simply be running"), "{notes}");
+    assert!(notes.contains("[Tool call interrupted"), "{notes}");
+    assert!(notes.contains("No response requested."), "{notes}");
+}
+
+#[test]
+fn real_sessions_raise_no_error() {
+    let corpus = root().join("../shared/corpus");
+    assert!(
+        corpus.exists(),
+        "{} is not present (it lives beside the repository)",
+        corpus.display()
+    );
+    let (_, doc) = lint_json(corpus.to_str().unwrap(), &["--fail-on", "info"]);
+    let errors: Vec<&serde_json::Value> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
+#[test]
+fn snapshots_of_human_and_json_output() {
+    for (name, _) in EXPECTED {
+        let path = fixture(name);
+        let snap = name.replace('/', "__");
+        let human = stdout(&run(&["lint", &path]));
+        insta::assert_snapshot!(format!("claude_code_lint_human__{snap}"), human);
+        let json = stdout(&run(&["lint", "--format", "json", &path]));
+        insta::assert_snapshot!(format!("claude_code_lint_json__{snap}"), json);
+    }
+}
+
+/// The rules whose findings `repair` fixes in a Claude Code session.
+const REPAIRED: &[&str] = &[
+    "corrupt-record",
+    "stale-leaf",
+    "empty-message",
+    "dangling-parent",
+    "glued-records",
+    "lone-surrogate",
+    "thinking-signature",
+    "orphan-tool-call",
+    "orphan-tool-result",
+];
+
+/// Where the repaired copies of the broken fixtures are written, for the
+/// real-client check (tests/oracle.rs) to resume: one file per fixture,
+/// `<group>__<name>.jsonl`.
+pub fn repaired_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("claude-code-repaired")
+}
+
+#[test]
+fn repair_of_every_broken_fixture_is_clean_stable_and_minimal() {
+    let dir = repaired_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut failures = Vec::new();
+    for (name, want) in EXPECTED {
+        if name.starts_with("healthy/") || want.is_empty() {
+            continue;
+        }
+        let input = root().join(fixture(name));
+        let out = dir.join(name.replace('/', "__"));
+        let log = dir.join(format!("{}.log.json", name.replace('/', "__")));
+        let o = run(&[
+            "repair",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--log",
+            log.to_str().unwrap(),
+            "--force",
+        ]);
+        assert!(matches!(code(&o), 0 | 1), "{name}: {}", stderr(&o));
+        // Nothing of what repair fixes is left.
+        let (_, doc) = lint_json(out.to_str().unwrap(), &["--fail-on", "info"]);
+        let left: Vec<String> = findings(&doc)
+            .into_iter()
+            .filter(|f| REPAIRED.iter().any(|r| f.starts_with(&format!("{r} "))))
+            .collect();
+        if !left.is_empty() {
+            failures.push(format!("{name}: after repair {left:?}"));
+        }
+        // A second repair changes nothing.
+        let again = dir.join(format!("{}.again", name.replace('/', "__")));
+        run(&[
+            "repair",
+            out.to_str().unwrap(),
+            "-o",
+            again.to_str().unwrap(),
+            "--force",
+        ]);
+        if std::fs::read(&out).unwrap() != std::fs::read(&again).unwrap() {
+            failures.push(format!("{name}: a second repair changed the copy"));
+        }
+        std::fs::remove_file(&again).ok();
+        // Every line the log does not name is in the copy, in order, byte
+        // for byte.
+        let log: serde_json::Value = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
+        let edited: std::collections::HashSet<u64> = log["edits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["before"].is_string())
+            .filter_map(|e| e["location"]["line"].as_u64())
+            .collect();
+        let original = std::fs::read(&input).unwrap();
+        let copy = std::fs::read(&out).unwrap();
+        let copy_lines: Vec<&[u8]> = copy.split(|&b| b == b'\n').collect();
+        let mut at = 0;
+        for (i, line) in original.split(|&b| b == b'\n').enumerate() {
+            if edited.contains(&(i as u64 + 1)) || line.is_empty() {
+                continue;
+            }
+            match copy_lines[at..].iter().position(|l| *l == line) {
+                Some(k) => at += k + 1,
+                None => {
+                    failures.push(format!(
+                        "{name}: line {} is not in the copy as it was",
+                        i + 1
+                    ));
+                    break;
+                }
+            }
+        }
+        // The copy's changed lines are the logged ones (inserted records
+        // add lines).
+        let inserted = log["edits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["before"].is_null())
+            .count();
+        let unchanged = original
+            .split(|&b| b == b'\n')
+            .enumerate()
+            .filter(|(i, l)| !l.is_empty() && !edited.contains(&(*i as u64 + 1)))
+            .count();
+        let copy_records = copy_lines.iter().filter(|l| !l.is_empty()).count();
+        if copy_records > unchanged + edited.len() * 2 + inserted {
+            failures.push(format!(
+                "{name}: the copy has more lines than the edits explain"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
+fn repair_splits_glued_records_and_keeps_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("copy.jsonl");
+    let input = root().join(fixture("glued-records/final-answer-glued-to-summary.jsonl"));
+    let o = run(&[
+        "repair",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(matches!(code(&o), 0 | 1), "{}", stderr(&o));
+    let original = std::fs::read_to_string(&input).unwrap();
+    let copy = std::fs::read_to_string(&out).unwrap();
+    // The same bytes, with one newline more: between the two records.
+    assert_eq!(copy.len(), original.len() + 1);
+    assert_eq!(copy.replace('\n', ""), original.replace('\n', ""));
+    assert_eq!(copy.lines().count(), original.lines().count() + 1);
+}
+
+#[test]
+fn repair_answers_a_middle_call_and_chains_the_next_record_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("copy.jsonl");
+    let input = root().join(fixture("orphan-tool-call/middle-result-deleted.jsonl"));
+    run(&[
+        "repair",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let copy = std::fs::read_to_string(&out).unwrap();
+    let recs: Vec<serde_json::Value> = copy
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let call = &recs[15];
+    let result = &recs[16];
+    let next = &recs[17];
+    assert_eq!(result["parentUuid"], call["uuid"]);
+    assert_eq!(next["parentUuid"], result["uuid"]);
+    assert_eq!(result["timestamp"], call["timestamp"]);
+    let block = &result["message"]["content"][0];
+    assert_eq!(block["is_error"], true);
+    assert_eq!(
+        block["tool_use_id"], call["message"]["content"][0]["id"],
+        "{block}"
+    );
+}
