@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -22,8 +22,7 @@ use crate::finding::Action;
 use crate::model::chain::{ChainRecord, RecordKind};
 use crate::model::{Conversation, Loc, PartKind};
 use crate::source::Limits;
-use crate::source::lines::{LineReader, Next};
-use crate::write::{Edit, Log, PLACEHOLDER, Planned, Target, Writer, atomic};
+use crate::write::{Edit, Log, PLACEHOLDER, Planned, Target, Writer};
 
 pub fn supports(_: crate::model::Dialect, a: &Action) -> bool {
     matches!(
@@ -463,94 +462,80 @@ impl Writer for CcWriter {
         let (Some(out), Some(plan)) = (&self.output, &self.plan) else {
             return Err(Error::not_history(&self.input, "holds no conversation"));
         };
-        let tmp = atomic::Atomic::new(out)?;
-        let mut w = tmp.writer(out)?;
-        let file = File::open(&self.input).map_err(|e| Error::io(&self.input, &e))?;
-        let mut lines = LineReader::new(
-            BufReader::with_capacity(256 * 1024, file),
+        let werr = crate::write::lines::output_error(out);
+        crate::write::lines::rewrite(
+            &self.input,
+            out,
             self.limits.max_line_bytes,
-        );
-        let werr = |e: std::io::Error| Error::Output {
-            path: out.clone(),
-            cause: e.to_string(),
-        };
-        loop {
-            match lines.next_line().map_err(|e| Error::io(&self.input, &e))? {
-                Next::End => break,
-                Next::TooLong => {
-                    return Err(Error::input(
-                        &self.input,
-                        format!("line {} is too long", lines.line),
-                    ));
-                }
-                Next::Line => {}
-            }
-            let Some(pieces) = plan.pieces.get(&lines.line) else {
-                w.write_all(&lines.buf).map_err(werr)?;
-                if lines.terminated {
-                    w.write_all(b"\n").map_err(werr)?;
-                }
-                continue;
-            };
-            let split = plan.split.contains(&lines.line);
-            let base = lines.start;
-            let buf = &lines.buf;
-            let mut outl: Vec<u8> = Vec::with_capacity(buf.len() + 256);
-            let mut cursor = 0usize;
-            let mut wrote_any = false;
-            let mut trailing: Vec<String> = Vec::new();
-            for &(s, e) in pieces {
-                let (s, e) = ((s - base) as usize, (e - base) as usize);
-                let gap = &buf[cursor.min(s)..s];
-                cursor = e;
-                let edit = plan.recs.get(&(s as u64 + base));
-                if edit.is_some_and(|x| x.drop) {
-                    trailing.extend(edit.map(|x| x.insert_after.clone()).unwrap_or_default());
-                    continue;
-                }
-                if wrote_any {
-                    if split {
-                        outl.push(b'\n');
-                    } else {
+            self.force,
+            |line, w| {
+                let Some(pieces) = plan.pieces.get(&line.number) else {
+                    w.write_all(line.bytes).map_err(&werr)?;
+                    if line.terminated {
+                        w.write_all(b"\n").map_err(&werr)?;
+                    }
+                    return Ok(());
+                };
+                let split = plan.split.contains(&line.number);
+                let base = line.start;
+                let buf = line.bytes;
+                let mut outl: Vec<u8> = Vec::with_capacity(buf.len() + 256);
+                let mut cursor = 0usize;
+                let mut wrote_any = false;
+                let mut trailing: Vec<String> = Vec::new();
+                for &(s, e) in pieces {
+                    let (s, e) = ((s - base) as usize, (e - base) as usize);
+                    let gap = &buf[cursor.min(s)..s];
+                    cursor = e;
+                    let edit = plan.recs.get(&(s as u64 + base));
+                    if edit.is_some_and(|x| x.drop) {
+                        trailing.extend(edit.map(|x| x.insert_after.clone()).unwrap_or_default());
+                        continue;
+                    }
+                    if wrote_any {
+                        if split {
+                            outl.push(b'\n');
+                        } else {
+                            outl.extend_from_slice(gap);
+                        }
+                    } else if !split {
                         outl.extend_from_slice(gap);
                     }
-                } else if !split {
-                    outl.extend_from_slice(gap);
-                }
-                let mut piece = buf[s..e].to_vec();
-                if let Some(x) = edit {
-                    if x.surrogates {
-                        piece = fix_surrogates(&piece);
+                    let mut piece = buf[s..e].to_vec();
+                    if let Some(x) = edit {
+                        if x.surrogates {
+                            piece = fix_surrogates(&piece);
+                        }
+                        if let Some(p) = &x.parent {
+                            piece = set_parent(&piece, p.as_deref()).ok_or_else(|| {
+                                Error::input(
+                                    &self.input,
+                                    format!("line {}: no `parentUuid` to re-link", line.number),
+                                )
+                            })?;
+                        }
+                        trailing.extend(x.insert_after.iter().cloned());
                     }
-                    if let Some(p) = &x.parent {
-                        piece = set_parent(&piece, p.as_deref()).ok_or_else(|| {
-                            Error::input(
-                                &self.input,
-                                format!("line {}: no `parentUuid` to re-link", lines.line),
-                            )
-                        })?;
+                    outl.extend_from_slice(&piece);
+                    wrote_any = true;
+                }
+                if wrote_any && !split {
+                    outl.extend_from_slice(&buf[cursor.min(buf.len())..]);
+                }
+                if wrote_any {
+                    w.write_all(&outl).map_err(&werr)?;
+                    if line.terminated || !trailing.is_empty() {
+                        w.write_all(b"\n").map_err(&werr)?;
                     }
-                    trailing.extend(x.insert_after.iter().cloned());
                 }
-                outl.extend_from_slice(&piece);
-                wrote_any = true;
-            }
-            if wrote_any && !split {
-                outl.extend_from_slice(&buf[cursor.min(buf.len())..]);
-            }
-            if wrote_any {
-                w.write_all(&outl).map_err(werr)?;
-                if lines.terminated || !trailing.is_empty() {
-                    w.write_all(b"\n").map_err(werr)?;
+                for t in &trailing {
+                    w.write_all(t.as_bytes()).map_err(&werr)?;
+                    w.write_all(b"\n").map_err(&werr)?;
                 }
-            }
-            for t in &trailing {
-                w.write_all(t.as_bytes()).map_err(werr)?;
-                w.write_all(b"\n").map_err(werr)?;
-            }
-        }
-        atomic::finish(w, out)?;
-        tmp.commit(out, self.force, Some(&self.input))
+                Ok(())
+            },
+            |_| Ok(()),
+        )
     }
 }
 

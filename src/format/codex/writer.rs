@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -20,8 +20,6 @@ use crate::error::{Error, Result};
 use crate::finding::Action;
 use crate::model::{Conversation, Loc, PartKind, Slot};
 use crate::source::Limits;
-use crate::source::lines::{LineReader, Next};
-use crate::write::atomic;
 use crate::write::{Edit, Left, Log, Planned, Target, Writer};
 
 /// What a fix may change, by the kind of line it touches.
@@ -297,51 +295,36 @@ impl Writer for CodexWriter {
         let (Some(output), true) = (&self.output, self.planned) else {
             return Err(Error::not_history(&self.input, "holds no conversation"));
         };
-        let input = &self.input;
-        let tmp = atomic::Atomic::new(output)?;
-        let mut w = tmp.writer(output)?;
-        let file = File::open(input).map_err(|e| Error::io(input, &e))?;
-        let mut lines = LineReader::new(
-            BufReader::with_capacity(256 * 1024, file),
+        let werr = crate::write::lines::output_error(output);
+        crate::write::lines::rewrite(
+            &self.input,
+            output,
             self.limits.max_line_bytes,
-        );
-        let werr = |e: std::io::Error| Error::Output {
-            path: output.clone(),
-            cause: e.to_string(),
-        };
-        loop {
-            match lines.next_line().map_err(|e| Error::io(input, &e))? {
-                Next::End => break,
-                Next::TooLong => {
-                    return Err(Error::input(
-                        input,
-                        format!("line {} is too long", lines.line),
-                    ));
+            self.force,
+            |line, w| {
+                let edit = self.lines.get(&line.start);
+                let text: Option<&[u8]> = match edit {
+                    Some(e) if e.drop => None,
+                    Some(LineEdit {
+                        replacement: Some(r),
+                        ..
+                    }) => Some(r.as_bytes()),
+                    _ => Some(line.bytes),
+                };
+                let inserts = edit.map(|e| e.insert_after.as_slice()).unwrap_or_default();
+                if let Some(t) = text {
+                    w.write_all(t).map_err(&werr)?;
+                    if line.terminated || !inserts.is_empty() {
+                        w.write_all(b"\n").map_err(&werr)?;
+                    }
                 }
-                Next::Line => {}
-            }
-            let edit = self.lines.get(&lines.start);
-            let text: Option<&[u8]> = match edit {
-                Some(e) if e.drop => None,
-                Some(LineEdit {
-                    replacement: Some(r),
-                    ..
-                }) => Some(r.as_bytes()),
-                _ => Some(&lines.buf),
-            };
-            let inserts = edit.map(|e| e.insert_after.as_slice()).unwrap_or_default();
-            if let Some(t) = text {
-                w.write_all(t).map_err(werr)?;
-                if lines.terminated || !inserts.is_empty() {
-                    w.write_all(b"\n").map_err(werr)?;
+                for ins in inserts {
+                    w.write_all(ins.as_bytes()).map_err(&werr)?;
+                    w.write_all(b"\n").map_err(&werr)?;
                 }
-            }
-            for ins in inserts {
-                w.write_all(ins.as_bytes()).map_err(werr)?;
-                w.write_all(b"\n").map_err(werr)?;
-            }
-        }
-        atomic::finish(w, output)?;
-        tmp.commit(output, self.force, Some(input))
+                Ok(())
+            },
+            |_| Ok(()),
+        )
     }
 }

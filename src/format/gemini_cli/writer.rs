@@ -21,7 +21,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -33,8 +33,6 @@ use crate::error::{Error, Result};
 use crate::finding::Action;
 use crate::model::{Conversation, Format, Loc, PartKind, Slot};
 use crate::source::Limits;
-use crate::source::lines::{LineReader, Next};
-use crate::write::atomic;
 use crate::write::{Edit, Left, Log, PLACEHOLDER, Planned, Target, Writer};
 
 pub struct GeminiWriter {
@@ -389,48 +387,35 @@ impl Writer for GeminiWriter {
         if !self.planned {
             return Err(Error::not_history(&self.input, "holds no conversation"));
         }
-        let input = &self.input;
-        let tmp = atomic::Atomic::new(out)?;
-        let mut w = tmp.writer(out)?;
-        let werr = |e: std::io::Error| Error::Output {
-            path: out.clone(),
-            cause: e.to_string(),
-        };
-        let file = File::open(input).map_err(|e| Error::io(input, &e))?;
-        let mut lines = LineReader::new(
-            BufReader::with_capacity(256 * 1024, file),
+        let werr = crate::write::lines::output_error(out);
+        let ends_open = std::cell::Cell::new(false);
+        crate::write::lines::rewrite(
+            &self.input,
+            out,
             self.limits.max_line_bytes,
-        );
-        let mut ends_open = false;
-        loop {
-            match lines.next_line().map_err(|e| Error::io(input, &e))? {
-                Next::End => break,
-                Next::TooLong => {
-                    return Err(Error::input(
-                        input,
-                        format!("line {} is too long", lines.line),
-                    ));
+            self.force,
+            |line, w| {
+                if self.drop_lines.contains(&line.number) {
+                    return Ok(());
                 }
-                Next::Line => {}
-            }
-            if self.drop_lines.contains(&lines.line) {
-                continue;
-            }
-            w.write_all(&lines.buf).map_err(werr)?;
-            if lines.terminated {
-                w.write_all(b"\n").map_err(werr)?;
-            }
-            ends_open = !lines.terminated;
-        }
-        if let Some(set) = &self.set_line {
-            if ends_open {
-                w.write_all(b"\n").map_err(werr)?;
-            }
-            w.write_all(set.as_bytes()).map_err(werr)?;
-            w.write_all(b"\n").map_err(werr)?;
-        }
-        atomic::finish(w, out)?;
-        tmp.commit(out, self.force, Some(input))
+                w.write_all(line.bytes).map_err(&werr)?;
+                if line.terminated {
+                    w.write_all(b"\n").map_err(&werr)?;
+                }
+                ends_open.set(!line.terminated);
+                Ok(())
+            },
+            |w| {
+                if let Some(set) = &self.set_line {
+                    if ends_open.get() {
+                        w.write_all(b"\n").map_err(&werr)?;
+                    }
+                    w.write_all(set.as_bytes()).map_err(&werr)?;
+                    w.write_all(b"\n").map_err(&werr)?;
+                }
+                Ok(())
+            },
+        )
     }
 }
 

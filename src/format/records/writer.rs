@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -18,7 +18,6 @@ use crate::error::{Error, Result};
 use crate::finding::{Action, Finding};
 use crate::model::{Conversation, Format, Loc, PartKind, Role, Slot};
 use crate::source::Limits;
-use crate::source::lines::{LineReader, Next};
 use crate::write::atomic;
 use crate::write::{Edit, Left, Log, PLACEHOLDER, Planned, Target, Writer};
 
@@ -610,72 +609,58 @@ pub fn plan(
 }
 
 pub fn write(input: &Path, output: &Path, plan: &Plan, limits: Limits, force: bool) -> Result<()> {
-    let tmp = atomic::Atomic::new(output)?;
-    let mut w = tmp.writer(output)?;
-    let file = File::open(input).map_err(|e| Error::io(input, &e))?;
-    let mut lines = LineReader::new(
-        BufReader::with_capacity(256 * 1024, file),
-        limits.max_line_bytes,
-    );
     let mut stash: HashMap<u64, Vec<Vec<u8>>> = HashMap::new();
-    let werr = |e: std::io::Error| Error::Output {
-        path: output.to_path_buf(),
-        cause: e.to_string(),
-    };
-    loop {
-        match lines.next_line().map_err(|e| Error::io(input, &e))? {
-            Next::End => break,
-            Next::TooLong => {
-                return Err(Error::input(
-                    input,
-                    format!("line {} is too long", lines.line),
-                ));
-            }
-            Next::Line => {}
-        }
-        let n = lines.start;
-        let edit = plan.lines.get(&n);
-        let text: Option<Vec<u8>> = match edit {
-            Some(e) if e.drop => None,
-            Some(LineEdit {
-                replacement: Some(r),
-                ..
-            }) => Some(r.clone().into_bytes()),
-            _ => Some(lines.buf.clone()),
-        };
-        let newline = lines.terminated
-            || edit.is_some_and(|e| !e.insert_after.is_empty())
-            || stash.contains_key(&n);
-        let inserts = edit.map(|e| e.insert_after.as_slice()).unwrap_or_default();
-        match edit.and_then(|e| e.moved_to) {
-            Some(target) => {
-                // What is inserted after a moved line moves with it.
-                let moved = stash.entry(target).or_default();
-                moved.extend(text);
-                moved.extend(inserts.iter().map(|i| i.clone().into_bytes()));
-            }
-            None => {
-                if let Some(t) = text {
-                    w.write_all(&t).map_err(werr)?;
-                    if newline {
-                        w.write_all(b"\n").map_err(werr)?;
+    let werr = crate::write::lines::output_error(output);
+    crate::write::lines::rewrite(
+        input,
+        output,
+        limits.max_line_bytes,
+        force,
+        |line, w| {
+            let n = line.start;
+            let edit = plan.lines.get(&n);
+            let text: Option<Vec<u8>> = match edit {
+                Some(e) if e.drop => None,
+                Some(LineEdit {
+                    replacement: Some(r),
+                    ..
+                }) => Some(r.clone().into_bytes()),
+                _ => Some(line.bytes.to_vec()),
+            };
+            let newline = line.terminated
+                || edit.is_some_and(|e| !e.insert_after.is_empty())
+                || stash.contains_key(&n);
+            let inserts = edit.map(|e| e.insert_after.as_slice()).unwrap_or_default();
+            match edit.and_then(|e| e.moved_to) {
+                Some(target) => {
+                    // What is inserted after a moved line moves with it.
+                    let moved = stash.entry(target).or_default();
+                    moved.extend(text);
+                    moved.extend(inserts.iter().map(|i| i.clone().into_bytes()));
+                }
+                None => {
+                    if let Some(t) = text {
+                        w.write_all(&t).map_err(&werr)?;
+                        if newline {
+                            w.write_all(b"\n").map_err(&werr)?;
+                        }
+                    }
+                    for ins in inserts {
+                        w.write_all(ins.as_bytes()).map_err(&werr)?;
+                        w.write_all(b"\n").map_err(&werr)?;
                     }
                 }
-                for ins in inserts {
-                    w.write_all(ins.as_bytes()).map_err(werr)?;
-                    w.write_all(b"\n").map_err(werr)?;
+            }
+            if let Some(moved) = stash.remove(&n) {
+                for t in moved {
+                    w.write_all(&t).map_err(&werr)?;
+                    w.write_all(b"\n").map_err(&werr)?;
                 }
             }
-        }
-        if let Some(moved) = stash.remove(&n) {
-            for t in moved {
-                w.write_all(&t).map_err(werr)?;
-                w.write_all(b"\n").map_err(werr)?;
-            }
-        }
-    }
-    atomic::finish(w, output)?;
-    tmp.commit(output, force, Some(input))
+            Ok(())
+        },
+        |_| Ok(()),
+    )
 }
 
 /// Write a JSON document (an array of messages, or a request body with a
@@ -758,9 +743,9 @@ pub fn write_document(input: &Path, output: &Path, plan: &Plan, force: bool) -> 
         path: output.to_path_buf(),
         cause: e.to_string(),
     };
-    w.write_all(&data[..start]).map_err(werr)?;
-    w.write_all(array.as_bytes()).map_err(werr)?;
-    w.write_all(&data[end..]).map_err(werr)?;
+    w.write_all(&data[..start]).map_err(&werr)?;
+    w.write_all(array.as_bytes()).map_err(&werr)?;
+    w.write_all(&data[end..]).map_err(&werr)?;
     atomic::finish(w, output)?;
     tmp.commit(output, force, Some(input))
 }

@@ -1,0 +1,73 @@
+//! Writing the repaired copy of a line-based history (JSON Lines): the
+//! input is read again line by line, each line handed to the store's
+//! writer, which writes what the copy holds in its place (the line as it
+//! is, its replacement, nothing, or more lines); the copy is written
+//! atomically beside the output and renamed into place.
+
+use std::fs::File;
+use std::io::{BufReader, Write};
+use std::path::Path;
+
+use super::atomic::{self, Atomic};
+use crate::error::{Error, Result};
+use crate::source::lines::{LineReader, Next};
+
+/// One line of the input, as the copy is written.
+pub struct Line<'a> {
+    /// The line, without its newline.
+    pub bytes: &'a [u8],
+    /// 1-based line number.
+    pub number: u64,
+    /// Byte offset of the line's start in the input.
+    pub start: u64,
+    /// Whether the line ended with a newline.
+    pub terminated: bool,
+}
+
+/// Copy `input` to `output` line by line through `each`, then let `end`
+/// write what follows the last line; commit atomically (the copy gets the
+/// input's permissions). A line longer than `max` stops the copy with an
+/// error that names it, and nothing is written.
+pub fn rewrite(
+    input: &Path,
+    output: &Path,
+    max: usize,
+    force: bool,
+    mut each: impl FnMut(&Line<'_>, &mut dyn Write) -> Result<()>,
+    end: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
+    let tmp = Atomic::new(output)?;
+    let mut w = tmp.writer(output)?;
+    let file = File::open(input).map_err(|e| Error::io(input, &e))?;
+    let mut lines = LineReader::new(BufReader::with_capacity(256 * 1024, file), max);
+    loop {
+        match lines.next_line().map_err(|e| Error::io(input, &e))? {
+            Next::End => break,
+            Next::TooLong => {
+                return Err(Error::input(
+                    input,
+                    format!("line {} is too long", lines.line),
+                ));
+            }
+            Next::Line => {}
+        }
+        let line = Line {
+            bytes: &lines.buf,
+            number: lines.line,
+            start: lines.start,
+            terminated: lines.terminated,
+        };
+        each(&line, &mut w)?;
+    }
+    end(&mut w)?;
+    atomic::finish(w, output)?;
+    tmp.commit(output, force, Some(input))
+}
+
+/// A write error of the copy, naming the output.
+pub fn output_error(output: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |e| Error::Output {
+        path: output.to_path_buf(),
+        cause: e.to_string(),
+    }
+}
