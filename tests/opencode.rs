@@ -1,0 +1,437 @@
+//! The real opencode client (`opencode-ai` 1.18.33) resumes a repaired
+//! `opencode.db`, offline, against the loopback mock provider, and the
+//! request it sends is checked (issue 14). `#[ignore]`d for machines
+//! without the client; `.ci/run` installs it and runs this with `--ignored`.
+//!
+//! For each fixture session whose tool part was left `pending`/`running`:
+//! (1) the ORIGINAL is resumed as a control (opencode patches the part in
+//! memory and sends `[Tool execution was interrupted]`); (2) the built
+//! binary repairs the fixture into a temp dir; (3) the repaired copy is
+//! resumed, and its request must pair every tool call with a result right
+//! after it, hold no orphan result, carry every stored text part, and send
+//! the repair's own error (`Tool execution aborted`), not opencode's patch.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::Value;
+
+const OPENCODE: &str = "fixtures/opencode/home/.local/share/opencode/opencode.db";
+
+/// The sessions with an unfinished tool part, and that part's call id.
+const UNFINISHED: &[(&str, &str)] = &[
+    // `pending`, input {}
+    (
+        "ses_1bb53bf3ffffKd3Wq9Vb1Ys6Rc",
+        "toolu_01OcBash00000000000000C3",
+    ),
+    // `running` (`npm test`)
+    (
+        "ses_1bb4a977ffffMn8Bv4Cx2Zl7Jh",
+        "toolu_01OcBash00000000000000D4",
+    ),
+];
+
+const INSTALL: &str = "npm install --prefix target/ci-tools/opencode opencode-ai@1.18.33 \
+     && export CHATFSCK_OPENCODE=$PWD/target/ci-tools/opencode/node_modules/.bin/opencode";
+
+fn opencode() -> PathBuf {
+    match std::env::var_os("CHATFSCK_OPENCODE") {
+        Some(p) if !p.is_empty() && Path::new(&p).exists() => PathBuf::from(p),
+        Some(p) if !p.is_empty() => panic!(
+            "CHATFSCK_OPENCODE={} does not exist: this test needs the `opencode` binary of opencode-ai 1.18.33: {INSTALL}",
+            p.to_string_lossy()
+        ),
+        _ => panic!(
+            "CHATFSCK_OPENCODE is not set: this test needs the `opencode` binary of opencode-ai 1.18.33: {INSTALL} (.ci/run does)"
+        ),
+    }
+}
+
+/// The mock provider (fixtures/clients/mock_provider.py), stopped when
+/// dropped; it logs every request body as one JSON line.
+struct Mock {
+    child: std::process::Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl Mock {
+    fn start(dir: &Path) -> Mock {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let log = dir.join("mock.log");
+        let mut child = std::process::Command::new("python3")
+            .arg(root().join("fixtures/clients/mock_provider.py"))
+            .arg(port.to_string())
+            .arg(&log)
+            .spawn()
+            .expect("python3 runs the mock provider");
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Mock { child, port, log };
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the mock provider did not start on port {port}");
+    }
+
+    /// The `messages` of every chat-completions request, in order.
+    fn requests(&self) -> Vec<Vec<Value>> {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        text.lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|r| {
+                r["path"]
+                    .as_str()
+                    .is_some_and(|p| p.contains("chat/completions"))
+            })
+            .filter_map(|r| r["body"]["messages"].as_array().cloned())
+            .collect()
+    }
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A scratch home: XDG config (the mock provider), cache and state shared
+/// by the runs, and the project folder the sessions are moved to.
+struct Home {
+    root: PathBuf,
+    project: PathBuf,
+}
+
+impl Home {
+    fn new(dir: &Path, mock: &Mock) -> Home {
+        let root = dir.join("home");
+        let project = dir.join("shop-api");
+        for d in ["config/opencode", "cache", "state"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        std::fs::create_dir_all(&project).unwrap();
+        let config = serde_json::json!({
+            "autoupdate": false,
+            "share": "disabled",
+            "provider": {"mock": {
+                "npm": "@ai-sdk/openai-compatible",
+                "options": {"baseURL": format!("http://127.0.0.1:{}/v1", mock.port), "apiKey": "dummy"},
+                "models": {"mock-1": {"tool_call": true, "limit": {"context": 100000, "output": 4096}}}
+            }}
+        });
+        std::fs::write(
+            root.join("config/opencode/opencode.json"),
+            config.to_string(),
+        )
+        .unwrap();
+        Home { root, project }
+    }
+
+    /// A data dir holding `db` as `opencode/opencode.db`, its sessions
+    /// moved to the scratch project: 1.18.33 fails on a session whose
+    /// directory does not exist (`FileSystem.realPath (/home/dev/shop-api)`).
+    /// Only `session.directory` and `project.worktree` change.
+    fn data_dir(&self, name: &str, db: &Path) -> PathBuf {
+        let data = self.root.join(name);
+        std::fs::create_dir_all(data.join("opencode")).unwrap();
+        let to = data.join("opencode/opencode.db");
+        std::fs::copy(db, &to).unwrap();
+        let c = rusqlite::Connection::open(&to).unwrap();
+        let p = self.project.to_str().unwrap();
+        c.execute("UPDATE session SET directory = ?1", [p]).unwrap();
+        c.execute("UPDATE project SET worktree = ?1", [p]).unwrap();
+        data
+    }
+}
+
+/// Resume `session` from the data dir with the real client; the first
+/// request it sends (system prompt left out). The client is stopped once
+/// that request is logged: what it does with the mock's answer is not
+/// under test.
+fn resume(cli: &Path, home: &Home, data: &Path, mock: &Mock, session: &str) -> Vec<Value> {
+    let before = mock.requests().len();
+    let out = data.join(format!("{session}.out"));
+    let mut child = std::process::Command::new(cli)
+        .args([
+            "run",
+            "--print-logs",
+            "--model",
+            "mock/mock-1",
+            "--session",
+            session,
+            "continue",
+        ])
+        .current_dir(&home.project)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &home.root)
+        .env("XDG_DATA_HOME", data)
+        .env("XDG_CONFIG_HOME", home.root.join("config"))
+        .env("XDG_CACHE_HOME", home.root.join("cache"))
+        .env("XDG_STATE_HOME", home.root.join("state"))
+        .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+        .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(data.join(format!("{session}.err"))).unwrap())
+        .spawn()
+        .expect("the opencode binary runs");
+    let start = Instant::now();
+    let sent = loop {
+        if let Some(r) = mock.requests().into_iter().nth(before) {
+            break Some(r);
+        }
+        if child.try_wait().unwrap().is_some() || start.elapsed() > Duration::from_secs(45) {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    let Some(sent) = sent else {
+        let err = std::fs::read_to_string(data.join(format!("{session}.err"))).unwrap_or_default();
+        let lines: Vec<&str> = err.lines().collect();
+        let tail = lines[lines.len().saturating_sub(30)..].join("\n");
+        panic!(
+            "opencode run --session {session} sent no request in {:?}: {}",
+            start.elapsed(),
+            tail
+        );
+    };
+    sent.into_iter().filter(|m| m["role"] != "system").collect()
+}
+
+/// Where a chat-completions request breaks the pairing rules: an assistant
+/// message's tool calls not answered, each once, by the tool messages
+/// right after it; a tool message that answers no call just before it.
+fn pairing_errors(messages: &[Value]) -> Vec<String> {
+    let mut errors = Vec::new();
+    let mut i = 0;
+    while i < messages.len() {
+        let m = &messages[i];
+        if m["role"] == "tool" {
+            errors.push(format!(
+                "message {i}: tool result {} answers no call before it",
+                m["tool_call_id"]
+            ));
+            i += 1;
+            continue;
+        }
+        let calls: Vec<&str> = m["tool_calls"]
+            .as_array()
+            .map(|cs| cs.iter().filter_map(|c| c["id"].as_str()).collect())
+            .unwrap_or_default();
+        i += 1;
+        let mut answered = Vec::new();
+        while i < messages.len() && messages[i]["role"] == "tool" {
+            let id = messages[i]["tool_call_id"].as_str().unwrap_or("");
+            if !calls.contains(&id) || answered.contains(&id) {
+                errors.push(format!(
+                    "message {i}: tool result {id} answers no open call"
+                ));
+            }
+            answered.push(id);
+            i += 1;
+        }
+        for c in calls {
+            if !answered.contains(&c) {
+                errors.push(format!("call {c}: no result right after it"));
+            }
+        }
+    }
+    errors
+}
+
+/// Every string in the messages, for "did this text reach the request".
+fn strings(v: &Value, out: &mut String) {
+    match v {
+        Value::String(s) => {
+            out.push_str(s);
+            out.push('\n');
+        }
+        Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+        Value::Object(o) => o.values().for_each(|x| strings(x, out)),
+        _ => {}
+    }
+}
+
+/// What a stored session holds: the text of each text part, and the
+/// call id and input of each tool part.
+fn stored(db: &Path, session: &str) -> (Vec<String>, Vec<(String, Value)>) {
+    let c = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .unwrap();
+    let mut q = c
+        .prepare("SELECT data FROM part WHERE session_id = ?1 ORDER BY id")
+        .unwrap();
+    let rows: Vec<String> = q
+        .query_map([session], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let (mut texts, mut calls) = (Vec::new(), Vec::new());
+    for data in rows {
+        let p: Value = serde_json::from_str(&data).unwrap();
+        match p["type"].as_str() {
+            Some("text") => texts.push(p["text"].as_str().unwrap().to_string()),
+            Some("tool") => calls.push((
+                p["callID"].as_str().unwrap().to_string(),
+                p["state"]["input"].clone(),
+            )),
+            _ => {}
+        }
+    }
+    (texts, calls)
+}
+
+/// The content of the tool message answering `call`.
+fn result_of<'a>(messages: &'a [Value], call: &str) -> Option<&'a Value> {
+    messages
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == call)
+        .map(|m| &m["content"])
+}
+
+/// The request carries every stored text and call of the session, and the
+/// turn `continue` at its end.
+fn assert_history(messages: &[Value], db: &Path, session: &str, what: &str) {
+    let (texts, calls) = stored(db, session);
+    assert!(
+        !texts.is_empty() && !calls.is_empty(),
+        "{session}: fixture changed"
+    );
+    let mut all = String::new();
+    strings(&Value::Array(messages.to_vec()), &mut all);
+    for t in &texts {
+        assert!(
+            all.contains(t.as_str()),
+            "{what} {session}: text {t:?} not sent: {messages:#?}"
+        );
+    }
+    for (c, input) in &calls {
+        let sent = messages
+            .iter()
+            .filter_map(|m| m["tool_calls"].as_array())
+            .flatten()
+            .find(|x| x["id"] == c.as_str())
+            .unwrap_or_else(|| panic!("{what} {session}: call {c} not sent: {messages:#?}"));
+        let args: Value =
+            serde_json::from_str(sent["function"]["arguments"].as_str().unwrap()).unwrap();
+        assert_eq!(
+            &args, input,
+            "{what} {session}: call {c} sent other arguments"
+        );
+    }
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "user", "{what} {session}");
+    assert!(
+        serde_json::to_string(last).unwrap().contains("continue"),
+        "{what}: {last}"
+    );
+}
+
+#[test]
+#[ignore = "needs the real opencode client: set CHATFSCK_OPENCODE to the `opencode` of opencode-ai 1.18.33 and run with --ignored (.ci/run does)"]
+fn the_real_client_resumes_a_repaired_opencode_db() {
+    let cli = opencode();
+    let dir = tempfile::tempdir().unwrap();
+    let mock = Mock::start(dir.path());
+    let home = Home::new(dir.path(), &mock);
+    let fixture = root().join(OPENCODE);
+    let before = fingerprint(&fixture);
+
+    // (1) Control: the original as stored. opencode patches the unfinished
+    // part in memory; its marker is what the repaired run must not need.
+    let original = home.data_dir("data-original", &fixture);
+    for (session, call) in UNFINISHED {
+        let sent = resume(&cli, &home, &original, &mock, session);
+        assert_eq!(
+            pairing_errors(&sent),
+            Vec::<String>::new(),
+            "control {session}: {sent:#?}"
+        );
+        assert_eq!(
+            result_of(&sent, call),
+            Some(&Value::from("[Tool execution was interrupted]")),
+            "control {session}: {sent:#?}"
+        );
+        assert_history(&sent, &fixture, session, "control");
+    }
+
+    // (2) Repair the fixture with the built binary into the temp dir.
+    let repaired = dir.path().join("repaired/opencode.db");
+    std::fs::create_dir_all(repaired.parent().unwrap()).unwrap();
+    let log = dir.path().join("repair-log.json");
+    let o = run(&[
+        "repair",
+        OPENCODE,
+        "-o",
+        repaired.to_str().unwrap(),
+        "--log",
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "repair: {}{}", stdout(&o), stderr(&o));
+    assert_eq!(before, fingerprint(&fixture), "the fixture changed");
+    let log: Value = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
+    assert_eq!(
+        log["edits"].as_array().unwrap().len(),
+        UNFINISHED.len(),
+        "{log:#}"
+    );
+
+    // (3) The repaired copy: well formed, whole, and answered by the repair.
+    let data = home.data_dir("data-repaired", &repaired);
+    for (session, call) in UNFINISHED {
+        let sent = resume(&cli, &home, &data, &mock, session);
+        assert_eq!(
+            pairing_errors(&sent),
+            Vec::<String>::new(),
+            "repaired {session}: {sent:#?}"
+        );
+        let result = result_of(&sent, call).unwrap_or_else(|| panic!("{session}: {sent:#?}"));
+        let result = serde_json::to_string(result).unwrap();
+        assert!(
+            result.contains("Tool execution aborted") && !result.contains("was interrupted"),
+            "repaired {session}: the result is not the repair's: {result}"
+        );
+        assert_history(&sent, &repaired, session, "repaired");
+    }
+}
+
+/// The pairing check itself catches what it is for.
+#[test]
+fn pairing_errors_catches_unanswered_calls_and_orphan_results() {
+    let call = |ids: &[&str]| serde_json::json!({"role": "assistant", "tool_calls": ids.iter().map(|i| serde_json::json!({"id": i})).collect::<Vec<_>>()});
+    let result = |id: &str| serde_json::json!({"role": "tool", "tool_call_id": id, "content": "x"});
+    let user = serde_json::json!({"role": "user", "content": "hi"});
+    assert!(
+        pairing_errors(&[
+            user.clone(),
+            call(&["a", "b"]),
+            result("a"),
+            result("b"),
+            user.clone()
+        ])
+        .is_empty()
+    );
+    assert_eq!(pairing_errors(&[call(&["a"]), user.clone()]).len(), 1);
+    assert_eq!(pairing_errors(&[user.clone(), result("a")]).len(), 1);
+    assert_eq!(
+        pairing_errors(&[call(&["a"]), user.clone(), result("a")]).len(),
+        2
+    );
+    assert_eq!(
+        pairing_errors(&[call(&["a"]), result("a"), result("a")]).len(),
+        1
+    );
+}
