@@ -199,11 +199,11 @@ pub fn open_any_with(path: &Path, limits: Limits, mapping: Option<&Mapping>) -> 
             "not a SQLite database (no SQLite header: encrypted, e.g. with SQLCipher, or another kind of file)",
         ));
     }
-    let head = Head {
+    let head = Head::new(
         path,
-        bytes: bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes),
+        bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes),
         limits,
-    };
+    );
     let mut last = None;
     for store in STORES {
         if let Probe::Text { detect, open } = store.probe {

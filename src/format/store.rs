@@ -37,10 +37,41 @@ pub struct Head<'a> {
     /// Up to [`Head::LEN`] bytes from the start, without a byte-order mark.
     pub bytes: &'a [u8],
     pub limits: Limits,
+    /// The first non-blank line as JSON, parsed once for every store that
+    /// looks at it ([`Head::first_value`]).
+    first: std::cell::OnceCell<Option<serde_json::Value>>,
 }
 
-impl Head<'_> {
+impl<'a> Head<'a> {
     pub const LEN: usize = 64 * 1024;
+
+    pub fn new(path: &'a Path, bytes: &'a [u8], limits: Limits) -> Self {
+        Head {
+            path,
+            bytes,
+            limits,
+            first: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The first non-blank line of the head, when it parses as JSON:
+    /// parsed on first use, shared by every store's `detect`.
+    pub fn first_value(&self) -> Option<&serde_json::Value> {
+        self.first
+            .get_or_init(|| {
+                let line = self
+                    .bytes
+                    .split(|&b| b == b'\n')
+                    .find(|l| !l.iter().all(u8::is_ascii_whitespace))?;
+                serde_json::from_slice(line).ok()
+            })
+            .as_ref()
+    }
+
+    /// [`Head::first_value`], when it is an object.
+    pub fn first_object(&self) -> Option<&serde_json::Map<String, serde_json::Value>> {
+        self.first_value().and_then(serde_json::Value::as_object)
+    }
 
     /// The file name's extension.
     pub fn extension(&self) -> Option<&str> {

@@ -53,7 +53,7 @@ const PREFIXES: &[&str] = &[
 /// A JSON Lines file whose first line is an event: `id`, `timestamp`, a
 /// dotted `type` of the CLI's families and a `data` object.
 fn detect(head: &Head<'_>) -> Result<bool> {
-    let Some(first) = first_object(head.bytes) else {
+    let Some(first) = head.first_object() else {
         return Ok(false);
     };
     let ty = first
@@ -64,17 +64,6 @@ fn detect(head: &Head<'_>) -> Result<bool> {
         && first.get("timestamp").is_some()
         && first.get("data").is_some_and(Value::is_object)
         && PREFIXES.iter().any(|p| ty.starts_with(p)))
-}
-
-/// The first non-blank line of `bytes`, when it parses as a JSON object.
-pub(crate) fn first_object(bytes: &[u8]) -> Option<serde_json::Map<String, Value>> {
-    let line = bytes
-        .split(|&b| b == b'\n')
-        .find(|l| !l.iter().all(u8::is_ascii_whitespace))?;
-    match serde_json::from_slice::<Value>(line) {
-        Ok(Value::Object(m)) => Some(m),
-        _ => None,
-    }
 }
 
 fn open(path: &Path, limits: Limits) -> Result<Opened> {

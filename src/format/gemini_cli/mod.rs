@@ -76,8 +76,9 @@ fn supports(_: Dialect, a: &Action) -> bool {
 /// metadata object (string `sessionId`, 64-hex `projectHash`) without a
 /// `messages` array.
 fn detect(head: &Head<'_>) -> Result<bool> {
-    Ok(first_line(head.bytes)
-        .is_some_and(|v| load::is_metadata(&v) && !v.get("messages").is_some_and(Value::is_array)))
+    Ok(head
+        .first_value()
+        .is_some_and(|v| load::is_metadata(v) && !v.get("messages").is_some_and(Value::is_array)))
 }
 
 /// A legacy recording: one JSON object whose top-level keys hold the
@@ -87,18 +88,10 @@ fn detect_legacy(head: &Head<'_>) -> Result<bool> {
     if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return Ok(false);
     }
-    Ok(match first_line(bytes) {
-        Some(v) => load::is_metadata(&v) && v.get("messages").is_some_and(Value::is_array),
+    Ok(match head.first_value() {
+        Some(v) => load::is_metadata(v) && v.get("messages").is_some_and(Value::is_array),
         None => legacy_head(bytes),
     })
-}
-
-/// The first non-blank line, when it parses as JSON.
-fn first_line(bytes: &[u8]) -> Option<Value> {
-    let line = bytes
-        .split(|&b| b == b'\n')
-        .find(|l| !l.iter().all(u8::is_ascii_whitespace))?;
-    serde_json::from_slice(line).ok()
 }
 
 /// Whether a (possibly cut) JSON object has a string `sessionId` and a

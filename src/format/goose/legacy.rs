@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::finding::Action;
-use crate::format::copilot_cli::{LogSource, arguments, each_line, first_object, info};
+use crate::format::copilot_cli::{LogSource, arguments, each_line, info};
 use crate::format::store::{Head, Opened, Probe, Store, Writing};
 use crate::model::{Conversation, Dialect, Format, Message, PartKind, Role, Slot, SourceInfo};
 use crate::source::Limits;
@@ -60,7 +60,9 @@ fn is_message(m: &serde_json::Map<String, Value>) -> bool {
 /// Line 1 is `SessionMetadata`, or (a file without it) a goose message.
 fn detect(head: &Head<'_>) -> Result<bool> {
     Ok(head.extension() == Some("jsonl")
-        && first_object(head.bytes).is_some_and(|m| is_metadata(&m) || is_message(&m)))
+        && head
+            .first_object()
+            .is_some_and(|m| is_metadata(m) || is_message(m)))
 }
 
 fn open(path: &Path, limits: Limits) -> Result<Opened> {

@@ -499,23 +499,22 @@ pub const MAX_DEPTH: usize = 128;
 /// strings do not count. Text with fewer opening brackets than the limit
 /// (every real record) is answered by one counting pass.
 pub fn too_deep(bytes: &[u8]) -> bool {
-    let opens = bytes.iter().filter(|&&b| b == b'[' || b == b'{').count();
-    if opens <= MAX_DEPTH {
-        return false;
-    }
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for &b in bytes {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
+    let (mut depth, mut i) = (0usize, 0usize);
+    while i < bytes.len() {
+        match bytes[i] {
+            // A string: jump from quote or backslash to the next one (most
+            // of a record's bytes are inside strings).
+            b'"' => loop {
+                i += 1;
+                match memchr::memchr2(b'"', b'\\', &bytes[i.min(bytes.len())..]) {
+                    None => return false,
+                    Some(k) if bytes[i + k] == b'\\' => i += k + 1,
+                    Some(k) => {
+                        i += k;
+                        break;
+                    }
+                }
+            },
             b'[' | b'{' => {
                 depth += 1;
                 if depth > MAX_DEPTH {
@@ -525,6 +524,7 @@ pub fn too_deep(bytes: &[u8]) -> bool {
             b']' | b'}' => depth = depth.saturating_sub(1),
             _ => {}
         }
+        i += 1;
     }
     false
 }

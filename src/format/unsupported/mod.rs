@@ -128,11 +128,7 @@ fn open_text(path: &Path, limits: Limits) -> Result<Opened> {
             .map_err(|e| Error::io(path, &e))?;
         buf
     };
-    let head = Head {
-        path,
-        bytes: &bytes,
-        limits,
-    };
+    let head = Head::new(path, &bytes, limits);
     let what = text_app(&head).unwrap_or("a history chatfsck recognises");
     Err(refuse(path, what))
 }
