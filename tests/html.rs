@@ -3,8 +3,11 @@
 //! protocol): the lanes, a drawn connector from every tool call to its
 //! result, the findings marked at their messages, the chunk store's loaded
 //! messages, the recorded prompts, the filter, no script error, no request
-//! but the page itself, and nothing injected by a hostile history. Also
-//! `-o`: atomic, never over an input, never over a file without --force.
+//! but the page itself, and nothing injected by a hostile history.
+//! A Claude Code session is checked against `lint --format json` of the
+//! same file (each mark on the message it names, each call linked to the
+//! result with its id). Also `-o`: atomic, never over an input, never over
+//! a file without --force.
 //!
 //! Without Chromium these tests fail and say how to install it (`.ci/run`
 //! does): they never pass without a browser.
@@ -617,4 +620,229 @@ fn past_the_limit_findings_are_listed_without_their_timelines() {
             .count(),
         301 + 300
     );
+}
+
+// ---------------------------------------------------------------------------
+// A Claude Code session: findings and connectors checked against the JSON
+// output of the same file, not against hard-coded positions (how Claude Code
+// records are grouped into messages may change; the page must follow).
+
+/// What `lint --format json FILE` says: (message, rule) of every finding
+/// about one message, the rules of the others, the ids of every
+/// `orphan-tool-call`, and the file's message count.
+struct Expected {
+    marks: Vec<(u64, String)>,
+    unplaced: Vec<String>,
+    unanswered: Vec<String>,
+    messages: u64,
+}
+
+fn expected(file: &str) -> Expected {
+    let o = run(&["lint", "--format", "json", file]);
+    assert!(matches!(code(&o), 0 | 1), "{file}: {}", stderr(&o));
+    let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let mut e = Expected {
+        marks: Vec::new(),
+        unplaced: Vec::new(),
+        unanswered: Vec::new(),
+        messages: doc["files"][0]["messages"].as_u64().unwrap(),
+    };
+    for f in doc["findings"].as_array().unwrap() {
+        let rule = f["rule"].as_str().unwrap().to_string();
+        if rule == "orphan-tool-call" {
+            for id in f["ids"].as_array().unwrap() {
+                e.unanswered.push(id.as_str().unwrap().to_string());
+            }
+        }
+        match f["message"].as_u64() {
+            Some(m) => e.marks.push((m, rule)),
+            None => e.unplaced.push(rule),
+        }
+    }
+    e.marks.sort();
+    e.unplaced.sort();
+    e.unanswered.sort();
+    e
+}
+
+/// The page's messages, marks, findings, tool parts and connectors.
+const CLAUDE_JS: &str = r##"
+  var t = document.querySelector(".timeline"), c = t ? connectors(t) : {paths: [], bad: []};
+  function msgOf(el) { return +el.closest(".msg").id.replace(/^c[0-9]+-m/, ""); }
+  function idOf(el) { var k = el.querySelector(".k code"); return k ? k.textContent : null; }
+  return JSON.stringify({
+    ready: document.documentElement.getAttribute("data-ready"),
+    timeline: !!t,
+    messages: t ? t.querySelectorAll(".msg").length : 0,
+    marks: [].map.call(document.querySelectorAll(".msg .marks a"), function (a) { return [msgOf(a), a.getAttribute("data-rule")]; }),
+    findings: [].map.call(document.querySelectorAll("article.finding"), function (f) {
+      var a = f.querySelector(".where a"); return [f.getAttribute("data-rule"), a ? a.getAttribute("href") : null];
+    }),
+    calls: [].map.call(document.querySelectorAll(".msg .part.tool-call"), function (p) {
+      return {part: p.id, msg: msgOf(p), id: idOf(p), unanswered: p.classList.contains("unanswered")};
+    }),
+    results: [].map.call(document.querySelectorAll(".msg .part.tool-result"), function (p) {
+      return {part: p.id, msg: msgOf(p), id: idOf(p), stray: p.classList.contains("stray")};
+    }),
+    paths: c.paths, bad: c.bad,
+    drawn: t ? t.querySelector("svg").getAttribute("data-drawn") : null
+  });
+"##;
+
+/// Check one rendered page of `file` against `e`; returns the page's value.
+fn check_claude_page(file: &str, cmd: &str, e: &Expected, dir: &Path) -> Value {
+    let name = format!(
+        "{cmd}-{}.html",
+        file.trim_start_matches("fixtures/").replace('/', "_")
+    );
+    let page = render(dir, &name, &[cmd, file]);
+    let p = browse(
+        &page,
+        &format!("(function () {{ {CONNECTORS} {CLAUDE_JS} }})()"),
+        None,
+    );
+    p.clean(&page);
+    let v = p.value;
+    let what = format!("{cmd} {file}");
+    assert_eq!(v["ready"], "1", "{what}: the page's script ran");
+    let with_findings = !e.marks.is_empty() || !e.unplaced.is_empty();
+    if cmd == "lint" && !with_findings {
+        // lint draws only conversations with findings.
+        assert_eq!(v["timeline"], false, "{what}: {v}");
+        return v;
+    }
+    assert_eq!(v["timeline"], true, "{what}");
+    assert_eq!(v["drawn"], "1", "{what}: the connectors were drawn");
+    assert_eq!(
+        v["messages"], e.messages,
+        "{what}: one row per message the JSON counts"
+    );
+    // Each finding's mark on the message the JSON output names, nowhere else.
+    let mut marks: Vec<(u64, String)> = v["marks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m[0].as_u64().unwrap(), m[1].as_str().unwrap().to_string()))
+        .collect();
+    marks.sort();
+    assert_eq!(marks, e.marks, "{what}: marks");
+    // Every finding listed once; those about a message link to it.
+    let mut anchored: Vec<(u64, String)> = Vec::new();
+    let mut unplaced: Vec<String> = Vec::new();
+    for f in v["findings"].as_array().unwrap() {
+        let rule = f[0].as_str().unwrap().to_string();
+        match f[1].as_str() {
+            Some(h) => anchored.push((h.trim_start_matches("#c0-m").parse().unwrap(), rule)),
+            None => unplaced.push(rule),
+        }
+    }
+    anchored.sort();
+    unplaced.sort();
+    assert_eq!(anchored, e.marks, "{what}: finding anchors");
+    assert_eq!(unplaced, e.unplaced, "{what}: findings about no message");
+    // Connectors: well placed, and one from every answered call to the
+    // result that carries its id, later in the history.
+    assert_eq!(v["bad"], serde_json::json!([]), "{what}: {}", v["paths"]);
+    let paths: Vec<(&str, &str)> = v["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["from"].as_str().unwrap(), p["to"].as_str().unwrap()))
+        .collect();
+    let results = v["results"].as_array().unwrap();
+    let mut unanswered: Vec<String> = Vec::new();
+    for call in v["calls"].as_array().unwrap() {
+        let id = call["id"].as_str().expect("a call shows its id");
+        let from: Vec<&str> = paths
+            .iter()
+            .filter(|(f, _)| *f == call["part"].as_str().unwrap())
+            .map(|(_, t)| *t)
+            .collect();
+        if call["unanswered"] == true {
+            assert!(from.is_empty(), "{what}: unanswered call {id} linked");
+            unanswered.push(id.to_string());
+            continue;
+        }
+        assert_eq!(from.len(), 1, "{what}: call {id}: {from:?}");
+        let r = results
+            .iter()
+            .find(|r| r["part"] == from[0])
+            .unwrap_or_else(|| panic!("{what}: call {id} linked to {}", from[0]));
+        assert_eq!(
+            r["id"], id,
+            "{what}: call {id} linked to another call's result"
+        );
+        assert!(
+            r["msg"].as_u64() > call["msg"].as_u64(),
+            "{what}: call {id}: result before it"
+        );
+    }
+    unanswered.sort();
+    assert_eq!(
+        unanswered, e.unanswered,
+        "{what}: the calls shown unanswered are the orphan-tool-call findings' ids"
+    );
+    // Every result answers a call, or is shown as stray.
+    for r in results {
+        let linked = paths.iter().any(|(_, t)| *t == r["part"].as_str().unwrap());
+        assert!(
+            linked != (r["stray"] == true),
+            "{what}: result {} linked: {linked}, stray: {}",
+            r["id"],
+            r["stray"]
+        );
+    }
+    v
+}
+
+#[test]
+fn a_claude_code_session_marks_findings_where_the_json_says_and_links_calls() {
+    let d = tempfile::tempdir().unwrap();
+    for file in [
+        "fixtures/claude-code/nul-run/nul-tool-result.jsonl",
+        "fixtures/claude-code/orphan-tool-call/parallel-sibling-result-deleted.jsonl",
+        "fixtures/claude-code/orphan-tool-call/middle-result-deleted.jsonl",
+        "fixtures/claude-code/orphan-tool-result/parallel-tool-use-deleted.jsonl",
+        "fixtures/claude-code/torn-write/torn-then-next-record.jsonl",
+        "fixtures/claude-code/healthy/parallel-tool-calls.jsonl",
+        "fixtures/claude-code/healthy/split-message-result-between.jsonl",
+        "fixtures/claude-code/healthy/split-message-chain-through-result.jsonl",
+    ] {
+        let e = expected(file);
+        for cmd in ["lint", "inspect"] {
+            check_claude_page(file, cmd, &e, d.path());
+        }
+    }
+}
+
+#[test]
+fn a_claude_code_parallel_round_is_one_message_linked_to_each_result() {
+    // healthy/parallel-tool-calls.jsonl: three parallel Bash calls written
+    // as four records of one `message.id`, their results on side branches
+    // (fixtures/claude-code/README.md), then two more rounds. The client
+    // sends one assistant message with the three calls; the page shows
+    // them so, each linked to its result.
+    let d = tempfile::tempdir().unwrap();
+    let file = "fixtures/claude-code/healthy/parallel-tool-calls.jsonl";
+    let e = expected(file);
+    assert_eq!(e.marks.len() + e.unplaced.len(), 0, "a healthy session");
+    let v = check_claude_page(file, "inspect", &e, d.path());
+    let calls = v["calls"].as_array().unwrap();
+    let first = &calls[0]["msg"];
+    let round: Vec<&str> = calls
+        .iter()
+        .filter(|c| &c["msg"] == first)
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        round,
+        [
+            "toolu_01WZaVU3pU1jT7kGLEBNU5pz",
+            "toolu_01TAxJUnmZSk4Bq6e8dYXSwi",
+            "toolu_0111NTR6CCh1e6u1jBAu9yZe"
+        ],
+        "the three parallel calls in one message, in file order: {v}"
+    );
+    // Every call answered and linked (checked one by one above).
+    assert_eq!(v["paths"].as_array().unwrap().len(), calls.len(), "{v}");
 }
