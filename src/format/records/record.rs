@@ -502,17 +502,17 @@ pub fn too_deep(bytes: &[u8]) -> bool {
     let (mut depth, mut i) = (0usize, 0usize);
     while i < bytes.len() {
         match bytes[i] {
-            // A string: jump from quote or backslash to the next one (most
-            // of a record's bytes are inside strings).
+            // A string: jump to its closing quote (most of a record's bytes
+            // are inside strings); a quote after an odd run of backslashes
+            // is escaped.
             b'"' => loop {
-                i += 1;
-                match memchr::memchr2(b'"', b'\\', &bytes[i.min(bytes.len())..]) {
-                    None => return false,
-                    Some(k) if bytes[i + k] == b'\\' => i += k + 1,
-                    Some(k) => {
-                        i += k;
-                        break;
-                    }
+                let Some(k) = memchr::memchr(b'"', &bytes[i + 1..]) else {
+                    return false;
+                };
+                i += 1 + k;
+                let slashes = bytes[..i].iter().rev().take_while(|&&b| b == b'\\').count();
+                if slashes % 2 == 0 {
+                    break;
                 }
             },
             b'[' | b'{' => {
@@ -581,4 +581,27 @@ fn short(s: &str) -> String {
 
 pub(crate) fn json_error_short(e: &impl std::fmt::Display) -> String {
     short(&e.to_string())
+}
+
+#[cfg(test)]
+mod depth_tests {
+    use super::{MAX_DEPTH, too_deep};
+
+    #[test]
+    fn depth_counts_brackets_outside_strings_only() {
+        let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
+        assert!(too_deep(deep.as_bytes()));
+        let ok = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        assert!(!too_deep(ok.as_bytes()));
+        // Brackets in strings, escaped quotes and escaped backslashes.
+        let inside = format!(
+            r#"{{"a":"{}\"{}\\","b":[1]}}"#,
+            "[".repeat(500),
+            "{".repeat(500)
+        );
+        assert!(!too_deep(inside.as_bytes()));
+        let after = format!(r#"{{"a":"x\\",{}"#, "[".repeat(MAX_DEPTH + 1));
+        assert!(too_deep(after.as_bytes()));
+        assert!(!too_deep(br#"{"a":"unterminated [[[["#));
+    }
 }

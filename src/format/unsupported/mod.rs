@@ -52,15 +52,31 @@ fn text_app(head: &Head<'_>) -> Option<&'static str> {
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or_default();
+    // Every history passes through here: look at the first byte before
+    // decoding anything (a JSON Lines history starts with `{` and is
+    // neither of these).
+    let first = head
+        .bytes
+        .iter()
+        .copied()
+        .find(|b| !b.is_ascii_whitespace());
+    let wanted = match first {
+        Some(b'#') => true,
+        Some(b'{') => head.extension() == Some("traj"),
+        Some(b'[') => true,
+        _ => name == ".aider.chat.history.md",
+    };
+    if !wanted {
+        return None;
+    }
     let text = String::from_utf8_lossy(head.bytes);
     if name == ".aider.chat.history.md" || aider_header(&text) {
         return Some("an Aider chat history (`.aider.chat.history.md`)");
     }
-    let first = text.trim_start().chars().next();
-    if first == Some('{') && swe_agent(head.extension(), &text) {
+    if first == Some(b'{') && swe_agent(head.extension(), &text) {
         return Some("a SWE-agent trajectory (`.traj`)");
     }
-    if first == Some('[') && openhands(&text) {
+    if first == Some(b'[') && openhands(&text) {
         return Some("an OpenHands trajectory");
     }
     None
