@@ -373,3 +373,45 @@ fn thread_rolled_back_takes_back_the_last_user_turns() {
     let o = run(&["inspect", "--format", "json", f.to_str().unwrap()]);
     assert!(!String::from_utf8_lossy(&o.stdout).contains("\"line\": 32"));
 }
+
+/// A torn last line cut inside a multi-byte character is dropped, and the
+/// repair log keeps its exact bytes (issue 17: "kept verbatim" must be
+/// verbatim), as every other writer does.
+#[test]
+fn a_torn_line_cut_inside_a_character_is_logged_byte_for_byte() {
+    let d = tempfile::tempdir().unwrap();
+    let mut bytes = std::fs::read(path("torn-tail/torn-last-line.jsonl")).unwrap();
+    bytes.extend_from_slice(" é".as_bytes());
+    bytes.pop(); // half of `é`: the line is no longer UTF-8
+    let input = d.path().join("rollout.jsonl");
+    std::fs::write(&input, &bytes).unwrap();
+    let (out, log) = (d.path().join("out.jsonl"), d.path().join("log.json"));
+    let o = run(&[
+        "repair",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--log",
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let log: serde_json::Value = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
+    let dropped: Vec<&serde_json::Value> = log["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["rule"] == "corrupt-record")
+        .collect();
+    assert_eq!(dropped.len(), 1, "{log:#}");
+    let torn_start = bytes.iter().rposition(|&b| b == b'\n').unwrap() + 1;
+    use base64::Engine as _;
+    assert_eq!(
+        dropped[0]["before_base64"].as_str(),
+        Some(
+            base64::engine::general_purpose::STANDARD
+                .encode(&bytes[torn_start..])
+                .as_str()
+        ),
+        "{log:#}"
+    );
+}

@@ -5,12 +5,52 @@
 //! atomically beside the output and renamed into place.
 
 use std::fs::File;
-use std::io::{BufReader, Write};
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use super::atomic::{self, Atomic};
 use crate::error::{Error, Result};
+use crate::model::Loc;
 use crate::source::lines::{LineReader, Next};
+
+/// The input, open once while a writer plans, read record by record where
+/// an edit needs the record's own text (for the repair log or to edit it).
+pub struct Records<'p> {
+    path: &'p Path,
+    file: File,
+}
+
+impl<'p> Records<'p> {
+    pub fn open(path: &'p Path) -> Result<Self> {
+        let file = File::open(path).map_err(|e| Error::io(path, &e))?;
+        Ok(Records { path, file })
+    }
+
+    /// The text of the record at `loc` (invalid UTF-8 shown as U+FFFD).
+    pub fn read(&mut self, loc: &Loc) -> Result<String> {
+        Ok(self.read_verbatim(loc)?.0)
+    }
+
+    /// The record at `loc` as the log keeps it: its text, and its exact
+    /// bytes in base64 when they are not UTF-8 ([`super::verbatim`]).
+    pub fn read_verbatim(&mut self, loc: &Loc) -> Result<(String, Option<String>)> {
+        let path = self.path;
+        let Loc::Line { start, end, .. } = loc else {
+            return Err(Error::input(
+                path,
+                "internal: a line edit without a line location",
+            ));
+        };
+        self.file
+            .seek(SeekFrom::Start(*start))
+            .map_err(|e| Error::io(path, &e))?;
+        let mut buf = vec![0; (*end - *start) as usize];
+        self.file
+            .read_exact(&mut buf)
+            .map_err(|e| Error::io(path, &e))?;
+        Ok(super::verbatim(&buf))
+    }
+}
 
 /// One line of the input, as the copy is written.
 pub struct Line<'a> {

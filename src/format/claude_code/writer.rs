@@ -9,8 +9,6 @@
 //! to the record before it in the copy), so no edit leaves a chain broken.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -22,6 +20,7 @@ use crate::finding::Action;
 use crate::model::chain::{ChainRecord, RecordKind};
 use crate::model::{Conversation, Loc, PartKind};
 use crate::source::Limits;
+use crate::write::lines::Records;
 use crate::write::{Edit, Log, PLACEHOLDER, Planned, Target, Writer};
 
 pub fn supports(_: crate::model::Dialect, a: &Action) -> bool {
@@ -94,7 +93,7 @@ impl Writer for CcWriter {
         let Some(chain) = conv.chain.as_deref() else {
             return Err(Error::input(&self.input, "is not a Claude Code session"));
         };
-        let mut file = File::open(&self.input).map_err(|e| Error::io(&self.input, &e))?;
+        let mut records = Records::open(&self.input)?;
         let mut plan = Plan::default();
         let mut edits: Vec<Edit> = Vec::new();
         let by_start: HashMap<u64, &ChainRecord> = chain
@@ -133,7 +132,8 @@ impl Writer for CcWriter {
                             ),
                             loc,
                         );
-                        (e.before, e.before_base64) = read_verbatim(&mut file, &self.input, loc)?;
+                        (e.before, e.before_base64) =
+                            records.read_verbatim(loc).map(|(t, raw)| (Some(t), raw))?;
                         edits.push(e);
                         plan.recs.entry(start_of(loc)).or_default().drop = true;
                         dropped_by.insert(start_of(loc), rule);
@@ -156,7 +156,8 @@ impl Writer for CcWriter {
                             ),
                             loc,
                         );
-                        (e.before, e.before_base64) = read_verbatim(&mut file, &self.input, loc)?;
+                        (e.before, e.before_base64) =
+                            records.read_verbatim(loc).map(|(t, raw)| (Some(t), raw))?;
                         e.ids = p.finding.ids.clone();
                         edits.push(e);
                         plan.recs.entry(start_of(loc)).or_default().drop = true;
@@ -191,7 +192,7 @@ impl Writer for CcWriter {
                                 ),
                                 loc,
                             );
-                            e.before = Some(read(&mut file, &self.input, loc)?);
+                            e.before = Some(records.read(loc)?);
                             edits.push(e);
                         }
                     }
@@ -206,7 +207,7 @@ impl Writer for CcWriter {
                             ),
                             loc,
                         );
-                        let before = read(&mut file, &self.input, loc)?;
+                        let before = records.read(loc)?;
                         e.after = Some(
                             String::from_utf8_lossy(&fix_surrogates(before.as_bytes()))
                                 .into_owned(),
@@ -221,7 +222,7 @@ impl Writer for CcWriter {
         }
         // Thinking blocks: a record holding only the block goes whole.
         for (loc, block, rule) in thinking {
-            let text = read(&mut file, &self.input, loc)?;
+            let text = records.read(loc)?;
             let blocks = serde_json::from_str::<Value>(&text)
                 .ok()
                 .and_then(|v| v["message"]["content"].as_array().map(Vec::len));
@@ -261,7 +262,7 @@ impl Writer for CcWriter {
         let mut inserted_after: HashMap<u64, Vec<(String, String)>> = HashMap::new();
         let mut reparent: HashMap<String, String> = HashMap::new();
         for (rec, id, name, rule) in &answered {
-            let text = read(&mut file, &self.input, &rec.loc)?;
+            let text = records.read(&rec.loc)?;
             let Some(uuid) = rec.uuid.clone() else {
                 continue;
             };
@@ -573,41 +574,6 @@ fn left(p: &Planned<'_>, conv: &Conversation, reason: &str) -> crate::write::Lef
         summary: p.finding.summary.clone(),
         reason: reason.to_string(),
     }
-}
-
-/// The record at `loc` as the log keeps it: its text, and its exact bytes
-/// in base64 when they are not UTF-8 ([`crate::write::verbatim`]).
-fn read_verbatim(
-    file: &mut File,
-    path: &Path,
-    loc: &Loc,
-) -> Result<(Option<String>, Option<String>)> {
-    let Loc::Line { start, end, .. } = loc else {
-        return Err(Error::input(
-            path,
-            "internal: a line edit without a line location",
-        ));
-    };
-    file.seek(SeekFrom::Start(*start))
-        .map_err(|e| Error::io(path, &e))?;
-    let mut buf = vec![0; (*end - *start) as usize];
-    file.read_exact(&mut buf).map_err(|e| Error::io(path, &e))?;
-    let (text, raw) = crate::write::verbatim(&buf);
-    Ok((Some(text), raw))
-}
-
-fn read(file: &mut File, path: &Path, loc: &Loc) -> Result<String> {
-    let Loc::Line { start, end, .. } = loc else {
-        return Err(Error::input(
-            path,
-            "internal: a line edit without a line location",
-        ));
-    };
-    file.seek(SeekFrom::Start(*start))
-        .map_err(|e| Error::io(path, &e))?;
-    let mut buf = vec![0; (*end - *start) as usize];
-    file.read_exact(&mut buf).map_err(|e| Error::io(path, &e))?;
-    Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
 /// A uuid-shaped id derived from the call's record and the call id: the

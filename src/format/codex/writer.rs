@@ -9,8 +9,6 @@
 //! left, with the reason, in the repair log.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -20,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::finding::Action;
 use crate::model::{Conversation, Loc, PartKind, Slot};
 use crate::source::Limits;
+use crate::write::lines::Records;
 use crate::write::{Edit, Left, Log, Planned, Target, Writer};
 
 /// What a fix may change, by the kind of line it touches.
@@ -50,21 +49,6 @@ pub fn new(t: &Target<'_>) -> Result<Box<dyn Writer>> {
         lines: BTreeMap::new(),
         planned: false,
     }))
-}
-
-/// The verbatim text of the line at `loc`.
-fn read(file: &mut File, path: &Path, loc: &Loc) -> Result<String> {
-    let Loc::Line { start, end, .. } = loc else {
-        return Err(Error::input(
-            path,
-            "internal: a rollout edit without a line",
-        ));
-    };
-    file.seek(SeekFrom::Start(*start))
-        .map_err(|e| Error::io(path, &e))?;
-    let mut buf = vec![0; (*end - *start) as usize];
-    file.read_exact(&mut buf).map_err(|e| Error::io(path, &e))?;
-    Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
 fn key(loc: &Loc) -> u64 {
@@ -109,7 +93,7 @@ impl Writer for CodexWriter {
     fn plan(&mut self, conv: &Conversation, planned: &[Planned<'_>], log: &mut Log) -> Result<()> {
         self.planned = true;
         let path = self.input.clone();
-        let mut file = File::open(&path).map_err(|e| Error::io(&path, &e))?;
+        let mut records = Records::open(&path)?;
         let mut edits = Vec::new();
         for p in planned {
             let entry = |action: &'static str, description: String, loc: &Loc| Edit {
@@ -151,7 +135,7 @@ impl Writer for CodexWriter {
                         continue;
                     }
                 };
-                let before = read(&mut file, &path, &loc)?;
+                let (before, before_raw) = records.read_verbatim(&loc)?;
                 let n = line_no(&loc);
                 let parsed: Option<Value> = serde_json::from_str(&before).ok();
                 let (ty, pt) = parsed.as_ref().map(kinds).unwrap_or_default();
@@ -186,7 +170,7 @@ impl Writer for CodexWriter {
                             format!("dropped {what} on line {n} (kept verbatim here)"),
                             &loc,
                         );
-                        e.before = Some(before);
+                        (e.before, e.before_base64) = (Some(before), before_raw);
                         self.lines.entry(key(&loc)).or_default().drop = true;
                         edits.push(e);
                     }
@@ -196,7 +180,7 @@ impl Writer for CodexWriter {
                             format!("removed the stray `{pt}` on line {n} (kept verbatim here)"),
                             &loc,
                         );
-                        e.before = Some(before);
+                        (e.before, e.before_base64) = (Some(before), before_raw);
                         self.lines.entry(key(&loc)).or_default().drop = true;
                         edits.push(e);
                     }
@@ -231,7 +215,7 @@ impl Writer for CodexWriter {
                             ),
                             &loc,
                         );
-                        e.before = Some(before);
+                        (e.before, e.before_base64) = (Some(before), before_raw);
                         e.after = Some(after.clone());
                         self.lines.entry(key(&loc)).or_default().replacement = Some(after);
                         edits.push(e);
@@ -251,7 +235,7 @@ impl Writer for CodexWriter {
                                     ),
                                     &loc,
                                 );
-                                e.before = Some(before);
+                                (e.before, e.before_base64) = (Some(before), before_raw);
                                 self.lines.entry(key(&loc)).or_default().drop = true;
                                 edits.push(e);
                             }

@@ -20,8 +20,6 @@
 //! it to `.jsonl` on resume, and chatfsck repairs that file.
 
 use std::collections::{BTreeSet, HashMap};
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -31,8 +29,9 @@ use super::read;
 use crate::config::{OrphanCalls as OrphanPolicy, RepairPolicy as Policy};
 use crate::error::{Error, Result};
 use crate::finding::Action;
-use crate::model::{Conversation, Format, Loc, PartKind, Slot};
+use crate::model::{Conversation, Format, PartKind, Slot};
 use crate::source::Limits;
+use crate::write::lines::Records;
 use crate::write::{Edit, Left, Log, PLACEHOLDER, Planned, Target, Writer};
 
 pub struct GeminiWriter {
@@ -145,6 +144,7 @@ impl Writer for GeminiWriter {
         // positions stay valid.
         let mut changes: HashMap<usize, Vec<(Change, Edit)>> = HashMap::new();
         let mut answers: HashMap<usize, Vec<(Value, Edit)>> = HashMap::new();
+        let mut records = Records::open(&self.input)?;
         for p in planned {
             let f = p.finding;
             for action in &p.fix.actions {
@@ -152,6 +152,7 @@ impl Writer for GeminiWriter {
                     Action::DropRecord { loc } => {
                         let Some(line) = loc.line() else { continue };
                         if self.drop_lines.insert(line) {
+                            let (before, before_base64) = records.read_verbatim(loc)?;
                             log.edits.push(Edit {
                                 rule: f.rule,
                                 conversation: f.conversation.clone(),
@@ -160,8 +161,8 @@ impl Writer for GeminiWriter {
                                     "dropped line {line}, which does not parse (the app skips it on load)"
                                 ),
                                 location: loc.clone(),
-                                before: Some(read_range(&self.input, loc)?),
-                                before_base64: None,
+                                before: Some(before),
+                                before_base64,
                                 after: None,
                                 synthesized: false,
                                 ids: f.ids.clone(),
@@ -417,17 +418,4 @@ impl Writer for GeminiWriter {
             },
         )
     }
-}
-
-/// The verbatim text of a line, for the repair log.
-fn read_range(path: &Path, loc: &Loc) -> Result<String> {
-    let Loc::Line { start, end, .. } = loc else {
-        return Ok(String::new());
-    };
-    let mut f = File::open(path).map_err(|e| Error::io(path, &e))?;
-    f.seek(SeekFrom::Start(*start))
-        .map_err(|e| Error::io(path, &e))?;
-    let mut buf = vec![0; (end - start) as usize];
-    f.read_exact(&mut buf).map_err(|e| Error::io(path, &e))?;
-    Ok(String::from_utf8_lossy(&buf).into_owned())
 }

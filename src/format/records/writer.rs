@@ -7,8 +7,7 @@
 //! write is one streaming pass that copies every other line byte for byte.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Write;
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -19,6 +18,7 @@ use crate::finding::{Action, Finding};
 use crate::model::{Conversation, Format, Loc, PartKind, Role, Slot};
 use crate::source::Limits;
 use crate::write::atomic;
+use crate::write::lines::Records;
 use crate::write::{Edit, Left, Log, PLACEHOLDER, Planned, Target, Writer};
 
 #[derive(Default, Debug)]
@@ -72,43 +72,6 @@ struct Pending {
     /// of the finding each fixes (for the record left as it is when the
     /// ops change nothing).
     entries: Vec<(Edit, String)>,
-}
-
-/// The input, open once, read record by record where planning edits one.
-struct Records<'p> {
-    path: &'p Path,
-    file: File,
-}
-
-impl<'p> Records<'p> {
-    fn open(path: &'p Path) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::io(path, &e))?;
-        Ok(Records { path, file })
-    }
-
-    /// The verbatim text of the record at `loc`.
-    fn read(&mut self, loc: &Loc) -> Result<String> {
-        Ok(self.read_verbatim(loc)?.0)
-    }
-
-    /// The record at `loc` as the log keeps it ([`crate::write::verbatim`]).
-    fn read_verbatim(&mut self, loc: &Loc) -> Result<(String, Option<String>)> {
-        let path = self.path;
-        let Loc::Line { start, end, .. } = loc else {
-            return Err(Error::input(
-                path,
-                "internal: a line edit without a line location",
-            ));
-        };
-        self.file
-            .seek(SeekFrom::Start(*start))
-            .map_err(|e| Error::io(path, &e))?;
-        let mut buf = vec![0; (*end - *start) as usize];
-        self.file
-            .read_exact(&mut buf)
-            .map_err(|e| Error::io(path, &e))?;
-        Ok(crate::write::verbatim(&buf))
-    }
 }
 
 /// Records are keyed by where they start in the file: unique for JSONL
