@@ -236,13 +236,8 @@ fn load(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversati
         match lines.next_line().map_err(|e| Error::io(path, &e))? {
             Next::End => break,
             Next::TooLong => {
-                return Err(Error::input(
-                    path,
-                    format!(
-                        "line {} is longer than {} MiB; not a message log (raise the limit with --max-line-mib)",
-                        lines.line,
-                        limits.max_line_bytes >> 20
-                    ),
+                return Err(crate::format::records::line_too_long(
+                    path, lines.line, limits,
                 ));
             }
             Next::Line => {}

@@ -33,9 +33,7 @@ use super::records::record::{Builder, Handlers};
 use super::store::{Head, Opened, Probe, Store, Writing};
 use crate::error::{Error, Result};
 use crate::finding::Action;
-use crate::model::{
-    ByDesign, Conversation, Dialect, Format, Loc, Message, PartKind, Role, SourceInfo,
-};
+use crate::model::{ByDesign, Conversation, Dialect, Format, Message, PartKind, Role, SourceInfo};
 use crate::source::{Limits, Source};
 
 pub static STORE: Store = Store {
@@ -224,18 +222,7 @@ fn read(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversati
         )
     })?;
     let mut b = Builder::new(Conversation::new(path.display().to_string(), info), &READ);
-    let base = text.as_ptr() as usize;
-    let mut line = 1u64;
-    let mut counted = 0usize;
-    for el in elements {
-        let off = el.get().as_ptr() as usize - base;
-        line += memchr::memchr_iter(b'\n', &text.as_bytes()[counted..off]).count() as u64;
-        counted = off;
-        let loc = Loc::Line {
-            line,
-            start: (start + off) as u64,
-            end: (start + off + el.get().len()) as u64,
-        };
+    for (el, loc) in super::records::element_locs(text, start, elements) {
         // Roo keeps encrypted reasoning as standalone items: elements of
         // the array, not chat messages.
         if is_reasoning_item(el.get()) {

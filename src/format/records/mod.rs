@@ -173,16 +173,7 @@ fn read_lines(
     loop {
         match lines.next_line().map_err(|e| Error::io(path, &e))? {
             Next::End => break,
-            Next::TooLong => {
-                return Err(Error::input(
-                    path,
-                    format!(
-                        "line {} is longer than {} MiB; not a message log (raise the limit with --max-line-mib)",
-                        lines.line,
-                        limits.max_line_bytes >> 20
-                    ),
-                ));
-            }
+            Next::TooLong => return Err(line_too_long(path, lines.line, limits)),
             Next::Line => {}
         }
         let mut bytes: &[u8] = &lines.buf;
@@ -284,10 +275,26 @@ fn read_document(
         }
     };
     let mut b = new_builder(path, handlers);
+    for (el, loc) in element_locs(text, start, elements) {
+        b.feed(el.get(), loc, false);
+    }
+    if b.records == 0 && b.conv.corrupt.is_empty() {
+        return Err(Error::not_history(path, "JSON document holds no messages"));
+    }
+    finish(path, b, Format::Json).map(Some)
+}
+
+/// The elements of a JSON document's array, each with its location: the
+/// line it starts on and its byte range in the file (`start`: where `text`
+/// starts in the file, after a byte-order mark).
+pub(crate) fn element_locs<'t>(
+    text: &'t str,
+    start: usize,
+    elements: Vec<&'t RawValue>,
+) -> impl Iterator<Item = (&'t RawValue, Loc)> {
     let base = text.as_ptr() as usize;
-    let mut line = 1u64;
-    let mut counted = 0usize;
-    for el in elements {
+    let (mut line, mut counted) = (1u64, 0usize);
+    elements.into_iter().map(move |el| {
         let off = el.get().as_ptr() as usize - base;
         line += memchr::memchr_iter(b'\n', &text.as_bytes()[counted..off]).count() as u64;
         counted = off;
@@ -296,12 +303,19 @@ fn read_document(
             start: (start + off) as u64,
             end: (start + off + el.get().len()) as u64,
         };
-        b.feed(el.get(), loc, false);
-    }
-    if b.records == 0 && b.conv.corrupt.is_empty() {
-        return Err(Error::not_history(path, "JSON document holds no messages"));
-    }
-    finish(path, b, Format::Json).map(Some)
+        (el, loc)
+    })
+}
+
+/// A line over the limit: the one-line error every line reader gives.
+pub(crate) fn line_too_long(path: &Path, line: u64, limits: Limits) -> Error {
+    Error::input(
+        path,
+        format!(
+            "line {line} is longer than {} MiB; not a message log (raise the limit with --max-line-mib)",
+            limits.max_line_bytes >> 20
+        ),
+    )
 }
 
 fn short(e: &serde_json::Error) -> String {
