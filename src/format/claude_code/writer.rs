@@ -104,7 +104,7 @@ impl Writer for CcWriter {
         let mut relink: HashSet<u64> = HashSet::new();
         let mut dropped_by: HashMap<u64, &'static str> = HashMap::new();
         let mut answered: Vec<(&ChainRecord, String, String, &'static str)> = Vec::new();
-        let mut thinking: Vec<(&Loc, usize, &'static str)> = Vec::new();
+        let mut thinking: Vec<(&Loc, usize, &Planned<'_>)> = Vec::new();
         let entry =
             |rule: &'static str, action: &'static str, description: String, loc: &Loc| Edit {
                 rule,
@@ -215,19 +215,24 @@ impl Writer for CcWriter {
                         e.before = Some(before);
                         edits.push(e);
                     }
-                    Action::DropThinking { loc, block } => thinking.push((loc, *block, rule)),
+                    Action::DropThinking { loc, block } => thinking.push((loc, *block, p)),
                     _ => {}
                 }
             }
         }
         // Thinking blocks: a record holding only the block goes whole.
-        for (loc, block, rule) in thinking {
+        for (loc, block, p) in thinking {
+            let rule = p.finding.rule;
             let text = records.read(loc)?;
             let blocks = serde_json::from_str::<Value>(&text)
                 .ok()
                 .and_then(|v| v["message"]["content"].as_array().map(Vec::len));
             if blocks != Some(1) {
-                log.left.push(Left2::new(rule, conv, loc, "the thinking block shares its record with other blocks; removing it would rewrite the record"));
+                log.left.push(left(
+                    p,
+                    conv,
+                    "the thinking block shares its record with other blocks; removing it would rewrite the record",
+                ));
                 continue;
             }
             let mut e = entry(
@@ -550,20 +555,6 @@ fn same_message(
     answered.iter().any(|(c, _, _, _)| {
         c.uuid.as_deref() == Some(parent) && r.message_id.is_some() && r.message_id == c.message_id
     })
-}
-
-struct Left2;
-impl Left2 {
-    #[allow(clippy::new_ret_no_self)]
-    fn new(rule: &'static str, conv: &Conversation, loc: &Loc, reason: &str) -> crate::write::Left {
-        crate::write::Left {
-            rule,
-            conversation: conv.id.clone(),
-            location: Some(loc.clone()),
-            summary: String::new(),
-            reason: reason.to_string(),
-        }
-    }
 }
 
 fn left(p: &Planned<'_>, conv: &Conversation, reason: &str) -> crate::write::Left {
