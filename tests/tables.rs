@@ -27,11 +27,11 @@ fn findings(doc: &Value) -> &Vec<Value> {
 fn gbrain_gaps_are_reported_with_the_dangling_calls_and_their_executions() {
     let (code, doc) = lint_json(GBRAIN, &["--fail-on", "warning"]);
     assert_eq!(code, 1);
+    // The gaps leave two assistant turns in a row, which the Anthropic API
+    // merges into one turn: not a role-order finding.
     let mut want = vec![
         format!("index-gap@{}", key(1)),
         format!("index-gap@{}", key(3)),
-        format!("role-order@{}", key(3)),
-        format!("role-order@{}", key(5)),
     ];
     want.sort();
     assert_eq!(rule_locs(&doc), want, "{doc:#}");
@@ -84,7 +84,7 @@ fn human_output_names_the_rows() {
         out.contains(&format!("tool call `{SETTLED}` dangles")),
         "{out}"
     );
-    assert!(out.contains("found 2 errors, 2 warnings"), "{out}");
+    assert!(out.contains("found 2 errors, 0 warnings"), "{out}");
     let o = run(&[
         "inspect",
         GBRAIN,

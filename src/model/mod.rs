@@ -22,6 +22,10 @@ mod text;
 mod trace;
 
 pub use chunks::{Chunk, ChunkLog};
+
+/// The text of a tool result `repair` synthesizes. Clearly not the tool's
+/// output; rules recognise it (a placeholder is not a failed call).
+pub const PLACEHOLDER: &str = "[chatfsck repair] No result was recorded for this tool call: the session ended or was interrupted before it completed. This placeholder was inserted by chatfsck; the tool may or may not have run.";
 pub use signatures::Signatures;
 pub use source::{Dialect, Format, SourceInfo};
 pub use table::{ExecStatus, Execution, Executions, MessageTable, output_text};

@@ -24,6 +24,9 @@ text, silently losing the results.
 - OpenAI: `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: …`
 - Anthropic: ``messages.N: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_…. Each `tool_use` block must have a corresponding `tool_result` block in the next message.``
 
+Not checked in Codex rollouts: the Responses API Codex uses pairs an output
+with its call by `call_id` wherever it follows it.
+
 ## Example
 ```jsonl
 {"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"web_scrape","input":{}}]}
@@ -41,6 +44,13 @@ directly and nothing is lost. Safe: no content changes, only order.
 
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let conv = ctx.conv;
+    // Codex speaks the Responses API, which pairs an output with its call
+    // by `call_id` wherever it comes after it (Codex itself inserts the
+    // `"aborted"` output of an unanswered call right after that call, in
+    // the middle of a parallel batch); the order is not an error there.
+    if conv.source.dialect == crate::model::Dialect::Codex {
+        return;
+    }
     let pairing = ctx.pairing();
     // Late pairs grouped by the message holding the calls.
     let mut by_call_msg: BTreeMap<usize, Vec<&crate::model::pairing::Pair>> = BTreeMap::new();

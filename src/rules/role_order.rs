@@ -1,11 +1,11 @@
-use super::{Ctx, Rule, at};
+use super::{Ctx, Rule};
 use crate::finding::{Finding, Severity};
 use crate::model::{Dialect, Role};
 
 pub static RULE: Rule = Rule {
     name: "role-order",
     severity: Severity::Warning,
-    summary: "turn order the target provider rejects (first message not `user`, two `user` turns in a row under Anthropic rules)",
+    summary: "turn order the target provider rejects (first message not `user`; a `system` message inside Anthropic `messages`)",
     repair: None,
     doc: r#"## What it does
 Checks the order of turns against the rules of the provider the history is
@@ -13,23 +13,22 @@ written for:
 - every dialect that is replayed as a request (OpenAI, kimi-cli, Anthropic,
   dispatch, and the requests recorded in traces): the first message after
   the system prompt must be `user`;
-- Anthropic: turns alternate, so two `user` or two `assistant` messages in a
-  row are an error, and `system` belongs in the top-level `system` field, not
-  in `messages`.
+- Anthropic: `system` belongs in the top-level `system` field, not in
+  `messages`. Two `user` (or two `assistant`) messages in a row are not
+  reported: the API combines consecutive turns of one role into one turn.
 
 Application logs that are not replayed verbatim (Claude Code sessions, Codex
 rollouts, opencode, goose and Cursor stores) are not checked: their apps
 rebuild the request.
 
 ## Why is this bad?
-A merged, dropped or relabelled message shows up first as turns out of order:
-in dispatch (seed 000) six messages of three turns reached the model as one
-`user` message followed by another `user` message.
+The provider refuses the request: a history whose first turn is the
+assistant's (a lost or dropped opening message) cannot be resumed.
 
 ## Example
 ```jsonl
-{"role":"user","content":"hi"}
-{"role":"user","content":"are you there?"}
+{"role":"assistant","content":"Staging runs api 2.4.0-rc.2."}
+{"role":"user","content":"and production?"}
 ```
 
 ## Repair
@@ -111,25 +110,6 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             );
             continue;
         }
-        if mi == 0 {
-            continue;
-        }
-        let prev = &conv.messages[mi - 1];
-        if prev.role == m.role && !prev.role.is_instruction() {
-            out.push(
-                ctx.finding(
-                    &RULE,
-                    Some(mi),
-                    m.loc.clone(),
-                    format!(
-                        "two `{}` messages in a row: Anthropic requires turns to alternate",
-                        m.role
-                    ),
-                )
-                .label(&prev.loc, format!("`{}` ({})", prev.role, at(conv, mi - 1)))
-                .label(&m.loc, format!("another `{}`", m.role)),
-            );
-        }
     }
 }
 
@@ -139,15 +119,21 @@ mod tests {
     use crate::rules::testutil::*;
 
     #[test]
-    fn anthropic_two_users() {
+    fn anthropic_merges_two_users_but_rejects_an_assistant_first() {
         let c = conv(crate::model::Dialect::Anthropic)
             .user("a")
             .user("b")
             .assistant("c")
+            .assistant("d")
+            .build();
+        assert!(rules_of(&c, "role-order").is_empty());
+        let c = conv(crate::model::Dialect::Anthropic)
+            .assistant("c")
+            .user("a")
             .build();
         let f = rules_of(&c, "role-order");
         assert_eq!(f.len(), 1);
-        assert_eq!(f[0].message, Some(1));
+        assert_eq!(f[0].message, Some(0));
     }
 
     #[test]

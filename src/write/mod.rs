@@ -19,8 +19,7 @@ pub mod sqlite;
 use crate::model::{Conversation, Loc};
 use crate::source::{Limits, Mapping};
 
-/// The text of a synthesized tool result. Clearly not the tool's output.
-pub const PLACEHOLDER: &str = "[chatfsck repair] No result was recorded for this tool call: the session ended or was interrupted before it completed. This placeholder was inserted by chatfsck; the tool may or may not have run.";
+pub use crate::model::PLACEHOLDER;
 
 /// Where and how one repair writes, as the user asked (checked by the
 /// engine before a writer is made).
