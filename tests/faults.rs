@@ -409,6 +409,43 @@ fn a_repair_never_empties_a_history() {
     }
 }
 
+// Found by the repair_file fuzz target: removing a stray result whose
+// message is the first turn made the copy start with an assistant message,
+// which the provider rejects as well (a new `role-order` finding). The
+// repair leaves such a result, and says why.
+#[test]
+fn removing_a_stray_result_never_leaves_turns_the_provider_rejects() {
+    for (name, text) in [
+        (
+            "first.jsonl",
+            lines(&[
+                r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"X","content":"r"}]}"#,
+                r#"{"role":"assistant","content":[{"type":"text","text":"a"}]}"#,
+                r#"{"role":"user","content":[{"type":"text","text":"q"}]}"#,
+            ]),
+        ),
+        (
+            "between.jsonl",
+            lines(&[
+                r#"{"role":"user","content":[{"type":"text","text":"q"}]}"#,
+                r#"{"role":"assistant","content":[{"type":"text","text":"a"}]}"#,
+                r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"X","content":"r"}]}"#,
+                r#"{"role":"assistant","content":[{"type":"text","text":"b"}]}"#,
+            ]),
+        ),
+    ] {
+        let (_dir, p) = file(name, text.as_bytes());
+        let (out, log) = prove(&p, &[]);
+        assert_eq!(std::fs::read(&out).unwrap(), text.as_bytes(), "{name}");
+        let left = log["left"].as_array().unwrap();
+        assert!(
+            left.iter().any(|l| l["rule"] == "orphan-tool-result"
+                && l["reason"].as_str().unwrap().contains("rejects as well")),
+            "{name}: {log:#}"
+        );
+    }
+}
+
 fn lines(v: &[&str]) -> String {
     v.iter().map(|l| format!("{l}\n")).collect()
 }

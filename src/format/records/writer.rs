@@ -260,6 +260,55 @@ fn final_order(conv: &Conversation, planned: &[Planned<'_>]) -> Vec<usize> {
     order
 }
 
+/// The messages whose every part is a result the plan removes.
+fn emptied_messages(
+    conv: &Conversation,
+    planned: &[Planned<'_>],
+) -> std::collections::HashSet<usize> {
+    let mut removed: HashMap<usize, usize> = HashMap::new();
+    for p in planned {
+        for a in &p.fix.actions {
+            if let Action::RemoveResult { message, .. } = a {
+                *removed.entry(*message).or_default() += 1;
+            }
+        }
+    }
+    removed
+        .into_iter()
+        .filter(|(m, n)| *n >= conv.messages[*m].parts.len())
+        .map(|(m, _)| m)
+        .collect()
+}
+
+/// Why removing message `gone` (with the other `emptied` ones) would leave
+/// turns the provider rejects, if it would: the first turn after the
+/// system prompt an assistant's, or (Anthropic, whose turns alternate) two
+/// turns of one role meeting.
+fn order_after_removal(
+    conv: &Conversation,
+    gone: usize,
+    emptied: &std::collections::HashSet<usize>,
+) -> Option<String> {
+    let kept = |i: &usize| !emptied.contains(i) && conv.messages[*i].role != Role::System;
+    let prev = (0..gone).rev().find(kept).map(|i| conv.messages[i].role);
+    let next = (gone + 1..conv.messages.len())
+        .find(kept)
+        .map(|i| conv.messages[i].role);
+    match (prev, next) {
+        (None, Some(Role::Assistant)) => Some(
+            "removing its message would make an assistant message the first turn, which the provider rejects as well"
+                .into(),
+        ),
+        (Some(a), Some(b)) if a == b && conv.source.dialect == crate::model::Dialect::Anthropic => {
+            Some(format!(
+                "removing its message would put two `{}` turns in a row, which the Anthropic API rejects as well",
+                a.as_str()
+            ))
+        }
+        _ => None,
+    }
+}
+
 impl Plan {
     /// Whether the copy still holds a message: one the plan does not drop,
     /// or one it inserts.
@@ -293,6 +342,8 @@ pub fn plan(
     let pairing = crate::model::pairing::Pairing::analyse(&conv.messages);
     // Orphan answers, grouped by the message holding the calls.
     let mut answers: BTreeMap<usize, Vec<(usize, &Planned<'_>)>> = BTreeMap::new();
+    // Messages every part of which is a result the plan removes: they go.
+    let emptied = emptied_messages(conv, planned);
     let entry = |p: &Planned<'_>, action: &'static str, description: String, loc: Loc| Edit {
         rule: p.finding.rule,
         conversation: conv.id.clone(),
@@ -367,6 +418,22 @@ pub fn plan(
                         .pairs
                         .iter()
                         .any(|q| q.call.0 < *message && *message < q.result.0);
+                    // A message that goes must not leave the turns in an
+                    // order the provider rejects as well.
+                    if let Some(reason) = emptied
+                        .contains(message)
+                        .then(|| order_after_removal(conv, *message, &emptied))
+                        .flatten()
+                    {
+                        left.push(Left {
+                            rule: p.finding.rule,
+                            conversation: p.finding.conversation.clone(),
+                            location: p.finding.loc.clone(),
+                            summary: p.finding.summary.clone(),
+                            reason,
+                        });
+                        continue;
+                    }
                     if others && (matches!(slot, Slot::Whole(_)) || inside) {
                         left.push(Left {
                             rule: p.finding.rule,
