@@ -172,8 +172,74 @@ pub fn check_log(input: &Path, outputs: &[&Path], log: &Path, force: bool) -> Re
     check_output(input, log, force)
 }
 
+/// How many more times a repaired text copy is repaired, at most, before it
+/// settles (see [`repair`]).
+const SETTLE_PASSES: usize = 3;
+
 /// Repair `input` into `output` (or plan only, with `dry_run`).
+///
+/// A text copy (JSON Lines, JSON) is then repaired again until a pass
+/// changes nothing: an edit can bring records into view that the input's
+/// reader could not see (a Claude Code record re-linked into the chain the
+/// client resumes brings the records behind it, a stray result among
+/// them), and the contract is that a second repair of the copy changes
+/// nothing. The later passes' edits are logged after the first's, each
+/// saying it was made on the repaired copy.
 pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Report> {
+    let mut report = repair_once(input, output, opts)?;
+    let Some(out) = output else {
+        return Ok(report);
+    };
+    if opts.dry_run || !matches!(report.format, Format::Jsonl | Format::Json) {
+        return Ok(report);
+    }
+    // The later passes read the copy under the input's own file name
+    // (detection reads names; `--in-place` writes to a temporary name),
+    // in a directory of their own beside the copy.
+    let name = input.file_name().unwrap_or_default();
+    let dir = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    for pass in 2..=SETTLE_PASSES + 1 {
+        if report.edits.is_empty() {
+            break;
+        }
+        let scratch = tempfile::Builder::new()
+            .prefix(&format!(".{}", crate::cleanup::tag()))
+            .tempdir_in(dir)
+            .map_err(|e| Error::io(out, &e))?;
+        let _registered = crate::cleanup::register(scratch.path().to_path_buf());
+        let (a, b) = (scratch.path().join("a"), scratch.path().join("b"));
+        for d in [&a, &b] {
+            std::fs::create_dir(d).map_err(|e| Error::io(d, &e))?;
+        }
+        let (copy, next) = (a.join(name), b.join(name));
+        std::fs::copy(out, &copy).map_err(|e| Error::io(out, &e))?;
+        let again = repair_once(&copy, Some(&next), opts)?;
+        if again.edits.is_empty() {
+            break;
+        }
+        std::fs::rename(&next, out).map_err(|e| Error::io(out, &e))?;
+        report.edits.extend(again.edits.into_iter().map(|mut e| {
+            e.description = format!("{} (pass {pass}, on the repaired copy)", e.description);
+            e
+        }));
+        for l in again.left {
+            if !report
+                .left
+                .iter()
+                .any(|k| k.rule == l.rule && k.summary == l.summary)
+            {
+                report.left.push(l);
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// One pass: repair `input` into `output`.
+fn repair_once(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Report> {
     let pg = source::is_postgres(input);
     if pg {
         if output.is_some() {
