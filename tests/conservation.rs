@@ -1,0 +1,360 @@
+//! Conservation at scale: every history under fixtures/ (each client's
+//! format, healthy and broken) and a generated OpenAI corpus, each also
+//! damaged in several ways a crash or a bug damages a file (a torn tail, a
+//! lost line, a line written twice, lines swapped, two records glued on one
+//! line, a byte of invalid UTF-8, a line overwritten by NUL bytes), is
+//! repaired by the built binary, file by file, and the repair contract
+//! (tests/contract/mod.rs) is checked on each: nothing lost from the copy
+//! and the log together, the copy reads and has no finding the input did
+//! not have, a second repair is byte-identical, the input never changes,
+//! and a failed repair writes nothing.
+
+mod common;
+#[path = "contract/mod.rs"]
+mod contract;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use base64::Engine as _;
+use contract::{Chatfsck, Outcome, Repaired};
+
+/// The built binary as the contract's driver.
+struct Binary;
+
+fn chatfsck() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_chatfsck"));
+    c.env("NO_COLOR", "1");
+    c
+}
+
+fn one_line(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).trim().to_string()
+}
+
+impl Chatfsck for Binary {
+    fn lint(&self, path: &Path) -> Result<BTreeMap<String, usize>, String> {
+        let o = chatfsck()
+            .args(["lint", "--format", "json"])
+            .arg(path)
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !matches!(o.status.code(), Some(0 | 1)) {
+            return Err(one_line(&o));
+        }
+        let doc: serde_json::Value =
+            serde_json::from_slice(&o.stdout).map_err(|e| format!("lint JSON: {e}"))?;
+        let mut t = BTreeMap::new();
+        for f in doc["findings"].as_array().ok_or("no findings array")? {
+            *t.entry(f["rule"].as_str().unwrap_or("?").to_string())
+                .or_default() += 1;
+        }
+        Ok(t)
+    }
+
+    fn repair(&self, input: &Path, output: &Path) -> Result<Repaired, String> {
+        let log = output.with_extension("repair-log.json");
+        let o = chatfsck()
+            .args(["repair", "--format", "json"])
+            .arg(input)
+            .arg("-o")
+            .arg(output)
+            .arg("--log")
+            .arg(&log)
+            .output()
+            .map_err(|e| e.to_string())?;
+        if o.status.code() != Some(0) {
+            if log.exists() {
+                return Err(format!("a failed repair left its log: {}", one_line(&o)));
+            }
+            return Err(one_line(&o));
+        }
+        let doc: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(&log).map_err(|e| format!("no repair log: {e}"))?,
+        )
+        .map_err(|e| format!("the repair log is not JSON: {e}"))?;
+        std::fs::remove_file(&log).map_err(|e| e.to_string())?;
+        let edits = doc["edits"].as_array().ok_or("a log without edits")?;
+        let mut befores = Vec::new();
+        for e in edits {
+            if let Some(b) = e["before_base64"].as_str() {
+                befores.push(
+                    base64::engine::general_purpose::STANDARD
+                        .decode(b)
+                        .map_err(|e| format!("before_base64: {e}"))?,
+                );
+            } else if let Some(b) = e["before"].as_str() {
+                befores.push(b.as_bytes().to_vec());
+            }
+        }
+        Ok(Repaired {
+            edits: edits.len(),
+            befores,
+        })
+    }
+
+    fn never_repaired(&self, input: &Path) -> bool {
+        // Such a store is refused before anything is read, in one line
+        // that says why (the stores' `Writing::Never` reasons).
+        const NEVER: &[&str] = &[
+            "are not repaired",
+            "does not write a repaired copy",
+            "is not rewritten",
+            "does not read this format",
+        ];
+        chatfsck()
+            .args(["repair", "--dry-run"])
+            .arg(input)
+            .output()
+            .is_ok_and(|o| {
+                o.status.code() == Some(2) && NEVER.iter().any(|n| one_line(&o).contains(n))
+            })
+    }
+}
+
+/// A small deterministic generator (64-bit LCG, Knuth's constants).
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 33) as usize) % n.max(1)
+    }
+}
+
+/// The ways a file is damaged, each as a crash or a bug damages it.
+const DAMAGE: &[&str] = &[
+    "torn-tail",
+    "lost-line",
+    "line-twice",
+    "lines-swapped",
+    "glued",
+    "invalid-utf8",
+    "nul-line",
+];
+
+fn damage(body: &[u8], how: &str, rng: &mut Rng) -> Option<Vec<u8>> {
+    let mut lines: Vec<Vec<u8>> = body.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+    if lines.last().is_some_and(Vec::is_empty) {
+        lines.pop();
+    }
+    if lines.len() < 2 {
+        return None;
+    }
+    let n = lines.len();
+    let i = rng.below(n - 1);
+    let mut joined_tail = true;
+    match how {
+        "torn-tail" => {
+            let last = lines.last_mut()?;
+            let cut = 1 + rng.below(last.len().saturating_sub(1).max(1));
+            last.truncate(cut);
+            joined_tail = false;
+        }
+        "lost-line" => {
+            lines.remove(i);
+        }
+        "line-twice" => {
+            let l = lines[i].clone();
+            lines.insert(i, l);
+        }
+        "lines-swapped" => lines.swap(i, i + 1),
+        "glued" => {
+            let next = lines.remove(i + 1);
+            lines[i].extend(next);
+        }
+        "invalid-utf8" => {
+            let l = &mut lines[i];
+            let at = rng.below(l.len());
+            l.insert(at, 0xE2);
+        }
+        "nul-line" => {
+            let len = lines[i].len();
+            lines[i] = vec![0; len];
+        }
+        _ => unreachable!(),
+    }
+    let mut out = lines.join(&b'\n');
+    if joined_tail {
+        out.push(b'\n');
+    }
+    Some(out)
+}
+
+/// The inputs: (name the case is known by, file name, bytes).
+fn corpus(generated: &Path) -> Vec<(String, String, Vec<u8>)> {
+    let mut rng = Rng(0x00c0_ffee);
+    let mut sources: Vec<(String, PathBuf)> = Vec::new();
+    for e in walkdir::WalkDir::new(common::root().join("fixtures")).sort_by_file_name() {
+        let e = e.unwrap();
+        let p = e.path();
+        if e.file_type().is_file()
+            && matches!(
+                p.extension().and_then(|x| x.to_str()),
+                Some("jsonl" | "json")
+            )
+        {
+            let rel = p.strip_prefix(common::root()).unwrap();
+            sources.push((rel.display().to_string(), p.to_path_buf()));
+        }
+    }
+    for e in walkdir::WalkDir::new(generated).sort_by_file_name() {
+        let e = e.unwrap();
+        if e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "jsonl") {
+            let rel = e.path().strip_prefix(generated).unwrap();
+            sources.push((
+                format!("generated/{}", rel.display()),
+                e.path().to_path_buf(),
+            ));
+        }
+    }
+    let mut out = Vec::new();
+    for (label, path) in sources {
+        let body = std::fs::read(&path).unwrap();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        // Each file as it is, and damaged in three of the ways.
+        for _ in 0..3 {
+            let how = DAMAGE[rng.below(DAMAGE.len())];
+            if let Some(b) = damage(&body, how, &mut rng) {
+                out.push((format!("{label} ({how})"), name.clone(), b));
+            }
+        }
+        out.push((label, name, body));
+    }
+    out
+}
+
+#[test]
+fn every_repair_conserves_every_payload() {
+    let tmp = tempfile::tempdir().unwrap();
+    let generated = tmp.path().join("generated");
+    let status = Command::new("python3")
+        .arg(common::root().join("bench/gen_corpus.py"))
+        .args(["--out"])
+        .arg(&generated)
+        .args(["--files", "120", "--mb", "3", "--seed", "7"])
+        .output()
+        .expect("python3 runs bench/gen_corpus.py");
+    assert!(
+        status.status.success(),
+        "gen_corpus.py failed: {}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let cases = corpus(&generated);
+    assert!(cases.len() > 500, "only {} cases", cases.len());
+
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let chunk = cases.len().div_ceil(threads);
+    let results: Vec<(String, Result<Outcome, String>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = cases
+            .chunks(chunk)
+            .enumerate()
+            .map(|(t, part)| {
+                let root = tmp.path().join(format!("t{t}"));
+                s.spawn(move || {
+                    part.iter()
+                        .enumerate()
+                        .map(|(k, (label, name, body))| {
+                            let case = root.join(k.to_string());
+                            std::fs::create_dir_all(case.join("in")).unwrap();
+                            let input = case.join("in").join(name);
+                            std::fs::write(&input, body).unwrap();
+                            let r = contract::check(&Binary, &input, &case.join("out"));
+                            // CHATFSCK_KEEP_BROKEN=DIR keeps each input that
+                            // broke the contract, to reproduce it.
+                            if let (Err(_), Some(keep)) =
+                                (&r, std::env::var_os("CHATFSCK_KEEP_BROKEN"))
+                            {
+                                let to = Path::new(&keep).join(format!("t{t}-{k}"));
+                                std::fs::create_dir_all(&to).unwrap();
+                                std::fs::copy(&input, to.join(name)).unwrap();
+                            }
+                            std::fs::remove_dir_all(&case).unwrap();
+                            (label.clone(), r)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+
+    let mut tally: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut edits = 0;
+    let mut broken = Vec::new();
+    for (label, r) in &results {
+        match r {
+            Ok(Outcome::Repaired(n)) => {
+                *tally.entry("repaired").or_default() += 1;
+                edits += n;
+            }
+            Ok(Outcome::NotRepaired) => *tally.entry("never repaired").or_default() += 1,
+            Ok(Outcome::Unreadable) => *tally.entry("unreadable").or_default() += 1,
+            Err(why) => broken.push(format!("{label}: {why}")),
+        }
+    }
+    eprintln!("{} cases: {tally:?}, {edits} edits", results.len());
+    assert!(
+        broken.is_empty(),
+        "{} broke the contract:\n{}",
+        broken.len(),
+        broken.join("\n")
+    );
+    // The corpus must exercise repair, not only refusals.
+    assert!(tally.get("repaired").copied().unwrap_or(0) > results.len() / 2);
+    assert!(edits > 200, "only {edits} edits");
+}
+
+/// Every input a fuzz target failed on (fuzz/regressions/TARGET/, in the
+/// targets' format: the first byte picks the file name) keeps the
+/// contract on the built binary: repair_file's inputs the whole contract,
+/// lint_file's an answer (findings, or exit 2 with one line), never a
+/// crash.
+#[test]
+fn fuzz_regressions_keep_the_contract() {
+    let dir = common::root().join("fuzz/regressions");
+    let tmp = tempfile::tempdir().unwrap();
+    let mut seen = 0;
+    for target in ["repair_file", "lint_file"] {
+        let Ok(entries) = std::fs::read_dir(dir.join(target)) else {
+            continue;
+        };
+        for e in entries {
+            let e = e.unwrap();
+            let data = std::fs::read(e.path()).unwrap();
+            let Some((name, body)) = contract::named(&data) else {
+                continue;
+            };
+            seen += 1;
+            let case = tmp.path().join(format!("{target}-{seen}"));
+            std::fs::create_dir_all(case.join("in")).unwrap();
+            let input = case.join("in").join(name);
+            std::fs::write(&input, body).unwrap();
+            let label = e.path().display().to_string();
+            if target == "repair_file" {
+                if let Err(why) = contract::check(&Binary, &input, &case.join("out")) {
+                    panic!("{label}: {why}");
+                }
+            } else {
+                let o = chatfsck()
+                    .args(["lint", "--format", "json"])
+                    .arg(&input)
+                    .output()
+                    .unwrap();
+                let code = o.status.code();
+                assert!(matches!(code, Some(0..=2)), "{label}: exit {code:?}");
+                if code == Some(2) {
+                    assert_eq!(one_line(&o).lines().count(), 1, "{label}");
+                }
+            }
+        }
+    }
+    assert!(seen > 0, "no regression inputs under {}", dir.display());
+}

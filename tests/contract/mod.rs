@@ -1,0 +1,223 @@
+//! The repair contract as a property of one input file (DESIGN.md,
+//! "repair"): a repair that succeeds writes a copy that chatfsck reads,
+//! that has no more findings of any rule than the input had, that a second
+//! repair leaves byte for byte as it is, and that keeps (with the repair
+//! log) every payload of the input; a repair that fails writes nothing and
+//! the input never changes.
+//!
+//! One definition, two drivers: tests/conservation.rs runs the built binary
+//! over a generated corpus with injected faults, and the `repair_file` fuzz
+//! target (fuzz/) calls the library in process.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+
+/// Names an input is saved as: the first byte of a fuzz input picks one (fuzz/, and the
+/// regression inputs tests/conservation.rs replays),
+/// so one target reaches every dialect a name selects (Gemini CLI
+/// recordings, Cline's task files, Codex rollouts, Copilot CLI events,
+/// OTLP traces) as well as the ones content alone selects.
+pub const NAMES: &[&str] = &[
+    "session.jsonl",
+    "history.json",
+    "session-2025-06-01T10-00-0b1c2d3e.json",
+    "api_conversation_history.json",
+    "ui_messages.json",
+    "rollout-2025-06-01T10-00-00-0198a2b3-c4d5-7e6f-8a9b-0c1d2e3f4a5b.jsonl",
+    "events.jsonl",
+    "0b1c2d3e-4f50-4617-a8b9-cadbecfd0e1f.jsonl",
+    "traces.jsonl",
+    "conversation.json",
+];
+
+/// Split a fuzz input into the name it is saved under and its bytes.
+pub fn named(data: &[u8]) -> Option<(&'static str, &[u8])> {
+    let (&pick, body) = data.split_first()?;
+    Some((NAMES[pick as usize % NAMES.len()], body))
+}
+
+/// What a repair reported.
+pub struct Repaired {
+    /// How many edits it made.
+    pub edits: usize,
+    /// The exact bytes of each edited record before the edit (the log's
+    /// `before`, or `before_base64` decoded).
+    pub befores: Vec<Vec<u8>>,
+}
+
+/// The two commands the contract is about.
+pub trait Chatfsck {
+    /// Findings per rule, or why the input was not read.
+    fn lint(&self, path: &Path) -> Result<BTreeMap<String, usize>, String>;
+    /// Repair `input` into `output`.
+    fn repair(&self, input: &Path, output: &Path) -> Result<Repaired, String>;
+    /// Whether `input`'s store is one chatfsck never repairs (traces,
+    /// report-only stores): a refusal is then the right answer.
+    fn never_repaired(&self, input: &Path) -> bool;
+}
+
+/// How one input fared.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// chatfsck does not read the input; the repair refused it too and
+    /// wrote nothing.
+    Unreadable,
+    /// The store is never repaired.
+    NotRepaired,
+    /// Repaired, with this many edits, and every property held.
+    Repaired(usize),
+}
+
+/// Check the contract on `input`, writing copies into `work` (created,
+/// and emptied by the caller). `Err` names the property that failed.
+pub fn check(c: &dyn Chatfsck, input: &Path, work: &Path) -> Result<Outcome, String> {
+    let name = input.file_name().ok_or("an input without a file name")?;
+    // The copies keep the input's name: detection reads names too.
+    let (first, second) = (work.join("1"), work.join("2"));
+    for d in [&first, &second] {
+        std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
+    }
+    let (copy, again) = (first.join(name), second.join(name));
+    let original = std::fs::read(input).map_err(|e| e.to_string())?;
+    let unchanged = || -> Result<(), String> {
+        match std::fs::read(input) {
+            Ok(b) if b == original => Ok(()),
+            _ => Err("the input changed".into()),
+        }
+    };
+
+    let Ok(before) = c.lint(input) else {
+        let r = c.repair(input, &copy);
+        unchanged()?;
+        return match r {
+            Ok(_) => Err("repair succeeded on an input lint cannot read".into()),
+            Err(_) if copy.exists() => Err("a failed repair left an output file".into()),
+            Err(_) => Ok(Outcome::Unreadable),
+        };
+    };
+    let repaired = c.repair(input, &copy);
+    unchanged()?;
+    let report = match repaired {
+        Ok(r) => r,
+        Err(e) if copy.exists() => {
+            return Err(format!("a failed repair left an output file ({e})"));
+        }
+        Err(_) if c.never_repaired(input) => return Ok(Outcome::NotRepaired),
+        Err(e) => return Err(format!("repair failed on an input lint reads: {e}")),
+    };
+    let copied = std::fs::read(&copy).map_err(|e| format!("no repaired copy: {e}"))?;
+    if report.edits == 0 && copied != original {
+        return Err("a repair without edits changed the bytes".into());
+    }
+    let after = c
+        .lint(&copy)
+        .map_err(|e| format!("the repaired copy is unreadable: {e}"))?;
+    for (rule, n) in &after {
+        let was = before.get(rule).copied().unwrap_or(0);
+        if *n > was {
+            return Err(format!(
+                "the copy has {n} `{rule}` finding(s), the input had {was}"
+            ));
+        }
+    }
+    let second = c
+        .repair(&copy, &again)
+        .map_err(|e| format!("a second repair failed: {e}"))?;
+    if second.edits != 0 {
+        return Err(format!("a second repair made {} edit(s)", second.edits));
+    }
+    let twice = std::fs::read(&again).map_err(|e| e.to_string())?;
+    if twice != copied {
+        return Err("a second repair changed the bytes".into());
+    }
+    conserved(&original, &copied, &report.befores)?;
+    Ok(Outcome::Repaired(report.edits))
+}
+
+/// Every payload of the input (each string and object key of every JSON
+/// record, and each line that is not JSON, byte for byte) is in the copy or
+/// in the log's `before` of an edit.
+pub fn conserved(input: &[u8], copy: &[u8], befores: &[Vec<u8>]) -> Result<(), String> {
+    let mut have = Payloads::default();
+    have.add_document(copy);
+    for b in befores {
+        have.add_document(b);
+    }
+    let mut want = Payloads::default();
+    want.add_document(input);
+    for s in &want.strings {
+        if !have.strings.contains(s) && !have.raw.iter().any(|r| contains(r, s.as_bytes())) {
+            return Err(format!("payload lost: {:?}", clip(s)));
+        }
+    }
+    for r in &want.raw {
+        if !contains(copy, r) && !have.raw.iter().any(|h| contains(h, r)) {
+            return Err(format!(
+                "record lost: {:?}",
+                clip(&String::from_utf8_lossy(r))
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn clip(s: &str) -> String {
+    s.chars().take(80).collect()
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    needle.is_empty() || hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// The payloads of some bytes: strings of the JSON they hold, and the
+/// records that are not JSON.
+#[derive(Default)]
+struct Payloads {
+    strings: HashSet<String>,
+    raw: Vec<Vec<u8>>,
+}
+
+impl Payloads {
+    /// A whole JSON document, or else one record per line.
+    fn add_document(&mut self, bytes: &[u8]) {
+        let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) {
+            self.add_value(&v);
+            return;
+        }
+        for line in body.split(|&b| b == b'\n') {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match serde_json::from_slice::<serde_json::Value>(line) {
+                Ok(v) => self.add_value(&v),
+                Err(_) => self.raw.push(line.to_vec()),
+            }
+        }
+    }
+
+    fn add_value(&mut self, v: &serde_json::Value) {
+        use serde_json::Value;
+        match v {
+            Value::String(s) => {
+                self.strings.insert(s.clone());
+                // A string that holds JSON (tool arguments, nested records)
+                // may be re-encoded by a repair: its own strings count too.
+                if let Ok(inner @ (Value::Object(_) | Value::Array(_))) =
+                    serde_json::from_str::<Value>(s)
+                {
+                    self.add_value(&inner);
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|x| self.add_value(x)),
+            Value::Object(o) => {
+                for (k, x) in o {
+                    self.strings.insert(k.clone());
+                    self.add_value(x);
+                }
+            }
+            _ => {}
+        }
+    }
+}
