@@ -134,9 +134,10 @@ pub fn serde(value: &[u8]) -> Result<Entry<'_>, sonic_rs::Error> {
 /// leaves a value to serde.
 const MAX_DEPTH: u32 = 64;
 
-/// The fast decoder on bytes (tests hold it to serde on arbitrary bytes).
-#[cfg(test)]
-fn scan(value: &[u8]) -> Option<Entry<'_>> {
+/// The fast decoder on bytes: its answer alone, `None` where [`decode`]
+/// would ask serde (the tests and the `chunk_entry` fuzz target hold it to
+/// serde on arbitrary bytes).
+pub fn scan(value: &[u8]) -> Option<Entry<'_>> {
     scan_str(std::str::from_utf8(value).ok()?)
 }
 

@@ -20,7 +20,7 @@ use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
 
-mod entry;
+pub mod entry;
 pub mod writer;
 
 use super::store::{Opened, Probe, Store, Writing};

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Build the fuzz targets, replay every regression input, then fuzz each
+# target for a bounded time or number of executions.
+#
+#   fuzz/run.sh [--seconds N | --runs N] [--jobs N] [TARGET...]
+#
+# CI runs `fuzz/run.sh --seconds 45` (about 6 minutes with the build).
+# The long run whose figures are in fuzz/README.md is
+#   fuzz/run.sh --runs 10000000
+# A crash or contract violation stops the run with exit 1; libFuzzer
+# writes the input to fuzz/artifacts/TARGET/: add it to
+# fuzz/regressions/TARGET/ once fixed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+budget=(-max_total_time=45)
+jobs=1
+targets=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --seconds) budget=(-max_total_time="$2"); shift 2 ;;
+        --runs) budget=(-runs="$2"); shift 2 ;;
+        --jobs) jobs="$2"; shift 2 ;;
+        -h|--help) sed -n 2,13p "$0"; exit 0 ;;
+        -*) echo "fuzz/run.sh: unknown option $1" >&2; exit 2 ;;
+        *) targets+=("$1"); shift ;;
+    esac
+done
+[ ${#targets[@]} -gt 0 ] || targets=(lint_file repair_file chunk_entry message_rows trace_messages)
+
+# cargo-fuzz drives libFuzzer through rustc's -Zsanitizer and
+# -Cinstrument-coverage flags: nightly flags, which the stable toolchain
+# accepts with RUSTC_BOOTSTRAP=1.
+export RUSTC_BOOTSTRAP=1
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    cargo install cargo-fuzz --locked --version 0.13.2
+fi
+# Reports must not colour their output: the targets check that no control
+# character reaches it.
+export NO_COLOR=1
+
+python3 fuzz/seed.py
+cd fuzz
+cargo fuzz build -O
+for t in "${targets[@]}"; do
+    if [ -d "regressions/$t" ]; then
+        echo "== $t: replaying $(ls "regressions/$t" | wc -l) regression inputs"
+        cargo fuzz run -O "$t" "regressions/$t" -- -runs=0
+    fi
+done
+parallel=()
+# Parallel jobs write their output to fuzz-N.log files instead.
+[ "$jobs" = 1 ] || parallel=(-jobs="$jobs" -workers="$jobs")
+for t in "${targets[@]}"; do
+    echo "== $t: fuzzing (${budget[*]})"
+    mkdir -p "artifacts/$t"
+    # -max_len: histories are large, but damage is local; 16 KiB reaches
+    # every parser state the fixtures show. -timeout: a hang is a bug.
+    log="artifacts/$t.log"
+    status=0
+    cargo fuzz run -O "$t" "corpus/$t" -- \
+        "${budget[@]}" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
+        "${parallel[@]}" -print_final_stats=1 \
+        -artifact_prefix="artifacts/$t/" >"$log" 2>&1 || status=$?
+    grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb)' "$log" || true
+    # A failing input (crash, contract violation, timeout, leak) is written
+    # under artifacts/; any other failure is the fuzzer's own.
+    if [ "$status" != 0 ] || compgen -G "artifacts/$t/*" >/dev/null; then
+        tail -40 "$log" >&2
+        echo "fuzz/run.sh: $t failed (exit $status):" artifacts/"$t"/* >&2
+        exit 1
+    fi
+done

@@ -1,0 +1,134 @@
+//! What the fuzz targets share: the file names a fuzzed input is written
+//! under (detection looks at names as well as content), a private scratch
+//! directory, the repair contract as a checkable property (the same module
+//! tests/conservation.rs checks the built binary with), and what a report
+//! must never let through.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+#[path = "../../tests/contract/mod.rs"]
+pub mod contract;
+
+/// chatfsck's library, called in process, as the contract's driver.
+pub struct Library;
+
+impl contract::Chatfsck for Library {
+    fn lint(&self, path: &Path) -> Result<BTreeMap<String, usize>, String> {
+        let out = chatfsck::lint::lint(&[path.to_path_buf()], &Default::default())
+            .map_err(|e| e.to_string())?;
+        if let Some(e) = out.errors.first() {
+            return Err(e.to_string());
+        }
+        let mut t = BTreeMap::new();
+        for f in out.findings() {
+            *t.entry(f.rule.to_string()).or_default() += 1;
+        }
+        Ok(t)
+    }
+
+    fn repair(&self, input: &Path, output: &Path) -> Result<contract::Repaired, String> {
+        let opts = chatfsck::repair::Options {
+            selection: Default::default(),
+            policy: Default::default(),
+            limits: Default::default(),
+            dry_run: false,
+            force: false,
+            mapping: None,
+            emit_sql: None,
+            target: None,
+        };
+        let r = chatfsck::repair::repair(input, Some(output), &opts).map_err(|e| e.to_string())?;
+        let mut befores = Vec::new();
+        for e in &r.edits {
+            if let Some(b64) = &e.before_base64 {
+                use base64::Engine as _;
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(b64)
+                    .map_err(|e| format!("the log's before_base64 is not base64: {e}"))?;
+                befores.push(bytes);
+            } else if let Some(b) = &e.before {
+                befores.push(b.clone().into_bytes());
+            }
+        }
+        Ok(contract::Repaired {
+            edits: r.edits.len(),
+            befores,
+        })
+    }
+
+    fn never_repaired(&self, input: &Path) -> bool {
+        use chatfsck::format::{self, Writing};
+        format::open(input, Default::default())
+            .ok()
+            .and_then(|s| {
+                format::store_of(&s.info()).map(|s| matches!(s.writing, Writing::Never(_)))
+            })
+            .unwrap_or(false)
+    }
+}
+
+pub use contract::NAMES;
+
+/// This process's scratch directory (under /dev/shm when there is one:
+/// every execution writes a file), removed by nobody: the fuzzer's
+/// process is short-lived and the names are reused.
+pub fn scratch() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let base = if Path::new("/dev/shm").is_dir() {
+            PathBuf::from("/dev/shm")
+        } else {
+            std::env::temp_dir()
+        };
+        let dir = base.join(format!("chatfsck-fuzz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("scratch directory");
+        dir
+    })
+}
+
+pub use contract::named;
+
+/// Write `body` as `name` in a fresh subdirectory `sub` of the scratch
+/// directory (emptied first), and give its path.
+pub fn save(sub: &str, name: &str, body: &[u8]) -> PathBuf {
+    let dir = scratch().join(sub);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch subdirectory");
+    let path = dir.join(name);
+    std::fs::write(&path, body).expect("scratch file");
+    path
+}
+
+/// A report keeps untrusted text from acting on what reads it: no control
+/// character reaches any format (a terminal, a CI log) but the line breaks
+/// and tabs of its own layout; JSON and SARIF parse; every GitHub workflow
+/// command in the output is an annotation of chatfsck's own.
+pub fn escaped(format: chatfsck::report::Format, text: &str) {
+    use chatfsck::report::Format;
+    if let Some(c) = text.chars().find(|&c| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    }) {
+        panic!("{format:?} output holds the raw character {c:?}");
+    }
+    match format {
+        Format::Json | Format::Sarif => {
+            serde_json::from_str::<serde_json::Value>(text).expect("JSON output parses");
+        }
+        Format::Github => {
+            // The runner reads a line that starts with `::` as a command:
+            // only chatfsck's own annotations may.
+            for line in text.lines().filter(|l| l.trim_start().starts_with("::")) {
+                assert!(
+                    line.starts_with("::error ")
+                        || line.starts_with("::warning ")
+                        || line.starts_with("::notice "),
+                    "a GitHub command that is not chatfsck's annotation: {line:?}"
+                );
+            }
+        }
+        _ => {}
+    }
+}
