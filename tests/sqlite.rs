@@ -269,15 +269,24 @@ fn a_database_locked_by_a_writer_is_reported_as_locked() {
 }
 
 /// An interrupted run (Ctrl-C) removes the private copy of the WAL database
-/// it was reading, and exits 130 with one line.
+/// it was reading (a WAL with frames and no `-shm`), and exits 130 with one
+/// line.
 #[cfg(unix)]
 #[test]
 fn an_interrupted_run_removes_its_private_copy() {
     let d = tempfile::tempdir().unwrap();
     let db = d.path().join("big.db");
     let mut conn = rusqlite::Connection::open(&db).unwrap();
+    // Its rows stay in the WAL, and the -shm goes: only then is the
+    // database read from a private copy.
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+        true,
+    )
+    .unwrap();
     conn.execute_batch(
         "PRAGMA journal_mode = WAL;
+         PRAGMA wal_autocheckpoint = 0;
          CREATE TABLE kv (namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (namespace, key));",
     )
     .unwrap();
@@ -302,6 +311,7 @@ fn an_interrupted_run_removes_its_private_copy() {
     }
     tx.commit().unwrap();
     drop(conn);
+    std::fs::remove_file(d.path().join("big.db-shm")).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("chatfsck"))
         .args(["lint", db.to_str().unwrap()])
