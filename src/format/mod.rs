@@ -235,7 +235,7 @@ fn open_sqlite(path: &Path, mapping: Option<&Mapping>) -> Result<Opened> {
     let snap = sqlite::open(path)?;
     let check = snap.check();
     // Every source read from the snapshot ends with its check.
-    let guarded = |opened: Result<Opened>| match opened {
+    let guarded = |opened: Result<Opened>| match opened.inspect(|_| check.start(&[])) {
         Ok(Opened::History(src)) => Ok(Opened::History(Box::new(sqlite::Guarded::new(
             src,
             check.clone(),
