@@ -30,7 +30,7 @@
 //! own, on a thread, while the readers read, and [`Check::verify`] waits
 //! for it. A store whose readers read a table whole leaves that table out
 //! ([`Snapshot::start_check`]: SQLite checks each page a reader reads, and
-//! reading a 750 MB chunk table twice made lint 1.4-1.5x slower); every
+//! reading the chunk table twice made lint 1.4-1.5x slower); every
 //! other store has the whole file checked. A source opened by `format` is
 //! wrapped in [`Guarded`], which verifies when the source ends or fails;
 //! a repair verifies after its backup (a full check), and lint after a
@@ -297,11 +297,13 @@ impl<S: super::Source + ?Sized> super::Source for Guarded<S> {
     }
     fn next_conversation(&mut self) -> Option<Result<Conversation>> {
         match self.inner.next_conversation() {
-            Some(Err(e)) => Some(Err(match self.check.take() {
+            Some(Err(e)) => Some(Err(match &self.check {
                 Some(check) => check.explain(e),
                 None => e,
             })),
             Some(ok) => Some(ok),
+            // Once: a caller that asks again after the error is told the
+            // source has ended.
             None => match self.check.take()?.verify() {
                 Ok(()) => None,
                 Err(e) => Some(Err(e)),
