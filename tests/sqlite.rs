@@ -88,15 +88,18 @@ fn a_wal_only_database_is_read_whole_and_left_untouched() {
     );
 }
 
-/// A WAL database is read from a private copy in the temporary directory;
-/// every command removes it before it exits, whether it read the store to
-/// the end or stopped early. (Reader threads still alive at exit used to
-/// leave one copy of the evidence behind per run.)
+/// A WAL database with frames and no `-shm` is read from a private copy in
+/// the temporary directory; every command removes it before it exits,
+/// whether it read the store to the end or stopped early. (Reader threads
+/// still alive at exit used to leave one copy of the evidence behind per
+/// run.)
 #[test]
 fn the_private_copy_of_a_wal_database_is_removed() {
-    let d = copy_wal_to_tmp(&[
+    let d = copy_to_tmp(&[
         "fixtures/dispatch/wal/dispatch.db",
+        "fixtures/dispatch/wal/dispatch.db-wal",
         "fixtures/dispatch/wal/traces.db",
+        "fixtures/dispatch/wal/traces.db-wal",
     ]);
     let db = d.path().join("dispatch.db").to_string_lossy().into_owned();
     let traces = d.path().join("traces.db").to_string_lossy().into_owned();
@@ -463,4 +466,14 @@ fn a_wal_store_with_frames_but_no_shm_is_read_from_a_copy() {
     assert_eq!(rule_locs(&doc), seed_findings());
     assert_eq!(before, dir_fingerprints(d.path()));
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    // It was the copy that was read: without a temporary directory, no
+    // read at all.
+    let o = lint_with_tmpdir(db.to_str().unwrap(), &d.path().join("no-such-dir"));
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("cannot create a private copy"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(before, dir_fingerprints(d.path()));
 }
