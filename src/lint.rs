@@ -289,6 +289,11 @@ fn lint_one_with(
         }
         src.done(conv);
     }
+    // The trace's requests were read on demand: confirm what a read to
+    // its end would have (its structure check, no write meanwhile).
+    if let Some(t) = trace {
+        t.lock().verify()?;
+    }
     Ok(FileReport {
         info: src.info(),
         stats,

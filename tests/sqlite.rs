@@ -88,15 +88,18 @@ fn a_wal_only_database_is_read_whole_and_left_untouched() {
     );
 }
 
-/// A WAL database is read from a private copy in the temporary directory;
-/// every command removes it before it exits, whether it read the store to
-/// the end or stopped early. (Reader threads still alive at exit used to
-/// leave one copy of the evidence behind per run.)
+/// A WAL database with frames and no `-shm` is read from a private copy in
+/// the temporary directory; every command removes it before it exits,
+/// whether it read the store to the end or stopped early. (Reader threads
+/// still alive at exit used to leave one copy of the evidence behind per
+/// run.)
 #[test]
 fn the_private_copy_of_a_wal_database_is_removed() {
-    let d = copy_wal_to_tmp(&[
+    let d = copy_to_tmp(&[
         "fixtures/dispatch/wal/dispatch.db",
+        "fixtures/dispatch/wal/dispatch.db-wal",
         "fixtures/dispatch/wal/traces.db",
+        "fixtures/dispatch/wal/traces.db-wal",
     ]);
     let db = d.path().join("dispatch.db").to_string_lossy().into_owned();
     let traces = d.path().join("traces.db").to_string_lossy().into_owned();
@@ -269,15 +272,24 @@ fn a_database_locked_by_a_writer_is_reported_as_locked() {
 }
 
 /// An interrupted run (Ctrl-C) removes the private copy of the WAL database
-/// it was reading, and exits 130 with one line.
+/// it was reading (a WAL with frames and no `-shm`), and exits 130 with one
+/// line.
 #[cfg(unix)]
 #[test]
 fn an_interrupted_run_removes_its_private_copy() {
     let d = tempfile::tempdir().unwrap();
     let db = d.path().join("big.db");
     let mut conn = rusqlite::Connection::open(&db).unwrap();
+    // Its rows stay in the WAL, and the -shm goes: only then is the
+    // database read from a private copy.
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+        true,
+    )
+    .unwrap();
     conn.execute_batch(
         "PRAGMA journal_mode = WAL;
+         PRAGMA wal_autocheckpoint = 0;
          CREATE TABLE kv (namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (namespace, key));",
     )
     .unwrap();
@@ -302,6 +314,7 @@ fn an_interrupted_run_removes_its_private_copy() {
     }
     tx.commit().unwrap();
     drop(conn);
+    std::fs::remove_file(d.path().join("big.db-shm")).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("chatfsck"))
         .args(["lint", db.to_str().unwrap()])
@@ -341,4 +354,126 @@ fn an_interrupted_run_removes_its_private_copy() {
         left.is_empty(),
         "an interrupted lint left {left:?} in TMPDIR"
     );
+}
+
+/// Run `chatfsck lint --format json DB` with `TMPDIR` set to `tmp`.
+fn lint_with_tmpdir(db: &str, tmp: &std::path::Path) -> std::process::Output {
+    assert_cmd::Command::cargo_bin("chatfsck")
+        .unwrap()
+        .current_dir(root())
+        .env("TMPDIR", tmp)
+        .args(["lint", "--format", "json", db])
+        .output()
+        .unwrap()
+}
+
+/// The seed store in WAL mode, as dispatch leaves it after a checkpoint:
+/// `state` is "absent" (no `-wal`, no `-shm`: the app closed it),
+/// "empty" (a 0-byte `-wal`, no `-shm`), "empty+shm" (a 0-byte `-wal` and a
+/// `-shm`: the app is open and idle after a truncating checkpoint), or
+/// "checkpointed" (a `-wal` whose frames the main file already holds, no
+/// `-shm`).
+fn seed_in_wal_mode(dir: &std::path::Path, state: &str) -> std::path::PathBuf {
+    let db = dir.join("store.db");
+    std::fs::copy(root().join("fixtures/dispatch/seed-000.db"), &db).unwrap();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("PRAGMA journal_mode = WAL;").unwrap();
+    if state == "checkpointed" {
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )
+        .unwrap();
+        conn.execute_batch(
+            "PRAGMA wal_autocheckpoint = 0;
+             CREATE TABLE scratch (x); DROP TABLE scratch;
+             PRAGMA wal_checkpoint(PASSIVE);",
+        )
+        .unwrap();
+    }
+    drop(conn);
+    let side = |suffix: &str| dir.join(format!("store.db{suffix}"));
+    match state {
+        "absent" => {}
+        "empty" => std::fs::write(side("-wal"), b"").unwrap(),
+        "empty+shm" => {
+            std::fs::write(side("-wal"), b"").unwrap();
+            std::fs::write(side("-shm"), vec![0u8; 32768]).unwrap();
+        }
+        "checkpointed" => {
+            assert!(std::fs::metadata(side("-wal")).unwrap().len() > 32);
+            std::fs::remove_file(side("-shm")).unwrap();
+        }
+        _ => unreachable!(),
+    }
+    db
+}
+
+/// Issue 15: a WAL-mode store whose WAL adds nothing to the main file (the
+/// state dispatch leaves after a checkpoint) used to be copied whole into
+/// the temporary directory before every lint (750 MB of the user's data, a
+/// second time). It is read in place: a run whose temporary directory does
+/// not even exist reads it, finds what it holds and changes nothing.
+#[test]
+fn a_checkpointed_wal_store_is_read_in_place_without_a_copy() {
+    for state in ["absent", "empty", "empty+shm", "checkpointed"] {
+        let d = tempfile::tempdir().unwrap();
+        let db = seed_in_wal_mode(d.path(), state);
+        let before = dir_fingerprints(d.path());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let o = lint_with_tmpdir(db.to_str().unwrap(), &d.path().join("no-such-dir"));
+        assert!(code(&o) < 2, "{state}: {}", stderr(&o));
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(rule_locs(&doc), seed_findings(), "{state}");
+        assert_eq!(before, dir_fingerprints(d.path()), "{state}");
+    }
+}
+
+/// A WAL store with committed frames the main file lacks, and its `-shm`
+/// beside it (the app is open, or closed without a checkpoint), is read in
+/// place too: SQLite reads the WAL without writing the `-shm`.
+#[test]
+fn a_wal_store_with_frames_and_its_shm_is_read_in_place() {
+    let d = copy_wal_to_tmp(&["fixtures/dispatch/wal/dispatch.db"]);
+    let db = d.path().join("dispatch.db");
+    let before = dir_fingerprints(d.path());
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let o = lint_with_tmpdir(db.to_str().unwrap(), &d.path().join("no-such-dir"));
+    assert!(code(&o) < 2, "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // Every row is in the WAL: the main file alone holds none.
+    assert_eq!(rule_locs(&doc), seed_findings());
+    assert_eq!(before, dir_fingerprints(d.path()));
+}
+
+/// Without its `-shm`, a WAL that holds rows the main file lacks can only
+/// be read from a private copy (SQLite would create the `-shm` beside the
+/// input): it still shows those rows, leaves the input as it was, and the
+/// copy is gone when the run ends.
+#[test]
+fn a_wal_store_with_frames_but_no_shm_is_read_from_a_copy() {
+    let d = copy_to_tmp(&[
+        "fixtures/dispatch/wal/dispatch.db",
+        "fixtures/dispatch/wal/dispatch.db-wal",
+    ]);
+    let db = d.path().join("dispatch.db");
+    let before = dir_fingerprints(d.path());
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let tmp = tempfile::tempdir().unwrap();
+    let o = lint_with_tmpdir(db.to_str().unwrap(), tmp.path());
+    assert!(code(&o) < 2, "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(rule_locs(&doc), seed_findings());
+    assert_eq!(before, dir_fingerprints(d.path()));
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    // It was the copy that was read: without a temporary directory, no
+    // read at all.
+    let o = lint_with_tmpdir(db.to_str().unwrap(), &d.path().join("no-such-dir"));
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("cannot create a private copy"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(before, dir_fingerprints(d.path()));
 }

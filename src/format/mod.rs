@@ -233,15 +233,25 @@ fn read_head(path: &Path) -> Result<Vec<u8>> {
 
 fn open_sqlite(path: &Path, mapping: Option<&Mapping>) -> Result<Opened> {
     let snap = sqlite::open(path)?;
+    let check = snap.check();
+    // Every source read from the snapshot ends with its check.
+    let guarded = |opened: Result<Opened>| match opened.inspect(|_| check.start(&[])) {
+        Ok(Opened::History(src)) => Ok(Opened::History(Box::new(sqlite::Guarded::new(
+            src,
+            check.clone(),
+        )))),
+        Ok(Opened::Trace(t)) => Ok(Opened::Trace(t.guarded(check.clone()))),
+        Err(e) => Err(check.explain(e)),
+    };
     if let Some(mapping) = mapping {
-        return message_table::open_mapped(path, snap, mapping);
+        return guarded(message_table::open_mapped(path, snap, mapping));
     }
     let tables = sqlite::tables(&snap.conn).map_err(sqlite::error_of(path))?;
     let mut tried = Vec::new();
     for store in STORES {
         if let Probe::Sqlite { detect, open } = store.probe {
             if detect(&snap.conn, &tables).map_err(|cause| Error::input(path, cause))? {
-                return open(path, snap);
+                return guarded(open(path, snap));
             }
             // Stores that only recognise (and refuse) are not readers tried.
             if !store.formats.is_empty() {

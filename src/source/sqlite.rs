@@ -1,32 +1,74 @@
 //! Forensic access to SQLite files.
 //!
-//! The database is evidence. A WAL database must still show its
-//! un-checkpointed frames, yet even a `mode=ro` open rewrites `-shm` (and
-//! creates `-wal`/`-shm` for a WAL-mode file that has none), while
-//! `immutable=1` silently ignores the WAL. So:
-//! - a rollback-journal database with no `-wal` and no hot `-journal` is
-//!   opened read-only in place (a read-only open of such a file takes only
-//!   shared locks and writes nothing);
-//! - anything else (WAL mode, a `-wal` or `-journal` beside it) is copied,
-//!   with its `-wal`/`-journal`, into a private temporary directory, and the
-//!   copy is opened: SQLite replays the WAL there, never beside the input.
+//! The database is evidence: nothing here writes to it, to its `-wal`,
+//! `-shm` or `-journal`, or creates a file beside it. A plain `mode=ro`
+//! open of a WAL database rewrites `-shm` and creates the `-wal`/`-shm` it
+//! lacks; `immutable=1` ignores the WAL. So each file is opened the one
+//! way that reads all of it and writes nothing:
+//! - **in place, read-only** (`mode=ro`): a rollback-journal database with
+//!   no `-wal` and no `-journal` (a read-only open takes shared locks and
+//!   writes nothing);
+//! - **in place, read-only `-shm`** (`mode=ro&readonly_shm=1`): a WAL
+//!   database with both its `-wal` and `-shm`. SQLite opens the `-shm`
+//!   read-only: with no writer attached it rebuilds the WAL index in heap
+//!   memory from the `-wal`; with one it reads the writer's index, under
+//!   the usual read locks;
+//! - **in place, immutable** (`immutable=1`): a WAL database without its
+//!   `-shm` whose `-wal` adds nothing (absent, shorter than its header, no
+//!   valid committed frame, or only frames the main file already holds:
+//!   checkpointed, not yet reset; see [`wal_adds_nothing`]). The main file
+//!   alone is then the database. Such an open takes no lock, so the main
+//!   file's size and times are recorded, and [`Check::verify`] fails the
+//!   read ("database changed while being read") if a writer came and wrote
+//!   it meanwhile;
+//! - **a private copy** of the database with its `-wal`/`-journal`, in the
+//!   temporary directory, read-write so that SQLite can replay them there:
+//!   only a WAL with frames the main file lacks and no `-shm` beside it (the
+//!   `-shm` SQLite would create), and a hot `-journal` (a crash mid-write).
+//!
+//! The structure check (`PRAGMA quick_check`) runs on a connection of its
+//! own, on a thread, while the readers read, and [`Check::verify`] waits
+//! for it. A store whose readers read a table whole leaves that table out
+//! ([`Snapshot::start_check`]: SQLite checks each page a reader reads, and
+//! reading the chunk table twice made lint 1.4-1.5x slower); every
+//! other store has the whole file checked. A source opened by `format` is
+//! wrapped in [`Guarded`], which verifies when the source ends or fails;
+//! a repair verifies after its backup (a full check), and lint after a
+//! trace read on demand.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use crate::error::{Error, Result};
+use crate::model::Conversation;
 
 pub const HEADER: &[u8; 16] = b"SQLite format 3\0";
+
+/// How the connections of a snapshot open the database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// The input, read-only (a rollback-journal database).
+    ReadOnly,
+    /// The input, read-only, its `-shm` opened read-only.
+    ReadOnlyShm,
+    /// The input's main file alone, with no lock.
+    Immutable,
+    /// The private copy, read-write.
+    Copy,
+}
 
 /// An open, read-only view of a database and whatever keeps it alive.
 pub struct Snapshot {
     pub conn: Connection,
     /// The file `conn` reads: the input, or the private copy.
     file: PathBuf,
+    access: Access,
     /// The private copy, removed when the last holder is dropped.
-    copy: Option<std::sync::Arc<PrivateCopy>>,
+    copy: Option<Arc<PrivateCopy>>,
+    check: Arc<Check>,
 }
 
 /// The private copy of a database: a directory in the temporary directory,
@@ -42,7 +84,7 @@ pub struct PrivateCopy {
 /// so that every such connection sees the same database.
 pub struct Reader {
     pub conn: Connection,
-    _copy: Option<std::sync::Arc<PrivateCopy>>,
+    _copy: Option<Arc<PrivateCopy>>,
 }
 
 impl Snapshot {
@@ -50,28 +92,263 @@ impl Snapshot {
     /// its read transaction begun. On a rollback-journal database a read
     /// transaction holds a shared lock, which no writer can commit past:
     /// readers opened one after another all see the state the first saw.
+    /// In WAL mode a read transaction keeps a checkpoint from overwriting
+    /// what it reads; an immutable open has no lock, and [`Check::verify`]
+    /// tells whether the main file was written meanwhile.
     pub fn reader(&self, path: &Path) -> Result<Reader> {
         Ok(Reader {
-            conn: connect(path, &self.file, self.copy.is_some(), true)?,
+            conn: connect(path, &self.file, self.access, true)?,
             _copy: self.copy.clone(),
+        })
+    }
+
+    /// Start the structure check, on a thread of its own, while the readers
+    /// read: of every table but `read`, the tables the readers read whole
+    /// ([`Check::start`]). A store that does not start it has it started
+    /// in full when it is opened (`format`); a snapshot that is only
+    /// copied has it run when verified.
+    pub fn start_check(&self, read: &[&str]) {
+        self.check.start(read)
+    }
+
+    /// What the end of the read must confirm (see [`Check`]).
+    pub fn check(&self) -> Arc<Check> {
+        self.check.clone()
+    }
+
+    /// Wait for the structure check, and confirm that no writer changed a
+    /// database read without locks: an input error otherwise.
+    pub fn verify(&self) -> Result<()> {
+        self.check.verify()
+    }
+}
+
+/// What a read of a snapshot must confirm at its end: that the structure
+/// check (`PRAGMA quick_check`, run on a thread of its own while the
+/// readers read) found no damage, and, for a main file read without locks
+/// (`immutable=1`), that its size and times are still those it had when it
+/// was opened.
+pub struct Check {
+    path: PathBuf,
+    /// The main file when opened, for an immutable open.
+    stamp: Option<Stamp>,
+    quick: Mutex<Quick>,
+}
+
+enum Quick {
+    /// Its connection (its read transaction begun with the snapshot's),
+    /// not started yet.
+    Pending {
+        conn: Connection,
+        copy: Option<Arc<PrivateCopy>>,
+    },
+    Running {
+        thread: std::thread::JoinHandle<std::result::Result<(), String>>,
+        interrupt: rusqlite::InterruptHandle,
+    },
+    Done(std::result::Result<(), String>),
+}
+
+impl Check {
+    /// The structure check's verdict (waiting for it), then the main file's
+    /// stamp: the first complaint as an input error of the database.
+    pub fn verify(&self) -> Result<()> {
+        self.structure()?;
+        if let Some(stamp) = &self.stamp
+            && Stamp::of(&self.path).as_ref() != Some(stamp)
+        {
+            return Err(Error::input(
+                &self.path,
+                "database changed while being read; run again when the app is idle",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Start the structure check on its thread, if it has not started:
+    /// of the whole database, or, with `read` (tables the readers read
+    /// whole, which SQLite checks page by page as it reads them), of every
+    /// other table with its indexes (`PRAGMA quick_check(TABLE)`, which
+    /// leaves out the freelist and the page accounting across tables). A
+    /// check never started runs in full when verified.
+    pub fn start(&self, read: &[&str]) {
+        let mut quick = self.lock();
+        if let Quick::Pending { .. } = &*quick {
+            let Quick::Pending { conn, copy } = std::mem::replace(&mut *quick, Quick::Done(Ok(())))
+            else {
+                unreachable!()
+            };
+            let interrupt = conn.get_interrupt_handle();
+            let read: Vec<String> = read.iter().map(|t| t.to_ascii_lowercase()).collect();
+            let thread = std::thread::Builder::new()
+                .name("quick_check".into())
+                .spawn(move || {
+                    let _copy = copy;
+                    structure(&conn, &read)
+                });
+            *quick = match thread {
+                Ok(thread) => Quick::Running { thread, interrupt },
+                Err(e) => Quick::Done(Err(format!("cannot start the structure check: {e}"))),
+            };
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Quick> {
+        self.quick
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn structure(&self) -> Result<()> {
+        self.start(&[]);
+        let mut quick = self.lock();
+        if let Quick::Running { .. } = &*quick {
+            let Quick::Running { thread, .. } = std::mem::replace(&mut *quick, Quick::Done(Ok(())))
+            else {
+                unreachable!()
+            };
+            let verdict = thread
+                .join()
+                .unwrap_or_else(|_| Err("the structure check failed".into()));
+            *quick = Quick::Done(verdict);
+        }
+        match &*quick {
+            Quick::Done(Err(cause)) => Err(Error::input(&self.path, cause.clone())),
+            _ => Ok(()),
+        }
+    }
+
+    /// An error met while reading, or the structure check's complaint
+    /// when it has one: a read that failed on a damaged page is reported
+    /// with the check's cause, which names the damage.
+    pub fn explain(&self, err: Error) -> Error {
+        match self.structure() {
+            Err(damage) => damage,
+            Ok(()) => err,
+        }
+    }
+}
+
+impl Drop for Check {
+    /// A read that stopped early (an error elsewhere, `--conversation`)
+    /// does not wait for the whole check: it is interrupted, and its thread
+    /// (which holds the private copy alive) joined.
+    fn drop(&mut self) {
+        let quick = self
+            .quick
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Quick::Running { interrupt, .. } = &*quick {
+            interrupt.interrupt();
+            if let Quick::Running { thread, .. } = std::mem::replace(quick, Quick::Done(Ok(()))) {
+                let _ = thread.join();
+            }
+        }
+    }
+}
+
+/// A file's size, times and identity: what a write changes.
+#[derive(Debug, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    #[cfg(unix)]
+    changed: (i64, i64),
+    #[cfg(unix)]
+    inode: (u64, u64),
+}
+
+impl Stamp {
+    fn of(path: &Path) -> Option<Stamp> {
+        let meta = std::fs::metadata(path).ok()?;
+        #[cfg(unix)]
+        use std::os::unix::fs::MetadataExt;
+        Some(Stamp {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            #[cfg(unix)]
+            changed: (meta.ctime(), meta.ctime_nsec()),
+            #[cfg(unix)]
+            inode: (meta.dev(), meta.ino()),
         })
     }
 }
 
+/// A source read from a snapshot: when it ends, or fails, the snapshot's
+/// [`Check`] is verified, so that a damaged or changed database is an
+/// input error rather than a report on what was read of it.
+pub struct Guarded<S: ?Sized> {
+    pub inner: Box<S>,
+    check: Option<Arc<Check>>,
+}
+
+impl<S: super::Source + ?Sized> Guarded<S> {
+    pub fn new(inner: Box<S>, check: Arc<Check>) -> Self {
+        Guarded {
+            inner,
+            check: Some(check),
+        }
+    }
+}
+
+impl<S: super::Source + ?Sized> super::Source for Guarded<S> {
+    fn info(&self) -> Arc<super::SourceInfo> {
+        self.inner.info()
+    }
+    fn next_conversation(&mut self) -> Option<Result<Conversation>> {
+        match self.inner.next_conversation() {
+            Some(Err(e)) => Some(Err(match &self.check {
+                Some(check) => check.explain(e),
+                None => e,
+            })),
+            Some(ok) => Some(ok),
+            // Once: a caller that asks again after the error is told the
+            // source has ended.
+            None => match self.check.take()?.verify() {
+                Ok(()) => None,
+                Err(e) => Some(Err(e)),
+            },
+        }
+    }
+    fn is_trace(&self) -> bool {
+        self.inner.is_trace()
+    }
+    fn done(&mut self, conv: Conversation) {
+        self.inner.done(conv)
+    }
+    fn prepare_with(&mut self, work: super::Prepare) {
+        self.inner.prepare_with(work)
+    }
+    fn prepared(&mut self) -> Option<super::Prepared> {
+        self.inner.prepared()
+    }
+}
+
 /// Open `file` (the input `path`, or its private copy) the way every
-/// connection here is opened: read-only in place, read-write on a copy
-/// (SQLite must be able to replay the WAL there); then, after `BEGIN` when
-/// asked, touch the schema so that locked, encrypted and corrupt files fail
-/// at once, with a clear cause.
-fn connect(path: &Path, file: &Path, copied: bool, begin: bool) -> Result<Connection> {
-    let access = if copied {
-        OpenFlags::SQLITE_OPEN_READ_WRITE
-    } else {
-        OpenFlags::SQLITE_OPEN_READ_ONLY
-    };
+/// connection of a snapshot is opened (see the module documentation);
+/// then, after `BEGIN` when asked, touch the schema so that locked,
+/// encrypted and corrupt files fail at once, with a clear cause.
+fn connect(path: &Path, file: &Path, access: Access, begin: bool) -> Result<Connection> {
     let fail = &error_of(path);
-    let conn = Connection::open_with_flags(file, access | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-        .map_err(fail)?;
+    let flags = OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+    let conn = match access {
+        Access::Copy => {
+            Connection::open_with_flags(file, flags | OpenFlags::SQLITE_OPEN_READ_WRITE)
+        }
+        Access::ReadOnly => Connection::open_with_flags(
+            uri(file, "mode=ro"),
+            flags | OpenFlags::SQLITE_OPEN_READ_ONLY,
+        ),
+        Access::ReadOnlyShm => Connection::open_with_flags(
+            uri(file, "mode=ro&readonly_shm=1"),
+            flags | OpenFlags::SQLITE_OPEN_READ_ONLY,
+        ),
+        Access::Immutable => Connection::open_with_flags(
+            uri(file, "mode=ro&immutable=1"),
+            flags | OpenFlags::SQLITE_OPEN_READ_ONLY,
+        ),
+    }
+    .map_err(fail)?;
     conn.busy_timeout(Duration::from_secs(2)).map_err(fail)?;
     if begin {
         conn.execute_batch("BEGIN").map_err(fail)?;
@@ -81,6 +358,39 @@ fn connect(path: &Path, file: &Path, copied: bool, begin: bool) -> Result<Connec
     })
     .map_err(fail)?;
     Ok(conn)
+}
+
+/// A `file:` URI of `path` with `query`: `%`, `?` and `#` escaped, an
+/// absolute path after an empty authority.
+fn uri(path: &Path, query: &str) -> PathBuf {
+    #[cfg(unix)]
+    let bytes = {
+        use std::os::unix::ffi::OsStrExt;
+        path.as_os_str().as_bytes().to_vec()
+    };
+    #[cfg(not(unix))]
+    let bytes = path.to_string_lossy().into_owned().into_bytes();
+    let mut out = b"file:".to_vec();
+    if bytes.first() == Some(&b'/') {
+        out.extend_from_slice(b"//");
+    }
+    for b in bytes {
+        match b {
+            b'%' => out.extend_from_slice(b"%25"),
+            b'?' => out.extend_from_slice(b"%3f"),
+            b'#' => out.extend_from_slice(b"%23"),
+            _ => out.push(b),
+        }
+    }
+    out.push(b'?');
+    out.extend_from_slice(query.as_bytes());
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStringExt;
+        PathBuf::from(std::ffi::OsString::from_vec(out))
+    }
+    #[cfg(not(unix))]
+    PathBuf::from(String::from_utf8_lossy(&out).into_owned())
 }
 
 fn sidecar(path: &Path, suffix: &str) -> PathBuf {
@@ -130,10 +440,11 @@ pub fn open(path: &Path) -> Result<Snapshot> {
     }
     let wal_mode = head[18] == 2 || head[19] == 2;
     let wal = sidecar(path, "-wal");
+    let shm = sidecar(path, "-shm");
     let journal = sidecar(path, "-journal");
-    // A sidecar is copied with the database: a FIFO there would block the
-    // copy forever, a device never end.
-    for (side, suffix) in [(&wal, "-wal"), (&journal, "-journal")] {
+    // A sidecar may be read or copied: a FIFO there would block forever,
+    // a device never end.
+    for (side, suffix) in [(&wal, "-wal"), (&shm, "-shm"), (&journal, "-journal")] {
         if let Ok(meta) = std::fs::metadata(side)
             && let Some(what) = super::not_regular(&meta)
         {
@@ -143,10 +454,25 @@ pub fn open(path: &Path) -> Result<Snapshot> {
             ));
         }
     }
-    let needs_copy = wal_mode || wal.exists() || journal.exists();
-    let copy = if needs_copy {
-        // Private copies that killed runs left behind go first.
-        crate::cleanup::sweep(&std::env::temp_dir(), "");
+    // Taken before anything is read: a write after it changes it.
+    let stamp = Stamp::of(path);
+    let access = if journal.exists() {
+        Access::Copy
+    } else if !wal_mode && !wal.exists() {
+        Access::ReadOnly
+    } else if wal.exists() && shm.exists() {
+        Access::ReadOnlyShm
+    } else if !wal.exists()
+        || wal_adds_nothing(path, &head, &wal).map_err(|e| Error::io(&wal, &e))?
+    {
+        Access::Immutable
+    } else {
+        Access::Copy
+    };
+    // Private copies that killed runs left behind go first (whether or not
+    // this run makes one: a killed run of an older build made more).
+    crate::cleanup::sweep(&std::env::temp_dir(), "");
+    let copy = if access == Access::Copy {
         let dir = tempfile::Builder::new()
             .prefix(&crate::cleanup::tag())
             .tempdir()
@@ -162,7 +488,7 @@ pub fn open(path: &Path) -> Result<Snapshot> {
                 std::fs::copy(src, sidecar(&target, suffix)).map_err(|e| Error::io(src, &e))?;
             }
         }
-        Some((std::sync::Arc::new(dir), target))
+        Some((Arc::new(dir), target))
     } else {
         None
     };
@@ -170,34 +496,182 @@ pub fn open(path: &Path) -> Result<Snapshot> {
         Some((dir, target)) => (Some(dir), target),
         None => (None, path.to_path_buf()),
     };
-    let conn = connect(path, &file, copy.is_some(), false)?;
-    quick_check(path, &conn)?;
-    Ok(Snapshot { conn, file, copy })
+    let conn = connect(path, &file, access, false)?;
+    let check = Arc::new(Check {
+        path: path.to_path_buf(),
+        stamp: if access == Access::Immutable {
+            stamp
+        } else {
+            None
+        },
+        quick: Mutex::new(Quick::Pending {
+            conn: connect(path, &file, access, true)?,
+            copy: copy.clone(),
+        }),
+    });
+    Ok(Snapshot {
+        conn,
+        file,
+        access,
+        copy,
+        check,
+    })
 }
 
-/// Check the structure of the whole database (`PRAGMA quick_check`: every
-/// b-tree page, table and index, without comparing index entries with
-/// their rows) before anything is read from it. A damaged page that the
-/// readers never touch (an index, another table) would otherwise go
-/// unnoticed, and a repair would copy the damage and then fail on its own
-/// output. A corrupt database is an input error naming SQLite's first
-/// complaint.
-fn quick_check(path: &Path, conn: &Connection) -> Result<()> {
-    let first: String = conn
-        .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
-        .map_err(error_of(path))?;
-    if first == "ok" {
+/// The structure check: `PRAGMA quick_check` (every b-tree page, table
+/// and index, without comparing index entries with their rows) of the
+/// whole database, or of every table but those in `read` (lower case).
+/// A damaged page that the readers never touch (an index, another table)
+/// would otherwise go unnoticed, and a repair would copy the damage and
+/// then fail on its own output. The first complaint, as a cause.
+fn structure(conn: &Connection, read: &[String]) -> std::result::Result<(), String> {
+    let first = |sql: &str| -> std::result::Result<String, String> {
+        conn.query_row(sql, [], |r| r.get(0)).map_err(|e| cause(&e))
+    };
+    let mut verdict = "ok".to_string();
+    if read.is_empty() {
+        verdict = first("PRAGMA quick_check(1)")?;
+    } else {
+        let mut names = tables(conn).map_err(|e| cause(&e))?;
+        names.push("sqlite_master".into());
+        for name in names {
+            if read.contains(&name.to_ascii_lowercase()) {
+                continue;
+            }
+            verdict = first(&format!("PRAGMA quick_check({})", quote_ident(&name)))?;
+            if verdict != "ok" {
+                break;
+            }
+        }
+    }
+    if verdict == "ok" {
         return Ok(());
     }
-    let what = first
+    let what = verdict
         .lines()
         .find(|l| !l.starts_with("***"))
-        .unwrap_or(&first)
+        .unwrap_or(&verdict)
         .trim();
-    Err(Error::input(
-        path,
-        format!("database is corrupt (PRAGMA quick_check: {what})"),
-    ))
+    Err(format!("database is corrupt (PRAGMA quick_check: {what})"))
+}
+
+/// Whether the main file alone is the database, whatever the `-wal` beside
+/// it holds: SQLite would read no frame of it (it is shorter than its
+/// header, the header is not a valid WAL header, or no frame is valid and
+/// committed), or every page its committed frames hold is already in the
+/// main file, byte for byte, and the main file is as long as the last
+/// commit says (it was checkpointed and not yet reset). Frames are valid as
+/// SQLite's recovery reads them (<https://www.sqlite.org/fileformat2.html#walformat>):
+/// the header's salts, and the checksum chained from the header through
+/// every frame before. Anything else (a frame the main file lacks) is
+/// `false`: the WAL must be read.
+fn wal_adds_nothing(db: &Path, head: &[u8; 100], wal: &Path) -> std::io::Result<bool> {
+    use std::io::{Read, Seek, SeekFrom};
+    let be = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let mut f = std::io::BufReader::with_capacity(1 << 16, std::fs::File::open(wal)?);
+    let mut header = [0u8; 32];
+    if read_full(&mut f, &mut header)? < 32 {
+        return Ok(true);
+    }
+    let magic = be(&header[0..4]);
+    let page_size = be(&header[8..12]) as usize;
+    if magic & !1 != 0x377f_0682
+        || be(&header[4..8]) != 3_007_000
+        || !(512..=65536).contains(&page_size)
+        || !page_size.is_power_of_two()
+    {
+        return Ok(true);
+    }
+    let big = magic & 1 == 1;
+    let mut sum = checksum(big, &header[..24], (0, 0));
+    if sum != (be(&header[24..28]), be(&header[28..32])) {
+        return Ok(true);
+    }
+    // The latest committed frame of each page (by offset), and the size of
+    // the database at the last commit.
+    let mut committed = std::collections::HashMap::new();
+    let mut pending = Vec::new();
+    let mut size = None;
+    let mut frame = vec![0u8; 24 + page_size];
+    let mut offset = 32u64;
+    while read_full(&mut f, &mut frame)? == frame.len() {
+        let page = be(&frame[0..4]);
+        if page == 0 || frame[8..16] != header[16..24] {
+            break;
+        }
+        sum = checksum(big, &frame[..8], sum);
+        sum = checksum(big, &frame[24..], sum);
+        if sum != (be(&frame[16..20]), be(&frame[20..24])) {
+            break;
+        }
+        pending.push((page, offset + 24));
+        let commit = be(&frame[4..8]);
+        if commit != 0 {
+            committed.extend(pending.drain(..));
+            size = Some(commit);
+        }
+        offset += frame.len() as u64;
+    }
+    let Some(size) = size else {
+        return Ok(true);
+    };
+    let main_page = match u16::from_be_bytes([head[16], head[17]]) {
+        1 => 65536,
+        n => n as usize,
+    };
+    let mut main = std::fs::File::open(db)?;
+    if main_page != page_size || main.metadata()?.len() != u64::from(size) * page_size as u64 {
+        return Ok(false);
+    }
+    let mut ours = vec![0u8; page_size];
+    let mut theirs = vec![0u8; page_size];
+    let mut wal = f.into_inner();
+    for (page, at) in committed {
+        if page > size {
+            continue;
+        }
+        wal.seek(SeekFrom::Start(at))?;
+        wal.read_exact(&mut ours)?;
+        main.seek(SeekFrom::Start(u64::from(page - 1) * page_size as u64))?;
+        main.read_exact(&mut theirs)?;
+        if ours != theirs {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Read until `buf` is full or the file ends; how many bytes were read.
+fn read_full(f: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// SQLite's WAL checksum of `data` (a multiple of 8 bytes), chained from
+/// `sum`: 32-bit words big-endian when the magic number's low bit is set.
+fn checksum(big: bool, data: &[u8], sum: (u32, u32)) -> (u32, u32) {
+    let (mut s1, mut s2) = sum;
+    for w in data.chunks_exact(8) {
+        let word = |b: &[u8]| {
+            let b = [b[0], b[1], b[2], b[3]];
+            if big {
+                u32::from_be_bytes(b)
+            } else {
+                u32::from_le_bytes(b)
+            }
+        };
+        s1 = s1.wrapping_add(word(&w[0..4])).wrapping_add(s2);
+        s2 = s2.wrapping_add(word(&w[4..8])).wrapping_add(s1);
+    }
+    (s1, s2)
 }
 
 /// A column's value as text, whatever its storage class (`None` for NULL).
@@ -244,4 +718,106 @@ pub fn columns_typed(conn: &Connection, table: &str) -> rusqlite::Result<Vec<(St
 /// Quote an identifier for SQLite: never interpolate a name unquoted.
 pub fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A WAL-mode database whose last `rows` inserts stay in its `-wal`
+    /// (no checkpoint on close), without its `-shm`.
+    fn wal_db(dir: &Path, rows: u32) -> PathBuf {
+        let db = dir.join("t.db");
+        let conn = Connection::open(&db).unwrap();
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )
+        .unwrap();
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;
+             CREATE TABLE t (x); PRAGMA wal_checkpoint(TRUNCATE);",
+        )
+        .unwrap();
+        for i in 0..rows {
+            conn.execute("INSERT INTO t VALUES (?1)", [i]).unwrap();
+        }
+        drop(conn);
+        let _ = std::fs::remove_file(sidecar(&db, "-shm"));
+        db
+    }
+
+    fn adds_nothing(db: &Path) -> bool {
+        let mut head = [0u8; 100];
+        head.copy_from_slice(&std::fs::read(db).unwrap()[..100]);
+        wal_adds_nothing(db, &head, &sidecar(db, "-wal")).unwrap()
+    }
+
+    fn rows(db: &Path) -> i64 {
+        open(db)
+            .unwrap()
+            .conn
+            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    /// Committed frames the main file lacks must be read; the same frames
+    /// once checkpointed (still in the WAL, not yet reset) add nothing, and
+    /// neither do frames past the last commit or a torn frame.
+    #[test]
+    fn a_wal_adds_nothing_only_when_the_main_file_holds_its_frames() {
+        let d = tempfile::tempdir().unwrap();
+        let db = wal_db(d.path(), 3);
+        let wal = sidecar(&db, "-wal");
+        assert!(std::fs::metadata(&wal).unwrap().len() > 32);
+        assert!(!adds_nothing(&db));
+        assert_eq!(rows(&db), 3);
+        // A torn last frame: the frames before it still count.
+        let mut bytes = std::fs::read(&wal).unwrap();
+        let n = bytes.len();
+        bytes[n - 1] ^= 0xff;
+        std::fs::write(&wal, &bytes).unwrap();
+        assert!(!adds_nothing(&db));
+        assert_eq!(rows(&db), 2);
+        // Only the header is valid: nothing to read.
+        bytes.truncate(32 + 24 + 4096 - 1);
+        std::fs::write(&wal, &bytes).unwrap();
+        assert!(adds_nothing(&db));
+        std::fs::write(&wal, b"").unwrap();
+        assert!(adds_nothing(&db));
+        // Checkpointed, not reset: the main file holds every frame.
+        let d = tempfile::tempdir().unwrap();
+        let db = wal_db(d.path(), 3);
+        let conn = Connection::open(&db).unwrap();
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )
+        .unwrap();
+        conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE);")
+            .unwrap();
+        drop(conn);
+        std::fs::remove_file(sidecar(&db, "-shm")).unwrap();
+        assert!(std::fs::metadata(sidecar(&db, "-wal")).unwrap().len() > 32);
+        assert!(adds_nothing(&db));
+        assert_eq!(rows(&db), 3);
+    }
+
+    /// A database read without locks (immutable) and written meanwhile is
+    /// an error at the end of the read, not a report on torn data.
+    #[test]
+    fn a_database_written_during_an_immutable_read_fails_the_read() {
+        let d = tempfile::tempdir().unwrap();
+        let db = wal_db(d.path(), 0);
+        std::fs::remove_file(sidecar(&db, "-wal")).unwrap();
+        let snap = open(&db).unwrap();
+        assert_eq!(snap.access, Access::Immutable);
+        snap.verify().unwrap();
+        let snap = open(&db).unwrap();
+        let conn = Connection::open(d.path().join("t.db")).unwrap();
+        conn.execute_batch("INSERT INTO t VALUES (1); PRAGMA wal_checkpoint(TRUNCATE);")
+            .unwrap();
+        let err = snap.verify().unwrap_err().to_string();
+        assert!(err.contains("database changed while being read"), "{err}");
+    }
 }

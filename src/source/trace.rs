@@ -43,6 +43,8 @@ pub struct TraceSource {
     /// The requests of the open conversation: (next, count).
     cursor: Option<(usize, usize)>,
     stray_done: bool,
+    /// What the end of the read must confirm, for a SQLite trace.
+    check: Option<Arc<super::sqlite::Check>>,
 }
 
 impl TraceSource {
@@ -52,7 +54,24 @@ impl TraceSource {
             next_group: 0,
             cursor: None,
             stray_done: false,
+            check: None,
         }
+    }
+
+    /// What a read to the end would have confirmed, for a trace read on
+    /// demand (a SQLite trace's [`super::sqlite::Check`]).
+    pub fn verify(&self) -> Result<()> {
+        match &self.check {
+            Some(check) => check.verify(),
+            None => Ok(()),
+        }
+    }
+
+    /// Verify `check` when the trace has been read to its end, or failed
+    /// ([`super::sqlite::Guarded`]).
+    pub fn guarded(mut self, check: Arc<super::sqlite::Check>) -> Self {
+        self.check = Some(check);
+        self
     }
 
     pub fn groups(&self) -> Vec<String> {
@@ -81,6 +100,29 @@ impl Source for TraceSource {
     }
 
     fn next_conversation(&mut self) -> Option<Result<Conversation>> {
+        match self.next_unchecked() {
+            Some(Err(e)) => Some(Err(match &self.check {
+                Some(check) => check.explain(e),
+                None => e,
+            })),
+            Some(ok) => Some(ok),
+            None => match self.check.as_ref()?.verify() {
+                Ok(()) => None,
+                Err(e) => {
+                    self.check = None;
+                    Some(Err(e))
+                }
+            },
+        }
+    }
+
+    fn is_trace(&self) -> bool {
+        true
+    }
+}
+
+impl TraceSource {
+    fn next_unchecked(&mut self) -> Option<Result<Conversation>> {
         loop {
             if let Some((next, count)) = self.cursor
                 && next < count
@@ -105,9 +147,5 @@ impl Source for TraceSource {
                 Err(e) => return Some(Err(e)),
             }
         }
-    }
-
-    fn is_trace(&self) -> bool {
-        true
     }
 }

@@ -30,6 +30,8 @@ pub fn edit_sqlite_copy(
     snap.conn
         .backup(rusqlite::MAIN_DB, tmp.path(), None)
         .map_err(|e| db_err(output, e))?;
+    // The input damaged, or written while it was copied: nothing is written.
+    snap.verify()?;
     drop(snap);
     let mut conn = rusqlite::Connection::open_with_flags(
         tmp.path(),
