@@ -62,7 +62,7 @@ for t in "${targets[@]}"; do
         "${budget[@]}" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
         "${parallel[@]}" -print_final_stats=1 \
         -artifact_prefix="artifacts/$t/" >"$log" 2>&1 || status=$?
-    grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb)' "$log" || true
+    grep -E '^(#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units|stat::peak_rss_mb)' "$log" || true
     # A failing input (crash, contract violation, timeout, leak) is written
     # under artifacts/; any other failure is the fuzzer's own.
     if [ "$status" != 0 ] || compgen -G "artifacts/$t/*" >/dev/null; then

@@ -745,3 +745,29 @@ fn snapshots_of_lint_for_every_app_history() {
         insta::assert_snapshot!(format!("agents_lint_json__{name}"), json);
     }
 }
+
+/// Found by the repair_file fuzz target: a goose session whose first line
+/// (its metadata) was overwritten was read as an OpenAI chat, where goose's
+/// `toolResponse` blocks mean nothing, so a stray result went unseen; its
+/// repair, which dropped the broken line, then read as goose and showed
+/// it. A damaged first line no longer decides the format: the first record
+/// that parses does.
+#[test]
+fn a_goose_session_with_its_first_line_overwritten_is_still_goose() {
+    let src = std::fs::read_to_string(root().join(GOOSE).join("20250914_100211.jsonl")).unwrap();
+    let mut lines: Vec<String> = src.lines().map(str::to_string).collect();
+    lines[0] = format!("{}\u{0}\u{0}garbage", &lines[0][..lines[0].len() / 2]);
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("20250914_100211.jsonl");
+    std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+    let (code, doc) = lint_json(p.to_str().unwrap(), &[]);
+    assert_eq!(code, 1, "{doc:#}");
+    assert_eq!(doc["files"][0]["dialect"], "goose", "{doc:#}");
+    let rules: Vec<&str> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(rules, ["corrupt-record"], "{doc:#}");
+}

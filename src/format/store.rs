@@ -55,15 +55,32 @@ impl<'a> Head<'a> {
     }
 
     /// The first non-blank line of the head, when it parses as JSON:
-    /// parsed on first use, shared by every store's `detect`.
+    /// parsed on first use, shared by every store's `detect`. When that
+    /// line is a record that does not parse (a torn or overwritten first
+    /// line of a JSON Lines file), the first later record that does is
+    /// taken instead: a damaged first line must not decide the format of
+    /// the file. Later lines count only as records of their own (starting
+    /// with `{` at the start of the line), never lines inside a
+    /// pretty-printed document.
     pub fn first_value(&self) -> Option<&serde_json::Value> {
         self.first
             .get_or_init(|| {
-                let line = self
+                let mut lines = self
                     .bytes
                     .split(|&b| b == b'\n')
-                    .find(|l| !l.iter().all(u8::is_ascii_whitespace))?;
-                serde_json::from_slice(line).ok()
+                    .filter(|l| !l.iter().all(u8::is_ascii_whitespace));
+                let first = lines.next()?;
+                if let Ok(v) = serde_json::from_slice(first) {
+                    return Some(v);
+                }
+                let record = |l: &[u8]| l.first() == Some(&b'{') && l.len() > 1;
+                if !record(first) {
+                    return None;
+                }
+                lines
+                    .filter(|l| record(l))
+                    .find_map(|l| serde_json::from_slice::<serde_json::Value>(l).ok())
+                    .filter(serde_json::Value::is_object)
             })
             .as_ref()
     }
