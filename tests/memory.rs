@@ -1,6 +1,6 @@
 //! Peak memory: a run holds one conversation at a time, and a
 //! conversation costs at most about twice its bytes plus half a KiB per
-//! record (DESIGN.md, Performance; bench/README.md, Memory). A history of
+//! record (the bound bench/README.md states under "Memory"). A history of
 //! short records is the worst case for the per-record part: before the
 //! model's part lists stopped reserving four parts per message, `lint`
 //! took about 1 KiB per record and `diff` over 2 KiB.
