@@ -60,6 +60,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--chunks", type=int, default=1_000_000)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--conversation-chunks", type=int, default=0,
+                    help="every conversation this many chunks (default: 50-400 each); "
+                         "with --chunks, one conversation of N chunks measures memory per conversation")
     ap.add_argument("--out", default=os.path.join(os.environ.get("BENCH_DIR", "/tmp/chatfsck-bench"), "kv", "dispatch.db"))
     a = ap.parse_args()
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
@@ -73,7 +76,7 @@ def main():
     broken = 0
     while total < a.chunks:
         cid = str(uuid.UUID(int=rng.getrandbits(128)))
-        size = min(rng.randint(50, 400), a.chunks - total)
+        size = min(a.conversation_chunks or rng.randint(50, 400), a.chunks - total)
         is_broken = n % 50 == 0
         rows, seq = conversation(rng, cid, max(size, 6), is_broken)
         con.executemany("INSERT INTO kv VALUES ('conversation-store', ?, ?)", rows)

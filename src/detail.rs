@@ -215,12 +215,15 @@ pub fn chunk_views(conv: &Conversation) -> (Option<Vec<ChunkRow>>, Option<Vec<Lo
         let cs = &log.chunks[g.clone()];
         let mut roles: Vec<String> = Vec::new();
         let mut msgs: Vec<usize> = Vec::new();
+        // A group of a store whose indices all collide holds every
+        // message: looking each one up in `msgs` took quadratic time.
+        let mut seen: foldhash::HashSet<usize> = foldhash::HashSet::default();
         for (k, c) in cs.iter().enumerate() {
             loaded_of[g.start + k] = gi;
             if !roles.iter().any(|r| r == c.role.as_str()) {
                 roles.push(c.role.to_string());
             }
-            if !msgs.contains(&c.message) {
+            if seen.insert(c.message) {
                 msgs.push(c.message);
             }
         }

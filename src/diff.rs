@@ -122,31 +122,83 @@ fn summary(m: &Message) -> String {
     }
 }
 
-/// What a message says: the key messages are aligned on.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-struct Key(String);
+/// What a message says: the key messages are aligned on (its role and
+/// its parts' content, not where it is stored). It refers to the message
+/// and carries a hash of that content, instead of a copy of every text:
+/// a copy doubled the memory a diff of long histories took, for each side.
+#[derive(Debug, Clone, Copy)]
+struct Key<'m> {
+    hash: u64,
+    msg: &'m Message,
+}
 
-fn key(m: &Message) -> Key {
-    let mut s = String::from(m.role.as_str());
-    for p in &m.parts {
-        s.push('\u{1}');
-        match &p.kind {
-            PartKind::Text { text } => s.push_str(&format!("t{text}")),
-            PartKind::Thinking { text } => s.push_str(&format!("h{text}")),
-            PartKind::ToolCall {
-                id,
-                name,
-                arguments,
-            } => s.push_str(&format!("c{id}\u{2}{name}\u{2}{}", arguments.raw)),
-            PartKind::ToolResult {
-                call_id,
-                content,
-                is_error,
-            } => s.push_str(&format!("r{call_id}\u{2}{content}\u{2}{is_error:?}")),
-            PartKind::Other { kind } => s.push_str(&format!("o{kind}")),
-        }
+impl Key<'_> {
+    fn content(&self) -> impl Iterator<Item = Fields<'_>> {
+        self.msg.parts.iter().map(|p| fields(&p.kind))
     }
-    Key(s)
+}
+
+impl PartialEq for Key<'_> {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o).is_eq()
+    }
+}
+
+impl Eq for Key<'_> {}
+
+impl PartialOrd for Key<'_> {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl Ord for Key<'_> {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.hash
+            .cmp(&o.hash)
+            .then_with(|| self.msg.role.as_str().cmp(o.msg.role.as_str()))
+            .then_with(|| self.content().cmp(o.content()))
+    }
+}
+
+impl std::hash::Hash for Key<'_> {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        h.write_u64(self.hash)
+    }
+}
+
+/// What a part says, as the key compares it: its kind and its texts.
+type Fields<'p> = (u8, &'p str, &'p str, &'p str, Option<bool>);
+
+fn fields(p: &PartKind) -> Fields<'_> {
+    match p {
+        PartKind::Text { text } => (0, text, "", "", None),
+        PartKind::Thinking { text } => (1, text, "", "", None),
+        PartKind::ToolCall {
+            id,
+            name,
+            arguments,
+        } => (2, id, name, &arguments.raw, None),
+        PartKind::ToolResult {
+            call_id,
+            content,
+            is_error,
+        } => (3, call_id, content, "", *is_error),
+        PartKind::Other { kind } => (4, kind, "", "", None),
+    }
+}
+
+fn key(m: &Message) -> Key<'_> {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut h = foldhash::quality::FixedState::with_seed(0).build_hasher();
+    m.role.as_str().hash(&mut h);
+    for p in &m.parts {
+        fields(&p.kind).hash(&mut h);
+    }
+    Key {
+        hash: h.finish(),
+        msg: m,
+    }
 }
 
 /// Differences between two messages that align.
@@ -187,8 +239,8 @@ fn details(a: &Message, b: &Message) -> Vec<String> {
 }
 
 pub fn compare(a: &Conversation, b: &Conversation) -> ConvDiff {
-    let ka: Vec<Key> = a.messages.iter().map(key).collect();
-    let kb: Vec<Key> = b.messages.iter().map(key).collect();
+    let ka: Vec<Key<'_>> = a.messages.iter().map(key).collect();
+    let kb: Vec<Key<'_>> = b.messages.iter().map(key).collect();
     let ops = capture_diff_slices(Algorithm::Patience, &ka, &kb);
     let mut removed: Vec<usize> = Vec::new();
     let mut added: Vec<usize> = Vec::new();
@@ -247,7 +299,7 @@ pub fn compare(a: &Conversation, b: &Conversation) -> ConvDiff {
         }
     }
     // A removed message whose content reappears among the added is moved.
-    let mut added_by_key: HashMap<&Key, Vec<usize>> = HashMap::new();
+    let mut added_by_key: HashMap<&Key<'_>, Vec<usize>> = HashMap::new();
     for &j in &added {
         added_by_key.entry(&kb[j]).or_default().push(j);
     }

@@ -163,6 +163,10 @@ fn row(pos: usize, m: &crate::model::Message) -> Row {
             _ => {}
         }
     }
+    // A timeline holds a row per message of the conversation: no spare
+    // room (a `Vec`'s first allocation holds four names).
+    parts.shrink_to_fit();
+    ids.shrink_to_fit();
     Row {
         position: pos,
         loc: m.loc.clone(),

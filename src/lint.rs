@@ -2,7 +2,6 @@
 //! rules, collect findings. Files are checked in parallel; each conversation
 //! is dropped as soon as its findings are computed.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -21,7 +20,7 @@ use crate::source::{self, Limits};
 pub struct Stats {
     pub conversations: u64,
     pub messages: u64,
-    pub by_role: BTreeMap<&'static str, u64>,
+    pub by_role: RoleCounts,
     pub tool_calls: u64,
     pub tool_results: u64,
     pub meta_records: u64,
@@ -54,15 +53,17 @@ impl Stats {
                 }
             }
         }
-        s.by_role.extend(roles);
+        for (role, n) in roles {
+            s.by_role.add(role, n);
+        }
         s
     }
 
     pub fn add(&mut self, o: &Stats) {
         self.conversations += o.conversations;
         self.messages += o.messages;
-        for (k, v) in &o.by_role {
-            *self.by_role.entry(k).or_default() += v;
+        for (k, v) in o.by_role.iter() {
+            self.by_role.add(k, v);
         }
         self.tool_calls += o.tool_calls;
         self.tool_results += o.tool_results;
@@ -71,7 +72,39 @@ impl Stats {
     }
 
     pub fn role(&self, r: Role) -> u64 {
-        self.by_role.get(r.as_str()).copied().unwrap_or(0)
+        self.by_role.get(r.as_str())
+    }
+}
+
+/// Messages by role, ordered by the role's name, written as a JSON map.
+/// A short list: a run over many files keeps one per file, and a
+/// `BTreeMap` cost a node of some 270 bytes for each.
+#[derive(Debug, Clone, Default)]
+pub struct RoleCounts(Vec<(&'static str, u64)>);
+
+impl RoleCounts {
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        self.0.iter().copied()
+    }
+
+    pub fn get(&self, role: &str) -> u64 {
+        self.0
+            .iter()
+            .find(|(r, _)| *r == role)
+            .map_or(0, |(_, n)| *n)
+    }
+
+    fn add(&mut self, role: &'static str, n: u64) {
+        match self.0.binary_search_by(|(r, _)| r.cmp(&role)) {
+            Ok(i) => self.0[i].1 += n,
+            Err(i) => self.0.insert(i, (role, n)),
+        }
+    }
+}
+
+impl Serialize for RoleCounts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.iter())
     }
 }
 
@@ -347,6 +380,9 @@ pub fn lint_with_progress(
         })
         .collect();
     let mut out = Outcome::default();
+    // Exactly one report per input at most: no doubling slack for a run
+    // over tens of thousands of files.
+    out.files.reserve_exact(results.len());
     for (path, explicit, r) in results {
         match r {
             Ok(report) => out.files.push(report),
