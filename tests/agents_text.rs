@@ -771,3 +771,46 @@ fn a_goose_session_with_its_first_line_overwritten_is_still_goose() {
         .collect();
     assert_eq!(rules, ["corrupt-record"], "{doc:#}");
 }
+
+/// A Roo Code task after a context condense: the messages the summary
+/// replaced (`condenseParent` naming its `condenseId`) are kept on disk and
+/// never sent (`getEffectiveApiHistory`), and a result after the summary
+/// whose call was condensed away is dropped from the request. Neither is a
+/// finding. A tag naming a summary that is not there hides nothing.
+#[test]
+fn roo_condensed_messages_are_not_sent_and_not_reported() {
+    let condensed = concat!(
+        r#"[{"role":"user","content":[{"type":"text","text":"<task>\nfix it\n</task>"}],"ts":1,"condenseParent":"c1"},"#,
+        r#"{"role":"assistant","content":[{"type":"tool_use","id":"toolu_GONE","name":"read_file","input":{"path":"a.ts"}},{"type":"tool_use","id":"toolu_LATE","name":"read_file","input":{"path":"b.ts"}}],"ts":2,"condenseParent":"c1"},"#,
+        r#"{"role":"user","content":[{"type":"text","text":"Summary: read a.ts; b.ts is being read."}],"ts":3,"isSummary":true,"condenseId":"c1"},"#,
+        r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_LATE","content":"B"},{"type":"text","text":"go on"}],"ts":4},"#,
+        r#"{"role":"assistant","content":[{"type":"text","text":"Done."}],"ts":5}]"#
+    );
+    let d = tempfile::tempdir().unwrap();
+    let dir = d
+        .path()
+        .join("rooveterinaryinc.roo-cline/tasks/0199c7c6-0000-7000-8000-000000000001");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("api_conversation_history.json");
+    std::fs::write(&p, condensed).unwrap();
+    let path = p.to_str().unwrap();
+    let (c, doc) = lint_json(path, &[]);
+    assert_eq!(findings(&doc), Vec::<String>::new(), "{doc:#}");
+    assert_eq!(c, 0);
+    let (dialect, messages, calls, results, meta, _) = counts(path);
+    assert_eq!(
+        (dialect.as_str(), messages, calls, results, meta),
+        ("roo-code", 3, 0, 0, 2)
+    );
+    // Without its summary, the tag hides nothing: the unanswered call and
+    // the late result are what Roo sends.
+    std::fs::write(&p, condensed.replace(r#""isSummary":true,"#, "")).unwrap();
+    let (c, doc) = lint_json(path, &[]);
+    assert_eq!(c, 1, "{doc:#}");
+    assert!(
+        findings(&doc)
+            .iter()
+            .any(|f| f.starts_with("orphan-tool-call")),
+        "{doc:#}"
+    );
+}

@@ -16,6 +16,12 @@
 //!   them. Without a `tool_use` (the XML-tool era) it stays text.
 //! - **Completion calls.** An accepted `attempt_completion` is left
 //!   unanswered on disk by design: recorded as such, never an orphan.
+//! - **Roo's condensation.** What Roo sends is `getEffectiveApiHistory`
+//!   of the array: from the last summary on, without the messages a
+//!   summary or truncation marker replaced (their `condenseParent` /
+//!   `truncationParent` names it), and without results whose call was
+//!   condensed away. Those messages are read as meta records, not
+//!   messages: nothing in them is sent, so nothing in them is a finding.
 //! - **`[]`.** An emptied history is read as a conversation with no
 //!   message (rule `empty-history`), not refused as "not a history".
 //! - **`ui_messages.json`** is refused with a one-line error that says what
@@ -221,20 +227,129 @@ fn read(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversati
             ),
         )
     })?;
+    let roo = info.dialect == Dialect::RooCode;
+    let hidden = if roo {
+        condensed_away(&elements)
+    } else {
+        Vec::new()
+    };
     let mut b = Builder::new(Conversation::new(path.display().to_string(), info), &READ);
-    for (el, loc) in super::records::element_locs(text, start, elements) {
+    let mut hidden_calls = std::collections::HashSet::new();
+    for (k, (el, loc)) in super::records::element_locs(text, start, elements)
+        .into_iter()
+        .enumerate()
+    {
         // Roo keeps encrypted reasoning as standalone items: elements of
         // the array, not chat messages.
         if is_reasoning_item(el.get()) {
             b.conv.meta_records += 1;
             continue;
         }
+        // Condensed or truncated away: kept on disk, never sent.
+        if hidden.get(k).copied().unwrap_or(false) {
+            b.conv.meta_records += 1;
+            hidden_calls.extend(call_ids(el.get()));
+            continue;
+        }
         b.feed(el.get(), loc, false);
     }
     let mut conv = b.conv;
+    if !hidden_calls.is_empty() {
+        drop_results_of(&mut conv.messages, &hidden_calls);
+    }
     pair_text_results(&mut conv.messages);
     conv.by_design = completion_calls(&conv.messages);
     Ok(conv)
+}
+
+/// Roo Code's condense and truncation tags on one element.
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct Tags {
+    is_summary: bool,
+    condense_id: Option<String>,
+    condense_parent: Option<String>,
+    is_truncation_marker: bool,
+    truncation_id: Option<String>,
+    truncation_parent: Option<String>,
+}
+
+/// Which elements Roo Code leaves out of every request
+/// (`getEffectiveApiHistory`): everything before the last summary
+/// (`isSummary`), and those whose `condenseParent` names a summary the
+/// history holds (`isSummary` with that `condenseId`) or whose
+/// `truncationParent` names a truncation marker it holds. A tag naming a
+/// summary or marker that is not there hides nothing: Roo sends the
+/// message.
+fn condensed_away(elements: &[&RawValue]) -> Vec<bool> {
+    let tags: Vec<Tags> = elements
+        .iter()
+        .map(|e| serde_json::from_str(e.get()).unwrap_or_default())
+        .collect();
+    let summaries: std::collections::HashSet<&str> = tags
+        .iter()
+        .filter(|t| t.is_summary)
+        .filter_map(|t| t.condense_id.as_deref())
+        .collect();
+    let markers: std::collections::HashSet<&str> = tags
+        .iter()
+        .filter(|t| t.is_truncation_marker)
+        .filter_map(|t| t.truncation_id.as_deref())
+        .collect();
+    let last_summary = tags.iter().rposition(|t| t.is_summary).unwrap_or(0);
+    tags.iter()
+        .enumerate()
+        .map(|(k, t)| {
+            k < last_summary
+                || t.condense_parent
+                    .as_deref()
+                    .is_some_and(|p| summaries.contains(p))
+                || t.truncation_parent
+                    .as_deref()
+                    .is_some_and(|p| markers.contains(p))
+        })
+        .collect()
+}
+
+/// The `tool_use` ids of one element.
+fn call_ids(el: &str) -> Vec<String> {
+    #[derive(serde::Deserialize)]
+    struct Block {
+        #[serde(rename = "type", default)]
+        ty: String,
+        #[serde(default)]
+        id: Option<String>,
+    }
+    #[derive(serde::Deserialize)]
+    struct El {
+        #[serde(default)]
+        content: Option<serde_json::Value>,
+    }
+    let Ok(El {
+        content: Some(serde_json::Value::Array(blocks)),
+    }) = serde_json::from_str::<El>(el)
+    else {
+        return Vec::new();
+    };
+    blocks
+        .into_iter()
+        .filter_map(|b| serde_json::from_value::<Block>(b).ok())
+        .filter(|b| b.ty == "tool_use")
+        .filter_map(|b| b.id)
+        .collect()
+}
+
+/// Results of calls that were condensed away: Roo drops them from the
+/// request (their `tool_use` is gone), so they are not results the
+/// provider sees. A message left with nothing goes too.
+fn drop_results_of(messages: &mut Vec<Message>, calls: &std::collections::HashSet<String>) {
+    messages.retain_mut(|m| {
+        let before = m.parts.len();
+        m.parts.retain(
+            |p| !matches!(&p.kind, PartKind::ToolResult { call_id, .. } if calls.contains(call_id)),
+        );
+        before == 0 || !m.parts.is_empty()
+    });
 }
 
 fn is_reasoning_item(el: &str) -> bool {
