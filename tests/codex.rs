@@ -199,6 +199,39 @@ fn compacted_replacement_history_is_the_base() {
     assert!(text.contains("Another language model started"), "{text}");
 }
 
+/// A legacy `compacted` line (no `replacement_history`): Codex rebuilds
+/// the history from the user messages so far and the summary
+/// (`build_compacted_history`), so an unanswered call before it is never
+/// sent: not a finding. The same call after the compaction is one.
+#[test]
+fn a_legacy_compaction_leaves_the_calls_before_it_behind() {
+    let src =
+        std::fs::read_to_string(root().join(path("orphan-tool-call/middle-output-deleted.jsonl")))
+            .unwrap();
+    let compacted = r#"{"timestamp":"2026-05-11T11:21:00.000Z","type":"compacted","payload":{"message":"Summary: the transcript was reviewed; one command's output was lost."}}"#;
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir
+        .path()
+        .join("rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl");
+    std::fs::write(&p, format!("{src}{compacted}\n")).unwrap();
+    let (code, doc) = lint_json(p.to_str().unwrap(), &[]);
+    assert_eq!(findings(&doc), Vec::<String>::new(), "{doc:#}");
+    assert_eq!(code, 0);
+    let o = run(&["inspect", "--format", "json", p.to_str().unwrap()]);
+    assert!(stdout(&o).contains("Summary: the transcript was reviewed"));
+    // Before the compaction the call is still what Codex sends.
+    let mut lines: Vec<&str> = src.lines().collect();
+    lines.insert(2, compacted);
+    std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+    let (_, doc) = lint_json(p.to_str().unwrap(), &[]);
+    assert!(
+        findings(&doc)
+            .iter()
+            .any(|f| f.starts_with("orphan-tool-call")),
+        "{doc:#}"
+    );
+}
+
 #[test]
 fn the_real_rollout_and_healthy_fixtures_raise_no_error() {
     let corpus = root().join(CORPUS_ROLLOUT);

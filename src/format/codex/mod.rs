@@ -124,12 +124,17 @@ pub(crate) fn record(b: &mut Builder, rec: Rec<'_>, loc: Loc) -> Result<(), Stri
 /// A `compacted` line. One that carries `replacement_history` is the new
 /// base of the thread: Codex resumes from those items and replays only what
 /// follows, so everything read before it is not sent. A legacy one (no
-/// `replacement_history`) is kept as a meta record.
+/// `replacement_history`) is rebuilt as Codex rebuilds it
+/// (`build_compacted_history`): the user messages so far, then the
+/// summary (`message`) as one more user message; the model's items before
+/// it (its messages, calls and their outputs) are not sent.
 fn compacted(b: &mut Builder, payload: &str, loc: &Loc) -> Result<(), String> {
     #[derive(Deserialize)]
     struct Compacted<'a> {
         #[serde(borrow, default)]
         replacement_history: Option<Vec<RawValue<'a>>>,
+        #[serde(borrow, default)]
+        message: Option<Cow<'a, str>>,
     }
     let c: Compacted<'_> = sonic_rs::from_str(payload).map_err(|e| {
         format!(
@@ -139,6 +144,24 @@ fn compacted(b: &mut Builder, payload: &str, loc: &Loc) -> Result<(), String> {
     })?;
     b.conv.meta_records += 1;
     let Some(history) = c.replacement_history else {
+        b.conv.messages.retain(|m| {
+            m.role == Role::User
+                && m.parts
+                    .iter()
+                    .all(|p| !matches!(p.kind, PartKind::ToolResult { .. }))
+        });
+        if let Some(summary) = c.message.filter(|s| !s.is_empty()) {
+            let mut m = Message::new(Role::User, loc.clone());
+            m.push(
+                PartKind::Text {
+                    text: summary.into_owned().into(),
+                },
+                loc.clone(),
+            );
+            b.conv.messages.push(m);
+        }
+        b.codex_open_assistant = false;
+        b.codex_turns.clear();
         return Ok(());
     };
     b.conv.messages.clear();
