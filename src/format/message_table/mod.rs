@@ -345,6 +345,19 @@ pub struct RawConv {
     pub execs: Vec<RawExec>,
 }
 
+impl crate::source::pipeline::Weigh for RawConv {
+    fn weight(&self) -> usize {
+        let text = |t: &Option<String>| t.as_ref().map_or(0, String::len);
+        let msgs: usize = self.msgs.iter().map(|m| text(&m.content)).sum();
+        let execs: usize = self
+            .execs
+            .iter()
+            .map(|e| text(&e.output) + text(&e.error))
+            .sum();
+        msgs + execs
+    }
+}
+
 /// A backend's two ordered cursors.
 pub trait RowReader {
     fn next_message(&mut self) -> std::result::Result<Option<RawMsg>, String>;
@@ -794,7 +807,7 @@ mod tests {
         let dealer = Dealer::single(tx);
         pump(&mut feed, Path::new("t"), &dealer);
         drop(dealer);
-        let convs: Vec<RawConv> = rx.into_iter().map(|r| r.unwrap()).collect();
+        let convs: Vec<RawConv> = rx.into_iter().flatten().map(|r| r.unwrap()).collect();
         assert_eq!(convs.len(), 2);
         assert_eq!(convs[0].id, "2");
         assert_eq!(convs[0].msgs.len(), 2);
@@ -827,7 +840,7 @@ mod tests {
         let dealer = Dealer::single(tx);
         pump(&mut feed, Path::new("t"), &dealer);
         drop(dealer);
-        let convs: Vec<RawConv> = rx.into_iter().map(|r| r.unwrap()).collect();
+        let convs: Vec<RawConv> = rx.into_iter().flatten().map(|r| r.unwrap()).collect();
         let ids: Vec<(String, Vec<String>)> = convs
             .iter()
             .map(|c| {
