@@ -3,7 +3,7 @@
 
 Writes DB (default $BENCH_DIR/gbrain/gbrain.db) in the schema of
 fixtures/gbrain/gbrain.sql (its CREATE statements) with `--rows` rows of
-`subagent_messages` (default 1,000,000, about 400 MB) in jobs of 4-24
+`subagent_messages` (default 1,000,000, about 760 MB) in jobs of 4-24
 messages: a user task, then rounds of an assistant turn calling one or two
 tools, the user message carrying their results, and a final answer; one
 `subagent_tool_executions` row per call. Every 100th job lost the message

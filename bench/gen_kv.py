@@ -2,7 +2,7 @@
 """Generate a dispatch conversation store for the chunk-store benchmark.
 
 Writes DB (default $BENCH_DIR/kv/dispatch.db) with `--chunks` chunk rows
-(default 1,000,000, about 690 MB) spread over conversations of 50-400
+(default 1,000,000, about 720 MB) spread over conversations of 50-400
 chunks (the few-long shape), or with `--turns 2-12` over conversations of
 2-12 turns of six chunks each (the many-short shape: `--chunks 920000
 --turns 2-12` gives about 20,000 conversations), in dispatch's exact layout (kv(namespace, key, value), namespace

@@ -10,8 +10,8 @@ holds its whole prompt (`llm.input_messages`, and the raw request again in
 `input.value`), so prompts grow along a session, as they do in a real one.
 Every 40th session's last answer was cut by a stream reset (no finish
 reason, ERROR status with an exception event). Deterministic for a seed.
-The default, 4,500 sessions, is about 100,000 spans and 1 GB;
-`--sessions 1400` gives about 300 MB.
+The default, 5,100 sessions, is about 102,000 spans and 820 MB;
+`--sessions 2000` gives about 300 MB.
 """
 import argparse
 import json
@@ -98,7 +98,7 @@ def schema():
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--sessions", type=int, default=4500)
+    ap.add_argument("--sessions", type=int, default=5100)
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--out", default=os.path.join(os.environ.get("BENCH_DIR", "/tmp/chatfsck-bench"), "phoenix", "phoenix.db"))
     a = ap.parse_args()

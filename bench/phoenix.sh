@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Trace benchmark: `chatfsck lint` over an Arize Phoenix database (about
-# 100,000 spans, 800 MB by default; gen_phoenix.py) against sqlite3 reading
+# 102,000 spans, 820 MB by default; gen_phoenix.py) against sqlite3 reading
 # the same rows (`select * from spans`), pair by pair in the same run, with
 # peak RSS and bytes written to files (temporary copies, sort spills).
 # Target: <= 2x sqlite3, memory bounded. Checks that every cut answer
