@@ -2,8 +2,10 @@
 """Generate a dispatch conversation store for the chunk-store benchmark.
 
 Writes DB (default $BENCH_DIR/kv/dispatch.db) with `--chunks` chunk rows
-(default 1,000,000, about 750 MB) spread over conversations of 50-400
-chunks, in dispatch's exact layout (kv(namespace, key, value), namespace
+(default 1,000,000, about 720 MB) spread over conversations of 50-400
+chunks (the few-long shape), or with `--turns 2-12` over conversations of
+2-12 turns of six chunks each (the many-short shape: `--chunks 920000
+--turns 2-12` gives about 20,000 conversations), in dispatch's exact layout (kv(namespace, key, value), namespace
 `conversation-store`, keys `conv:<id>:chunk:<10 digits>`, values
 `{"chunk":…,"role":…,"msgIdx":…,"chunkIdx":…}`) plus the per-conversation
 `:seq` and `:cwd` keys. Deterministic for a given seed. Conversations reuse
@@ -63,8 +65,11 @@ def main():
     ap.add_argument("--conversation-chunks", type=int, default=0,
                     help="every conversation this many chunks (default: 50-400 each); "
                          "with --chunks, one conversation of N chunks measures memory per conversation")
+    ap.add_argument("--turns", metavar="LO-HI",
+                    help="conversations of LO-HI turns (six chunks each) instead of 50-400 chunks")
     ap.add_argument("--out", default=os.path.join(os.environ.get("BENCH_DIR", "/tmp/chatfsck-bench"), "kv", "dispatch.db"))
     a = ap.parse_args()
+    turns = tuple(int(x) for x in a.turns.split("-")) if a.turns else None
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     if os.path.exists(a.out):
         os.remove(a.out)
@@ -76,7 +81,11 @@ def main():
     broken = 0
     while total < a.chunks:
         cid = str(uuid.UUID(int=rng.getrandbits(128)))
-        size = min(a.conversation_chunks or rng.randint(50, 400), a.chunks - total)
+        if a.conversation_chunks:
+            wanted = a.conversation_chunks
+        else:
+            wanted = 6 * rng.randint(*turns) if turns else rng.randint(50, 400)
+        size = min(wanted, a.chunks - total)
         is_broken = n % 50 == 0
         rows, seq = conversation(rng, cid, max(size, 6), is_broken)
         con.executemany("INSERT INTO kv VALUES ('conversation-store', ?, ?)", rows)

@@ -3,24 +3,33 @@
 # million chunks (~720 MB), against `sqlite3 DB "select key, value from kv"`
 # measured in the same run. Target: <= 1.5x sqlite3, peak RSS < 100 MiB,
 # and every conversation generated with a msgIdx collision reported.
-#   bench/kv.sh [--chunks N] [--runs N]
+# `--turns 2-12` generates the many-short shape instead (conversations of
+# 2-12 turns; `--chunks 920000 --turns 2-12` is about 20,000 of them).
+#   bench/kv.sh [--chunks N] [--turns LO-HI] [--runs N]
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(dirname "$HERE")"
 BENCH_DIR="${BENCH_DIR:-/tmp/chatfsck-bench}"
 CHUNKS=1000000
 RUNS=3
+TURNS=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --chunks) CHUNKS="$2"; shift 2 ;;
     --runs) RUNS="$2"; shift 2 ;;
-    *) echo "usage: bench/kv.sh [--chunks N] [--runs N]" >&2; exit 2 ;;
+    --turns) TURNS="$2"; shift 2 ;;
+    *) echo "usage: bench/kv.sh [--chunks N] [--turns LO-HI] [--runs N]" >&2; exit 2 ;;
   esac
 done
 BIN="${CHATFSCK_BIN:-$ROOT/target/release/chatfsck}"
 [ -x "$BIN" ] || (cd "$ROOT" && cargo build --release)
-DB="$BENCH_DIR/kv/dispatch-$CHUNKS.db"
-[ -f "$DB" ] || python3 "$HERE/gen_kv.py" --chunks "$CHUNKS" --out "$DB"
+if [ -n "$TURNS" ]; then
+  DB="$BENCH_DIR/kv/dispatch-$CHUNKS-turns-$TURNS.db"
+  [ -f "$DB" ] || python3 "$HERE/gen_kv.py" --chunks "$CHUNKS" --turns "$TURNS" --out "$DB"
+else
+  DB="$BENCH_DIR/kv/dispatch-$CHUNKS.db"
+  [ -f "$DB" ] || python3 "$HERE/gen_kv.py" --chunks "$CHUNKS" --out "$DB"
+fi
 command -v sqlite3 >/dev/null || { echo "sqlite3 is needed for the baseline" >&2; exit 2; }
 best() { sort -n | head -1; }
 # Every timed run starts from a warm page cache: some machines (VMs among

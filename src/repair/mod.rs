@@ -129,6 +129,12 @@ pub fn plan<'a>(
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
+    // A path that does not resolve is no file (canonicalising it fails
+    // too): one stat each, before walking every component of both, which
+    // a repair of a directory did eight times per file.
+    if std::fs::metadata(b).is_err() || std::fs::metadata(a).is_err() {
+        return false;
+    }
     match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
         (Ok(x), Ok(y)) => x == y,
         _ => false,
@@ -295,12 +301,24 @@ fn repair_once(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Re
     };
     let mut log = Log::default();
     let mut last = None;
+    // The checks run where the source builds each conversation when it has
+    // threads of its own, as lint's do; here otherwise.
+    let selection = opts.selection.clone();
+    src.prepare_with(std::sync::Arc::new(
+        move |conv: &crate::model::Conversation| {
+            Box::new(crate::lint::check(conv, &selection)) as source::Prepared
+        },
+    ));
     while let Some(conv) = src.next_conversation() {
         let conv = conv?;
-        let findings = crate::lint::check(&conv, &opts.selection);
+        let findings = src
+            .prepared()
+            .and_then(|p| p.downcast::<Vec<Finding>>().ok())
+            .map_or_else(|| crate::lint::check(&conv, &opts.selection), |p| *p);
         let planned = plan(&findings, &opts.policy, &mut log.left);
         writer.plan(&conv, &planned, &mut log)?;
         last = Some(conv.source.clone());
+        src.done(conv);
     }
     // A file's dialect is known once it has been read.
     let info = last.unwrap_or(info);

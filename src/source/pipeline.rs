@@ -2,10 +2,12 @@
 //! hands each conversation's raw rows to parser workers, which build the
 //! conversations (and run the work the caller offers, lint's checks) while
 //! the caller takes the results, so reading, parsing and checking overlap.
-//! Parsing is the heaviest stage, so it has several workers; conversation
-//! `i` goes to worker `i % n` and is taken back from it in turn, which keeps
+//! Parsing is the heaviest stage, so it has several workers. Conversations
+//! travel in batches (up to [`BATCH_BYTES`] or [`BATCH_ITEMS`]): batch `i`
+//! goes to worker `i % n` and is taken back from it in turn, which keeps
 //! the store's order without a reorder buffer. The channels are bounded: a
-//! few conversations are in flight, never the store.
+//! few batches are in flight, never the store. Batches, because a
+//! conversation is often small beside the cost of waking a thread for it.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -17,8 +19,13 @@ use super::{Prepare, Prepared, Source};
 use crate::error::{Error, Result};
 use crate::model::{Conversation, SourceInfo};
 
-/// Conversations waiting in each channel.
+/// Batches waiting in each channel.
 const DEPTH: usize = 2;
+
+/// What a raw conversation weighs, in bytes, for cutting batches.
+pub trait Weigh {
+    fn weight(&self) -> usize;
+}
 
 /// Worker threads (parsers, or sharded readers): two, so that on a
 /// two-core machine they can use the core the other stage leaves idle.
@@ -75,8 +82,10 @@ impl Crew {
 
 pub struct Pipeline {
     info: Arc<SourceInfo>,
-    outputs: Vec<Receiver<Built>>,
+    outputs: Vec<Receiver<Vec<Built>>>,
     next: usize,
+    /// The batch being handed out.
+    batch: std::vec::IntoIter<Built>,
     crew: Crew,
 }
 
@@ -93,11 +102,15 @@ impl Source for Pipeline {
     }
 
     fn next_conversation(&mut self) -> Option<Result<Conversation>> {
-        let got = self.outputs[self.next].recv().ok();
-        self.next = (self.next + 1) % self.outputs.len();
-        let (item, prepared) = got?;
-        self.crew.prepared = prepared;
-        Some(item)
+        loop {
+            if let Some((item, prepared)) = self.batch.next() {
+                self.crew.prepared = prepared;
+                return Some(item);
+            }
+            let got = self.outputs[self.next].recv().ok()?;
+            self.next = (self.next + 1) % self.outputs.len();
+            self.batch = got.into_iter();
+        }
     }
 
     fn prepare_with(&mut self, work: Prepare) {
@@ -109,29 +122,50 @@ impl Source for Pipeline {
     }
 }
 
-/// The reader's end: conversation `i` goes to worker `i % n`.
-pub struct Dealer<R> {
-    workers: Vec<SyncSender<Result<R>>>,
-    /// Items sent, shared with the copy [`start`] keeps to report a
+/// The reader's end: raw conversations gather into a batch, and batch `i`
+/// goes to worker `i % n`. What is left in the batch goes when the dealer
+/// is dropped (the reader's end, or its crash, before the error).
+pub struct Dealer<R: Weigh> {
+    workers: Vec<SyncSender<Vec<Result<R>>>>,
+    /// Batches sent, shared with the copy [`start`] keeps to report a
     /// reader's crash in its place in the stream.
     sent: Arc<AtomicUsize>,
+    /// The batch being filled, and its weight.
+    pending: std::cell::RefCell<(Vec<Result<R>>, usize)>,
 }
 
-impl<R> Dealer<R> {
+impl<R: Weigh> Dealer<R> {
     /// A dealer with one channel, for tests of a reader.
-    pub fn single(tx: SyncSender<Result<R>>) -> Dealer<R> {
+    pub fn single(tx: SyncSender<Vec<Result<R>>>) -> Dealer<R> {
         Dealer {
             workers: vec![tx],
             sent: Arc::default(),
+            pending: Default::default(),
         }
     }
 
-    /// Hand on one raw conversation, or the error that ends the stream;
-    /// `Err` when nobody reads any more.
+    /// Hand on one raw conversation, or the error that ends the stream
+    /// (which goes at once, with the batch before it); `Err` when nobody
+    /// reads any more.
     pub fn send(&self, item: Result<R>) -> std::result::Result<(), Closed> {
+        let full = {
+            let mut pending = self.pending.borrow_mut();
+            let last = item.is_err();
+            pending.1 += item.as_ref().map_or(0, Weigh::weight);
+            pending.0.push(item);
+            last || pending.1 >= BATCH_BYTES || pending.0.len() >= BATCH_ITEMS
+        };
+        if full { self.flush() } else { Ok(()) }
+    }
+
+    fn flush(&self) -> std::result::Result<(), Closed> {
+        let (batch, _) = std::mem::take(&mut *self.pending.borrow_mut());
+        if batch.is_empty() {
+            return Ok(());
+        }
         let i = self.sent.fetch_add(1, Ordering::Relaxed);
         self.workers[i % self.workers.len()]
-            .send(item)
+            .send(batch)
             .map_err(|_| Closed)
     }
 
@@ -139,7 +173,14 @@ impl<R> Dealer<R> {
         Dealer {
             workers: self.workers.clone(),
             sent: self.sent.clone(),
+            pending: Default::default(),
         }
+    }
+}
+
+impl<R: Weigh> Drop for Dealer<R> {
+    fn drop(&mut self) {
+        let _ = self.flush();
     }
 }
 
@@ -158,7 +199,7 @@ pub struct Closed;
 /// Start `read` (which sends raw conversations, and an error as its last
 /// item) on a thread named `chatfsck-<name>-read`, and `build` on workers
 /// named `chatfsck-<name>-parse`.
-pub fn start<R: Send + 'static>(
+pub fn start<R: Weigh + Send + 'static>(
     path: &Path,
     info: Arc<SourceInfo>,
     name: &str,
@@ -176,27 +217,32 @@ pub fn start<R: Send + 'static>(
     let mut inputs = Vec::new();
     let mut outputs = Vec::new();
     for _ in 0..workers() {
-        let (raw_tx, raw_rx) = sync_channel::<Result<R>>(DEPTH);
-        let (tx, rx) = sync_channel::<Built>(DEPTH);
+        let (raw_tx, raw_rx) = sync_channel::<Vec<Result<R>>>(DEPTH);
+        let (tx, rx) = sync_channel::<Vec<Built>>(DEPTH);
         let (build, hook, path) = (build.clone(), crew.hook.clone(), path.to_path_buf());
         crew.threads.push(spawn(
             "parse",
             Box::new(move || {
-                for raw in raw_rx {
-                    let built = contained(|| {
-                        let item = raw.map(&*build);
-                        let prepared = prepare(&hook, &item);
-                        (item, prepared)
-                    });
-                    let sent = match built {
-                        Ok(built) => tx.send(built),
-                        Err(panic) => {
-                            let error = Error::internal(&path, "a parser thread", &*panic);
-                            let _ = tx.send((Err(error), None));
-                            return;
+                for raws in raw_rx {
+                    let mut out = Vec::with_capacity(raws.len());
+                    for raw in raws {
+                        let built = contained(|| {
+                            let item = raw.map(&*build);
+                            let prepared = prepare(&hook, &item);
+                            (item, prepared)
+                        });
+                        match built {
+                            Ok(built) => out.push(built),
+                            Err(panic) => {
+                                // What was built before it, then the error.
+                                let error = Error::internal(&path, "a parser thread", &*panic);
+                                out.push((Err(error), None));
+                                let _ = tx.send(out);
+                                return;
+                            }
                         }
-                    };
-                    if sent.is_err() {
+                    }
+                    if tx.send(out).is_err() {
                         return;
                     }
                 }
@@ -208,6 +254,7 @@ pub fn start<R: Send + 'static>(
     let dealer = Dealer {
         workers: inputs,
         sent: Arc::default(),
+        pending: Default::default(),
     };
     let path_buf = path.to_path_buf();
     crew.threads.push(spawn(
@@ -223,6 +270,7 @@ pub fn start<R: Send + 'static>(
         info,
         outputs,
         next: 0,
+        batch: Vec::new().into_iter(),
         crew,
     })
 }
@@ -231,8 +279,12 @@ pub fn start<R: Send + 'static>(
 /// conversations fall into key ranges (shards) that can be read
 /// independently. Each worker takes the next shard from a shared counter,
 /// reads and builds its conversations, and sends them to that shard's
-/// channel; the consumer drains shard 0, then shard 1, and so on, so the
-/// store's order is kept. Reading, parsing and the offered work (lint's
+/// channel in batches ([`BATCH_BYTES`], [`BATCH_ITEMS`]); the consumer
+/// drains shard 0, then shard 1, and so on, so the store's order is kept.
+/// Batches, not single conversations, because the consumer's work per
+/// conversation is small: handed one at a time, a store of many short
+/// conversations spent a quarter of its run in the kernel, waking the
+/// consumer for each. Reading, parsing and the offered work (lint's
 /// checks) happen on the same thread, while the rows and the conversation
 /// are warm in its cache, and scale with the cores.
 ///
@@ -244,9 +296,14 @@ pub fn start<R: Send + 'static>(
 /// conversation larger than the budget passes).
 pub struct Sharded {
     info: Arc<SourceInfo>,
-    shards: Vec<Receiver<Item>>,
+    shards: Vec<Receiver<Batch>>,
     current: usize,
     budget: Arc<Budget>,
+    /// The batch being handed out, the worker that built it, and its
+    /// weight, given back to the budget once all of it has been taken.
+    batch: std::vec::IntoIter<Item>,
+    batch_worker: usize,
+    held: Option<usize>,
     /// Per worker: conversations handed back, to be freed by the thread
     /// that allocated them (freeing across threads costs the allocator
     /// dearly, in time and in memory held).
@@ -267,14 +324,22 @@ impl Drop for Sharded {
     }
 }
 
-/// A conversation (or error), its weight in bytes, the worker that built
-/// it, and what the offered work made of it.
-type Item = (Result<Conversation>, usize, usize, Option<Prepared>);
+/// A conversation (or error) and what the offered work made of it.
+type Item = (Result<Conversation>, Option<Prepared>);
+
+/// Conversations built in a row by one worker, from one shard: the items,
+/// their weight in bytes, and the worker.
+type Batch = (Vec<Item>, usize, usize);
 
 /// Bytes of conversations built and not yet taken by the consumer.
 const AHEAD: usize = 8 << 20;
 
-/// Conversations waiting in one shard's channel.
+/// A worker sends what it has built once it weighs this much …
+pub(crate) const BATCH_BYTES: usize = 256 << 10;
+/// … or holds this many conversations, or its shard ends.
+pub(crate) const BATCH_ITEMS: usize = 64;
+
+/// Batches waiting in one shard's channel (the budget bounds them first).
 pub(crate) const SHARD_DEPTH: usize = 64;
 
 struct Budget {
@@ -301,9 +366,9 @@ struct Ahead {
 }
 
 impl Budget {
-    /// Wait until a conversation of `bytes` from `shard` may be sent: while
-    /// the budget is spent, only the current shard's worker goes on, and
-    /// only when the consumer has nothing of its shard left to take.
+    /// Wait until a batch of `bytes` from `shard` may be sent: while the
+    /// budget is spent, only the current shard's worker goes on, and only
+    /// when the consumer has nothing of its shard left to take.
     fn take(&self, shard: usize, bytes: usize) {
         let Ok(mut g) = self.state.lock() else { return };
         while !g.closed
@@ -322,7 +387,8 @@ impl Budget {
         g.sent[shard] += 1;
     }
 
-    /// The consumer took a conversation of `bytes` from the current shard.
+    /// The consumer has handed out all of a batch of `bytes` from the
+    /// current shard.
     fn give(&self, bytes: usize) {
         let Ok(mut g) = self.state.lock() else { return };
         g.bytes = g.bytes.saturating_sub(bytes);
@@ -356,19 +422,26 @@ impl Source for Sharded {
     }
 
     fn next_conversation(&mut self) -> Option<Result<Conversation>> {
-        while let Some(rx) = self.shards.get(self.current) {
-            match rx.recv() {
-                Ok((item, bytes, worker, prepared)) => {
-                    self.budget.give(bytes);
-                    self.crew.prepared = prepared;
-                    if let Ok(conv) = &item {
-                        // A caller that never hands back leaves a short list.
-                        if self.origin.len() >= 64 {
-                            self.origin.remove(0);
-                        }
-                        self.origin.push((conv.id.clone(), worker));
+        loop {
+            if let Some((item, prepared)) = self.batch.next() {
+                self.crew.prepared = prepared;
+                if let Ok(conv) = &item {
+                    // A caller that never hands back leaves a short list.
+                    if self.origin.len() >= 64 {
+                        self.origin.remove(0);
                     }
-                    return Some(item);
+                    self.origin.push((conv.id.clone(), self.batch_worker));
+                }
+                return Some(item);
+            }
+            if let Some(bytes) = self.held.take() {
+                self.budget.give(bytes);
+            }
+            match self.shards.get(self.current)?.recv() {
+                Ok((items, bytes, worker)) => {
+                    self.batch = items.into_iter();
+                    self.batch_worker = worker;
+                    self.held = Some(bytes);
                 }
                 Err(_) => {
                     self.current += 1;
@@ -376,7 +449,6 @@ impl Source for Sharded {
                 }
             }
         }
-        None
     }
 
     fn done(&mut self, conv: Conversation) {
@@ -400,27 +472,47 @@ impl Source for Sharded {
 
 /// Where a worker sends the conversations of the shard it reads.
 pub struct ShardOut {
-    tx: SyncSender<Item>,
+    tx: SyncSender<Batch>,
     shard: usize,
     budget: Arc<Budget>,
     worker: usize,
     grave: Arc<std::sync::Mutex<Receiver<Conversation>>>,
     hook: Hook,
+    /// The batch being filled, and its weight.
+    pending: std::cell::RefCell<(Vec<Item>, usize)>,
 }
 
 impl ShardOut {
     /// Send a conversation (weighing `bytes`) or the error that ends the
-    /// shard, once the budget allows, after running the offered work on
-    /// it; `Err` when the consumer has gone.
+    /// shard, after running the offered work on it: it joins the batch
+    /// being filled, which goes once it is full (or holds an error), when
+    /// the budget allows; `Err` when the consumer has gone.
     pub fn send(
         &self,
         item: Result<Conversation>,
         bytes: usize,
     ) -> std::result::Result<(), Closed> {
         let prepared = prepare(&self.hook, &item);
+        let full = {
+            let mut pending = self.pending.borrow_mut();
+            let last = item.is_err();
+            pending.0.push((item, prepared));
+            pending.1 += bytes;
+            last || pending.1 >= BATCH_BYTES || pending.0.len() >= BATCH_ITEMS
+        };
+        if full { self.flush() } else { Ok(()) }
+    }
+
+    /// Send the batch being filled, if it holds anything, once the budget
+    /// allows; `Err` when the consumer has gone.
+    fn flush(&self) -> std::result::Result<(), Closed> {
+        let (items, bytes) = std::mem::take(&mut *self.pending.borrow_mut());
+        if items.is_empty() {
+            return Ok(());
+        }
         self.budget.take(self.shard, bytes);
         self.tx
-            .send((item, bytes, self.worker, prepared))
+            .send((items, bytes, self.worker))
             .map_err(|_| Closed)
     }
 }
@@ -448,9 +540,9 @@ pub fn start_sharded<W: Send + 'static>(
     workers: Vec<W>,
     work: impl Fn(&mut W, usize, &ShardOut) -> std::result::Result<(), Closed> + Send + Sync + 'static,
 ) -> Result<Sharded> {
-    type Slot = std::sync::Mutex<Option<SyncSender<Item>>>;
+    type Slot = std::sync::Mutex<Option<SyncSender<Batch>>>;
     let (senders, receivers): (Vec<_>, Vec<_>) = (0..shards)
-        .map(|_| sync_channel::<Item>(SHARD_DEPTH))
+        .map(|_| sync_channel::<Batch>(SHARD_DEPTH))
         .unzip();
     // A worker takes a shard's sender and drops it when done, which tells
     // the consumer the shard is complete.
@@ -502,13 +594,17 @@ pub fn start_sharded<W: Send + 'static>(
                         worker,
                         grave: grave.clone(),
                         hook: hook.clone(),
+                        pending: Default::default(),
                     };
-                    match contained(|| work(&mut state, shard, &out)) {
+                    // The shard's last batch goes when its reading ends;
+                    // after a crash, the conversations built before it,
+                    // then the error in the place of the rest.
+                    match contained(|| work(&mut state, shard, &out)).map(|r| r.and(out.flush())) {
                         Ok(Ok(())) => {}
                         Ok(Err(Closed)) => return,
                         Err(panic) => {
                             let error = Error::internal(&input, "a reader thread", &*panic);
-                            let _ = out.tx.send((Err(error), 0, worker, None));
+                            let _ = out.send(Err(error), 0);
                             return;
                         }
                     }
@@ -522,6 +618,9 @@ pub fn start_sharded<W: Send + 'static>(
         shards: receivers,
         current: 0,
         budget,
+        batch: Vec::new().into_iter(),
+        batch_worker: 0,
+        held: None,
         graves,
         origin: Vec::new(),
         crew,
@@ -554,6 +653,12 @@ mod tests {
             }
         }
         got
+    }
+
+    impl Weigh for usize {
+        fn weight(&self) -> usize {
+            *self
+        }
     }
 
     fn pipeline(read_until: usize, panic_in_build: Option<usize>) -> Vec<String> {
@@ -605,6 +710,47 @@ mod tests {
             got[2].contains("internal error: a parser thread stopped on a bug (the parser's bug)"),
             "{got:?}"
         );
+    }
+
+    /// Conversations go in batches, by weight or by count; every shard's
+    /// last batch goes when its reading ends, and the consumer gets every
+    /// conversation once, in shard order, with the result of the work
+    /// offered on it.
+    #[test]
+    fn a_sharded_source_hands_out_batches_in_order() {
+        let per_shard = 3 * BATCH_ITEMS + 5;
+        let mut s = start_sharded(
+            Path::new("store.db"),
+            info(),
+            "test",
+            3,
+            vec![(), ()],
+            move |_, shard, out| {
+                for i in 0..per_shard {
+                    // Now and then one heavier than a batch, alone or not.
+                    let bytes = if i % 7 == 3 { BATCH_BYTES + 1 } else { 100 };
+                    out.send(Ok(Conversation::new(format!("{shard}.{i}"), info())), bytes)?;
+                }
+                Ok(())
+            },
+        )
+        .unwrap();
+        s.prepare_with(Arc::new(|c: &Conversation| {
+            Box::new(c.id.clone()) as Prepared
+        }));
+        let mut got = Vec::new();
+        while let Some(c) = s.next_conversation() {
+            let c = c.unwrap();
+            if let Some(p) = s.prepared() {
+                assert_eq!(*p.downcast::<String>().unwrap(), c.id);
+            }
+            got.push(c.id.clone());
+            s.done(c);
+        }
+        let expected: Vec<String> = (0..3)
+            .flat_map(|shard| (0..per_shard).map(move |i| format!("{shard}.{i}")))
+            .collect();
+        assert_eq!(got, expected);
     }
 
     /// The same for a sharded source, whether the bug is in the reading or

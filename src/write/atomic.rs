@@ -102,6 +102,12 @@ pub fn finish(mut w: BufWriter<File>, dest: &Path) -> Result<()> {
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
+    // A path that does not resolve is no file (canonicalising it fails
+    // too): one stat each, before walking every component of both, which
+    // a repair of a directory did eight times per file.
+    if std::fs::metadata(b).is_err() || std::fs::metadata(a).is_err() {
+        return false;
+    }
     match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
         (Ok(x), Ok(y)) => x == y,
         _ => false,

@@ -550,10 +550,12 @@ mod tests {
             "CREATE TABLE kv (namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (namespace, key));",
         )
         .unwrap();
+        let tx = conn.unchecked_transaction().unwrap();
         for row in rows {
-            conn.execute("INSERT INTO kv VALUES ('conversation-store', ?1, ?2)", row)
+            tx.execute("INSERT INTO kv VALUES ('conversation-store', ?1, ?2)", row)
                 .unwrap();
         }
+        tx.commit().unwrap();
         (dir, db)
     }
 
@@ -627,7 +629,12 @@ mod tests {
     /// result comes back with the conversation it was run on.
     #[test]
     fn offered_work_runs_on_the_readers() {
-        let n = 200;
+        use crate::source::pipeline::{BATCH_ITEMS, SHARD_DEPTH};
+        // One shard: its channel holds SHARD_DEPTH batches of BATCH_ITEMS
+        // conversations, and one more batch fills while the reader waits,
+        // so the later ones are built after the offer below.
+        let ahead = (SHARD_DEPTH + 1) * BATCH_ITEMS;
+        let n = ahead + 3 * BATCH_ITEMS;
         let (_dir, db) = store((0..n).map(|i| {
             (
                 format!("conv:{i:04}:chunk:0000000001"),
@@ -635,8 +642,6 @@ mod tests {
                     .to_string(),
             )
         }));
-        // One shard: its channel holds SHARD_DEPTH conversations, so the
-        // later ones are built after the offer below.
         let mut src = sharded(&db, shard_bounds(0));
         src.prepare_with(Arc::new(|c: &Conversation| {
             let thread = std::thread::current()
@@ -659,11 +664,7 @@ mod tests {
             src.done(c);
         }
         assert_eq!(prepared.len(), n);
-        assert!(
-            prepared[crate::source::pipeline::SHARD_DEPTH + 2..]
-                .iter()
-                .all(|&p| p)
-        );
+        assert!(prepared[ahead..].iter().all(|&p| p));
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! of a trace its steps. Older databases name the columns `parent_span_id`,
 //! `kind` and `status`; both spellings are read.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -32,6 +33,19 @@ pub static STORE: Store = Store {
     writing: Writing::Never(super::NOT_REPAIRED),
 };
 
+/// A column's text, as [`sqlite::text`] gives it, borrowed when it is
+/// valid UTF-8 (checked by the standard library's faster path).
+fn text(v: rusqlite::types::ValueRef<'_>) -> Option<Cow<'_, str>> {
+    use rusqlite::types::ValueRef;
+    match v {
+        ValueRef::Text(t) | ValueRef::Blob(t) => Some(match std::str::from_utf8(t) {
+            Ok(s) => Cow::Borrowed(s),
+            Err(_) => String::from_utf8_lossy(t),
+        }),
+        other => sqlite::text(other).map(Cow::Owned),
+    }
+}
+
 fn has(tables: &[String], t: &str) -> bool {
     tables.iter().any(|x| x == t)
 }
@@ -46,6 +60,8 @@ pub struct Phoenix {
     groups: Vec<String>,
     /// LLM spans: (group, spans rowid, trace id), in start order.
     index: Vec<(String, i64, String)>,
+    /// Each group's spans: positions in `index`, in order.
+    members: HashMap<String, Vec<usize>>,
     /// The requests of the conversation last opened: (group, spans rowid,
     /// trace id, turn, step).
     current: Vec<(String, i64, String, usize, usize)>,
@@ -156,10 +172,23 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Phoenix> {
     } else {
         ("NULL", "")
     };
+    // The spans in start order, from the keys alone: sorting the rows
+    // with their attributes would make SQLite spill gigabytes of them to a
+    // temporary file.
+    let mut rank: HashMap<i64, usize> = HashMap::new();
+    {
+        let sql = format!("SELECT s.id FROM spans s ORDER BY {order}s.id");
+        let mut st = conn.prepare(&sql).map_err(sqlite::error_of(path))?;
+        let mut rows = st.query([]).map_err(sqlite::error_of(path))?;
+        while let Some(r) = rows.next().map_err(sqlite::error_of(path))? {
+            let rowid: i64 = r.get(0).map_err(sqlite::error_of(path))?;
+            let n = rank.len();
+            rank.entry(rowid).or_insert(n);
+        }
+    }
     let sql = format!(
         "SELECT s.id, s.{kind}, s.attributes, t.trace_id, {session_col} \
-         FROM spans s JOIN traces t ON t.id = s.trace_rowid {session_join} \
-         ORDER BY {order}s.id",
+         FROM spans s JOIN traces t ON t.id = s.trace_rowid {session_join}",
         kind = quote_ident(cols.kind),
     );
     let mut index = Vec::new();
@@ -169,7 +198,7 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Phoenix> {
         while let Some(r) = rows.next().map_err(sqlite::error_of(path))? {
             let rowid: i64 = r.get(0).map_err(sqlite::error_of(path))?;
             let kind = sqlite::text(r.get_ref(1).map_err(sqlite::error_of(path))?);
-            let attrs = sqlite::text(r.get_ref(2).map_err(sqlite::error_of(path))?)
+            let attrs = text(r.get_ref(2).map_err(sqlite::error_of(path))?)
                 .and_then(|a| serde_json::from_str::<Value>(&a).ok())
                 .map(nested)
                 .unwrap_or(Value::Null);
@@ -194,11 +223,19 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Phoenix> {
             "Phoenix database records no LLM spans",
         ));
     }
+    // Every span the join gives is in `rank`, unless a writer slipped one
+    // in between the two queries (they share no transaction here): last.
+    index.sort_by_key(|(_, rowid, _)| (rank.get(rowid).copied().unwrap_or(usize::MAX), *rowid));
     let mut groups: Vec<String> = Vec::new();
-    for (g, _, _) in &index {
-        if !groups.contains(g) {
-            groups.push(g.clone());
-        }
+    let mut members: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, (g, _, _)) in index.iter().enumerate() {
+        members
+            .entry(g.clone())
+            .or_insert_with(|| {
+                groups.push(g.clone());
+                Vec::new()
+            })
+            .push(i);
     }
     Ok(Phoenix {
         path: path.to_path_buf(),
@@ -211,6 +248,7 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Phoenix> {
         cols,
         groups,
         index,
+        members,
         current: Vec::new(),
     })
 }
@@ -238,7 +276,7 @@ impl Phoenix {
         st.query_row([rowid], |r| {
             Ok(Row {
                 span_id: sqlite::text(r.get_ref(0)?).unwrap_or_default(),
-                attrs: sqlite::text(r.get_ref(1)?),
+                attrs: text(r.get_ref(1)?).map(Cow::into_owned),
                 status: sqlite::text(r.get_ref(2)?),
                 status_message: sqlite::text(r.get_ref(3)?),
                 events: sqlite::text(r.get_ref(4)?),
@@ -380,7 +418,8 @@ impl Backend for Phoenix {
         let mut traces: Vec<&str> = Vec::new();
         let mut steps: HashMap<&str, usize> = HashMap::new();
         let mut plan = Vec::new();
-        for (g, rowid, trace) in &self.index {
+        let at = self.members.get(id).map_or(&[][..], Vec::as_slice);
+        for (g, rowid, trace) in at.iter().map(|&i| &self.index[i]) {
             if g != id {
                 continue;
             }

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Message-table benchmark: `chatfsck lint` over gbrain's subagent tables (a
+# million message rows and their tool executions, about 760 MB by default;
+# gen_gbrain.py) against sqlite3 reading the same rows (both tables, `select
+# *`), pair by pair in the same run, with peak RSS and bytes written to
+# files. Target: <= 2x sqlite3, memory bounded. Checks that every lost
+# message generated is reported (index-gap).
+#   bench/gbrain.sh [--rows N] [--runs N]
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(dirname "$HERE")"
+BENCH_DIR="${BENCH_DIR:-/tmp/chatfsck-bench}"
+ROWS=1000000
+RUNS=5
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rows) ROWS="$2"; shift 2 ;;
+    --runs) RUNS="$2"; shift 2 ;;
+    *) echo "usage: bench/gbrain.sh [--rows N] [--runs N]" >&2; exit 2 ;;
+  esac
+done
+BIN="${CHATFSCK_BIN:-$ROOT/target/release/chatfsck}"
+[ -x "$BIN" ] || (cd "$ROOT" && cargo build --release)
+command -v sqlite3 >/dev/null || { echo "sqlite3 is needed for the baseline" >&2; exit 2; }
+DB="$BENCH_DIR/gbrain/gbrain-$ROWS.db"
+[ -f "$DB" ] || python3 "$HERE/gen_gbrain.py" --rows "$ROWS" --out "$DB"
+printf 'store: %s (%s MB), load average %s\n' "$DB" "$(du -m "$DB" | cut -f1)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+python3 "$HERE/pairs.py" --runs "$RUNS" --warm "$DB" \
+  --a "chatfsck lint" "$BIN lint --format json $DB" \
+  --b "sqlite3 scan" "sqlite3 $DB 'select * from subagent_messages; select * from subagent_tool_executions'"
+OUT="$BENCH_DIR/gbrain/out.json"
+set +e; "$BIN" lint --format json "$DB" > "$OUT"; code=$?; set -e
+[ "$code" = 1 ] || { echo "chatfsck exited $code, expected 1 (findings)" >&2; exit 2; }
+python3 - "$OUT" "$DB" <<'PY'
+import json, sqlite3, sys
+doc = json.load(open(sys.argv[1]))
+con = sqlite3.connect(f"file:{sys.argv[2]}?mode=ro", uri=True)
+gaps = {str(j) for (j,) in con.execute(
+    "select job_id from subagent_messages group by job_id having max(message_idx) + 1 != count(*)")}
+found = {f["conversation"] for f in doc["findings"] if f["rule"] == "index-gap"}
+print(f"  jobs {doc['summary']['conversations']}, lost messages found {len(found & gaps)}/{len(gaps)}, "
+      f"index-gap elsewhere {len(found - gaps)}")
+sys.exit(0 if found == gaps else 1)
+PY

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Repair benchmark: `chatfsck repair` against `chatfsck lint` on the same
+# input, pair by pair in the same run, with peak RSS and bytes written to
+# files: a directory of OpenAI JSONL sessions (gen_corpus.py, 3000 files,
+# ~300 MB by default) and dispatch's chunk store (gen_kv.py, a million
+# chunks, ~720 MB). Target: repair <= 2x lint, memory bounded. The repaired
+# copy is removed before each run (untimed).
+#   bench/repair.sh [--files N] [--mb MB] [--chunks N] [--runs N]
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(dirname "$HERE")"
+BENCH_DIR="${BENCH_DIR:-/tmp/chatfsck-bench}"
+FILES=3000
+MB=300
+CHUNKS=1000000
+RUNS=5
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --files) FILES="$2"; shift 2 ;;
+    --mb) MB="$2"; shift 2 ;;
+    --chunks) CHUNKS="$2"; shift 2 ;;
+    --runs) RUNS="$2"; shift 2 ;;
+    *) echo "usage: bench/repair.sh [--files N] [--mb MB] [--chunks N] [--runs N]" >&2; exit 2 ;;
+  esac
+done
+BIN="${CHATFSCK_BIN:-$ROOT/target/release/chatfsck}"
+[ -x "$BIN" ] || (cd "$ROOT" && cargo build --release)
+python3 "$HERE/gen_corpus.py" --out "$BENCH_DIR" --files "$FILES" --mb "$MB" > /dev/null
+CORPUS="$BENCH_DIR/corpus"
+DB="$BENCH_DIR/kv/dispatch-$CHUNKS.db"
+[ -f "$DB" ] || python3 "$HERE/gen_kv.py" --chunks "$CHUNKS" --out "$DB"
+OUT="$BENCH_DIR/repaired"
+echo "load average $(cut -d' ' -f1-3 /proc/loadavg)"
+printf 'corpus: %s (%s MB)\n' "$CORPUS" "$(du -sm "$CORPUS" | cut -f1)"
+python3 "$HERE/pairs.py" --runs "$RUNS" --before "rm -rf $OUT" \
+  --a "chatfsck repair" "$BIN repair $CORPUS -o $OUT" \
+  --b "chatfsck lint" "$BIN lint --format json $CORPUS"
+printf 'store: %s (%s MB)\n' "$DB" "$(du -m "$DB" | cut -f1)"
+python3 "$HERE/pairs.py" --runs "$RUNS" --warm "$DB" --before "rm -rf $OUT" \
+  --a "chatfsck repair" "$BIN repair $DB -o $OUT" \
+  --b "chatfsck lint" "$BIN lint --format json $DB"
+rm -rf "$OUT"
