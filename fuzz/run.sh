@@ -42,10 +42,13 @@ export NO_COLOR=1
 python3 fuzz/seed.py
 cd fuzz
 cargo fuzz build -O
+# The targets run as built: `cargo fuzz run` would rebuild them first
+# whenever a source changed since, in the middle of a long run.
+bin="target/$(rustc -vV | sed -n 's/^host: //p')/release"
 for t in "${targets[@]}"; do
     if [ -d "regressions/$t" ]; then
         echo "== $t: replaying $(ls "regressions/$t" | wc -l) regression inputs"
-        cargo fuzz run -O "$t" "regressions/$t" -- -runs=0
+        "$bin/$t" -runs=0 "regressions/$t"
     fi
 done
 parallel=()
@@ -58,7 +61,7 @@ for t in "${targets[@]}"; do
     # every parser state the fixtures show. -timeout: a hang is a bug.
     log="artifacts/$t.log"
     status=0
-    cargo fuzz run -O "$t" "corpus/$t" -- \
+    "$bin/$t" "corpus/$t" \
         "${budget[@]}" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
         "${parallel[@]}" -print_final_stats=1 \
         -artifact_prefix="artifacts/$t/" >"$log" 2>&1 || status=$?
