@@ -235,10 +235,7 @@ fn read(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversati
     };
     let mut b = Builder::new(Conversation::new(path.display().to_string(), info), &READ);
     let mut hidden_calls = std::collections::HashSet::new();
-    for (k, (el, loc)) in super::records::element_locs(text, start, elements)
-        .into_iter()
-        .enumerate()
-    {
+    for (k, (el, loc)) in super::records::element_locs(text, start, elements).enumerate() {
         // Roo keeps encrypted reasoning as standalone items: elements of
         // the array, not chat messages.
         if is_reasoning_item(el.get()) {
