@@ -274,6 +274,64 @@ fn an_image_over_5_mb_is_refused() {
     assert!(summary.contains("7842560 base64 characters"), "{summary}");
 }
 
+/// The head of a PNG whose IHDR says `w`×`h`: all the rule reads of an
+/// image is its header (the API would read the rest).
+fn png_head(w: u32, h: u32) -> String {
+    use base64::Engine as _;
+    let mut b = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    b.extend(w.to_be_bytes());
+    b.extend(h.to_be_bytes());
+    b.extend([8, 2, 0, 0, 0, 0, 0, 0, 0]);
+    base64::engine::general_purpose::STANDARD.encode(b)
+}
+
+/// healthy/image-prompt.jsonl with its image replaced by `n` images of
+/// `w`×`h` pixels.
+fn with_images(n: usize, w: u32, h: u32) -> (tempfile::TempDir, String) {
+    let src = std::fs::read_to_string(fixture("healthy/image-prompt.jsonl")).unwrap();
+    let mut lines: Vec<String> = src.lines().map(str::to_string).collect();
+    let mut rec: serde_json::Value = serde_json::from_str(&lines[1]).unwrap();
+    let content = rec["message"]["content"].as_array_mut().unwrap();
+    let mut image = content[1].clone();
+    image["source"]["data"] = png_head(w, h).into();
+    content.splice(1..2, std::iter::repeat_n(image, n));
+    lines[1] = rec.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("images.jsonl");
+    std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+    (dir, p.to_str().unwrap().to_string())
+}
+
+/// The API's pixel limits: 8000 px a side, 2000 px when the request holds
+/// more than 20 images (anthropics/claude-code#13480 quotes the error).
+#[test]
+fn an_image_too_large_in_pixels_is_refused() {
+    let (_d, p) = with_images(1, 9000, 120);
+    let (code, doc) = lint_json(&p, &[]);
+    assert_eq!(findings(&doc), vec!["oversized-image error 2"], "{doc:#}");
+    assert_eq!(code, 1);
+    let s = doc["findings"][0]["summary"].as_str().unwrap();
+    assert!(
+        s.contains("9000×120 pixels, over the API's 8000-pixel limit"),
+        "{s}"
+    );
+    let (_d, p) = with_images(1, 7999, 2100);
+    let (code, doc) = lint_json(&p, &[]);
+    assert_eq!((code, findings(&doc)), (0, vec![]), "{doc:#}");
+    let (_d, p) = with_images(21, 2100, 100);
+    let (code, doc) = lint_json(&p, &[]);
+    assert_eq!(code, 1, "{doc:#}");
+    assert_eq!(doc["findings"].as_array().unwrap().len(), 21, "{doc:#}");
+    let note = doc.to_string();
+    assert!(
+        note.contains("for many-image requests: 2000 pixels"),
+        "{note}"
+    );
+    let (_d, p) = with_images(20, 2100, 100);
+    let (code, doc) = lint_json(&p, &[]);
+    assert_eq!((code, findings(&doc)), (0, vec![]), "{doc:#}");
+}
+
 #[test]
 fn a_resume_that_loses_history_says_how_much() {
     let (_, doc) = lint_json(&fixture("dangling-parent/turn-duration-deleted.jsonl"), &[]);

@@ -99,10 +99,13 @@ pub enum BlockIssue {
         block: usize,
         signature: Signature,
     },
-    /// An image whose base64 data is this many characters long.
-    LargeImage {
+    /// An image block (in the message or in a tool result at `block`):
+    /// its base64 length, and its pixel size when its header could be
+    /// read.
+    Image {
         block: usize,
         base64_len: u64,
+        size: Option<(u64, u64)>,
     },
 }
 

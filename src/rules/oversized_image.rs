@@ -2,22 +2,39 @@ use super::{Ctx, Rule};
 use crate::finding::{Finding, Severity};
 use crate::model::chain::BlockIssue;
 
+/// Claude Code refuses an image whose base64 data is longer (5 MiB).
+pub const BASE64_LIMIT: u64 = 5 * 1024 * 1024;
+/// The API refuses an image with a side longer than this many pixels…
+pub const SIDE_LIMIT: u64 = 8000;
+/// … or than this many, in a request that holds more than
+/// [`MANY_IMAGES`] images.
+pub const MANY_SIDE_LIMIT: u64 = 2000;
+pub const MANY_IMAGES: usize = 20;
+
 pub static RULE: Rule = Rule {
     name: "oversized-image",
     severity: Severity::Error,
-    summary: "an image's base64 data is over 5 MB: Claude Code refuses to resume",
+    summary: "an image the request cannot carry: base64 over 5 MB (Claude Code refuses to resume), or a side over 8000 px (2000 px with more than 20 images)",
     repair: None,
     doc: r#"## What it does
-Finds `image` blocks (in user messages and in tool results) whose base64
-data is longer than 5 MiB (5,242,880 characters).
+Finds `image` blocks (in user messages and in tool results) of a Claude
+Code session that the request cannot carry:
+- base64 data longer than 5 MiB (5,242,880 characters);
+- a width or height over 8000 pixels, or over 2000 pixels when the
+  session holds more than 20 images (read from the image's own header:
+  PNG, JPEG, GIF, WebP and the other formats `imagesize` knows).
 
 ## Why is this bad?
 Claude Code 2.1.x compares `source.data.length` with the API's limit and
 refuses to send the request: every resume of the session fails (rc 1)
-until the image is removed or shrunk.
+until the image is removed or shrunk. An image within 5 MB but too large
+in pixels is sent, and the API refuses it, on this turn and on every turn
+after it: the image stays in the history (anthropics/claude-code#13480).
 
 ## What providers answer
 - Claude Code (2.1.330, before sending; rc 1): `Image base64 size (7.5MB) exceeds API limit (5MB). Please resize the image before sending.`
+- Anthropic: `messages.N.content.M.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels`
+- Anthropic, more than 20 images: `messages.N.content.M.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels`
 
 ## Example
 ```jsonl
@@ -34,22 +51,63 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(chain) = ctx.conv.chain.as_deref() else {
         return;
     };
+    let images = chain
+        .records
+        .iter()
+        .flat_map(|r| &r.issues)
+        .filter(|i| matches!(i, BlockIssue::Image { .. }))
+        .count();
+    let many = images > MANY_IMAGES;
     for r in &chain.records {
         for issue in &r.issues {
-            let BlockIssue::LargeImage { block, base64_len } = issue else {
+            let BlockIssue::Image {
+                block,
+                base64_len,
+                size,
+            } = issue
+            else {
                 continue;
             };
             let line = r.loc.line().unwrap_or(0);
-            let mb = *base64_len as f64 / (1024.0 * 1024.0);
+            if *base64_len > BASE64_LIMIT {
+                let mb = *base64_len as f64 / (1024.0 * 1024.0);
+                out.push(
+                    ctx.finding(
+                        &RULE,
+                        None,
+                        r.loc.clone(),
+                        format!("the image in content[{block}] on line {line} is {base64_len} base64 characters ({mb:.1} MB), over the 5 MB limit: Claude Code refuses to resume"),
+                    )
+                    .label(&r.loc, format!("content[{block}]"))
+                    .note(format!("Claude Code answers `Image base64 size ({mb:.1}MB) exceeds API limit (5MB). Please resize the image before sending.`")),
+                );
+                continue;
+            }
+            let Some((w, h)) = *size else {
+                continue;
+            };
+            let (limit, what) = if many {
+                (MANY_SIDE_LIMIT, " for many-image requests")
+            } else {
+                (SIDE_LIMIT, "")
+            };
+            if w.max(h) <= limit {
+                continue;
+            }
+            let why = if many {
+                format!(" (the session holds {images} images, more than {MANY_IMAGES})")
+            } else {
+                String::new()
+            };
             out.push(
                 ctx.finding(
                     &RULE,
                     None,
                     r.loc.clone(),
-                    format!("the image in content[{block}] on line {line} is {base64_len} base64 characters ({mb:.1} MB), over the 5 MB limit: Claude Code refuses to resume"),
+                    format!("the image in content[{block}] on line {line} is {w}×{h} pixels, over the API's {limit}-pixel limit{why}: every request of the session is refused"),
                 )
-                .label(&r.loc, format!("content[{block}]"))
-                .note(format!("Claude Code answers `Image base64 size ({mb:.1}MB) exceeds API limit (5MB). Please resize the image before sending.`")),
+                .label(&r.loc, format!("content[{block}]: {w}×{h} px"))
+                .note(format!("the API answers `At least one of the image dimensions exceed max allowed size{what}: {limit} pixels`, on this turn and every later one")),
             );
         }
     }

@@ -32,9 +32,6 @@ use crate::model::{
 use crate::source::lines::{LineReader, Next};
 use crate::source::{Limits, Source};
 
-/// The client refuses an image whose base64 data is longer (5 MiB).
-pub const IMAGE_LIMIT: u64 = 5 * 1024 * 1024;
-
 pub struct CcSource {
     path: PathBuf,
     limits: Limits,
@@ -621,16 +618,44 @@ fn block(b: Block<'_>, k: usize, meta: &mut ChainRecord) -> std::result::Result<
     })
 }
 
+/// Base64 characters decoded to find an image's pixel size: its header
+/// (a JPEG's frame header may follow 64 KiB of EXIF data).
+const IMAGE_HEADER_CHARS: usize = 96 * 1024;
+
+/// Record an image block: the provider checks its base64 length and its
+/// pixel size (`oversized-image`).
 fn image(source: &Option<ImageSource<'_>>, k: usize, meta: &mut ChainRecord) {
     if let Some(data) = source.as_ref().and_then(|s| s.data.as_ref()) {
-        let len = data.as_raw_str().len().saturating_sub(2) as u64;
-        if len > IMAGE_LIMIT {
-            meta.issues.push(BlockIssue::LargeImage {
-                block: k,
-                base64_len: len,
-            });
-        }
+        let raw = data.as_raw_str();
+        let len = raw.len().saturating_sub(2) as u64;
+        meta.issues.push(BlockIssue::Image {
+            block: k,
+            base64_len: len,
+            size: pixel_size(raw),
+        });
     }
+}
+
+/// An image's width and height from the head of its base64 data (the raw
+/// JSON string), when that is a format `imagesize` reads.
+fn pixel_size(raw: &str) -> Option<(u64, u64)> {
+    use base64::Engine as _;
+    let body = raw.strip_prefix('"')?;
+    let mut end = body.len().min(IMAGE_HEADER_CHARS);
+    while !body.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut head = body[..end].trim_end_matches('"').to_string();
+    if head.contains('\\') {
+        // JSON may escape `/` as `\/`; nothing else belongs in base64.
+        head = head.replace("\\/", "/");
+    }
+    head.truncate(head.len() / 4 * 4);
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(&head)
+        .ok()?;
+    let size = imagesize::blob_size(&bytes).ok()?;
+    Some((size.width as u64, size.height as u64))
 }
 
 /// The text of a tool result's content (a string or a list of blocks);
