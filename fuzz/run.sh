@@ -2,9 +2,11 @@
 # Build the fuzz targets, replay every regression input, then fuzz each
 # target for a bounded time or number of executions.
 #
-#   fuzz/run.sh [--seconds N | --runs N] [--jobs N] [TARGET...]
+#   fuzz/run.sh [--ci | --seconds N | --runs N] [--jobs N] [TARGET...]
 #
-# CI runs `fuzz/run.sh --seconds 45` (about 6 minutes with the build).
+# CI runs `fuzz/run.sh --ci`: each target from the same seed for a fixed
+# number of executions (a few minutes in all, with the build), so that a
+# run fails only when the code changed, never by luck.
 # The long run whose figures are in fuzz/README.md is
 #   fuzz/run.sh --runs 10000000
 # A crash or contract violation stops the run with exit 1; libFuzzer
@@ -13,15 +15,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-budget=(-max_total_time=45)
+budget=()
+ci=0
 jobs=1
 targets=()
 while [ $# -gt 0 ]; do
     case "$1" in
+        --ci) ci=1; shift ;;
         --seconds) budget=(-max_total_time="$2"); shift 2 ;;
         --runs) budget=(-runs="$2"); shift 2 ;;
         --jobs) jobs="$2"; shift 2 ;;
-        -h|--help) sed -n 2,13p "$0"; exit 0 ;;
+        -h|--help) sed -n 2,15p "$0"; exit 0 ;;
         -*) echo "fuzz/run.sh: unknown option $1" >&2; exit 2 ;;
         *) targets+=("$1"); shift ;;
     esac
@@ -54,7 +58,20 @@ done
 parallel=()
 # Parallel jobs write their output to fuzz-N.log files instead.
 [ "$jobs" = 1 ] || parallel=(-jobs="$jobs" -workers="$jobs")
+# CI's fixed budgets: executions per target, from seed 1.
+ci_runs() {
+    case "$1" in
+        lint_file) echo 6000 ;;
+        repair_file) echo 600 ;;
+        *) echo 200000 ;;
+    esac
+}
 for t in "${targets[@]}"; do
+    if [ "$ci" = 1 ]; then
+        budget=(-seed=1 -runs="$(ci_runs "$t")")
+    elif [ ${#budget[@]} = 0 ]; then
+        budget=(-max_total_time=45)
+    fi
     echo "== $t: fuzzing (${budget[*]})"
     mkdir -p "artifacts/$t"
     # -max_len: histories are large, but damage is local; 16 KiB reaches
