@@ -155,7 +155,10 @@ pub fn conserved(input: &[u8], copy: &[u8], befores: &[Vec<u8>]) -> Result<(), S
     // piece by piece: the ASCII whitespace between the pieces is the one
     // thing not kept.
     let squeeze = |b: &[u8]| -> Vec<u8> {
-        b.iter().copied().filter(|c| !c.is_ascii_whitespace()).collect()
+        b.iter()
+            .copied()
+            .filter(|c| !c.is_ascii_whitespace())
+            .collect()
     };
     let logged: Vec<u8> = befores.iter().flat_map(|b| squeeze(b)).collect();
     for r in &want.raw {
