@@ -5,7 +5,7 @@
 //! line, a byte of invalid UTF-8, a line overwritten by NUL bytes), is
 //! repaired by the built binary, file by file, and the repair contract
 //! (tests/contract/mod.rs) is checked on each: nothing lost from the copy
-//! and the log together, the copy reads and has no finding the input did
+//! and the log together, the copy reads and has no error the input did
 //! not have, a second repair is byte-identical, the input never changes,
 //! and a failed repair writes nothing.
 
@@ -47,8 +47,10 @@ impl Chatfsck for Binary {
             serde_json::from_slice(&o.stdout).map_err(|e| format!("lint JSON: {e}"))?;
         let mut t = BTreeMap::new();
         for f in doc["findings"].as_array().ok_or("no findings array")? {
-            *t.entry(f["rule"].as_str().unwrap_or("?").to_string())
-                .or_default() += 1;
+            if f["severity"] == "error" {
+                *t.entry(f["rule"].as_str().unwrap_or("?").to_string())
+                    .or_default() += 1;
+            }
         }
         Ok(t)
     }

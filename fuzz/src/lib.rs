@@ -23,7 +23,9 @@ impl contract::Chatfsck for Library {
         }
         let mut t = BTreeMap::new();
         for f in out.findings() {
-            *t.entry(f.rule.to_string()).or_default() += 1;
+            if f.severity == chatfsck::finding::Severity::Error {
+                *t.entry(f.rule.to_string()).or_default() += 1;
+            }
         }
         Ok(t)
     }

@@ -1,6 +1,6 @@
 //! The repair contract as a property of one input file (DESIGN.md,
 //! "repair"): a repair that succeeds writes a copy that chatfsck reads,
-//! that has no more findings of any rule than the input had, that a second
+//! that has no more errors of any rule than the input had, that a second
 //! repair leaves byte for byte as it is, and that keeps (with the repair
 //! log) every payload of the input; a repair that fails writes nothing and
 //! the input never changes.
@@ -47,7 +47,11 @@ pub struct Repaired {
 
 /// The two commands the contract is about.
 pub trait Chatfsck {
-    /// Findings per rule, or why the input was not read.
+    /// Error-severity findings per rule, or why the input was not read.
+    /// Warnings are not counted: a repair that brings records back into
+    /// the history the client resumes (a re-linked Claude Code chain)
+    /// brings their own state with them, such as an assistant message
+    /// that kept only its thinking.
     fn lint(&self, path: &Path) -> Result<BTreeMap<String, usize>, String>;
     /// Repair `input` into `output`.
     fn repair(&self, input: &Path, output: &Path) -> Result<Repaired, String>;
