@@ -330,6 +330,23 @@ fn an_image_too_large_in_pixels_is_refused() {
     let (_d, p) = with_images(20, 2100, 100);
     let (code, doc) = lint_json(&p, &[]);
     assert_eq!((code, findings(&doc)), (0, vec![]), "{doc:#}");
+    // An image the resume does not send (its record is off the chain the
+    // client walks: the next record starts a chain of its own) is refused
+    // by nobody.
+    let (_d, p) = with_images(1, 9000, 120);
+    let text = std::fs::read_to_string(&p).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut rec: serde_json::Value = serde_json::from_str(&lines[2]).unwrap();
+    rec["parentUuid"] = serde_json::Value::Null;
+    lines[2] = rec.to_string();
+    std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+    let (_, doc) = lint_json(&p, &[]);
+    assert!(
+        !findings(&doc)
+            .iter()
+            .any(|f| f.starts_with("oversized-image")),
+        "{doc:#}"
+    );
 }
 
 #[test]

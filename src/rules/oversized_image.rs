@@ -1,6 +1,6 @@
 use super::{Ctx, Rule};
 use crate::finding::{Finding, Severity};
-use crate::model::chain::BlockIssue;
+use crate::model::chain::{BlockIssue, Unreached};
 
 /// Claude Code refuses an image whose base64 data is longer (5 MiB).
 pub const BASE64_LIMIT: u64 = 5 * 1024 * 1024;
@@ -17,8 +17,8 @@ pub static RULE: Rule = Rule {
     summary: "an image the request cannot carry: base64 over 5 MB (Claude Code refuses to resume), or a side over 8000 px (2000 px with more than 20 images)",
     repair: None,
     doc: r#"## What it does
-Finds `image` blocks (in user messages and in tool results) of a Claude
-Code session that the request cannot carry:
+Finds `image` blocks (in user messages and in tool results) of the
+records a Claude Code resume sends that the request cannot carry:
 - base64 data longer than 5 MiB (5,242,880 characters);
 - a width or height over 8000 pixels, or over 2000 pixels when the
   session holds more than 20 images (read from the image's own header:
@@ -51,14 +51,20 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(chain) = ctx.conv.chain.as_deref() else {
         return;
     };
-    let images = chain
-        .records
-        .iter()
+    // Only the records the client resumes are sent: an image before a
+    // compaction or on an abandoned branch is neither refused nor counted.
+    let sent = || {
+        chain
+            .records
+            .iter()
+            .filter(|r| r.unreached == Unreached::No)
+    };
+    let images = sent()
         .flat_map(|r| &r.issues)
         .filter(|i| matches!(i, BlockIssue::Image { .. }))
         .count();
     let many = images > MANY_IMAGES;
-    for r in &chain.records {
+    for r in sent() {
         for issue in &r.issues {
             let BlockIssue::Image {
                 block,
