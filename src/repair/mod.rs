@@ -22,7 +22,7 @@ use crate::finding::{Action, Applicability};
 use crate::format::{self, Dialect, Format, Writing};
 use crate::rules::Selection;
 use crate::source::{self, Limits};
-use crate::write::{Log, Planned, Target};
+use crate::write::{Log, Planned, Target, atomic};
 
 pub use crate::config::{OrphanCalls as OrphanPolicy, RepairPolicy as Policy};
 pub use crate::write::{Edit, Left, PLACEHOLDER};
@@ -128,48 +128,26 @@ pub fn plan<'a>(
     out
 }
 
-fn same_file(a: &Path, b: &Path) -> bool {
-    // A path that does not resolve is no file (canonicalising it fails
-    // too): one stat each, before walking every component of both, which
-    // a repair of a directory did eight times per file.
-    if std::fs::metadata(b).is_err() || std::fs::metadata(a).is_err() {
-        return false;
-    }
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
-    }
-}
-
-/// The input and its sidecars: the files a repair must never write.
-fn evidence(input: &Path) -> [PathBuf; 4] {
-    ["", "-wal", "-shm", "-journal"].map(|s| {
-        let mut p = input.as_os_str().to_owned();
-        p.push(s);
-        PathBuf::from(p)
-    })
-}
-
 /// Refuse outputs that would overwrite the input (or its sidecars) or an
 /// existing file without `--force`.
 fn check_output(input: &Path, output: &Path, force: bool) -> Result<()> {
-    crate::write::atomic::check_dest(&[input], output, force, "the repaired copy")
+    atomic::check_dest(&[input], output, force, "the repaired copy")
 }
 
 /// Refuse a repair log that would overwrite the input, its sidecars, the
 /// repaired copy (or SQL script), or an existing file without `--force`:
 /// checked exactly as the output is, `--force` or not.
 pub fn check_log(input: &Path, outputs: &[&Path], log: &Path, force: bool) -> Result<()> {
-    if evidence(input)
-        .iter()
-        .any(|p| same_file(p, log) || p == log)
-    {
+    if atomic::is_evidence(input, log) {
         return Err(Error::Usage(format!(
             "refusing to write the repair log over the input {} (it is evidence); name a new path with --log",
             log.display()
         )));
     }
-    if outputs.iter().any(|o| same_file(o, log) || *o == log) {
+    if outputs
+        .iter()
+        .any(|o| *o == log || atomic::same_file(o, log))
+    {
         return Err(Error::Usage(format!(
             "the repair log {} needs a path of its own, not the output's",
             log.display()

@@ -101,7 +101,8 @@ pub fn finish(mut w: BufWriter<File>, dest: &Path) -> Result<()> {
     w.flush().map_err(|e| out_err(dest, e))
 }
 
-fn same_file(a: &Path, b: &Path) -> bool {
+/// Whether two paths name one file (after links are resolved).
+pub fn same_file(a: &Path, b: &Path) -> bool {
     // A path that does not resolve is no file (canonicalising it fails
     // too): one stat each, before walking every component of both, which
     // a repair of a directory did eight times per file.
@@ -114,17 +115,23 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// Whether `path` is `input` or one of its SQLite sidecars (`-wal`,
+/// `-shm`, `-journal`): the files a command must never write.
+pub fn is_evidence(input: &Path, path: &Path) -> bool {
+    ["", "-wal", "-shm", "-journal"].iter().any(|s| {
+        let mut p = input.as_os_str().to_owned();
+        p.push(s);
+        let p = PathBuf::from(p);
+        p == path || same_file(&p, path)
+    })
+}
+
 /// Refuse a destination that is one of the inputs or a SQLite sidecar of
 /// one (`-wal`, `-shm`, `-journal`: they are evidence), an existing file
 /// without `force`, or a directory. `what` names the output in the message.
 pub fn check_dest(inputs: &[&Path], output: &Path, force: bool, what: &str) -> Result<()> {
     for input in inputs {
-        let sidecars = ["", "-wal", "-shm", "-journal"].map(|s| {
-            let mut p = input.as_os_str().to_owned();
-            p.push(s);
-            PathBuf::from(p)
-        });
-        if sidecars.iter().any(|p| same_file(p, output) || p == output) {
+        if is_evidence(input, output) {
             return Err(Error::Usage(format!(
                 "refusing to write {what} over the input {} (it is evidence); name a new path with -o",
                 output.display()
