@@ -169,10 +169,12 @@ pub fn conserved(input: &[u8], copy: &[u8], befores: &[Vec<u8>]) -> Result<(), S
     let copied = squeeze(copy);
     // Records glued on one line, then a piece that is not one: the records
     // go to the copy on lines of their own, the rest to the log.
+    // Squeezed once: a cut after its m-th kept byte splits it in two.
     let split = |r: &[u8]| {
-        (1..r.len())
-            .filter(|&k| r[k - 1] == b'}')
-            .any(|k| contains(&copied, &squeeze(&r[..k])) && contains(&logged, &squeeze(&r[k..])))
+        let sq = squeeze(r);
+        (1..=sq.len())
+            .filter(|&m| sq[m - 1] == b'}')
+            .any(|m| contains(&copied, &sq[..m]) && contains(&logged, &sq[m..]))
     };
     for r in &want.raw {
         if !contains(copy, r)
@@ -194,7 +196,7 @@ fn clip(s: &str) -> String {
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    needle.is_empty() || hay.windows(needle.len()).any(|w| w == needle)
+    memchr::memmem::find(hay, needle).is_some()
 }
 
 /// The payloads of some bytes: strings of the JSON they hold, and the
