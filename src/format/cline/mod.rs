@@ -228,7 +228,9 @@ fn read(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversati
         )
     })?;
     let roo = info.dialect == Dialect::RooCode;
-    let hidden = if roo {
+    // Every element is parsed once more for its tags: only in a task that
+    // has any.
+    let hidden = if roo && roo_marks(text) {
         condensed_away(&elements)
     } else {
         Vec::new()
