@@ -199,7 +199,11 @@ pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Rep
             std::fs::create_dir(d).map_err(|e| Error::io(d, &e))?;
         }
         let (copy, next) = (a.join(name), b.join(name));
-        std::fs::copy(out, &copy).map_err(|e| Error::io(out, &e))?;
+        // A link, not a copy: the pass only reads it (a copy where the
+        // file system has no links).
+        if std::fs::hard_link(out, &copy).is_err() {
+            std::fs::copy(out, &copy).map_err(|e| Error::io(out, &e))?;
+        }
         let again = repair_once(&copy, Some(&next), opts)?;
         if again.edits.is_empty() {
             break;
