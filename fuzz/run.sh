@@ -62,9 +62,7 @@ parallel=()
 ci_runs() {
     case "$1" in
         lint_file) echo 6000 ;;
-        # Kept short while fuzz/open/repair_file holds an unfixed defect
-        # this target reaches within a few hundred executions.
-        repair_file) echo 150 ;;
+        repair_file) echo 600 ;;
         *) echo 200000 ;;
     esac
 }

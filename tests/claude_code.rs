@@ -198,6 +198,10 @@ const EXPECTED: &[(&str, &[&str])] = &[
         &["dangling-parent warning 6", "orphan-tool-result error 8"],
     ),
     (
+        "dangling-parent/torn-prompt-result-before-call.jsonl",
+        &["corrupt-record error 22", "dangling-parent error 24"],
+    ),
+    (
         "unchained-records/all-parents-null.jsonl",
         &["unchained-records error -"],
     ),

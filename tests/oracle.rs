@@ -231,6 +231,8 @@ cases! {
     claude_all_progress_stripped: Claude "fixtures/claude-code/dangling-parent/all-progress-stripped.jsonl" Expect::Whole;
     claude_progress_deleted_gap_13s: Claude "fixtures/claude-code/dangling-parent/progress-deleted-gap-13s.jsonl" Expect::Whole;
     claude_progress_deleted_gap_5001ms: Claude "fixtures/claude-code/dangling-parent/progress-deleted-gap-5001ms.jsonl" Expect::Whole;
+    // The call's own result is the record before it: the re-link skips it.
+    claude_torn_prompt_result_before_call: Claude "fixtures/claude-code/dangling-parent/torn-prompt-result-before-call.jsonl" Expect::Whole;
     claude_turn_duration_deleted: Claude "fixtures/claude-code/dangling-parent/turn-duration-deleted.jsonl" Expect::Whole;
     #[ignore = "report-only in the Claude Code writer: which of two records sharing a uuid is right, or how unlinked records chain, is a person's call"]
     claude_different_record_appended: Claude "fixtures/claude-code/duplicate-uuid/different-record-appended.jsonl" Expect::Whole;

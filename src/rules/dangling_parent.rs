@@ -42,7 +42,11 @@ N line(s) that did not parse as JSON (e.g. a torn or corrupt write)`.
 ## Repair
 Re-links the record to the record before it in file order (never across a
 `compact_boundary`: the boundary starts the chain), so that the client
-walks the whole file; the old `parentUuid` is in the repair log.
+walks the whole file; the old `parentUuid` is in the repair log. A record
+written before its own parent (its result, say) is passed over: linking
+to it would make the record its own ancestor, a cycle. When every earlier
+record descends from it, the record becomes the start of the chain
+(`parentUuid` null), which is where the client starts anyway.
 "#,
     check,
 };

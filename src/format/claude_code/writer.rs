@@ -75,6 +75,47 @@ pub struct CcWriter {
     plan: Option<Plan>,
 }
 
+/// The trees of the copy's parent links, as sets of uuids (union-find).
+/// Every record re-linked here has no parent in the copy (its parent is
+/// missing or removed), so its tree is its descendants: linking it under
+/// a record of the same tree would make it its own ancestor.
+#[derive(Default)]
+struct Trees {
+    id: HashMap<String, usize>,
+    up: Vec<usize>,
+}
+
+impl Trees {
+    fn node(&mut self, u: &str) -> usize {
+        if let Some(&i) = self.id.get(u) {
+            return i;
+        }
+        let i = self.up.len();
+        self.up.push(i);
+        self.id.insert(u.to_string(), i);
+        i
+    }
+
+    fn root(&mut self, mut i: usize) -> usize {
+        while self.up[i] != i {
+            self.up[i] = self.up[self.up[i]];
+            i = self.up[i];
+        }
+        i
+    }
+
+    fn join(&mut self, a: &str, b: &str) {
+        let (a, b) = (self.node(a), self.node(b));
+        let (a, b) = (self.root(a), self.root(b));
+        self.up[a] = b;
+    }
+
+    fn same(&mut self, a: &str, b: &str) -> bool {
+        let (a, b) = (self.node(a), self.node(b));
+        self.root(a) == self.root(b)
+    }
+}
+
 fn start_of(loc: &Loc) -> u64 {
     match loc {
         Loc::Line { start, .. } => *start,
@@ -328,9 +369,28 @@ impl Writer for CcWriter {
             .flatten()
             .map(|(u, _)| u.clone())
             .collect();
-        // The record before, per kind: main chain and sidechain records
-        // are never linked to each other.
-        let mut prevs: [Option<String>; 2] = [None, None];
+        // The copy's trees before any re-link: a re-link that would make a
+        // record its own ancestor is never made.
+        let mut trees = Trees::default();
+        for s in &slots {
+            if let Some(r) = s.rec
+                && let Some(u) = &r.uuid
+                && !dropped(s)
+            {
+                trees.node(u);
+                if let Some(p) = r.parent.as_deref()
+                    && (present.contains(p) || inserted.contains(p))
+                {
+                    trees.join(u, p);
+                }
+            }
+        }
+        for (call, result) in &reparent {
+            trees.join(result, call);
+        }
+        // The records before, per kind, newest last: main chain and
+        // sidechain records are never linked to each other.
+        let mut prevs: [Vec<String>; 2] = [Vec::new(), Vec::new()];
         for s in &slots {
             let key = start_of(s.loc);
             if dropped(s) {
@@ -340,6 +400,19 @@ impl Writer for CcWriter {
                 continue;
             };
             let prev = &mut prevs[usize::from(r.sidechain)];
+            let own = r.uuid.as_deref().unwrap_or("");
+            // The newest record before this one that does not descend
+            // from it (and whether a newer one had to be passed over).
+            let before = |prev: &[String], trees: &mut Trees| {
+                let mut passed = false;
+                for c in prev.iter().rev() {
+                    if own.is_empty() || !trees.same(c, own) {
+                        return (Some(c.clone()), passed);
+                    }
+                    passed = true;
+                }
+                (None, passed)
+            };
             let linkable = matches!(
                 r.kind,
                 RecordKind::User
@@ -377,32 +450,45 @@ impl Writer for CcWriter {
                         up = parent_of_dropped.get(u).copied().flatten();
                         guard += 1;
                     }
-                    let to = up
-                        .filter(|u| present.contains(u))
-                        .map(str::to_string)
-                        .or_else(|| prev.clone());
+                    let to = match up
+                        .filter(|u| present.contains(u) && (own.is_empty() || !trees.same(u, own)))
+                    {
+                        Some(u) => Some(u.to_string()),
+                        None => before(prev, &mut trees).0,
+                    };
                     let rule = slots
                         .iter()
                         .find(|x| x.rec.and_then(|y| y.uuid.as_deref()) == Some(p))
                         .and_then(|x| dropped_by.get(&start_of(x.loc)).copied())
                         .unwrap_or("dangling-parent");
-                    Some((
-                        to,
-                        rule,
-                        format!(
-                            "re-linked line {} past the removed record",
-                            r.loc.line().unwrap_or(0)
-                        ),
-                    ))
+                    let what = format!(
+                        "re-linked line {} past the removed record{}",
+                        r.loc.line().unwrap_or(0),
+                        if to.is_none() {
+                            " (nothing is before it)"
+                        } else {
+                            ""
+                        }
+                    );
+                    Some((to, rule, what))
                 } else if relink.contains(&key) {
-                    Some((
-                        prev.clone(),
-                        "dangling-parent",
-                        format!(
-                            "re-linked line {} to the record before it",
-                            r.loc.line().unwrap_or(0)
+                    let (to, passed) = before(prev, &mut trees);
+                    let line = r.loc.line().unwrap_or(0);
+                    let what = match (&to, passed) {
+                        (Some(_), false) => {
+                            format!("re-linked line {line} to the record before it")
+                        }
+                        (Some(_), true) => format!(
+                            "re-linked line {line} to the newest record before it that does not descend from it"
                         ),
-                    ))
+                        (None, false) => format!(
+                            "re-linked line {line} to the record before it (nothing is before it)"
+                        ),
+                        (None, true) => format!(
+                            "started the chain at line {line} (every record before it descends from it)"
+                        ),
+                    };
+                    Some((to, "dangling-parent", what))
                 } else {
                     None
                 };
@@ -412,9 +498,7 @@ impl Writer for CcWriter {
                         "relink",
                         match &to {
                             Some(u) => format!("{what}: `parentUuid` `{p}` → `{u}`"),
-                            None => {
-                                format!("{what}: `parentUuid` `{p}` → null (nothing before it)")
-                            }
+                            None => format!("{what}: `parentUuid` `{p}` → null"),
                         },
                         &r.loc,
                     );
@@ -424,6 +508,11 @@ impl Writer for CcWriter {
                         None => "\"parentUuid\":null".to_string(),
                     });
                     edits.push(e);
+                    if let Some(u) = &to
+                        && !own.is_empty()
+                    {
+                        trees.join(own, u);
+                    }
                     plan.recs.entry(key).or_default().parent = Some(to);
                 }
             }
@@ -431,7 +520,7 @@ impl Writer for CcWriter {
                 && r.kind != RecordKind::Progress
                 && let Some(u) = &r.uuid
             {
-                *prev = Some(u.clone());
+                prev.push(u.clone());
             }
             if let Some(ins) = inserted_after.get(&key) {
                 for (u, text) in ins {
@@ -440,7 +529,7 @@ impl Writer for CcWriter {
                         .or_default()
                         .insert_after
                         .push(text.clone());
-                    *prev = Some(u.clone());
+                    prev.push(u.clone());
                 }
             }
         }
