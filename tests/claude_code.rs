@@ -422,6 +422,7 @@ const REPAIRED: &[&str] = &[
     "thinking-signature",
     "orphan-tool-call",
     "orphan-tool-result",
+    "unchained-records",
 ];
 
 /// Where the repaired copies of the broken fixtures are written, for the

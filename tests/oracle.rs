@@ -234,9 +234,9 @@ cases! {
     // The call's own result is the record before it: the re-link skips it.
     claude_torn_prompt_result_before_call: Claude "fixtures/claude-code/dangling-parent/torn-prompt-result-before-call.jsonl" Expect::Whole;
     claude_turn_duration_deleted: Claude "fixtures/claude-code/dangling-parent/turn-duration-deleted.jsonl" Expect::Whole;
-    #[ignore = "report-only in the Claude Code writer: which of two records sharing a uuid is right, or how unlinked records chain, is a person's call"]
+    #[ignore = "report-only in the Claude Code writer: which of two different records sharing a uuid holds the right text is a person's call"]
     claude_different_record_appended: Claude "fixtures/claude-code/duplicate-uuid/different-record-appended.jsonl" Expect::Whole;
-    #[ignore = "report-only in the Claude Code writer: which of two records sharing a uuid is right, or how unlinked records chain, is a person's call"]
+    #[ignore = "report-only in the Claude Code writer: which of two different records sharing a uuid holds the right text is a person's call"]
     claude_different_records_adjacent: Claude "fixtures/claude-code/duplicate-uuid/different-records-adjacent.jsonl" Expect::Whole;
     claude_exact_duplicate_adjacent: Claude "fixtures/claude-code/duplicate-uuid/exact-duplicate-adjacent.jsonl" Expect::Whole;
     claude_exact_duplicate_appended: Claude "fixtures/claude-code/duplicate-uuid/exact-duplicate-appended.jsonl" Expect::Whole;
@@ -262,7 +262,7 @@ cases! {
     claude_signature_truncated: Claude "fixtures/claude-code/thinking-signature/truncated.jsonl" Expect::Whole;
     claude_torn_then_next_record: Claude "fixtures/claude-code/torn-write/torn-then-next-record.jsonl" Expect::Whole;
     claude_torn_user_prompt: Claude "fixtures/claude-code/torn-write/torn-user-prompt.jsonl" Expect::Whole;
-    #[ignore = "report-only in the Claude Code writer: which of two records sharing a uuid is right, or how unlinked records chain, is a person's call"]
+    // No record carries a link: each is linked to the one before it.
     claude_unchained_all_parents_null: Claude "fixtures/claude-code/unchained-records/all-parents-null.jsonl" Expect::Whole;
 }
 

@@ -1,12 +1,13 @@
 use super::{Ctx, Rule};
+use crate::finding::Action;
 use crate::finding::{Finding, Severity};
-use crate::model::chain::Unreached;
+use crate::model::chain::{RecordKind, Unreached};
 
 pub static RULE: Rule = Rule {
     name: "unchained-records",
     severity: Severity::Error,
     summary: "no record carries a `parentUuid`: the resume sends only the last one",
-    repair: None,
+    repair: Some("link each record to the record before it in file order"),
     doc: r#"## What it does
 Finds a Claude Code session with several user/assistant records none of
 which has a `parentUuid`.
@@ -28,7 +29,11 @@ Nothing, or an error when the one record sent is an assistant message.
 ```
 
 ## Repair
-Report only.
+Links each record to the record before it in file order, main chain and
+sidechain records apart (the order Claude Code wrote them in, and the only
+order the file still has), so that the resume walks the whole file; a
+`compact_boundary` stays the start of its chain. Each link is in the
+repair log.
 "#,
     check,
 };
@@ -59,5 +64,22 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         )
         .label(&loc, "the only record the resume sends");
     f.loc = None;
-    out.push(f);
+    let links = chain
+        .records
+        .iter()
+        .filter(|r| {
+            r.parent.is_none()
+                && r.subtype.as_deref() != Some("compact_boundary")
+                && matches!(
+                    r.kind,
+                    RecordKind::User
+                        | RecordKind::Assistant
+                        | RecordKind::System
+                        | RecordKind::Attachment
+                        | RecordKind::Progress
+                )
+        })
+        .map(|r| Action::Relink { loc: r.loc.clone() })
+        .collect();
+    out.push(f.fix(links));
 }

@@ -421,8 +421,31 @@ impl Writer for CcWriter {
                     | RecordKind::Attachment
                     | RecordKind::Progress
             );
+            let boundary = r.subtype.as_deref() == Some("compact_boundary");
+            if linkable && !boundary && r.parent.is_none() && relink.contains(&key) {
+                // No record carries a link (`unchained-records`): file
+                // order is the only order there is.
+                let (to, _) = before(prev, &mut trees);
+                if let Some(u) = to {
+                    let mut e = entry(
+                        "unchained-records",
+                        "relink",
+                        format!(
+                            "linked line {} to the record before it: `parentUuid` null → `{u}`",
+                            r.loc.line().unwrap_or(0)
+                        ),
+                        &r.loc,
+                    );
+                    e.before = Some("\"parentUuid\":null".to_string());
+                    e.after = Some(format!("\"parentUuid\":\"{u}\""));
+                    edits.push(e);
+                    if !own.is_empty() {
+                        trees.join(own, &u);
+                    }
+                    plan.recs.entry(key).or_default().parent = Some(Some(u));
+                }
+            }
             if linkable && let Some(p) = r.parent.as_deref() {
-                let boundary = r.subtype.as_deref() == Some("compact_boundary");
                 let target: Option<(Option<String>, &'static str, String)> = if boundary {
                     None
                 } else if let Some(n) = reparent.get(p).filter(|_| {
@@ -725,10 +748,20 @@ fn fix_surrogates(piece: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Replace the value of the record's `parentUuid` (a string or null).
+/// Replace the value of the record's `parentUuid` (a string or null), or
+/// give a record that has none its first key.
 fn set_parent(piece: &[u8], to: Option<&str>) -> Option<Vec<u8>> {
     let key = b"\"parentUuid\":";
-    let at = memchr::memmem::find(piece, key)? + key.len();
+    let Some(at) = memchr::memmem::find(piece, key) else {
+        let (to, rest) = (to?, piece.strip_prefix(b"{")?);
+        let mut out = format!("{{\"parentUuid\":\"{to}\"").into_bytes();
+        if !rest.trim_ascii_start().starts_with(b"}") {
+            out.push(b',');
+        }
+        out.extend_from_slice(rest);
+        return Some(out);
+    };
+    let at = at + key.len();
     let mut s = at;
     while piece.get(s).is_some_and(u8::is_ascii_whitespace) {
         s += 1;
@@ -768,6 +801,10 @@ mod tests {
             br#"{"parentUuid": "c"}"#.to_vec()
         );
         assert_eq!(set_parent(br#"{"a":1}"#, None), None);
+        assert_eq!(
+            set_parent(br#"{"a":1}"#, Some("c")).unwrap(),
+            br#"{"parentUuid":"c","a":1}"#.to_vec()
+        );
     }
 
     #[test]
