@@ -11,7 +11,19 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::exit::EXIT_INTERRUPTED;
 
-static REGISTERED: Mutex<Vec<(u64, PathBuf)>> = Mutex::new(Vec::new());
+/// What to remove on an interrupt.
+#[derive(Debug)]
+enum Target {
+    /// A file (with its SQLite sidecars) or a directory.
+    Path(PathBuf),
+    /// Every entry of a directory whose name starts with a prefix holding
+    /// this run's [`tag`]: registered *before* a temporary file of a
+    /// random name is made there, so that no instant exists where the
+    /// file is there and unknown to the handler.
+    Prefix(PathBuf, String),
+}
+
+static REGISTERED: Mutex<Vec<(u64, Target)>> = Mutex::new(Vec::new());
 static NEXT: AtomicU64 = AtomicU64::new(0);
 /// Set by the interrupt handler before it removes anything.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -25,8 +37,27 @@ pub struct Registered(u64);
 /// interrupted before the returned guard is dropped.
 pub fn register(path: PathBuf) -> Registered {
     let id = NEXT.fetch_add(1, Ordering::Relaxed);
-    lock().push((id, path));
+    lock().push((id, Target::Path(path)));
     Registered(id)
+}
+
+/// Make a temporary file or directory in `dir` whose name starts with
+/// `prefix` (which holds this run's [`tag`]) with `make`, and remove every
+/// entry of `dir` so named if the run is interrupted before the returned
+/// guard is dropped. `make` runs under the lock the interrupt handler
+/// takes and never gives back: the file is made and known to the handler,
+/// or not made at all.
+pub fn create_registered<T>(
+    dir: &std::path::Path,
+    prefix: &str,
+    make: impl FnOnce() -> std::io::Result<T>,
+) -> std::io::Result<(Registered, T)> {
+    debug_assert!(prefix.contains(&tag()));
+    let mut registered = lock();
+    let made = make()?;
+    let id = NEXT.fetch_add(1, Ordering::Relaxed);
+    registered.push((id, Target::Prefix(dir.to_path_buf(), prefix.to_string())));
+    Ok((Registered(id), made))
 }
 
 impl Drop for Registered {
@@ -35,7 +66,7 @@ impl Drop for Registered {
     }
 }
 
-fn lock() -> std::sync::MutexGuard<'static, Vec<(u64, PathBuf)>> {
+fn lock() -> std::sync::MutexGuard<'static, Vec<(u64, Target)>> {
     REGISTERED
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -47,8 +78,24 @@ fn lock() -> std::sync::MutexGuard<'static, Vec<(u64, PathBuf)>> {
 /// threads run on until the process exits and SQLite may make a journal
 /// again in the meantime: the sidecars are removed once more after the
 /// rest, which leaves that race a window of a few instructions.
-fn remove_registered() {
-    let paths: Vec<PathBuf> = lock().drain(..).map(|(_, p)| p).collect();
+fn remove_registered(registered: &mut Vec<(u64, Target)>) {
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for (_, t) in registered.drain(..) {
+        match t {
+            Target::Path(p) => paths.push(p),
+            Target::Prefix(dir, prefix) => {
+                let Ok(entries) = std::fs::read_dir(&dir) else {
+                    continue;
+                };
+                paths.extend(
+                    entries
+                        .flatten()
+                        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+                        .map(|e| e.path()),
+                );
+            }
+        }
+    }
     let sidecars = |path: &PathBuf| {
         for suffix in ["-journal", "-wal", "-shm"] {
             let mut s = path.as_os_str().to_owned();
@@ -132,7 +179,10 @@ pub fn sweep(dir: &std::path::Path, before: &str) {
 pub fn on_interrupt() {
     let _ = ctrlc::set_handler(|| {
         INTERRUPTED.store(true, Ordering::SeqCst);
-        remove_registered();
+        // Held until the process ends: no temporary file is made (nor a
+        // registration dropped) once the removal has begun.
+        let mut registered = lock();
+        remove_registered(&mut registered);
         eprintln!("error: interrupted");
         std::process::exit(EXIT_INTERRUPTED.into());
     });

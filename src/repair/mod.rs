@@ -189,11 +189,11 @@ pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Rep
         if report.edits.is_empty() {
             break;
         }
-        let scratch = tempfile::Builder::new()
-            .prefix(&format!(".{}", crate::cleanup::tag()))
-            .tempdir_in(dir)
-            .map_err(|e| Error::io(out, &e))?;
-        let _registered = crate::cleanup::register(scratch.path().to_path_buf());
+        let prefix = format!(".{}", crate::cleanup::tag());
+        let (_registered, scratch) = crate::cleanup::create_registered(dir, &prefix, || {
+            tempfile::Builder::new().prefix(&prefix).tempdir_in(dir)
+        })
+        .map_err(|e| Error::io(out, &e))?;
         let (a, b) = (scratch.path().join("a"), scratch.path().join("b"));
         for d in [&a, &b] {
             std::fs::create_dir(d).map_err(|e| Error::io(d, &e))?;

@@ -473,12 +473,14 @@ pub fn open(path: &Path) -> Result<Snapshot> {
     // this run makes one: a killed run of an older build made more).
     crate::cleanup::sweep(&std::env::temp_dir(), "");
     let copy = if access == Access::Copy {
-        let dir = tempfile::Builder::new()
-            .prefix(&crate::cleanup::tag())
-            .tempdir()
-            .map_err(|e| Error::input(path, format!("cannot create a private copy: {e}")))?;
+        let tmp = std::env::temp_dir();
+        let tag = crate::cleanup::tag();
+        let (registered, dir) = crate::cleanup::create_registered(&tmp, &tag, || {
+            tempfile::Builder::new().prefix(&tag).tempdir_in(&tmp)
+        })
+        .map_err(|e| Error::input(path, format!("cannot create a private copy: {e}")))?;
         let dir = PrivateCopy {
-            _registered: crate::cleanup::register(dir.path().to_path_buf()),
+            _registered: registered,
             dir,
         };
         let target = dir.dir.path().join("db");

@@ -34,13 +34,17 @@ impl Atomic {
             .unwrap_or_default();
         // Leftovers of killed runs for this destination go first.
         crate::cleanup::sweep(dir, &format!(".{name}."));
-        let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{name}.{}", crate::cleanup::tag()))
-            .suffix(".chatfsck-tmp")
-            .tempfile_in(dir)
-            .map_err(|e| out_err(dest, format!("cannot create a temporary file: {e}")))?;
+        let prefix = format!(".{name}.{}", crate::cleanup::tag());
+        // Made and registered at once: an interrupt at any instant finds it.
+        let (registered, tmp) = crate::cleanup::create_registered(dir, &prefix, || {
+            tempfile::Builder::new()
+                .prefix(&prefix)
+                .suffix(".chatfsck-tmp")
+                .tempfile_in(dir)
+        })
+        .map_err(|e| out_err(dest, format!("cannot create a temporary file: {e}")))?;
         Ok(Atomic {
-            _registered: crate::cleanup::register(tmp.path().to_path_buf()),
+            _registered: registered,
             tmp,
         })
     }
