@@ -423,6 +423,7 @@ const REPAIRED: &[&str] = &[
     "orphan-tool-call",
     "orphan-tool-result",
     "unchained-records",
+    "duplicate-uuid",
 ];
 
 /// Where the repaired copies of the broken fixtures are written, for the

@@ -14,11 +14,8 @@
 //! how to install them; it never passes silently. `CLIENTS_PREFIX` and
 //! `ORACLE_DIR` point elsewhere.
 //!
-//! Three Claude Code fixtures are left as they are by `repair` (two
-//! different records sharing a uuid, and a file with no parent links:
-//! report-only, a person's call): they are `#[ignore]`d with that reason,
-//! so the runner lists them as ignored; `cargo test --test oracle --
-//! --ignored` runs them.
+//! Every Claude Code and Codex fixture has a case, and none is ignored:
+//! each repaired copy resumes whole (or as the client means it to).
 
 mod common;
 use common::*;
@@ -234,9 +231,9 @@ cases! {
     // The call's own result is the record before it: the re-link skips it.
     claude_torn_prompt_result_before_call: Claude "fixtures/claude-code/dangling-parent/torn-prompt-result-before-call.jsonl" Expect::Whole;
     claude_turn_duration_deleted: Claude "fixtures/claude-code/dangling-parent/turn-duration-deleted.jsonl" Expect::Whole;
-    #[ignore = "report-only in the Claude Code writer: which of two different records sharing a uuid holds the right text is a person's call"]
+    // Both records kept: the earlier gets a uuid of its own.
     claude_different_record_appended: Claude "fixtures/claude-code/duplicate-uuid/different-record-appended.jsonl" Expect::Whole;
-    #[ignore = "report-only in the Claude Code writer: which of two different records sharing a uuid holds the right text is a person's call"]
+    // Both records kept: the earlier gets a uuid of its own.
     claude_different_records_adjacent: Claude "fixtures/claude-code/duplicate-uuid/different-records-adjacent.jsonl" Expect::Whole;
     claude_exact_duplicate_adjacent: Claude "fixtures/claude-code/duplicate-uuid/exact-duplicate-adjacent.jsonl" Expect::Whole;
     claude_exact_duplicate_appended: Claude "fixtures/claude-code/duplicate-uuid/exact-duplicate-appended.jsonl" Expect::Whole;

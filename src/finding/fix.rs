@@ -53,6 +53,10 @@ pub enum Action {
     /// Remove a thinking block whose signature the provider refuses (its
     /// text goes to the log).
     DropThinking { loc: Loc, block: usize },
+    /// Keep a record that a later one with the same uuid replaces (Claude
+    /// Code): the earlier gets a uuid of its own, and the later record is
+    /// chained to it, so both are sent.
+    KeepReplaced { earlier: Loc, later: Loc },
 }
 
 impl Action {
@@ -70,6 +74,7 @@ impl Action {
             Action::SplitLine { .. } => "split-line",
             Action::ReplaceSurrogates { .. } => "replace-surrogates",
             Action::DropThinking { .. } => "drop-thinking",
+            Action::KeepReplaced { .. } => "keep-replaced",
         }
     }
 }

@@ -6,7 +6,9 @@ pub static RULE: Rule = Rule {
     name: "duplicate-uuid",
     severity: Severity::Error,
     summary: "two records share one `uuid`: the later replaces the earlier, whose content is lost",
-    repair: Some("remove the later copy of an exact duplicate (kept in the repair log)"),
+    repair: Some(
+        "remove an exact copy (kept in the repair log); keep both of two different records, the earlier under a new uuid",
+    ),
     doc: r#"## What it does
 Finds records whose `uuid` an earlier record of the file already has.
 
@@ -31,8 +33,16 @@ Nothing: the client sends the later record in the earlier one's place.
 ## Repair
 Removes the later copy of an exact duplicate (kept verbatim in the repair
 log): the first copy stays, and a copy written at the end no longer moves
-the leaf. Two different records with one uuid are left as they are:
-which one is right is a person's call.
+the leaf.
+
+Two different user or assistant records with one uuid and one parent are
+both kept: the earlier gets a uuid of its own (derived from the old one,
+so a second repair gives the same copy) and the later is chained to it,
+so the resume sends the earlier text, then the later, where the client
+sent the later alone. Which of the two is right stays the reader's call;
+the copy loses neither. Records of different parents or kinds, and an
+earlier record holding a tool call or result (which would then be sent
+twice), are left as they are.
 "#,
     check,
 };
@@ -81,10 +91,20 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         } else {
             Severity::Error
         };
+        let earlier = &chain.records[prev];
         if exact {
             // The later copy says nothing the first does not.
             f = f.fix(vec![crate::finding::Action::DropRecord {
                 loc: r.loc.clone(),
+            }]);
+        } else if r.kind == earlier.kind
+            && matches!(r.kind, RecordKind::User | RecordKind::Assistant)
+            && r.parent == earlier.parent
+            && r.sidechain == earlier.sidechain
+        {
+            f = f.fix(vec![crate::finding::Action::KeepReplaced {
+                earlier: earlier.loc.clone(),
+                later: r.loc.clone(),
             }]);
         }
         out.push(f.id(uuid));

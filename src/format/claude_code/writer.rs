@@ -33,6 +33,7 @@ pub fn supports(_: crate::model::Dialect, a: &Action) -> bool {
             | Action::SplitLine { .. }
             | Action::ReplaceSurrogates { .. }
             | Action::DropThinking { .. }
+            | Action::KeepReplaced { .. }
     )
 }
 
@@ -52,6 +53,8 @@ pub fn new(t: &Target<'_>) -> Result<Box<dyn Writer>> {
 struct RecEdit {
     drop: bool,
     parent: Option<Option<String>>,
+    /// A new uuid: (the old, the new).
+    uuid: Option<(String, String)>,
     surrogates: bool,
     /// Records written right after this one.
     insert_after: Vec<String>,
@@ -146,6 +149,9 @@ impl Writer for CcWriter {
         let mut dropped_by: HashMap<u64, &'static str> = HashMap::new();
         let mut answered: Vec<(&ChainRecord, String, String, &'static str)> = Vec::new();
         let mut thinking: Vec<(&Loc, usize, &Planned<'_>)> = Vec::new();
+        // Records whose parent a kept replaced record now is.
+        let mut kept_parent: HashSet<u64> = HashSet::new();
+        let mut kept_uuids: Vec<(String, Option<String>)> = Vec::new();
         let entry =
             |rule: &'static str, action: &'static str, description: String, loc: &Loc| Edit {
                 rule,
@@ -257,6 +263,78 @@ impl Writer for CcWriter {
                         edits.push(e);
                     }
                     Action::DropThinking { loc, block } => thinking.push((loc, *block, p)),
+                    Action::KeepReplaced { earlier, later } => {
+                        let (Some(a), Some(b)) = (
+                            by_start.get(&start_of(earlier)),
+                            by_start.get(&start_of(later)),
+                        ) else {
+                            continue;
+                        };
+                        let Some(old) = a.uuid.clone() else { continue };
+                        let text = records.read(earlier)?;
+                        let tools = serde_json::from_str::<Value>(&text).ok().is_none_or(|v| {
+                            v["message"]["content"].as_array().is_some_and(|c| {
+                                c.iter().any(|b| {
+                                    matches!(b["type"].as_str(), Some("tool_use" | "tool_result"))
+                                })
+                            })
+                        });
+                        let busy = |l: &Loc| {
+                            plan.recs
+                                .get(&start_of(l))
+                                .is_some_and(|e| e.drop || e.parent.is_some() || e.uuid.is_some())
+                        };
+                        if tools {
+                            log.left.push(left(
+                                p,
+                                conv,
+                                "the earlier record holds a tool call or result, which keeping both would send twice",
+                            ));
+                            continue;
+                        }
+                        if busy(earlier) || busy(later) {
+                            log.left.push(left(
+                                p,
+                                conv,
+                                "another edit of this repair changes one of the two records",
+                            ));
+                            continue;
+                        }
+                        let new = derived_uuid(&old, "kept");
+                        let (al, bl) = (a.loc.line().unwrap_or(0), b.loc.line().unwrap_or(0));
+                        let mut e = entry(
+                            rule,
+                            "keep-replaced",
+                            format!(
+                                "kept line {al}, which line {bl} replaced: line {al} gets the uuid `{new}` and line {bl} is chained to it, so both are sent"
+                            ),
+                            earlier,
+                        );
+                        e.before = Some(format!("\"uuid\":\"{old}\""));
+                        e.after = Some(format!("\"uuid\":\"{new}\""));
+                        e.ids = vec![old.clone()];
+                        edits.push(e);
+                        let mut e = entry(
+                            rule,
+                            "relink",
+                            format!(
+                                "re-linked line {bl} to the kept line {al}: `parentUuid` → `{new}`"
+                            ),
+                            later,
+                        );
+                        e.before = Some(match &b.parent {
+                            Some(p) => format!("\"parentUuid\":\"{p}\""),
+                            None => "\"parentUuid\":null".to_string(),
+                        });
+                        e.after = Some(format!("\"parentUuid\":\"{new}\""));
+                        edits.push(e);
+                        plan.recs.entry(start_of(earlier)).or_default().uuid =
+                            Some((old, new.clone()));
+                        plan.recs.entry(start_of(later)).or_default().parent =
+                            Some(Some(new.clone()));
+                        kept_parent.insert(start_of(later));
+                        kept_uuids.push((new, a.parent.clone()));
+                    }
                     _ => {}
                 }
             }
@@ -371,22 +449,32 @@ impl Writer for CcWriter {
             .collect();
         // The copy's trees before any re-link: a re-link that would make a
         // record its own ancestor is never made.
-        let mut trees = Trees::default();
+        // Of records sharing a uuid, the later is the one the client keeps.
+        let mut parent_of: HashMap<&str, Option<&str>> = HashMap::new();
         for s in &slots {
             if let Some(r) = s.rec
                 && let Some(u) = &r.uuid
                 && !dropped(s)
             {
-                trees.node(u);
-                if let Some(p) = r.parent.as_deref()
-                    && (present.contains(p) || inserted.contains(p))
-                {
-                    trees.join(u, p);
-                }
+                parent_of.insert(u, r.parent.as_deref());
+            }
+        }
+        let mut trees = Trees::default();
+        for (u, p) in &parent_of {
+            trees.node(u);
+            if let Some(p) = p.filter(|p| present.contains(*p) || inserted.contains(*p)) {
+                trees.join(u, p);
             }
         }
         for (call, result) in &reparent {
             trees.join(result, call);
+        }
+        for (new, parent) in &kept_uuids {
+            present.insert(new);
+            trees.node(new);
+            if let Some(p) = parent.as_deref().filter(|p| present.contains(p)) {
+                trees.join(new, p);
+            }
         }
         // The records before, per kind, newest last: main chain and
         // sidechain records are never linked to each other.
@@ -445,7 +533,10 @@ impl Writer for CcWriter {
                     plan.recs.entry(key).or_default().parent = Some(Some(u));
                 }
             }
-            if linkable && let Some(p) = r.parent.as_deref() {
+            if linkable
+                && !kept_parent.contains(&key)
+                && let Some(p) = r.parent.as_deref()
+            {
                 let target: Option<(Option<String>, &'static str, String)> = if boundary {
                     None
                 } else if let Some(n) = reparent.get(p).filter(|_| {
@@ -624,6 +715,17 @@ impl Writer for CcWriter {
                         if x.surrogates {
                             piece = fix_surrogates(&piece);
                         }
+                        if let Some((old, new)) = &x.uuid {
+                            piece = set_uuid(&piece, old, new).ok_or_else(|| {
+                                Error::input(
+                                    &self.input,
+                                    format!(
+                                        "line {}: the record's `uuid` is not where it was read",
+                                        line.number
+                                    ),
+                                )
+                            })?;
+                        }
                         if let Some(p) = &x.parent {
                             piece = set_parent(&piece, p.as_deref()).ok_or_else(|| {
                                 Error::input(
@@ -748,6 +850,33 @@ fn fix_surrogates(piece: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Replace the record's `"uuid":"old"` (the only one) with the new uuid.
+fn set_uuid(piece: &[u8], old: &str, new: &str) -> Option<Vec<u8>> {
+    let key = b"\"uuid\":";
+    let mut found = None;
+    for at in memchr::memmem::find_iter(piece, key) {
+        let mut s = at + key.len();
+        while piece.get(s).is_some_and(u8::is_ascii_whitespace) {
+            s += 1;
+        }
+        let value = format!("\"{old}\"");
+        if piece[s..].starts_with(value.as_bytes()) {
+            if found.is_some() {
+                return None;
+            }
+            found = Some((s, s + value.len()));
+        }
+    }
+    let (s, e) = found?;
+    let mut out = Vec::with_capacity(piece.len() + 8);
+    out.extend_from_slice(&piece[..s]);
+    out.push(b'"');
+    out.extend_from_slice(new.as_bytes());
+    out.push(b'"');
+    out.extend_from_slice(&piece[e..]);
+    Some(out)
+}
+
 /// Replace the value of the record's `parentUuid` (a string or null), or
 /// give a record that has none its first key.
 fn set_parent(piece: &[u8], to: Option<&str>) -> Option<Vec<u8>> {
@@ -788,6 +917,21 @@ fn set_parent(piece: &[u8], to: Option<&str>) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_uuid_is_replaced_only_where_it_is_the_record_s() {
+        let r = br#"{"parentUuid":"a","message":{"content":"\"uuid\":\"b\""},"uuid":"b"}"#;
+        assert_eq!(
+            set_uuid(r, "b", "c").unwrap(),
+            br#"{"parentUuid":"a","message":{"content":"\"uuid\":\"b\""},"uuid":"c"}"#.to_vec()
+        );
+        // Two candidates: which one is the record's is not known.
+        assert_eq!(
+            set_uuid(br#"{"x":{"uuid":"b"},"uuid":"b"}"#, "b", "c"),
+            None
+        );
+        assert_eq!(set_uuid(br#"{"uuid":"a"}"#, "b", "c"), None);
+    }
 
     #[test]
     fn parent_values_are_replaced_in_place() {
