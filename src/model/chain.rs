@@ -30,6 +30,19 @@ impl RecordKind {
     pub fn is_message(self) -> bool {
         matches!(self, RecordKind::User | RecordKind::Assistant)
     }
+
+    /// A record the chain runs through, whose `parentUuid` a repair may
+    /// set (not a file-history snapshot, a summary, or other metadata).
+    pub fn is_linkable(self) -> bool {
+        matches!(
+            self,
+            RecordKind::User
+                | RecordKind::Assistant
+                | RecordKind::System
+                | RecordKind::Attachment
+                | RecordKind::Progress
+        )
+    }
 }
 
 /// How the walk went from a record to the one before it.

@@ -1,7 +1,7 @@
 use super::{Ctx, Rule};
 use crate::finding::Action;
 use crate::finding::{Finding, Severity};
-use crate::model::chain::{RecordKind, Unreached};
+use crate::model::chain::Unreached;
 
 pub static RULE: Rule = Rule {
     name: "unchained-records",
@@ -70,14 +70,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         .filter(|r| {
             r.parent.is_none()
                 && r.subtype.as_deref() != Some("compact_boundary")
-                && matches!(
-                    r.kind,
-                    RecordKind::User
-                        | RecordKind::Assistant
-                        | RecordKind::System
-                        | RecordKind::Attachment
-                        | RecordKind::Progress
-                )
+                && r.kind.is_linkable()
         })
         .map(|r| Action::Relink { loc: r.loc.clone() })
         .collect();

@@ -501,14 +501,7 @@ impl Writer for CcWriter {
                 }
                 (None, passed)
             };
-            let linkable = matches!(
-                r.kind,
-                RecordKind::User
-                    | RecordKind::Assistant
-                    | RecordKind::System
-                    | RecordKind::Attachment
-                    | RecordKind::Progress
-            );
+            let linkable = r.kind.is_linkable();
             let boundary = r.subtype.as_deref() == Some("compact_boundary");
             if linkable && !boundary && r.parent.is_none() && relink.contains(&key) {
                 // No record carries a link (`unchained-records`): file
