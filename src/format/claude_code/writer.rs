@@ -146,6 +146,11 @@ impl Writer for CcWriter {
             .map(|r| (start_of(&r.loc), r))
             .collect();
         let mut relink: HashSet<u64> = HashSet::new();
+        // The walk meets a parent cycle (report-only, a person's call).
+        let cycle = chain
+            .records
+            .iter()
+            .any(|r| matches!(r.link, crate::model::chain::Link::Cycle { .. }));
         let mut dropped_by: HashMap<u64, &'static str> = HashMap::new();
         let mut answered: Vec<(&ChainRecord, String, String, &'static str)> = Vec::new();
         let mut thinking: Vec<(&Loc, usize, &Planned<'_>)> = Vec::new();
@@ -213,6 +218,10 @@ impl Writer for CcWriter {
                     Action::AnswerCall { message, part } => {
                         if self.policy.orphan_calls == OrphanCalls::Drop {
                             log.left.push(left(p, conv, "dropping calls is not done in Claude Code sessions: the result is inserted"));
+                            continue;
+                        }
+                        if cycle {
+                            log.left.push(left(p, conv, "the chain the client walks holds a parent cycle: a new record would move the leaf, and with it where the client breaks the cycle"));
                             continue;
                         }
                         let m = &conv.messages[*message];
