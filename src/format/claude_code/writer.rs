@@ -145,7 +145,8 @@ impl Writer for CcWriter {
             .iter()
             .map(|r| (start_of(&r.loc), r))
             .collect();
-        let mut relink: HashSet<u64> = HashSet::new();
+        // Records to re-link, and the rule that asks it.
+        let mut relink: HashMap<u64, &'static str> = HashMap::new();
         // The walk meets a parent cycle (report-only, a person's call).
         let cycle = chain
             .records
@@ -169,6 +170,24 @@ impl Writer for CcWriter {
                 after: None,
                 synthesized: false,
                 ids: Vec::new(),
+            };
+        // A `parentUuid` edit: from one value (a uuid, or null) to another.
+        let relink_entry =
+            |rule: &'static str, what: String, loc: &Loc, from: Option<&str>, to: Option<&str>| {
+                let shown = |u: Option<&str>| u.map_or("null".to_string(), |u| format!("`{u}`"));
+                let json = |u: Option<&str>| match u {
+                    Some(u) => format!("\"parentUuid\":\"{u}\""),
+                    None => "\"parentUuid\":null".to_string(),
+                };
+                let mut e = entry(
+                    rule,
+                    "relink",
+                    format!("{what}: `parentUuid` {} → {}", shown(from), shown(to)),
+                    loc,
+                );
+                e.before = Some(json(from));
+                e.after = Some(json(to));
+                e
             };
         for p in planned {
             let rule = p.finding.rule;
@@ -234,7 +253,7 @@ impl Writer for CcWriter {
                         answered.push((rec, id.clone(), name.clone(), rule));
                     }
                     Action::Relink { loc } => {
-                        relink.insert(start_of(loc));
+                        relink.insert(start_of(loc), rule);
                     }
                     Action::SplitLine { loc } => {
                         if let Some(l) = loc.line() {
@@ -323,20 +342,13 @@ impl Writer for CcWriter {
                         e.after = Some(format!("\"uuid\":\"{new}\""));
                         e.ids = vec![old.clone()];
                         edits.push(e);
-                        let mut e = entry(
+                        edits.push(relink_entry(
                             rule,
-                            "relink",
-                            format!(
-                                "re-linked line {bl} to the kept line {al}: `parentUuid` → `{new}`"
-                            ),
+                            format!("re-linked line {bl} to the kept line {al}"),
                             later,
-                        );
-                        e.before = Some(match &b.parent {
-                            Some(p) => format!("\"parentUuid\":\"{p}\""),
-                            None => "\"parentUuid\":null".to_string(),
-                        });
-                        e.after = Some(format!("\"parentUuid\":\"{new}\""));
-                        edits.push(e);
+                            b.parent.as_deref(),
+                            Some(&new),
+                        ));
                         plan.recs.entry(start_of(earlier)).or_default().uuid =
                             Some((old, new.clone()));
                         plan.recs.entry(start_of(later)).or_default().parent =
@@ -512,50 +524,39 @@ impl Writer for CcWriter {
             };
             let linkable = r.kind.is_linkable();
             let boundary = r.subtype.as_deref() == Some("compact_boundary");
-            if linkable && !boundary && r.parent.is_none() && relink.contains(&key) {
-                // No record carries a link (`unchained-records`): file
-                // order is the only order there is.
-                let (to, _) = before(prev, &mut trees);
-                if let Some(u) = to {
-                    let mut e = entry(
-                        "unchained-records",
-                        "relink",
-                        format!(
-                            "linked line {} to the record before it: `parentUuid` null → `{u}`",
-                            r.loc.line().unwrap_or(0)
-                        ),
-                        &r.loc,
-                    );
-                    e.before = Some("\"parentUuid\":null".to_string());
-                    e.after = Some(format!("\"parentUuid\":\"{u}\""));
-                    edits.push(e);
-                    if !own.is_empty() {
-                        trees.join(own, &u);
-                    }
-                    plan.recs.entry(key).or_default().parent = Some(Some(u));
-                }
-            }
-            if linkable
-                && !kept_parent.contains(&key)
-                && let Some(p) = r.parent.as_deref()
-            {
+            let asked = relink.get(&key).copied();
+            if linkable && !kept_parent.contains(&key) && (r.parent.is_some() || asked.is_some()) {
+                let line = r.loc.line().unwrap_or(0);
                 let target: Option<(Option<String>, &'static str, String)> = if boundary {
                     None
-                } else if let Some(n) = reparent.get(p).filter(|_| {
-                    r.unreached == crate::model::chain::Unreached::No
-                        && !same_message(r, p, &answered)
-                }) {
+                } else if let (None, Some(rule)) = (r.parent.as_deref(), asked) {
+                    // No record carries a link (`unchained-records`): file
+                    // order is the only order there is.
+                    before(prev, &mut trees).0.map(|u| {
+                        (
+                            Some(u),
+                            rule,
+                            format!("linked line {line} to the record before it"),
+                        )
+                    })
+                } else if let Some(p) = r.parent.as_deref()
+                    && let Some(n) = reparent.get(p).filter(|_| {
+                        r.unreached == crate::model::chain::Unreached::No
+                            && !same_message(r, p, &answered)
+                    })
+                {
                     Some((
                         Some(n.clone()),
                         "answer-call",
-                        format!(
-                            "re-linked line {} to the inserted tool result",
-                            r.loc.line().unwrap_or(0)
-                        ),
+                        format!("re-linked line {line} to the inserted tool result"),
                     ))
-                } else if present.contains(p) || inserted.contains(p) {
+                } else if let Some(p) = r.parent.as_deref()
+                    && (present.contains(p) || inserted.contains(p))
+                {
                     None
-                } else if let Some(mut up) = parent_of_dropped.get(p).copied() {
+                } else if let Some(p) = r.parent.as_deref()
+                    && let Some(mut up) = parent_of_dropped.get(p).copied()
+                {
                     // Its parent was removed by this repair: to that
                     // record's own parent, or the record before.
                     let mut guard = 0;
@@ -578,8 +579,7 @@ impl Writer for CcWriter {
                         .and_then(|x| dropped_by.get(&start_of(x.loc)).copied())
                         .unwrap_or("dangling-parent");
                     let what = format!(
-                        "re-linked line {} past the removed record{}",
-                        r.loc.line().unwrap_or(0),
+                        "re-linked line {line} past the removed record{}",
                         if to.is_none() {
                             " (nothing is before it)"
                         } else {
@@ -587,9 +587,8 @@ impl Writer for CcWriter {
                         }
                     );
                     Some((to, rule, what))
-                } else if relink.contains(&key) {
+                } else if let Some(rule) = asked {
                     let (to, passed) = before(prev, &mut trees);
-                    let line = r.loc.line().unwrap_or(0);
                     let what = match (&to, passed) {
                         (Some(_), false) => {
                             format!("re-linked line {line} to the record before it")
@@ -604,26 +603,18 @@ impl Writer for CcWriter {
                             "started the chain at line {line} (every record before it descends from it)"
                         ),
                     };
-                    Some((to, "dangling-parent", what))
+                    Some((to, rule, what))
                 } else {
                     None
                 };
                 if let Some((to, rule, what)) = target {
-                    let mut e = entry(
+                    edits.push(relink_entry(
                         rule,
-                        "relink",
-                        match &to {
-                            Some(u) => format!("{what}: `parentUuid` `{p}` → `{u}`"),
-                            None => format!("{what}: `parentUuid` `{p}` → null"),
-                        },
+                        what,
                         &r.loc,
-                    );
-                    e.before = Some(format!("\"parentUuid\":\"{p}\""));
-                    e.after = Some(match &to {
-                        Some(u) => format!("\"parentUuid\":\"{u}\""),
-                        None => "\"parentUuid\":null".to_string(),
-                    });
-                    edits.push(e);
+                        r.parent.as_deref(),
+                        to.as_deref(),
+                    ));
                     if let Some(u) = &to
                         && !own.is_empty()
                     {
