@@ -678,12 +678,24 @@ fn checksum(big: bool, data: &[u8], sum: (u32, u32)) -> (u32, u32) {
 
 /// A column's value as text, whatever its storage class (`None` for NULL).
 pub fn text(v: rusqlite::types::ValueRef<'_>) -> Option<String> {
+    text_ref(v).map(std::borrow::Cow::into_owned)
+}
+
+/// [`text`], borrowed from the row where the value is valid UTF-8 text.
+/// Checked by the standard library's validator first: the lossy
+/// conversion walks every byte more slowly (a sixth of a reader thread's
+/// time on gbrain's tables).
+pub fn text_ref(v: rusqlite::types::ValueRef<'_>) -> Option<std::borrow::Cow<'_, str>> {
     use rusqlite::types::ValueRef;
+    use std::borrow::Cow;
     match v {
         ValueRef::Null => None,
-        ValueRef::Integer(i) => Some(i.to_string()),
-        ValueRef::Real(f) => Some(f.to_string()),
-        ValueRef::Text(t) | ValueRef::Blob(t) => Some(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Integer(i) => Some(Cow::Owned(i.to_string())),
+        ValueRef::Real(f) => Some(Cow::Owned(f.to_string())),
+        ValueRef::Text(t) | ValueRef::Blob(t) => Some(match std::str::from_utf8(t) {
+            Ok(s) => Cow::Borrowed(s),
+            Err(_) => String::from_utf8_lossy(t),
+        }),
     }
 }
 

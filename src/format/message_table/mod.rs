@@ -599,20 +599,6 @@ pub fn sqlite_layout(
     resolve(&mut SqliteCatalog(conn), mapping)
 }
 
-/// A column's text, as [`sqlite::text`] gives it, checked as UTF-8 by the
-/// standard library's faster path first (the lossy conversion walks every
-/// byte; it took a sixth of the reader thread's time on gbrain's tables).
-fn text(v: rusqlite::types::ValueRef<'_>) -> Option<String> {
-    use rusqlite::types::ValueRef;
-    match v {
-        ValueRef::Text(t) | ValueRef::Blob(t) => Some(match std::str::from_utf8(t) {
-            Ok(s) => s.to_owned(),
-            Err(_) => String::from_utf8_lossy(t).into_owned(),
-        }),
-        other => sqlite::text(other),
-    }
-}
-
 fn int_of(v: rusqlite::types::ValueRef<'_>) -> Option<i64> {
     match v {
         rusqlite::types::ValueRef::Integer(i) => Some(i),
@@ -633,14 +619,14 @@ impl RowReader for SqliteReader<'_> {
         let get = |i: usize| row.get_ref(i).map_err(|e| sqlite::cause(&e));
         let index = match get(2)? {
             rusqlite::types::ValueRef::Integer(i) => Ok(i),
-            other => Err(text(other).unwrap_or_else(|| "NULL".into())),
+            other => Err(sqlite::text(other).unwrap_or_else(|| "NULL".into())),
         };
         Ok(Some(RawMsg {
             rowid: int_of(get(0)?),
-            conv: text(get(1)?).unwrap_or_else(|| "NULL".into()),
+            conv: sqlite::text(get(1)?).unwrap_or_else(|| "NULL".into()),
             index,
-            role: text(get(3)?),
-            content: text(get(4)?),
+            role: sqlite::text(get(3)?),
+            content: sqlite::text(get(4)?),
         }))
     }
 
@@ -654,14 +640,14 @@ impl RowReader for SqliteReader<'_> {
         let get = |i: usize| row.get_ref(i).map_err(|e| sqlite::cause(&e));
         Ok(Some(RawExec {
             id: int_of(get(0)?),
-            conv: text(get(1)?).unwrap_or_else(|| "NULL".into()),
+            conv: sqlite::text(get(1)?).unwrap_or_else(|| "NULL".into()),
             message_index: int_of(get(2)?),
             ordinal: int_of(get(3)?),
-            tool_use_id: text(get(4)?).unwrap_or_default(),
-            tool_name: text(get(5)?).unwrap_or_default(),
-            status: text(get(6)?).unwrap_or_default(),
-            output: text(get(7)?),
-            error: text(get(8)?),
+            tool_use_id: sqlite::text(get(4)?).unwrap_or_default(),
+            tool_name: sqlite::text(get(5)?).unwrap_or_default(),
+            status: sqlite::text(get(6)?).unwrap_or_default(),
+            output: sqlite::text(get(7)?),
+            error: sqlite::text(get(8)?),
         }))
     }
 }

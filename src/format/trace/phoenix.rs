@@ -9,7 +9,6 @@
 //! of a trace its steps. Older databases name the columns `parent_span_id`,
 //! `kind` and `status`; both spellings are read.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -32,19 +31,6 @@ pub static STORE: Store = Store {
     },
     writing: Writing::Never(super::NOT_REPAIRED),
 };
-
-/// A column's text, as [`sqlite::text`] gives it, borrowed when it is
-/// valid UTF-8 (checked by the standard library's faster path).
-fn text(v: rusqlite::types::ValueRef<'_>) -> Option<Cow<'_, str>> {
-    use rusqlite::types::ValueRef;
-    match v {
-        ValueRef::Text(t) | ValueRef::Blob(t) => Some(match std::str::from_utf8(t) {
-            Ok(s) => Cow::Borrowed(s),
-            Err(_) => String::from_utf8_lossy(t),
-        }),
-        other => sqlite::text(other).map(Cow::Owned),
-    }
-}
 
 fn has(tables: &[String], t: &str) -> bool {
     tables.iter().any(|x| x == t)
@@ -198,7 +184,7 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Phoenix> {
         while let Some(r) = rows.next().map_err(sqlite::error_of(path))? {
             let rowid: i64 = r.get(0).map_err(sqlite::error_of(path))?;
             let kind = sqlite::text(r.get_ref(1).map_err(sqlite::error_of(path))?);
-            let attrs = text(r.get_ref(2).map_err(sqlite::error_of(path))?)
+            let attrs = sqlite::text_ref(r.get_ref(2).map_err(sqlite::error_of(path))?)
                 .and_then(|a| serde_json::from_str::<Value>(&a).ok())
                 .map(nested)
                 .unwrap_or(Value::Null);
@@ -276,7 +262,7 @@ impl Phoenix {
         st.query_row([rowid], |r| {
             Ok(Row {
                 span_id: sqlite::text(r.get_ref(0)?).unwrap_or_default(),
-                attrs: text(r.get_ref(1)?).map(Cow::into_owned),
+                attrs: sqlite::text(r.get_ref(1)?),
                 status: sqlite::text(r.get_ref(2)?),
                 status_message: sqlite::text(r.get_ref(3)?),
                 events: sqlite::text(r.get_ref(4)?),
@@ -419,10 +405,7 @@ impl Backend for Phoenix {
         let mut steps: HashMap<&str, usize> = HashMap::new();
         let mut plan = Vec::new();
         let at = self.members.get(id).map_or(&[][..], Vec::as_slice);
-        for (g, rowid, trace) in at.iter().map(|&i| &self.index[i]) {
-            if g != id {
-                continue;
-            }
+        for (_, rowid, trace) in at.iter().map(|&i| &self.index[i]) {
             if !traces.contains(&trace.as_str()) {
                 traces.push(trace);
             }
