@@ -27,6 +27,32 @@ pub trait Weigh {
     fn weight(&self) -> usize;
 }
 
+/// The batch a sender is filling: its items and their weight in bytes.
+struct Filling<T>(std::cell::RefCell<(Vec<T>, usize)>);
+
+impl<T> Default for Filling<T> {
+    fn default() -> Self {
+        Filling(Default::default())
+    }
+}
+
+impl<T> Filling<T> {
+    /// Add an item of `bytes`; whether the batch should go now: it is
+    /// full ([`BATCH_BYTES`], [`BATCH_ITEMS`]) or `last` (an error that
+    /// ends the stream goes at once, with the batch before it).
+    fn add(&self, item: T, bytes: usize, last: bool) -> bool {
+        let mut f = self.0.borrow_mut();
+        f.0.push(item);
+        f.1 += bytes;
+        last || f.1 >= BATCH_BYTES || f.0.len() >= BATCH_ITEMS
+    }
+
+    /// The batch so far and its weight, leaving an empty one.
+    fn take(&self) -> (Vec<T>, usize) {
+        std::mem::take(&mut *self.0.borrow_mut())
+    }
+}
+
 /// Worker threads (parsers, or sharded readers): two, so that on a
 /// two-core machine they can use the core the other stage leaves idle.
 /// More would spread the work further on bigger machines, but each costs
@@ -130,8 +156,7 @@ pub struct Dealer<R: Weigh> {
     /// Batches sent, shared with the copy [`start`] keeps to report a
     /// reader's crash in its place in the stream.
     sent: Arc<AtomicUsize>,
-    /// The batch being filled, and its weight.
-    pending: std::cell::RefCell<(Vec<Result<R>>, usize)>,
+    pending: Filling<Result<R>>,
 }
 
 impl<R: Weigh> Dealer<R> {
@@ -148,18 +173,16 @@ impl<R: Weigh> Dealer<R> {
     /// (which goes at once, with the batch before it); `Err` when nobody
     /// reads any more.
     pub fn send(&self, item: Result<R>) -> std::result::Result<(), Closed> {
-        let full = {
-            let mut pending = self.pending.borrow_mut();
-            let last = item.is_err();
-            pending.1 += item.as_ref().map_or(0, Weigh::weight);
-            pending.0.push(item);
-            last || pending.1 >= BATCH_BYTES || pending.0.len() >= BATCH_ITEMS
-        };
-        if full { self.flush() } else { Ok(()) }
+        let (bytes, last) = (item.as_ref().map_or(0, Weigh::weight), item.is_err());
+        if self.pending.add(item, bytes, last) {
+            self.flush()
+        } else {
+            Ok(())
+        }
     }
 
     fn flush(&self) -> std::result::Result<(), Closed> {
-        let (batch, _) = std::mem::take(&mut *self.pending.borrow_mut());
+        let (batch, _) = self.pending.take();
         if batch.is_empty() {
             return Ok(());
         }
@@ -478,8 +501,7 @@ pub struct ShardOut {
     worker: usize,
     grave: Arc<std::sync::Mutex<Receiver<Conversation>>>,
     hook: Hook,
-    /// The batch being filled, and its weight.
-    pending: std::cell::RefCell<(Vec<Item>, usize)>,
+    pending: Filling<Item>,
 }
 
 impl ShardOut {
@@ -493,20 +515,18 @@ impl ShardOut {
         bytes: usize,
     ) -> std::result::Result<(), Closed> {
         let prepared = prepare(&self.hook, &item);
-        let full = {
-            let mut pending = self.pending.borrow_mut();
-            let last = item.is_err();
-            pending.0.push((item, prepared));
-            pending.1 += bytes;
-            last || pending.1 >= BATCH_BYTES || pending.0.len() >= BATCH_ITEMS
-        };
-        if full { self.flush() } else { Ok(()) }
+        let last = item.is_err();
+        if self.pending.add((item, prepared), bytes, last) {
+            self.flush()
+        } else {
+            Ok(())
+        }
     }
 
     /// Send the batch being filled, if it holds anything, once the budget
     /// allows; `Err` when the consumer has gone.
     fn flush(&self) -> std::result::Result<(), Closed> {
-        let (items, bytes) = std::mem::take(&mut *self.pending.borrow_mut());
+        let (items, bytes) = self.pending.take();
         if items.is_empty() {
             return Ok(());
         }
