@@ -7,9 +7,6 @@
 # 2-12 turns; `--chunks 920000 --turns 2-12` is about 20,000 of them).
 #   bench/kv.sh [--chunks N] [--turns LO-HI] [--runs N]
 set -euo pipefail
-HERE="$(cd "$(dirname "$0")" && pwd)"
-ROOT="$(dirname "$HERE")"
-BENCH_DIR="${BENCH_DIR:-/tmp/chatfsck-bench}"
 CHUNKS=1000000
 RUNS=3
 TURNS=""
@@ -21,8 +18,7 @@ while [ $# -gt 0 ]; do
     *) echo "usage: bench/kv.sh [--chunks N] [--turns LO-HI] [--runs N]" >&2; exit 2 ;;
   esac
 done
-BIN="${CHATFSCK_BIN:-$ROOT/target/release/chatfsck}"
-[ -x "$BIN" ] || (cd "$ROOT" && cargo build --release)
+source "$(dirname "$0")/lib.sh"
 if [ -n "$TURNS" ]; then
   DB="$BENCH_DIR/kv/dispatch-$CHUNKS-turns-$TURNS.db"
   [ -f "$DB" ] || python3 "$HERE/gen_kv.py" --chunks "$CHUNKS" --turns "$TURNS" --out "$DB"
@@ -30,7 +26,7 @@ else
   DB="$BENCH_DIR/kv/dispatch-$CHUNKS.db"
   [ -f "$DB" ] || python3 "$HERE/gen_kv.py" --chunks "$CHUNKS" --out "$DB"
 fi
-command -v sqlite3 >/dev/null || { echo "sqlite3 is needed for the baseline" >&2; exit 2; }
+need_sqlite3
 best() { sort -n | head -1; }
 # Every timed run starts from a warm page cache: some machines (VMs among
 # them) reclaim cached file pages within seconds, and a run that meets

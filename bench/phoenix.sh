@@ -7,9 +7,6 @@
 # generated is reported (truncated-response).
 #   bench/phoenix.sh [--sessions N] [--runs N]
 set -euo pipefail
-HERE="$(cd "$(dirname "$0")" && pwd)"
-ROOT="$(dirname "$HERE")"
-BENCH_DIR="${BENCH_DIR:-/tmp/chatfsck-bench}"
 SESSIONS=5100
 RUNS=5
 while [ $# -gt 0 ]; do
@@ -19,9 +16,8 @@ while [ $# -gt 0 ]; do
     *) echo "usage: bench/phoenix.sh [--sessions N] [--runs N]" >&2; exit 2 ;;
   esac
 done
-BIN="${CHATFSCK_BIN:-$ROOT/target/release/chatfsck}"
-[ -x "$BIN" ] || (cd "$ROOT" && cargo build --release)
-command -v sqlite3 >/dev/null || { echo "sqlite3 is needed for the baseline" >&2; exit 2; }
+source "$(dirname "$0")/lib.sh"
+need_sqlite3
 DB="$BENCH_DIR/phoenix/phoenix-$SESSIONS.db"
 [ -f "$DB" ] || python3 "$HERE/gen_phoenix.py" --sessions "$SESSIONS" --out "$DB"
 printf 'store: %s (%s MB), load average %s\n' "$DB" "$(du -m "$DB" | cut -f1)" "$(cut -d' ' -f1-3 /proc/loadavg)"

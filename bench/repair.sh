@@ -7,9 +7,6 @@
 # copy is removed before each run (untimed).
 #   bench/repair.sh [--files N] [--mb MB] [--chunks N] [--runs N]
 set -euo pipefail
-HERE="$(cd "$(dirname "$0")" && pwd)"
-ROOT="$(dirname "$HERE")"
-BENCH_DIR="${BENCH_DIR:-/tmp/chatfsck-bench}"
 FILES=3000
 MB=300
 CHUNKS=1000000
@@ -23,8 +20,7 @@ while [ $# -gt 0 ]; do
     *) echo "usage: bench/repair.sh [--files N] [--mb MB] [--chunks N] [--runs N]" >&2; exit 2 ;;
   esac
 done
-BIN="${CHATFSCK_BIN:-$ROOT/target/release/chatfsck}"
-[ -x "$BIN" ] || (cd "$ROOT" && cargo build --release)
+source "$(dirname "$0")/lib.sh"
 python3 "$HERE/gen_corpus.py" --out "$BENCH_DIR" --files "$FILES" --mb "$MB" > /dev/null
 CORPUS="$BENCH_DIR/corpus"
 DB="$BENCH_DIR/kv/dispatch-$CHUNKS.db"
