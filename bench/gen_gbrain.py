@@ -14,7 +14,8 @@ import argparse
 import json
 import os
 import random
-import sqlite3
+
+from genlib import fresh_db, schema
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCHEMA = os.path.join(HERE, "..", "fixtures", "gbrain", "gbrain.sql")
@@ -31,30 +32,14 @@ def text(rng, n):
     return " ".join(rng.choice(WORDS) for _ in range(n))
 
 
-def schema():
-    stmts, cur = [], ""
-    for line in open(SCHEMA, encoding="utf-8"):
-        if not cur and not line.startswith("CREATE TABLE subagent"):
-            continue
-        cur += line
-        if sqlite3.complete_statement(cur):
-            stmts.append(cur)
-            cur = ""
-    return "".join(stmts)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--out", default=os.path.join(os.environ.get("BENCH_DIR", "/tmp/chatfsck-bench"), "gbrain", "gbrain.db"))
     a = ap.parse_args()
-    os.makedirs(os.path.dirname(a.out), exist_ok=True)
-    if os.path.exists(a.out):
-        os.remove(a.out)
     rng = random.Random(a.seed)
-    con = sqlite3.connect(a.out)
-    con.executescript(schema())
+    con = fresh_db(a.out, schema(SCHEMA, "CREATE TABLE subagent"))
     rows = jobs = gaps = calls = 0
     job = 1000
     while rows < a.rows:

@@ -17,7 +17,8 @@ import argparse
 import json
 import os
 import random
-import sqlite3
+
+from genlib import fresh_db, schema
 import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -84,30 +85,14 @@ def llm(session, inputs, outputs, finish):
     return attrs
 
 
-def schema():
-    stmts, cur = [], ""
-    for line in open(SCHEMA, encoding="utf-8"):
-        if not cur and not line.startswith("CREATE"):
-            continue
-        cur += line
-        if sqlite3.complete_statement(cur):
-            stmts.append(cur)
-            cur = ""
-    return "".join(stmts)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sessions", type=int, default=5100)
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--out", default=os.path.join(os.environ.get("BENCH_DIR", "/tmp/chatfsck-bench"), "phoenix", "phoenix.db"))
     a = ap.parse_args()
-    os.makedirs(os.path.dirname(a.out), exist_ok=True)
-    if os.path.exists(a.out):
-        os.remove(a.out)
     rng = random.Random(a.seed)
-    con = sqlite3.connect(a.out)
-    con.executescript(schema())
+    con = fresh_db(a.out, schema(SCHEMA, "CREATE"))
     con.execute("INSERT INTO projects (id, name) VALUES (1, 'support-bot')")
     span_id = trace_id = 0
     cut = 0
