@@ -9,11 +9,14 @@
 //! of a trace its steps. Older databases name the columns `parent_span_id`,
 //! `kind` and `status`; both spellings are read.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use rayon::prelude::*;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::messages::{self, decoded, list, path as at};
 use super::{Backend, Group, normalise_finish, request_id};
@@ -51,6 +54,8 @@ pub struct Phoenix {
     /// The requests of the conversation last opened: (group, spans rowid,
     /// trace id, turn, step).
     current: Vec<(String, i64, String, usize, usize)>,
+    /// Requests of it built ahead, with their indices in `current`.
+    ready: VecDeque<(usize, Conversation)>,
 }
 
 struct Cols {
@@ -87,10 +92,112 @@ fn nested(v: Value) -> Value {
     }
 }
 
-fn is_llm(kind: Option<&str>, attrs: &Value) -> bool {
-    kind == Some("LLM")
-        || at(attrs, "openinference.span.kind").and_then(Value::as_str) == Some("LLM")
-        || at(attrs, "llm.input_messages").is_some()
+/// What the index needs of a span's attributes: whether they mark an LLM
+/// span (`openinference.span.kind` is `LLM`, or `llm.input_messages` is
+/// there) and its `session.id`. Read without building the attributes' tree:
+/// each object on the way is split into its keys and raw values, and only
+/// the values on the three paths are looked into. Attributes with flat
+/// dotted keys at the top are folded first, as [`nested`] folds them.
+#[derive(Default)]
+struct IndexKeys {
+    llm: bool,
+    session: Option<String>,
+}
+
+/// An object's members, their values left as raw JSON text (keys borrowed
+/// unless they hold escapes).
+struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> serde::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> std::result::Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_string())))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Members<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Members<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Members<'de>, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = map.next_entry::<Key<'de>, &'de RawValue>()? {
+                    out.push((k.0, v));
+                }
+                Ok(Members(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl<'a> Members<'a> {
+    fn of(json: &'a str) -> Option<Members<'a>> {
+        serde_json::from_str(json).ok()
+    }
+
+    /// The value at a dotted path, as serde_json's own map would answer
+    /// it (a repeated key: the last one).
+    fn at(&self, dotted: &str) -> Option<&'a RawValue> {
+        let (seg, rest) = match dotted.split_once('.') {
+            Some((seg, rest)) => (seg, Some(rest)),
+            None => (dotted, None),
+        };
+        let found = self.0.iter().rev().find(|(k, _)| k == seg)?.1;
+        match rest {
+            None => Some(found),
+            Some(rest) => Members::of(found.get())?.at(rest),
+        }
+    }
+}
+
+impl IndexKeys {
+    fn of(attrs: &str) -> IndexKeys {
+        let Some(top) = Members::of(attrs) else {
+            return IndexKeys::default();
+        };
+        if top.0.iter().any(|(k, _)| k.contains('.')) {
+            // Flat keys: fold them as the request's own read does.
+            let v = serde_json::from_str::<Value>(attrs).map_or(Value::Null, nested);
+            return IndexKeys {
+                llm: at(&v, "openinference.span.kind").and_then(Value::as_str) == Some("LLM")
+                    || at(&v, "llm.input_messages").is_some(),
+                session: at(&v, "session.id")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+            };
+        }
+        let string = |dotted: &str| {
+            top.at(dotted)
+                .and_then(|r| serde_json::from_str::<String>(r.get()).ok())
+        };
+        IndexKeys {
+            llm: string("openinference.span.kind").as_deref() == Some("LLM")
+                || top.at("llm.input_messages").is_some(),
+            session: string("session.id"),
+        }
+    }
 }
 
 pub fn open(path: &Path, snap: Snapshot) -> Result<Phoenix> {
@@ -184,19 +291,16 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Phoenix> {
         while let Some(r) = rows.next().map_err(sqlite::error_of(path))? {
             let rowid: i64 = r.get(0).map_err(sqlite::error_of(path))?;
             let kind = sqlite::text(r.get_ref(1).map_err(sqlite::error_of(path))?);
-            let attrs = sqlite::text_ref(r.get_ref(2).map_err(sqlite::error_of(path))?)
-                .and_then(|a| serde_json::from_str::<Value>(&a).ok())
-                .map(nested)
-                .unwrap_or(Value::Null);
-            if !is_llm(kind.as_deref(), &attrs) {
+            let attrs = sqlite::text_ref(r.get_ref(2).map_err(sqlite::error_of(path))?);
+            let keys = attrs.as_deref().map(IndexKeys::of).unwrap_or_default();
+            if !(kind.as_deref() == Some("LLM") || keys.llm) {
                 continue;
             }
             let trace =
                 sqlite::text(r.get_ref(3).map_err(sqlite::error_of(path))?).unwrap_or_default();
             let session = sqlite::text(r.get_ref(4).map_err(sqlite::error_of(path))?);
-            let group = at(&attrs, "session.id")
-                .and_then(Value::as_str)
-                .map(str::to_string)
+            let group = keys
+                .session
                 .or(session)
                 .filter(|s| !s.is_empty())
                 .unwrap_or_else(|| trace.clone());
@@ -236,6 +340,7 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Phoenix> {
         index,
         members,
         current: Vec::new(),
+        ready: VecDeque::new(),
     })
 }
 
@@ -270,6 +375,101 @@ impl Phoenix {
             })
         })
     }
+
+    /// Read the rows of the requests from `index` on, up to a batch of
+    /// [`BATCH_BYTES`] of attributes (at least one), and build them on
+    /// the thread pool: parsing a prompt is most of a Phoenix read, and
+    /// the rows are read by this thread alone. A batch bounds what is held
+    /// at once, as one long prompt would.
+    fn prepare(&mut self, index: usize) -> Result<()> {
+        self.ready.clear();
+        let path = self.path.clone();
+        if index >= self.current.len() {
+            return Err(Error::input(&path, format!("no recorded request {index}")));
+        }
+        let mut rows = Vec::new();
+        let mut bytes = 0;
+        for i in index..self.current.len() {
+            if bytes >= BATCH_BYTES {
+                break;
+            }
+            let row = match self.row(self.current[i].1) {
+                Ok(row) => row,
+                Err(e) if rows.is_empty() => return Err(sqlite::error_of(&path)(e)),
+                // That request's own read reports it.
+                Err(_) => break,
+            };
+            bytes += row.attrs.as_ref().map_or(0, String::len);
+            rows.push((i, row));
+        }
+        let info = &self.info;
+        let plan = &self.current;
+        let built: Vec<(usize, Conversation)> = rows
+            .into_par_iter()
+            .map(|(i, row)| (i, build(info, &plan[i], row)))
+            .collect();
+        self.ready.extend(built);
+        Ok(())
+    }
+}
+
+/// How many bytes of span attributes one batch of requests reads ahead.
+const BATCH_BYTES: usize = 4 << 20;
+
+/// One recorded request, built from its span's row.
+fn build(
+    info: &Arc<SourceInfo>,
+    (id, rowid, trace, turn_index, step_index): &(String, i64, String, usize, usize),
+    row: Row,
+) -> Conversation {
+    let loc = Loc::Row {
+        table: "spans".into(),
+        key: Arc::from(row.span_id.as_str()),
+        rowid: Some(*rowid),
+    };
+    let mut conv = Conversation::new(request_id(id, *turn_index, *step_index), info.clone());
+    let attrs = match row.attrs.as_deref().map(serde_json::from_str::<Value>) {
+        Some(Ok(v)) => nested(v),
+        Some(Err(e)) => {
+            conv.corrupt.push(messages::corrupt(
+                &loc,
+                format!(
+                    "has `attributes` that {}",
+                    crate::format::records::record::json_error(&e)
+                ),
+                row.attrs.as_deref().unwrap_or_default(),
+            ));
+            Value::Null
+        }
+        None => Value::Null,
+    };
+    let p = from_openinference(&attrs, &loc, &mut conv);
+    let status = match row.status.as_deref() {
+        Some("OK") => SpanStatus::Ok,
+        Some("ERROR") => SpanStatus::Error,
+        _ => SpanStatus::Unset,
+    };
+    let events = row
+        .events
+        .as_deref()
+        .and_then(|e| serde_json::from_str::<Value>(e).ok())
+        .unwrap_or(Value::Null);
+    let error = row
+        .status_message
+        .filter(|m| !m.trim().is_empty())
+        .or_else(|| exception_message(&events));
+    let head = SpanHead {
+        conversation: id.clone(),
+        turn: Some(trace.clone()),
+        turn_index: *turn_index,
+        step_index: *step_index,
+        span: row.span_id,
+        status,
+        error,
+        started: row.start,
+    };
+    conv.trace = Some(Box::new(p.into_step(head, loc)));
+    conv
 }
 
 /// The message of an `exception` event: nested or flat attributes.
@@ -298,7 +498,7 @@ pub fn from_openinference(attrs: &Value, loc: &Loc, conv: &mut Conversation) -> 
             at(attrs, "input.value")
                 .and_then(Value::as_str)
                 .map(str::len)
-                .unwrap_or_else(|| input.to_string().len()) as u64,
+                .unwrap_or_else(|| json_len(input)) as u64,
         );
     } else if let Some(raw) = at(attrs, "input.value").and_then(Value::as_str) {
         // No structured messages: the raw request, when it is a chat body.
@@ -341,6 +541,24 @@ pub fn from_openinference(attrs: &Value, loc: &Loc, conv: &mut Conversation) -> 
         p.tools = at(attrs, "llm.tools").map(|t| list(t).len());
     }
     p
+}
+
+/// The length of a value written as compact JSON, without writing it.
+fn json_len(v: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut n = Count(0);
+    // Writing a `Value` fails only if the writer does; this one cannot.
+    let _ = serde_json::to_writer(&mut n, v);
+    n.0
 }
 
 /// What the OpenInference attributes say besides the prompt.
@@ -416,6 +634,7 @@ impl Backend for Phoenix {
         }
         let requests = plan.len();
         self.current = plan;
+        self.ready.clear();
         Ok(Group {
             id: id.to_string(),
             requests,
@@ -424,60 +643,52 @@ impl Backend for Phoenix {
     }
 
     fn request(&mut self, index: usize) -> Result<Conversation> {
-        let path = self.path.clone();
-        let Some((id, rowid, trace, turn_index, step_index)) = self.current.get(index).cloned()
-        else {
-            return Err(Error::input(&path, format!("no recorded request {index}")));
-        };
-        let row = self.row(rowid).map_err(sqlite::error_of(&path))?;
-        let loc = Loc::Row {
-            table: "spans".into(),
-            key: Arc::from(row.span_id.as_str()),
-            rowid: Some(rowid),
-        };
-        let mut conv =
-            Conversation::new(request_id(&id, turn_index, step_index), self.info.clone());
-        let attrs = match row.attrs.as_deref().map(serde_json::from_str::<Value>) {
-            Some(Ok(v)) => nested(v),
-            Some(Err(e)) => {
-                conv.corrupt.push(messages::corrupt(
-                    &loc,
-                    format!(
-                        "has `attributes` that {}",
-                        crate::format::records::record::json_error(&e)
-                    ),
-                    row.attrs.as_deref().unwrap_or_default(),
-                ));
-                Value::Null
-            }
-            None => Value::Null,
-        };
-        let p = from_openinference(&attrs, &loc, &mut conv);
-        let status = match row.status.as_deref() {
-            Some("OK") => SpanStatus::Ok,
-            Some("ERROR") => SpanStatus::Error,
-            _ => SpanStatus::Unset,
-        };
-        let events = row
-            .events
-            .as_deref()
-            .and_then(|e| serde_json::from_str::<Value>(e).ok())
-            .unwrap_or(Value::Null);
-        let error = row
-            .status_message
-            .filter(|m| !m.trim().is_empty())
-            .or_else(|| exception_message(&events));
-        let head = SpanHead {
-            conversation: id,
-            turn: Some(trace),
-            turn_index,
-            step_index,
-            span: row.span_id.clone(),
-            status,
-            error,
-            started: row.start,
-        };
-        conv.trace = Some(Box::new(p.into_step(head, loc)));
+        if self.ready.front().is_none_or(|(i, _)| *i != index) {
+            self.prepare(index)?;
+        }
+        let (_, conv) = self.ready.pop_front().expect("prepared");
         Ok(conv)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The index's reading, as the whole tree answers it.
+    fn from_tree(attrs: &str) -> (bool, Option<String>) {
+        let v = serde_json::from_str::<Value>(attrs).map_or(Value::Null, nested);
+        (
+            at(&v, "openinference.span.kind").and_then(Value::as_str) == Some("LLM")
+                || at(&v, "llm.input_messages").is_some(),
+            at(&v, "session.id")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        )
+    }
+
+    #[test]
+    fn the_index_reads_attributes_as_their_tree_does() {
+        for attrs in [
+            r#"{"llm":{"input_messages":[{"message":{"role":"user","content":"q"}}]},"session":{"id":"s1"}}"#,
+            r#"{"openinference":{"span":{"kind":"LLM"}},"session":{"id":"s\u0031"}}"#,
+            r#"{"openinference":{"span":{"kind":"CHAIN"}},"session":{"id":7}}"#,
+            r#"{"llm":{"input_messages":null}}"#,
+            r#"{"llm":{"input_messages.0.message.role":"user"}}"#,
+            r#"{"session":{"id":"a"},"session":{"id":"b"}}"#,
+            r#"{"session":{"id":"a"},"session":{"other":"b"}}"#,
+            r#"{"llm.input_messages.0.message.role":"user","session.id":"flat"}"#,
+            r#"{"session.id":"a","session":{"id":"b"}}"#,
+            r#"{"session":{"id":"b"},"session.id":"a"}"#,
+            r#"{"se\u0073sion":{"id":"escaped key"}}"#,
+            r#"[{"session":{"id":"x"}}]"#,
+            r#"{"session":{"id":"torn"#,
+            r#"{"session":{"id":"x"}} trailing"#,
+            r#""text""#,
+            "",
+        ] {
+            let keys = IndexKeys::of(attrs);
+            assert_eq!((keys.llm, keys.session), from_tree(attrs), "{attrs}");
+        }
     }
 }
