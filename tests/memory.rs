@@ -101,7 +101,15 @@ fn footprint(dir: &Path, cmd: &[&str]) -> u64 {
     rss
 }
 
+/// What `inspect` keeps besides the conversation: a timeline row per
+/// message (its location, part names, tool ids, a 48-character preview).
+const ROW: u64 = 512;
+
 fn check(cmd: &[&str], sides: u64) {
+    check_with(cmd, sides, PER_RECORD);
+}
+
+fn check_with(cmd: &[&str], sides: u64, per_record: u64) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("short.jsonl");
     let records = short_records(&path, 8 << 20);
@@ -115,7 +123,7 @@ fn check(cmd: &[&str], sides: u64) {
     }
     let (rss, code) = peak_rss(&args);
     assert_eq!(code, 0, "{cmd:?} exited {code}");
-    let allowed = base + sides * (2 * bytes + PER_RECORD * records);
+    let allowed = base + sides * (2 * bytes + per_record * records);
     let mib = |b: u64| b as f64 / f64::from(1 << 20);
     eprintln!(
         "{cmd:?}: {:.1} MiB, {records} records: peak {:.1} MiB (footprint {:.1} MiB), allowed {:.1} MiB",
@@ -127,7 +135,7 @@ fn check(cmd: &[&str], sides: u64) {
     assert!(
         rss <= allowed,
         "{cmd:?} on {:.1} MiB ({records} records) peaked at {:.1} MiB; allowed {:.1} MiB \
-         ({:.1} MiB footprint + {sides} × (2 × bytes + {PER_RECORD} B a record)): {:.0} B a record",
+         ({:.1} MiB footprint + {sides} × (2 × bytes + {per_record} B a record)): {:.0} B a record",
         mib(bytes),
         mib(rss),
         mib(allowed),
@@ -144,4 +152,17 @@ fn lint_of_one_long_conversation_stays_within_its_bound() {
 #[test]
 fn diff_of_a_long_conversation_with_itself_stays_within_two_bounds() {
     check(&["diff", "--format", "json"], 2);
+}
+
+#[test]
+fn inspect_of_one_long_conversation_keeps_a_row_a_message() {
+    check_with(&["inspect", "--format", "json"], 1, PER_RECORD + ROW);
+}
+
+/// The human tables are written row by row: a table built whole took
+/// about 2 KiB a row (165 MiB for this 8 MiB history).
+#[test]
+fn inspect_tables_are_written_row_by_row() {
+    check_with(&["inspect"], 1, PER_RECORD + ROW);
+    check_with(&["inspect", "--format", "markdown"], 1, PER_RECORD + ROW);
 }

@@ -3,21 +3,11 @@
 
 use std::io::{self, Write};
 
-use super::{Document, Format, Render, plural};
-
-use comfy_table::{ContentArrangement, Table, presets};
+use super::{Document, Format, Render, plural, table};
 
 use crate::escape::{escape, md_code, md_escape};
 use crate::inspect::{ConvView, Inspection, RequestView, TraceConvView};
 use crate::model::Loc;
-
-fn table(header: Vec<&str>) -> Table {
-    let mut t = Table::new();
-    t.load_preset(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(header);
-    t
-}
 
 fn loc_cell(loc: &Loc) -> String {
     match loc {
@@ -28,23 +18,19 @@ fn loc_cell(loc: &Loc) -> String {
 }
 
 /// Rows of the evidence tables, as plain cells, shared by both renderers.
-fn chunk_cells(c: &ConvView) -> Vec<Vec<String>> {
-    c.chunks
-        .iter()
-        .flatten()
-        .map(|r| {
-            vec![
-                format!("{:010}", r.seq),
-                r.role.clone(),
-                r.msg_idx.to_string(),
-                r.chunk_idx.to_string(),
-                r.kind.clone(),
-                r.preview.clone(),
-                r.message.to_string(),
-                r.loaded_message.to_string(),
-            ]
-        })
-        .collect()
+fn chunk_cells(c: &ConvView) -> impl Iterator<Item = Vec<String>> + '_ {
+    c.chunks.iter().flatten().map(|r| {
+        vec![
+            format!("{:010}", r.seq),
+            r.role.clone(),
+            r.msg_idx.to_string(),
+            r.chunk_idx.to_string(),
+            r.kind.clone(),
+            r.preview.clone(),
+            r.message.to_string(),
+            r.loaded_message.to_string(),
+        ]
+    })
 }
 
 const CHUNK_HEADER: [&str; 8] = [
@@ -58,70 +44,60 @@ const CHUNK_HEADER: [&str; 8] = [
     "loaded msg",
 ];
 
-fn loaded_cells(c: &ConvView) -> Vec<Vec<String>> {
-    c.loaded
-        .iter()
-        .flatten()
-        .map(|m| {
-            vec![
-                m.position.to_string(),
-                m.role.clone(),
-                if m.seq_first == m.seq_last {
-                    m.seq_first.to_string()
-                } else {
-                    format!("{}–{}", m.seq_first, m.seq_last)
-                },
-                m.chunks.to_string(),
-                m.chunk_roles.join(", "),
-                m.true_messages
-                    .iter()
-                    .map(|i| i.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            ]
-        })
-        .collect()
+fn loaded_cells(c: &ConvView) -> impl Iterator<Item = Vec<String>> + '_ {
+    c.loaded.iter().flatten().map(|m| {
+        vec![
+            m.position.to_string(),
+            m.role.clone(),
+            if m.seq_first == m.seq_last {
+                m.seq_first.to_string()
+            } else {
+                format!("{}–{}", m.seq_first, m.seq_last)
+            },
+            m.chunks.to_string(),
+            m.chunk_roles.join(", "),
+            m.true_messages
+                .iter()
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        ]
+    })
 }
 
 const LOADED_HEADER: [&str; 6] = ["#", "role", "seq", "chunks", "chunk roles", "true messages"];
 
-fn timeline_cells(c: &ConvView, sep: &str) -> Vec<Vec<String>> {
-    c.timeline
-        .iter()
-        .map(|r| {
-            vec![
-                r.position.to_string(),
-                loc_cell(&r.loc),
-                r.role.to_string(),
-                r.parts.join(","),
-                r.tool_ids
-                    .iter()
-                    .map(|i| escape(i).into_owned())
-                    .collect::<Vec<_>>()
-                    .join(sep),
-                r.preview.clone(),
-            ]
-        })
-        .collect()
+fn timeline_cells<'a>(c: &'a ConvView, sep: &'a str) -> impl Iterator<Item = Vec<String>> + 'a {
+    c.timeline.iter().map(|r| {
+        vec![
+            r.position.to_string(),
+            loc_cell(&r.loc),
+            r.role.to_string(),
+            r.parts.join(","),
+            r.tool_ids
+                .iter()
+                .map(|i| escape(i).into_owned())
+                .collect::<Vec<_>>()
+                .join(sep),
+            r.preview.clone(),
+        ]
+    })
 }
 
-fn list_cells(ins: &Inspection) -> Vec<Vec<String>> {
-    ins.conversations
-        .iter()
-        .map(|c| {
-            vec![
-                escape(&c.id).into_owned(),
-                c.chunk_count
-                    .map(|n| n.to_string())
-                    .unwrap_or_else(|| "-".into()),
-                c.stats.messages.to_string(),
-                c.loaded_messages.to_string(),
-                (c.stats.tool_calls).to_string(),
-                c.errors.to_string(),
-                c.warnings.to_string(),
-            ]
-        })
-        .collect()
+fn list_cells(ins: &Inspection) -> impl Iterator<Item = Vec<String>> + '_ {
+    ins.conversations.iter().map(|c| {
+        vec![
+            escape(&c.id).into_owned(),
+            c.chunk_count
+                .map(|n| n.to_string())
+                .unwrap_or_else(|| "-".into()),
+            c.stats.messages.to_string(),
+            c.loaded_messages.to_string(),
+            (c.stats.tool_calls).to_string(),
+            c.errors.to_string(),
+            c.warnings.to_string(),
+        ]
+    })
 }
 
 const LIST_HEADER: [&str; 7] = [
@@ -156,11 +132,7 @@ pub fn human(ins: &Inspection, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "  format:        {} ({})", ins.format, ins.dialect)?;
     writeln!(out, "  conversations: {}", ins.conversations.len())?;
     if !ins.detail {
-        let mut t = table(LIST_HEADER.to_vec());
-        for row in list_cells(ins) {
-            t.add_row(row);
-        }
-        writeln!(out, "{t}")?;
+        table::write(out, &LIST_HEADER, || list_cells(ins))?;
         writeln!(
             out,
             "use --conversation ID for one conversation's evidence tables"
@@ -209,28 +181,20 @@ pub fn human(ins: &Inspection, out: &mut dyn Write) -> io::Result<()> {
         }
         if c.chunks.is_some() {
             writeln!(out, "\nchunks")?;
-            let mut t = table(CHUNK_HEADER.to_vec());
-            for row in chunk_cells(c) {
-                t.add_row(row);
-            }
-            writeln!(out, "{t}")?;
+            table::write(out, &CHUNK_HEADER, || chunk_cells(c))?;
             writeln!(out, "\nmessages as the index-grouping loader builds them")?;
-            let mut t = table(LOADED_HEADER.to_vec());
-            for row in loaded_cells(c) {
-                t.add_row(row);
-            }
-            writeln!(out, "{t}")?;
+            table::write(out, &LOADED_HEADER, || loaded_cells(c))?;
             writeln!(
                 out,
                 "\ntrue messages (a message starts where chunkIdx restarts at 0 or the role changes)"
             )?;
         }
         let loc_name = if c.chunks.is_some() { "row" } else { "line" };
-        let mut t = table(vec!["#", loc_name, "role", "parts", "tool ids", "preview"]);
-        for row in timeline_cells(c, "\n") {
-            t.add_row(row);
-        }
-        writeln!(out, "{t}")?;
+        table::write(
+            out,
+            &["#", loc_name, "role", "parts", "tool ids", "preview"],
+            || timeline_cells(c, "\n"),
+        )?;
     }
     Ok(())
 }
@@ -253,8 +217,16 @@ pub fn json(ins: &Inspection, out: &mut dyn Write) -> io::Result<()> {
     )
 }
 
-fn md_table(out: &mut dyn Write, header: &[&str], rows: Vec<Vec<String>>) -> io::Result<()> {
-    super::markdown::table(out, header, &super::markdown::escape_rows(rows))
+fn md_table(
+    out: &mut dyn Write,
+    header: &[&str],
+    rows: impl Iterator<Item = Vec<String>>,
+) -> io::Result<()> {
+    super::markdown::table(
+        out,
+        header,
+        rows.map(|r| r.iter().map(|c| md_escape(c)).collect::<Vec<_>>()),
+    )
 }
 
 pub fn markdown(ins: &Inspection, out: &mut dyn Write) -> io::Result<()> {
@@ -372,23 +344,20 @@ fn request_cells(r: &RequestView) -> Vec<String> {
     ]
 }
 
-fn prompt_cells(r: &RequestView, sep: &str) -> Vec<Vec<String>> {
-    r.prompt
-        .iter()
-        .map(|m| {
-            vec![
-                m.position.to_string(),
-                m.role.to_string(),
-                m.parts.join(","),
-                m.tool_ids
-                    .iter()
-                    .map(|i| escape(i).into_owned())
-                    .collect::<Vec<_>>()
-                    .join(sep),
-                m.preview.clone(),
-            ]
-        })
-        .collect()
+fn prompt_cells<'a>(r: &'a RequestView, sep: &'a str) -> impl Iterator<Item = Vec<String>> + 'a {
+    r.prompt.iter().map(|m| {
+        vec![
+            m.position.to_string(),
+            m.role.to_string(),
+            m.parts.join(","),
+            m.tool_ids
+                .iter()
+                .map(|i| escape(i).into_owned())
+                .collect::<Vec<_>>()
+                .join(sep),
+            m.preview.clone(),
+        ]
+    })
 }
 
 const PROMPT_HEADER: [&str; 5] = ["#", "role", "parts", "tool ids", "preview"];
@@ -463,16 +432,14 @@ fn trace_human(ins: &Inspection, tr: &[TraceConvView], out: &mut dyn Write) -> i
             )?;
         }
         if !ins.detail {
-            let mut t = table(REQUEST_HEADER.to_vec());
-            for r in &c.requests {
-                t.add_row(
+            table::write(out, &REQUEST_HEADER, || {
+                c.requests.iter().map(|r| {
                     request_cells(r)
                         .into_iter()
                         .map(|x| escape(&x).into_owned())
-                        .collect::<Vec<_>>(),
-                );
-            }
-            writeln!(out, "{t}")?;
+                        .collect::<Vec<_>>()
+                })
+            })?;
             continue;
         }
         for r in &c.requests {
@@ -484,11 +451,7 @@ fn trace_human(ins: &Inspection, tr: &[TraceConvView], out: &mut dyn Write) -> i
             for f in &r.findings {
                 writeln!(out, "  - {}", escape(f))?;
             }
-            let mut t = table(PROMPT_HEADER.to_vec());
-            for row in prompt_cells(r, ", ") {
-                t.add_row(row);
-            }
-            writeln!(out, "{t}")?;
+            table::write(out, &PROMPT_HEADER, || prompt_cells(r, ", "))?;
         }
     }
     if !ins.detail {
@@ -528,11 +491,7 @@ fn trace_markdown(ins: &Inspection, tr: &[TraceConvView], out: &mut dyn Write) -
             writeln!(out)?;
         }
         if !ins.detail {
-            md_table(
-                out,
-                &REQUEST_HEADER,
-                c.requests.iter().map(request_cells).collect(),
-            )?;
+            md_table(out, &REQUEST_HEADER, c.requests.iter().map(request_cells))?;
             continue;
         }
         for r in &c.requests {

@@ -15,20 +15,17 @@ pub struct Markdown;
 
 /// Write a markdown table. Header cells are written as they are (they are
 /// ours); body cells must already be escaped by the caller.
-pub fn table(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>]) -> io::Result<()> {
+pub fn table<R: AsRef<[String]>>(
+    out: &mut dyn Write,
+    header: &[&str],
+    rows: impl IntoIterator<Item = R>,
+) -> io::Result<()> {
     writeln!(out, "| {} |", header.join(" | "))?;
     writeln!(out, "|{}", " --- |".repeat(header.len()))?;
     for r in rows {
-        writeln!(out, "| {} |", r.join(" | "))?;
+        writeln!(out, "| {} |", r.as_ref().join(" | "))?;
     }
     Ok(())
-}
-
-/// Escape every cell of plain-text rows.
-pub fn escape_rows(rows: Vec<Vec<String>>) -> Vec<Vec<String>> {
-    rows.into_iter()
-        .map(|r| r.iter().map(|c| md_escape(c)).collect())
-        .collect()
 }
 
 fn upper_first(s: &str) -> String {

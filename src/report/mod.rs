@@ -23,6 +23,7 @@ pub mod repair;
 pub mod rules;
 pub mod sarif;
 pub mod snippet;
+pub mod table;
 
 pub use document::{Document, Format, FormatArg, Render, formats, renderer};
 
