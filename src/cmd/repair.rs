@@ -15,6 +15,7 @@ use crate::exit::EXIT_CLEAN;
 use crate::repair::{self, Report};
 use crate::report::{self, Format};
 use crate::write::atomic::Atomic;
+use rayon::prelude::*;
 
 pub fn run(a: RepairArgs, out: &mut dyn Write) -> Result<u8, Error> {
     let render = report::renderer::<Report>(a.format)?;
@@ -163,30 +164,33 @@ fn tree(
         files: Vec::new(),
         errors: Vec::new(),
     };
-    for (file, _) in files {
-        let rel = file.strip_prefix(dir).unwrap_or(&file).to_path_buf();
-        let dest = outdir.map(|o| o.join(&rel));
-        if let Some(parent) = dest.as_deref().and_then(Path::parent) {
-            std::fs::create_dir_all(parent).map_err(|e| Error::Output {
-                path: parent.to_path_buf(),
-                cause: e.to_string(),
-            })?;
-        }
-        match repair::repair(&file, dest.as_deref(), opts) {
-            Ok(rep) => doc.files.push(rep),
-            Err(e @ Error::Output { .. }) => return Err(e),
-            Err(e) => {
-                let copied = match &dest {
-                    Some(d) => copy_as_is(&file, d, a.force)?,
-                    None => false,
-                };
-                doc.errors.push(TreeError {
-                    path: file.display().to_string(),
-                    error: e.to_string(),
-                    copied,
-                });
+    // Files are repaired on the thread pool, as `lint DIR` reads them, and
+    // flushed to disk once at the end (`Batch`), not one fsync a file.
+    // The reports keep the walk's order; the first output error stops the
+    // files not yet started and is the run's error.
+    let batch = outdir.map(crate::write::atomic::Batch::begin);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let done: Vec<Option<Result<Done, Error>>> = files
+        .into_par_iter()
+        .map(|(file, _)| {
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return None;
             }
+            let one = repair_one(a, opts, dir, outdir, file);
+            if matches!(one, Err(Error::Output { .. })) {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            Some(one)
+        })
+        .collect();
+    for one in done.into_iter().flatten() {
+        match one? {
+            Done::Repaired(rep) => doc.files.push(rep),
+            Done::Unreadable(e) => doc.errors.push(e),
         }
+    }
+    if let Some(batch) = batch {
+        batch.finish()?;
     }
     if let Some(log) = &a.log {
         let text = serde_json::to_vec_pretty(&doc).expect("the document serialises");
@@ -238,6 +242,45 @@ fn tree(
     } else {
         crate::exit::EXIT_ERROR
     })
+}
+
+/// One file of a tree repair: its report, or why it is not a history
+/// (then copied as it is).
+enum Done {
+    Repaired(Report),
+    Unreadable(TreeError),
+}
+
+fn repair_one(
+    a: &RepairArgs,
+    opts: &repair::Options,
+    dir: &Path,
+    outdir: Option<&Path>,
+    file: PathBuf,
+) -> Result<Done, Error> {
+    let rel = file.strip_prefix(dir).unwrap_or(&file).to_path_buf();
+    let dest = outdir.map(|o| o.join(&rel));
+    if let Some(parent) = dest.as_deref().and_then(Path::parent) {
+        std::fs::create_dir_all(parent).map_err(|e| Error::Output {
+            path: parent.to_path_buf(),
+            cause: e.to_string(),
+        })?;
+    }
+    match repair::repair(&file, dest.as_deref(), opts) {
+        Ok(rep) => Ok(Done::Repaired(rep)),
+        Err(e @ Error::Output { .. }) => Err(e),
+        Err(e) => {
+            let copied = match &dest {
+                Some(d) => copy_as_is(&file, d, a.force)?,
+                None => false,
+            };
+            Ok(Done::Unreadable(TreeError {
+                path: file.display().to_string(),
+                error: e.to_string(),
+                copied,
+            }))
+        }
+    }
 }
 
 fn absolute(p: &Path) -> Option<PathBuf> {

@@ -4,6 +4,8 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::error::{Error, Result};
 
@@ -69,10 +71,12 @@ impl Atomic {
             std::fs::set_permissions(self.tmp.path(), meta.permissions())
                 .map_err(|e| out_err(dest, e))?;
         }
-        self.tmp
-            .as_file()
-            .sync_all()
-            .map_err(|e| out_err(dest, e))?;
+        if !BATCHED.load(Ordering::Relaxed) {
+            self.tmp
+                .as_file()
+                .sync_all()
+                .map_err(|e| out_err(dest, e))?;
+        }
         let result = if force {
             self.tmp.persist(dest).map(|_| ())
         } else {
@@ -80,6 +84,65 @@ impl Atomic {
         };
         result.map_err(|e| out_err(dest, e.error))
     }
+}
+
+/// Set while a [`Batch`] is open: commits rename without their own fsync.
+static BATCHED: AtomicBool = AtomicBool::new(false);
+static BATCH_OPEN: Mutex<()> = Mutex::new(());
+
+/// Many new files written as one output (`repair DIR -o OUTDIR`): each is
+/// still written to a temporary file and renamed into place, so an
+/// interrupted run leaves no partial file, but none waits for the disk on
+/// its own; [`Batch::finish`] flushes them all at once (`syncfs` of the
+/// output's file system), before the run reports them written. One
+/// `fsync` a file cost about as much as the repair itself on a tree of
+/// 3,000 sessions. A power loss during the run can leave renamed files
+/// whose data did not reach the disk; the run had not finished, and its
+/// input is untouched.
+pub struct Batch {
+    dir: PathBuf,
+    _open: std::sync::MutexGuard<'static, ()>,
+}
+
+impl Batch {
+    /// Open the batch for files written under `dir`. One batch at a time.
+    pub fn begin(dir: &Path) -> Batch {
+        let open = BATCH_OPEN.lock().unwrap_or_else(|e| e.into_inner());
+        BATCHED.store(true, Ordering::Relaxed);
+        Batch {
+            dir: dir.to_path_buf(),
+            _open: open,
+        }
+    }
+
+    /// Flush everything written under the batch's directory to disk.
+    pub fn finish(self) -> Result<()> {
+        let dir = match File::open(&self.dir) {
+            Ok(d) => d,
+            // Nothing was written there.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(out_err(&self.dir, e)),
+        };
+        sync_filesystem(&dir).map_err(|e| out_err(&self.dir, e))
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        BATCHED.store(false, Ordering::Relaxed);
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn sync_filesystem(dir: &File) -> std::io::Result<()> {
+    rustix::fs::syncfs(dir).map_err(std::io::Error::from)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn sync_filesystem(_dir: &File) -> std::io::Result<()> {
+    // No syncfs: flush every file system (POSIX sync).
+    rustix::fs::sync();
+    Ok(())
 }
 
 /// Write a whole small file (a repair log, a SQL script) atomically. It
