@@ -3,8 +3,10 @@
 # input, pair by pair in the same run, with peak RSS and bytes written to
 # files: a directory of OpenAI JSONL sessions (gen_corpus.py, 3000 files,
 # ~300 MB by default) and dispatch's chunk store (gen_kv.py, a million
-# chunks, ~720 MB). Target: repair <= 2x lint, memory bounded. The repaired
-# copy is removed before each run (untimed).
+# chunks, ~720 MB). Target: repair <= 2x lint, memory bounded. The tree
+# repair is also timed against copying the tree and flushing it to disk,
+# what writing any copy costs. The repaired copy is removed before each
+# run (untimed).
 #   bench/repair.sh [--files N] [--mb MB] [--chunks N] [--runs N]
 set -euo pipefail
 FILES=3000
@@ -31,6 +33,11 @@ printf 'corpus: %s (%s MB)\n' "$CORPUS" "$(du -sm "$CORPUS" | cut -f1)"
 python3 "$HERE/pairs.py" --runs "$RUNS" --before "rm -rf $OUT" \
   --a "chatfsck repair" "$BIN repair $CORPUS -o $OUT" \
   --b "chatfsck lint" "$BIN lint --format json $CORPUS"
+# The floor of any tree repair: writing the same files and flushing them
+# to disk once, as `repair DIR -o OUTDIR` does (cp, then syncfs).
+python3 "$HERE/pairs.py" --runs "$RUNS" --before "rm -rf $OUT" \
+  --a "chatfsck repair" "$BIN repair $CORPUS -o $OUT" \
+  --b "cp -r + sync -f" "sh -c 'cp -r $CORPUS $OUT && sync -f $OUT'"
 printf 'store: %s (%s MB)\n' "$DB" "$(du -m "$DB" | cut -f1)"
 python3 "$HERE/pairs.py" --runs "$RUNS" --warm "$DB" --before "rm -rf $OUT" \
   --a "chatfsck repair" "$BIN repair $DB -o $OUT" \

@@ -39,8 +39,11 @@ Report only: the rounds are real history.
 
 pub fn failed(content: &str, is_error: Option<bool>) -> bool {
     // A result chatfsck's repair put in place of a missing one says nothing
-    // about how the call went.
-    if content.contains(crate::model::PLACEHOLDER) {
+    // about how the call went. (One searcher for every result: building
+    // `str::contains`'s for each was 3 % of a chunk store's lint.)
+    static PLACED: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(crate::model::PLACEHOLDER));
+    if PLACED.find(content.as_bytes()).is_some() {
         return false;
     }
     if let Some(flag) = is_error {
