@@ -271,6 +271,14 @@ fn read_document(
     } else {
         match serde_json::from_str::<Body<'_>>(text) {
             Ok(body) => body.messages,
+            // One JSON object over several lines is a document, not JSON
+            // Lines: read as lines, it would be blamed for a torn first line.
+            Err(_) if is_multiline_value(text) => {
+                return Err(Error::not_history(
+                    path,
+                    "not a message history: the JSON document is an object without a `messages` array",
+                ));
+            }
             Err(_) => return Ok(None),
         }
     };
@@ -282,6 +290,11 @@ fn read_document(
         return Err(Error::not_history(path, "JSON document holds no messages"));
     }
     finish(path, b, Format::Json).map(Some)
+}
+
+/// Whether `text` is one JSON value that spans more than one line.
+fn is_multiline_value(text: &str) -> bool {
+    text.trim().contains('\n') && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
 }
 
 /// The elements of a JSON document's array, each with its location: the
