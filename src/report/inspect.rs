@@ -67,6 +67,14 @@ fn loaded_cells(c: &ConvView) -> impl Iterator<Item = Vec<String>> + '_ {
 
 const LOADED_HEADER: [&str; 6] = ["#", "role", "seq", "chunks", "chunk roles", "true messages"];
 
+/// A row's tool ids, escaped, one a line (human) or comma-separated.
+fn ids_cell(ids: &[String], sep: &str) -> String {
+    ids.iter()
+        .map(|i| escape(i).into_owned())
+        .collect::<Vec<_>>()
+        .join(sep)
+}
+
 fn timeline_cells<'a>(c: &'a ConvView, sep: &'a str) -> impl Iterator<Item = Vec<String>> + 'a {
     c.timeline.iter().map(|r| {
         vec![
@@ -74,11 +82,7 @@ fn timeline_cells<'a>(c: &'a ConvView, sep: &'a str) -> impl Iterator<Item = Vec
             loc_cell(&r.loc),
             r.role.to_string(),
             r.parts.join(","),
-            r.tool_ids
-                .iter()
-                .map(|i| escape(i).into_owned())
-                .collect::<Vec<_>>()
-                .join(sep),
+            ids_cell(&r.tool_ids, sep),
             r.preview.clone(),
         ]
     })
@@ -350,11 +354,7 @@ fn prompt_cells<'a>(r: &'a RequestView, sep: &'a str) -> impl Iterator<Item = Ve
             m.position.to_string(),
             m.role.to_string(),
             m.parts.join(","),
-            m.tool_ids
-                .iter()
-                .map(|i| escape(i).into_owned())
-                .collect::<Vec<_>>()
-                .join(sep),
+            ids_cell(&m.tool_ids, sep),
             m.preview.clone(),
         ]
     })
