@@ -415,35 +415,45 @@ fn a_repair_never_empties_a_history() {
 // repair leaves such a result, and says why.
 #[test]
 fn removing_a_stray_result_never_leaves_turns_the_provider_rejects() {
-    for (name, text) in [
-        (
-            "first.jsonl",
-            lines(&[
-                r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"X","content":"r"}]}"#,
-                r#"{"role":"assistant","content":[{"type":"text","text":"a"}]}"#,
-                r#"{"role":"user","content":[{"type":"text","text":"q"}]}"#,
-            ]),
-        ),
-        (
-            "between.jsonl",
-            lines(&[
-                r#"{"role":"user","content":[{"type":"text","text":"q"}]}"#,
-                r#"{"role":"assistant","content":[{"type":"text","text":"a"}]}"#,
-                r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"X","content":"r"}]}"#,
-                r#"{"role":"assistant","content":[{"type":"text","text":"b"}]}"#,
-            ]),
-        ),
-    ] {
-        let (_dir, p) = file(name, text.as_bytes());
-        let (out, log) = prove(&p, &[]);
-        assert_eq!(std::fs::read(&out).unwrap(), text.as_bytes(), "{name}");
-        let left = log["left"].as_array().unwrap();
-        assert!(
-            left.iter().any(|l| l["rule"] == "orphan-tool-result"
-                && l["reason"].as_str().unwrap().contains("rejects as well")),
-            "{name}: {log:#}"
-        );
-    }
+    let text = lines(&[
+        r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"X","content":"r"}]}"#,
+        r#"{"role":"assistant","content":[{"type":"text","text":"a"}]}"#,
+        r#"{"role":"user","content":[{"type":"text","text":"q"}]}"#,
+    ]);
+    let (_dir, p) = file("first.jsonl", text.as_bytes());
+    let (out, log) = prove(&p, &[]);
+    assert_eq!(std::fs::read(&out).unwrap(), text.as_bytes());
+    let left = log["left"].as_array().unwrap();
+    assert!(
+        left.iter().any(|l| l["rule"] == "orphan-tool-result"
+            && l["reason"].as_str().unwrap().contains("rejects as well")),
+        "{log:#}"
+    );
+}
+
+/// A stray result between two assistant turns is removed: the Anthropic
+/// API combines the two assistant turns that then meet into one (as
+/// `role-order` holds), while it rejects the stray result. The repair once
+/// left it, the stricter side, and the copy stayed unsendable.
+#[test]
+fn a_stray_result_between_assistant_turns_is_removed() {
+    let (q, a, stray, b) = (
+        r#"{"role":"user","content":[{"type":"text","text":"q"}]}"#,
+        r#"{"role":"assistant","content":[{"type":"text","text":"a"}]}"#,
+        r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"X","content":"r"}]}"#,
+        r#"{"role":"assistant","content":[{"type":"text","text":"b"}]}"#,
+    );
+    let (_dir, p) = file("between.jsonl", lines(&[q, a, stray, b]).as_bytes());
+    let (out, log) = prove(&p, &[]);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), lines(&[q, a, b]));
+    assert!(
+        log["edits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["rule"] == "orphan-tool-result"),
+        "{log:#}"
+    );
 }
 
 fn lines(v: &[&str]) -> String {

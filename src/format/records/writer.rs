@@ -282,8 +282,9 @@ fn emptied_messages(
 
 /// Why removing message `gone` (with the other `emptied` ones) would leave
 /// turns the provider rejects, if it would: the first turn after the
-/// system prompt an assistant's, or (Anthropic, whose turns alternate) two
-/// turns of one role meeting.
+/// system prompt an assistant's. Two turns of one role meeting are not a
+/// reason (as `role-order` holds): the Anthropic API combines consecutive
+/// turns of one role, and the OpenAI API takes them as they are.
 fn order_after_removal(
     conv: &Conversation,
     gone: usize,
@@ -299,12 +300,6 @@ fn order_after_removal(
             "removing its message would make an assistant message the first turn, which the provider rejects as well"
                 .into(),
         ),
-        (Some(a), Some(b)) if a == b && conv.source.dialect == crate::model::Dialect::Anthropic => {
-            Some(format!(
-                "removing its message would put two `{}` turns in a row, which the Anthropic API rejects as well",
-                a.as_str()
-            ))
-        }
         _ => None,
     }
 }
