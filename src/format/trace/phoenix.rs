@@ -14,7 +14,6 @@ use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rayon::prelude::*;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -53,9 +52,19 @@ pub struct Phoenix {
     members: HashMap<String, Vec<usize>>,
     /// The requests of the conversation last opened: (group, spans rowid,
     /// trace id, turn, step).
-    current: Vec<(String, i64, String, usize, usize)>,
-    /// Requests of it built ahead, with their indices in `current`.
-    ready: VecDeque<(usize, Conversation)>,
+    current: Vec<Plan>,
+    /// Where each group is in `groups`.
+    group_at: HashMap<String, usize>,
+    /// The group last opened, by its place in `groups`.
+    open_group: usize,
+    /// Requests read ahead, in the order a stream of the whole trace reads
+    /// them, each being built on the thread pool.
+    ahead: VecDeque<Ahead>,
+    /// Attribute bytes of the requests in `ahead`.
+    ahead_bytes: usize,
+    /// The next request to read ahead: its group's place and plan, and
+    /// its index in that plan.
+    cursor: (usize, Vec<Plan>, usize),
 }
 
 struct Cols {
@@ -327,6 +336,11 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Phoenix> {
             })
             .push(i);
     }
+    let group_at = groups
+        .iter()
+        .enumerate()
+        .map(|(i, g)| (g.clone(), i))
+        .collect();
     Ok(Phoenix {
         path: path.to_path_buf(),
         info: Arc::new(SourceInfo {
@@ -340,7 +354,11 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Phoenix> {
         index,
         members,
         current: Vec::new(),
-        ready: VecDeque::new(),
+        group_at,
+        open_group: 0,
+        ahead: VecDeque::new(),
+        ahead_bytes: 0,
+        cursor: (0, Vec::new(), 0),
     })
 }
 
@@ -376,45 +394,106 @@ impl Phoenix {
         })
     }
 
-    /// Read the rows of the requests from `index` on, up to a batch of
-    /// [`BATCH_BYTES`] of attributes (at least one), and build them on
-    /// the thread pool: parsing a prompt is most of a Phoenix read, and
-    /// the rows are read by this thread alone. A batch bounds what is held
-    /// at once, as one long prompt would.
-    fn prepare(&mut self, index: usize) -> Result<()> {
-        self.ready.clear();
-        let path = self.path.clone();
-        if index >= self.current.len() {
-            return Err(Error::input(&path, format!("no recorded request {index}")));
-        }
-        let mut rows = Vec::new();
-        let mut bytes = 0;
-        for i in index..self.current.len() {
-            if bytes >= BATCH_BYTES {
-                break;
+    /// The plan of a group: (group, spans rowid, trace id, turn, step) of
+    /// each of its requests, in start order.
+    fn plan(&self, id: &str) -> Vec<Plan> {
+        let mut traces: Vec<&str> = Vec::new();
+        let mut steps: HashMap<&str, usize> = HashMap::new();
+        let mut plan = Vec::new();
+        let at = self.members.get(id).map_or(&[][..], Vec::as_slice);
+        for (_, rowid, trace) in at.iter().map(|&i| &self.index[i]) {
+            if !traces.contains(&trace.as_str()) {
+                traces.push(trace);
             }
-            let row = match self.row(self.current[i].1) {
+            let turn_index = traces.iter().position(|t| t == trace).expect("pushed") + 1;
+            let step = steps.entry(trace).or_insert(0);
+            plan.push((id.to_string(), *rowid, trace.clone(), turn_index, *step));
+            *step += 1;
+        }
+        plan
+    }
+
+    /// Read requests ahead of `want` (a group's place, a request index),
+    /// which comes first, until [`AHEAD_BYTES`] of attributes are in
+    /// flight: this thread reads the rows, the thread pool builds them
+    /// (parsing a prompt is most of a Phoenix read) while the caller checks
+    /// the ones built. The order is the order a stream of the whole trace
+    /// asks for them (group after group); a request asked out of that order
+    /// drops what was read ahead and starts again from it.
+    fn read_ahead(&mut self, want: (usize, usize)) -> Result<()> {
+        while self.ahead.front().is_some_and(|a| a.at < want) {
+            let gone = self.ahead.pop_front().expect("front");
+            self.ahead_bytes -= gone.bytes;
+        }
+        if self.ahead.front().is_none_or(|a| a.at != want) {
+            self.ahead.clear();
+            self.ahead_bytes = 0;
+            let plan = if want.0 == self.open_group {
+                self.current.clone()
+            } else {
+                self.plan(&self.groups[want.0].clone())
+            };
+            self.cursor = (want.0, plan, want.1);
+        }
+        while self.ahead.is_empty() || self.ahead_bytes < AHEAD_BYTES {
+            let (g, plan, i) = &mut self.cursor;
+            if *i >= plan.len() {
+                if *g + 1 >= self.groups.len() {
+                    break;
+                }
+                *g += 1;
+                *i = 0;
+                *plan = Vec::new();
+                let next = self.plan(&self.groups[self.cursor.0].clone());
+                self.cursor.1 = next;
+                continue;
+            }
+            let (g, i) = (*g, *i);
+            let entry = plan[i].clone();
+            let row = match self.row(entry.1) {
                 Ok(row) => row,
-                Err(e) if rows.is_empty() => return Err(sqlite::error_of(&path)(e)),
-                // That request's own read reports it.
+                Err(e) if self.ahead.is_empty() => {
+                    return Err(sqlite::error_of(&self.path)(e));
+                }
+                // That request's own read reports it, when it is asked for.
                 Err(_) => break,
             };
-            bytes += row.attrs.as_ref().map_or(0, String::len);
-            rows.push((i, row));
+            self.cursor.2 += 1;
+            let bytes = row.attrs.as_ref().map_or(0, String::len);
+            let (tx, rx) = std::sync::mpsc::channel();
+            let info = self.info.clone();
+            rayon::spawn(move || {
+                // A panic is carried to the reader, not left to abort.
+                let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    build(&info, &entry, row)
+                }));
+                let _ = tx.send(built);
+            });
+            self.ahead_bytes += bytes;
+            self.ahead.push_back(Ahead {
+                at: (g, i),
+                bytes,
+                built: rx,
+            });
         }
-        let info = &self.info;
-        let plan = &self.current;
-        let built: Vec<(usize, Conversation)> = rows
-            .into_par_iter()
-            .map(|(i, row)| (i, build(info, &plan[i], row)))
-            .collect();
-        self.ready.extend(built);
         Ok(())
     }
 }
 
-/// How many bytes of span attributes one batch of requests reads ahead.
-const BATCH_BYTES: usize = 4 << 20;
+/// A group's request: (group, spans rowid, trace id, turn, step).
+type Plan = (String, i64, String, usize, usize);
+
+/// A request read ahead: where it is in the stream, its attributes' size,
+/// and where its build arrives.
+struct Ahead {
+    at: (usize, usize),
+    bytes: usize,
+    built: std::sync::mpsc::Receiver<std::thread::Result<Conversation>>,
+}
+
+/// How many bytes of span attributes are read ahead of the request the
+/// caller asked for.
+const AHEAD_BYTES: usize = 8 << 20;
 
 /// One recorded request, built from its span's row.
 fn build(
@@ -619,22 +698,10 @@ impl Backend for Phoenix {
     }
 
     fn group(&mut self, id: &str) -> Result<Group> {
-        let mut traces: Vec<&str> = Vec::new();
-        let mut steps: HashMap<&str, usize> = HashMap::new();
-        let mut plan = Vec::new();
-        let at = self.members.get(id).map_or(&[][..], Vec::as_slice);
-        for (_, rowid, trace) in at.iter().map(|&i| &self.index[i]) {
-            if !traces.contains(&trace.as_str()) {
-                traces.push(trace);
-            }
-            let turn_index = traces.iter().position(|t| t == trace).expect("pushed") + 1;
-            let step = steps.entry(trace).or_insert(0);
-            plan.push((id.to_string(), *rowid, trace.clone(), turn_index, *step));
-            *step += 1;
-        }
+        let plan = self.plan(id);
         let requests = plan.len();
         self.current = plan;
-        self.ready.clear();
+        self.open_group = self.group_at.get(id).copied().unwrap_or(usize::MAX);
         Ok(Group {
             id: id.to_string(),
             requests,
@@ -643,11 +710,23 @@ impl Backend for Phoenix {
     }
 
     fn request(&mut self, index: usize) -> Result<Conversation> {
-        if self.ready.front().is_none_or(|(i, _)| *i != index) {
-            self.prepare(index)?;
+        if index >= self.current.len() || self.open_group == usize::MAX {
+            return Err(Error::input(
+                &self.path,
+                format!("no recorded request {index}"),
+            ));
         }
-        let (_, conv) = self.ready.pop_front().expect("prepared");
-        Ok(conv)
+        self.read_ahead((self.open_group, index))?;
+        let next = self.ahead.pop_front().expect("read ahead");
+        self.ahead_bytes -= next.bytes;
+        match next.built.recv() {
+            Ok(Ok(conv)) => Ok(conv),
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            Err(_) => Err(Error::input(
+                &self.path,
+                format!("request {index} was not built"),
+            )),
+        }
     }
 }
 
