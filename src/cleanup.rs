@@ -131,6 +131,31 @@ pub fn tag() -> String {
 /// left alone; errors are ignored (a sweep is housekeeping, never a
 /// reason to fail). Only where `/proc` tells whether a process lives.
 pub fn sweep(dir: &std::path::Path, before: &str) {
+    let prefix = format!("{before}chatfsck-");
+    sweep_where(dir, |name| name.strip_prefix(prefix.as_str()));
+}
+
+/// Remove, in `dir`, every atomic write's temporary file
+/// (`.<name>.chatfsck-<pid>-….chatfsck-tmp`, and a SQLite copy's
+/// `-journal`, `-wal`, `-shm`) that a run now gone left behind, whatever
+/// its destination: as [`sweep`] does, for all the
+/// files of a directory at once.
+pub fn sweep_temps(dir: &std::path::Path) {
+    sweep_where(dir, |name| {
+        // A temporary SQLite copy's sidecars go with it.
+        let name = ["-journal", "-wal", "-shm"]
+            .iter()
+            .find_map(|s| name.strip_suffix(s))
+            .unwrap_or(name);
+        let name = name.strip_suffix(".chatfsck-tmp")?.strip_prefix('.')?;
+        name.rfind(".chatfsck-")
+            .map(|at| &name[at + ".chatfsck-".len()..])
+    });
+}
+
+/// [`sweep`]'s walk: `rest` gives what follows `chatfsck-` in a name of
+/// ours (`<pid>-…`), or `None` for any other name.
+fn sweep_where(dir: &std::path::Path, rest: impl Fn(&str) -> Option<&str>) {
     #[cfg(target_os = "linux")]
     {
         use std::os::unix::fs::MetadataExt;
@@ -140,10 +165,9 @@ pub fn sweep(dir: &std::path::Path, before: &str) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
         };
-        let prefix = format!("{before}chatfsck-");
         for entry in entries.flatten() {
             let name = entry.file_name();
-            let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
+            let Some(rest) = name.to_str().and_then(&rest) else {
                 continue;
             };
             let Some((pid, _)) = rest.split_once('-') else {
@@ -170,7 +194,7 @@ pub fn sweep(dir: &std::path::Path, before: &str) {
         }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = (dir, before);
+    let _ = (dir, rest);
 }
 
 /// On SIGINT, SIGTERM or SIGHUP: remove the registered paths, say so in one

@@ -910,7 +910,13 @@ fn leftovers_of_killed_runs_are_swept() {
     let live_out = work
         .path()
         .join(format!(".out.jsonl.chatfsck-{live}-q2.chatfsck-tmp"));
-    for p in [&stale_out, &stale_journal, &live_out] {
+    // A dead run's output for another destination of the directory, one
+    // whose own name holds the tag's word, and a file of the user's.
+    let stale_other = work.path().join(format!(
+        ".b.chatfsck-x.jsonl.chatfsck-{dead}-q3.chatfsck-tmp"
+    ));
+    let users = work.path().join(".notes.chatfsck-tmp");
+    for p in [&stale_out, &stale_journal, &live_out, &stale_other, &users] {
         std::fs::write(p, b"partial").unwrap();
     }
     let input = work.path().join("in.jsonl");
@@ -928,7 +934,9 @@ fn leftovers_of_killed_runs_are_swept() {
         "{:?}",
         listing(work.path())
     );
+    assert!(!stale_other.exists(), "{:?}", listing(work.path()));
     assert!(live_out.exists(), "a live run's file was removed");
+    assert!(users.exists(), "a file of the user's was removed");
     // A run that reads a database sweeps the temporary directory.
     let db = root().join("fixtures/dispatch/wal/dispatch.db");
     let o = Command::cargo_bin("chatfsck")

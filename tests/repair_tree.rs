@@ -277,7 +277,8 @@ fn in_place_refuses_a_file_that_changes_while_it_works() {
                 f.write_all(br#"{"timestamp":"2026-05-11T11:21:00.000Z","type":"event_msg","payload":{"type":"token_count"}}"#).unwrap();
                 f.write_all(b"\n").unwrap();
                 started.store(true, Ordering::SeqCst);
-                std::thread::sleep(std::time::Duration::from_millis(2));
+                // Often enough that no repair fits between two writes.
+                std::thread::sleep(std::time::Duration::from_micros(100));
             }
         })
     };

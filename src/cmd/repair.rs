@@ -297,8 +297,7 @@ fn absolute(p: &Path) -> Option<PathBuf> {
 }
 
 fn copy_as_is(from: &Path, to: &Path, force: bool) -> Result<bool, Error> {
-    let bytes = std::fs::read(from).map_err(|e| Error::io(from, &e))?;
-    crate::write::atomic::write_bytes(to, &bytes, force)?;
+    crate::write::atomic::copy(from, to, force)?;
     Ok(true)
 }
 

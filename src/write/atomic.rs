@@ -34,8 +34,12 @@ impl Atomic {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        // Leftovers of killed runs for this destination go first.
-        crate::cleanup::sweep(dir, &format!(".{name}."));
+        // Leftovers of killed runs go first: those of every destination in
+        // this directory, once a run (a tree repair writes thousands of
+        // files into a few directories).
+        if first_visit(dir) {
+            crate::cleanup::sweep_temps(dir);
+        }
         let prefix = format!(".{name}.{}", crate::cleanup::tag());
         // Made and registered at once: an interrupt at any instant finds it.
         let (registered, tmp) = crate::cleanup::create_registered(dir, &prefix, || {
@@ -53,6 +57,10 @@ impl Atomic {
 
     pub fn path(&self) -> &Path {
         self.tmp.path()
+    }
+
+    fn as_file(&self) -> &File {
+        self.tmp.as_file()
     }
 
     pub fn writer(&self, dest: &Path) -> Result<BufWriter<File>> {
@@ -84,6 +92,13 @@ impl Atomic {
         };
         result.map_err(|e| out_err(dest, e.error))
     }
+}
+
+/// Whether this run has not written into `dir` before.
+fn first_visit(dir: &Path) -> bool {
+    static SWEPT: Mutex<Option<std::collections::HashSet<PathBuf>>> = Mutex::new(None);
+    let mut swept = SWEPT.lock().unwrap_or_else(|e| e.into_inner());
+    swept.get_or_insert_default().insert(dir.to_path_buf())
 }
 
 /// Set while a [`Batch`] is open: commits rename without their own fsync.
@@ -143,6 +158,16 @@ fn sync_filesystem(_dir: &File) -> std::io::Result<()> {
     // No syncfs: flush every file system (POSIX sync).
     rustix::fs::sync();
     Ok(())
+}
+
+/// Copy `input` to `dest` as it is, atomically, with its permissions: the
+/// kernel copies the bytes (`copy_file_range`), none pass through here.
+pub fn copy(input: &Path, dest: &Path, force: bool) -> Result<()> {
+    let tmp = Atomic::new(dest)?;
+    let mut from = File::open(input).map_err(|e| Error::io(input, &e))?;
+    std::io::copy(&mut from, &mut tmp.as_file())
+        .map_err(|e| out_err(dest, format!("copying {}: {e}", input.display())))?;
+    tmp.commit(dest, force, Some(input))
 }
 
 /// Write a whole small file (a repair log, a SQL script) atomically. It

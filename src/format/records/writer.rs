@@ -634,6 +634,10 @@ pub fn plan(
 }
 
 pub fn write(input: &Path, output: &Path, plan: &Plan, limits: Limits, force: bool) -> Result<()> {
+    if plan.lines.is_empty() {
+        // Nothing to change: the copy is the file, copied by the kernel.
+        return atomic::copy(input, output, force);
+    }
     let mut stash: HashMap<u64, Vec<Vec<u8>>> = HashMap::new();
     let werr = crate::write::lines::output_error(output);
     crate::write::lines::rewrite(
@@ -644,13 +648,13 @@ pub fn write(input: &Path, output: &Path, plan: &Plan, limits: Limits, force: bo
         |line, w| {
             let n = line.start;
             let edit = plan.lines.get(&n);
-            let text: Option<Vec<u8>> = match edit {
+            let text: Option<std::borrow::Cow<'_, [u8]>> = match edit {
                 Some(e) if e.drop => None,
                 Some(LineEdit {
                     replacement: Some(r),
                     ..
-                }) => Some(r.clone().into_bytes()),
-                _ => Some(line.bytes.to_vec()),
+                }) => Some(r.as_bytes().into()),
+                _ => Some(line.bytes.into()),
             };
             let newline = line.terminated
                 || edit.is_some_and(|e| !e.insert_after.is_empty())
@@ -660,7 +664,7 @@ pub fn write(input: &Path, output: &Path, plan: &Plan, limits: Limits, force: bo
                 Some(target) => {
                     // What is inserted after a moved line moves with it.
                     let moved = stash.entry(target).or_default();
-                    moved.extend(text);
+                    moved.extend(text.map(std::borrow::Cow::into_owned));
                     moved.extend(inserts.iter().map(|i| i.clone().into_bytes()));
                 }
                 None => {
@@ -692,18 +696,11 @@ pub fn write(input: &Path, output: &Path, plan: &Plan, limits: Limits, force: bo
 /// `messages` array): each element is kept as its original text or its
 /// planned replacement; only the separators of the array are rewritten.
 pub fn write_document(input: &Path, output: &Path, plan: &Plan, force: bool) -> Result<()> {
-    let data = std::fs::read(input).map_err(|e| Error::io(input, &e))?;
     if plan.lines.is_empty() {
         // Nothing to change: not even the array's separators.
-        let tmp = atomic::Atomic::new(output)?;
-        let mut w = tmp.writer(output)?;
-        w.write_all(&data).map_err(|e| Error::Output {
-            path: output.to_path_buf(),
-            cause: e.to_string(),
-        })?;
-        atomic::finish(w, output)?;
-        return tmp.commit(output, force, Some(input));
+        return atomic::copy(input, output, force);
     }
+    let data = std::fs::read(input).map_err(|e| Error::io(input, &e))?;
     let text = std::str::from_utf8(&data).map_err(|_| Error::input(input, "is not valid UTF-8"))?;
     let base = text.as_ptr() as usize;
     #[derive(serde::Deserialize)]
