@@ -121,6 +121,43 @@ impl Snapshot {
     pub fn verify(&self) -> Result<()> {
         self.check.verify()
     }
+
+    /// Copy the database into `dest` as a file, where its main file alone
+    /// is the database: a rollback-journal database read in place (under
+    /// the shared lock of a read transaction, which no writer can commit
+    /// past), or a main file read without locks (which [`Self::verify`]
+    /// then vouches for). The kernel copies it, page cache to page cache;
+    /// the backup API wrote it a page at a time, most of a store repair's
+    /// time. `Ok(false)`, copying nothing: the database is more than its
+    /// main file (a WAL's frames, a private copy), for the backup API.
+    /// `dest_path` names `dest` in an error.
+    pub fn copy_main_file(&self, dest: &std::fs::File, dest_path: &Path) -> Result<bool> {
+        let out = |e: std::io::Error| Error::Output {
+            path: dest_path.to_path_buf(),
+            cause: format!("copying {}: {e}", self.file.display()),
+        };
+        let db = |e: rusqlite::Error| Error::input(&self.file, cause(&e));
+        let began = match self.access {
+            Access::Immutable => false,
+            Access::ReadOnly if self.conn.is_autocommit() => {
+                self.conn.execute_batch("BEGIN").map_err(db)?;
+                // The first read takes the shared lock.
+                self.conn
+                    .query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()))
+                    .map_err(db)?;
+                true
+            }
+            Access::ReadOnly => false,
+            Access::ReadOnlyShm | Access::Copy => return Ok(false),
+        };
+        let copied = std::fs::File::open(&self.file)
+            .map_err(|e| Error::io(&self.file, &e))
+            .and_then(|mut from| std::io::copy(&mut from, &mut &*dest).map_err(out));
+        if began {
+            self.conn.execute_batch("COMMIT").map_err(db)?;
+        }
+        copied.map(|_| true)
+    }
 }
 
 /// What a read of a snapshot must confirm at its end: that the structure

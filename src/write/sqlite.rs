@@ -1,6 +1,7 @@
 //! Writing a repaired SQLite copy: the input's forensic snapshot copied
-//! with the backup API, edited in one transaction, checked, and moved into
-//! place.
+//! (its main file by the kernel where that file alone is the database,
+//! with the backup API otherwise), edited in one transaction, checked, and
+//! moved into place.
 
 use std::path::Path;
 
@@ -15,8 +16,9 @@ pub fn db_err(output: &Path, e: rusqlite::Error) -> Error {
     }
 }
 
-/// Copy a SQLite input (from its forensic snapshot) with the backup API
-/// into a temporary file beside `output`, apply `edit` to the copy in one
+/// Copy a SQLite input (from its forensic snapshot: see
+/// [`crate::source::sqlite::Snapshot::copy_main_file`]) into a temporary
+/// file beside `output`, apply `edit` to the copy in one
 /// transaction, check its integrity, and move it into place. Schema, other
 /// tables and every row `edit` does not touch stay as they were.
 pub fn edit_sqlite_copy(
@@ -27,9 +29,11 @@ pub fn edit_sqlite_copy(
     edit: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<()>,
 ) -> Result<()> {
     let tmp = atomic::Atomic::new(output)?;
-    snap.conn
-        .backup(rusqlite::MAIN_DB, tmp.path(), None)
-        .map_err(|e| db_err(output, e))?;
+    if !snap.copy_main_file(tmp.file(), tmp.path())? {
+        snap.conn
+            .backup(rusqlite::MAIN_DB, tmp.path(), None)
+            .map_err(|e| db_err(output, e))?;
+    }
     // The input damaged, or written while it was copied: nothing is written.
     snap.verify()?;
     drop(snap);
