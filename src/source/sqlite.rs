@@ -33,8 +33,10 @@
 //! reading the chunk table twice made lint 1.4-1.5x slower); every
 //! other store has the whole file checked. A source opened by `format` is
 //! wrapped in [`Guarded`], which verifies when the source ends or fails;
-//! a repair verifies after its backup (a full check), and lint after a
-//! trace read on demand.
+//! lint verifies after a trace read on demand. A repair's copy passes
+//! `PRAGMA integrity_check` (`write::sqlite`), a full check of what was
+//! copied; the input is checked only when the copy or its edit fails, to
+//! tell damage in the input from a failed edit ([`Check::explain`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -191,6 +193,12 @@ impl Check {
     /// stamp: the first complaint as an input error of the database.
     pub fn verify(&self) -> Result<()> {
         self.structure()?;
+        self.verify_unchanged()
+    }
+
+    /// The main file's stamp alone, for a main file read without locks:
+    /// that no writer wrote it since it was opened.
+    pub fn verify_unchanged(&self) -> Result<()> {
         if let Some(stamp) = &self.stamp
             && Stamp::of(&self.path).as_ref() != Some(stamp)
         {

@@ -34,18 +34,24 @@ pub fn edit_sqlite_copy(
             .backup(rusqlite::MAIN_DB, tmp.path(), None)
             .map_err(|e| db_err(output, e))?;
     }
-    // The input damaged, or written while it was copied: nothing is written.
-    snap.verify()?;
+    // Written while it was copied: nothing is written.
+    snap.check().verify_unchanged()?;
+    let edited = (|| {
+        let mut conn = rusqlite::Connection::open_with_flags(
+            tmp.path(),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE,
+        )
+        .map_err(|e| db_err(output, e))?;
+        let tx = conn.transaction().map_err(|e| db_err(output, e))?;
+        edit(&tx)?;
+        tx.commit().map_err(|e| db_err(output, e))?;
+        finish_sqlite(conn, output)
+    })();
+    // The copy passed integrity_check, a full check of what was copied.
+    // If it failed, the input's own structure check tells a damaged input
+    // (named as such) from a failed edit.
+    edited.map_err(|e| snap.check().explain(e))?;
     drop(snap);
-    let mut conn = rusqlite::Connection::open_with_flags(
-        tmp.path(),
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE,
-    )
-    .map_err(|e| db_err(output, e))?;
-    let tx = conn.transaction().map_err(|e| db_err(output, e))?;
-    edit(&tx)?;
-    tx.commit().map_err(|e| db_err(output, e))?;
-    finish_sqlite(conn, output)?;
     tmp.commit(output, force, Some(input))
 }
 
