@@ -134,10 +134,11 @@ fn write(input: &Path, output: &Path, plan: &Plan, log: &mut [Edit], force: bool
     let snap = sqlite::open(input)?;
     edit_sqlite_copy(input, output, force, snap, |tx| {
         for &(rowid, new, entry) in &plan.renumber {
+            // Statements prepared once for every row (a store with many
+            // collisions renumbers tens of thousands).
             let before: String = tx
-                .query_row("SELECT value FROM kv WHERE rowid = ?1", [rowid], |r| {
-                    r.get(0)
-                })
+                .prepare_cached("SELECT value FROM kv WHERE rowid = ?1")
+                .and_then(|mut st| st.query_row([rowid], |r| r.get(0)))
                 .map_err(|e| db_err(output, e))?;
             let mut v: serde_json::Value =
                 serde_json::from_str(&before).map_err(|e| Error::Output {
@@ -146,11 +147,9 @@ fn write(input: &Path, output: &Path, plan: &Plan, log: &mut [Edit], force: bool
                 })?;
             v["msgIdx"] = serde_json::Value::from(new);
             let after = serde_json::to_string(&v).expect("a Value serialises");
-            tx.execute(
-                "UPDATE kv SET value = ?1 WHERE rowid = ?2",
-                rusqlite::params![after, rowid],
-            )
-            .map_err(|e| db_err(output, e))?;
+            tx.prepare_cached("UPDATE kv SET value = ?1 WHERE rowid = ?2")
+                .and_then(|mut st| st.execute(rusqlite::params![after, rowid]))
+                .map_err(|e| db_err(output, e))?;
             log[entry].before = Some(before);
             log[entry].after = Some(after);
         }
