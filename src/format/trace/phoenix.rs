@@ -49,11 +49,11 @@ pub struct Phoenix {
     /// LLM spans: (group, spans rowid, trace id), in start order.
     index: Vec<(String, i64, String)>,
     /// Each group's spans: positions in `index`, in order.
-    members: HashMap<String, Vec<usize>>,
+    members: Vec<Vec<usize>>,
     /// The requests of the conversation last opened: (group, spans rowid,
     /// trace id, turn, step).
     current: Vec<Plan>,
-    /// Where each group is in `groups`.
+    /// Where each group is in `groups` (and `members`).
     group_at: HashMap<String, usize>,
     /// The group last opened, by its place in `groups`.
     open_group: usize,
@@ -113,11 +113,19 @@ struct IndexKeys {
     session: Option<String>,
 }
 
-/// An object's members, their values left as raw JSON text (keys borrowed
-/// unless they hold escapes).
-struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+/// An object's members, their values left as raw JSON text. A repeated
+/// key keeps its last value, as serde_json's own map does.
+type Members<'a> = HashMap<Key<'a>, &'a RawValue>;
 
+/// A member's name: borrowed from the text unless it holds escapes.
+#[derive(PartialEq, Eq, Hash)]
 struct Key<'a>(Cow<'a, str>);
+
+impl std::borrow::Borrow<str> for Key<'_> {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
 
 impl<'de> serde::Deserialize<'de> for Key<'de> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
@@ -138,55 +146,29 @@ impl<'de> serde::Deserialize<'de> for Key<'de> {
     }
 }
 
-impl<'de> serde::Deserialize<'de> for Members<'de> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Members<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> std::result::Result<Members<'de>, A::Error> {
-                let mut out = Vec::new();
-                while let Some((k, v)) = map.next_entry::<Key<'de>, &'de RawValue>()? {
-                    out.push((k.0, v));
-                }
-                Ok(Members(out))
-            }
-        }
-        d.deserialize_map(V)
-    }
+fn members(json: &str) -> Option<Members<'_>> {
+    serde_json::from_str(json).ok()
 }
 
-impl<'a> Members<'a> {
-    fn of(json: &'a str) -> Option<Members<'a>> {
-        serde_json::from_str(json).ok()
-    }
-
-    /// The value at a dotted path, as serde_json's own map would answer
-    /// it (a repeated key: the last one).
-    fn at(&self, dotted: &str) -> Option<&'a RawValue> {
-        let (seg, rest) = match dotted.split_once('.') {
-            Some((seg, rest)) => (seg, Some(rest)),
-            None => (dotted, None),
-        };
-        let found = self.0.iter().rev().find(|(k, _)| k == seg)?.1;
-        match rest {
-            None => Some(found),
-            Some(rest) => Members::of(found.get())?.at(rest),
-        }
+/// The value at a dotted path of an object's members.
+fn member_at<'a>(object: &Members<'a>, dotted: &str) -> Option<&'a RawValue> {
+    let (seg, rest) = match dotted.split_once('.') {
+        Some((seg, rest)) => (seg, Some(rest)),
+        None => (dotted, None),
+    };
+    let found = *object.get(seg)?;
+    match rest {
+        None => Some(found),
+        Some(rest) => member_at(&members(found.get())?, rest),
     }
 }
 
 impl IndexKeys {
     fn of(attrs: &str) -> IndexKeys {
-        let Some(top) = Members::of(attrs) else {
+        let Some(top) = members(attrs) else {
             return IndexKeys::default();
         };
-        if top.0.iter().any(|(k, _)| k.contains('.')) {
+        if top.keys().any(|k| k.0.contains('.')) {
             // Flat keys: fold them as the request's own read does.
             let v = serde_json::from_str::<Value>(attrs).map_or(Value::Null, nested);
             return IndexKeys {
@@ -198,12 +180,11 @@ impl IndexKeys {
             };
         }
         let string = |dotted: &str| {
-            top.at(dotted)
-                .and_then(|r| serde_json::from_str::<String>(r.get()).ok())
+            member_at(&top, dotted).and_then(|r| serde_json::from_str::<String>(r.get()).ok())
         };
         IndexKeys {
             llm: string("openinference.span.kind").as_deref() == Some("LLM")
-                || top.at("llm.input_messages").is_some(),
+                || member_at(&top, "llm.input_messages").is_some(),
             session: string("session.id"),
         }
     }
@@ -326,21 +307,16 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Phoenix> {
     // in between the two queries (they share no transaction here): last.
     index.sort_by_key(|(_, rowid, _)| (rank.get(rowid).copied().unwrap_or(usize::MAX), *rowid));
     let mut groups: Vec<String> = Vec::new();
-    let mut members: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut group_at: HashMap<String, usize> = HashMap::new();
+    let mut members: Vec<Vec<usize>> = Vec::new();
     for (i, (g, _, _)) in index.iter().enumerate() {
-        members
-            .entry(g.clone())
-            .or_insert_with(|| {
-                groups.push(g.clone());
-                Vec::new()
-            })
-            .push(i);
+        let at = *group_at.entry(g.clone()).or_insert_with(|| {
+            groups.push(g.clone());
+            members.push(Vec::new());
+            groups.len() - 1
+        });
+        members[at].push(i);
     }
-    let group_at = groups
-        .iter()
-        .enumerate()
-        .map(|(i, g)| (g.clone(), i))
-        .collect();
     Ok(Phoenix {
         path: path.to_path_buf(),
         info: Arc::new(SourceInfo {
@@ -394,20 +370,20 @@ impl Phoenix {
         })
     }
 
-    /// The plan of a group: (group, spans rowid, trace id, turn, step) of
-    /// each of its requests, in start order.
-    fn plan(&self, id: &str) -> Vec<Plan> {
+    /// The plan of the group at `g` in `groups`: (group, spans rowid,
+    /// trace id, turn, step) of each of its requests, in start order.
+    fn plan(&self, g: usize) -> Vec<Plan> {
+        let id = &self.groups[g];
         let mut traces: Vec<&str> = Vec::new();
         let mut steps: HashMap<&str, usize> = HashMap::new();
         let mut plan = Vec::new();
-        let at = self.members.get(id).map_or(&[][..], Vec::as_slice);
-        for (_, rowid, trace) in at.iter().map(|&i| &self.index[i]) {
+        for (_, rowid, trace) in self.members[g].iter().map(|&i| &self.index[i]) {
             if !traces.contains(&trace.as_str()) {
                 traces.push(trace);
             }
             let turn_index = traces.iter().position(|t| t == trace).expect("pushed") + 1;
             let step = steps.entry(trace).or_insert(0);
-            plan.push((id.to_string(), *rowid, trace.clone(), turn_index, *step));
+            plan.push((id.clone(), *rowid, trace.clone(), turn_index, *step));
             *step += 1;
         }
         plan
@@ -428,28 +404,17 @@ impl Phoenix {
         if self.ahead.front().is_none_or(|a| a.at != want) {
             self.ahead.clear();
             self.ahead_bytes = 0;
-            let plan = if want.0 == self.open_group {
-                self.current.clone()
-            } else {
-                self.plan(&self.groups[want.0].clone())
-            };
-            self.cursor = (want.0, plan, want.1);
+            self.cursor = (want.0, self.plan(want.0), want.1);
         }
         while self.ahead.is_empty() || self.ahead_bytes < AHEAD_BYTES {
-            let (g, plan, i) = &mut self.cursor;
-            if *i >= plan.len() {
-                if *g + 1 >= self.groups.len() {
+            let (g, i) = (self.cursor.0, self.cursor.2);
+            let Some(entry) = self.cursor.1.get(i).cloned() else {
+                if g + 1 >= self.groups.len() {
                     break;
                 }
-                *g += 1;
-                *i = 0;
-                *plan = Vec::new();
-                let next = self.plan(&self.groups[self.cursor.0].clone());
-                self.cursor.1 = next;
+                self.cursor = (g + 1, self.plan(g + 1), 0);
                 continue;
-            }
-            let (g, i) = (*g, *i);
-            let entry = plan[i].clone();
+            };
             let row = match self.row(entry.1) {
                 Ok(row) => row,
                 Err(e) if self.ahead.is_empty() => {
@@ -498,7 +463,7 @@ const AHEAD_BYTES: usize = 8 << 20;
 /// One recorded request, built from its span's row.
 fn build(
     info: &Arc<SourceInfo>,
-    (id, rowid, trace, turn_index, step_index): &(String, i64, String, usize, usize),
+    (id, rowid, trace, turn_index, step_index): &Plan,
     row: Row,
 ) -> Conversation {
     let loc = Loc::Row {
@@ -698,10 +663,13 @@ impl Backend for Phoenix {
     }
 
     fn group(&mut self, id: &str) -> Result<Group> {
-        let plan = self.plan(id);
-        let requests = plan.len();
-        self.current = plan;
         self.open_group = self.group_at.get(id).copied().unwrap_or(usize::MAX);
+        self.current = if self.open_group == usize::MAX {
+            Vec::new()
+        } else {
+            self.plan(self.open_group)
+        };
+        let requests = self.current.len();
         Ok(Group {
             id: id.to_string(),
             requests,
@@ -710,7 +678,7 @@ impl Backend for Phoenix {
     }
 
     fn request(&mut self, index: usize) -> Result<Conversation> {
-        if index >= self.current.len() || self.open_group == usize::MAX {
+        if index >= self.current.len() {
             return Err(Error::input(
                 &self.path,
                 format!("no recorded request {index}"),
