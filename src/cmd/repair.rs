@@ -271,7 +271,10 @@ fn repair_one(
         Err(e @ Error::Output { .. }) => Err(e),
         Err(e) => {
             let copied = match &dest {
-                Some(d) => copy_as_is(&file, d, a.force)?,
+                Some(d) => {
+                    crate::write::atomic::copy(&file, d, a.force)?;
+                    true
+                }
                 None => false,
             };
             Ok(Done::Unreadable(TreeError {
@@ -294,11 +297,6 @@ fn absolute(p: &Path) -> Option<PathBuf> {
         None => std::env::current_dir().ok()?,
     };
     Some(base.join(p.file_name()?))
-}
-
-fn copy_as_is(from: &Path, to: &Path, force: bool) -> Result<bool, Error> {
-    crate::write::atomic::copy(from, to, force)?;
-    Ok(true)
 }
 
 /// What is compared before the repaired file replaces the original.

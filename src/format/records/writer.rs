@@ -634,10 +634,6 @@ pub fn plan(
 }
 
 pub fn write(input: &Path, output: &Path, plan: &Plan, limits: Limits, force: bool) -> Result<()> {
-    if plan.lines.is_empty() {
-        // Nothing to change: the copy is the file, copied by the kernel.
-        return atomic::copy(input, output, force);
-    }
     let mut stash: HashMap<u64, Vec<Vec<u8>>> = HashMap::new();
     let werr = crate::write::lines::output_error(output);
     crate::write::lines::rewrite(
@@ -696,10 +692,6 @@ pub fn write(input: &Path, output: &Path, plan: &Plan, limits: Limits, force: bo
 /// `messages` array): each element is kept as its original text or its
 /// planned replacement; only the separators of the array are rewritten.
 pub fn write_document(input: &Path, output: &Path, plan: &Plan, force: bool) -> Result<()> {
-    if plan.lines.is_empty() {
-        // Nothing to change: not even the array's separators.
-        return atomic::copy(input, output, force);
-    }
     let data = std::fs::read(input).map_err(|e| Error::io(input, &e))?;
     let text = std::str::from_utf8(&data).map_err(|_| Error::input(input, "is not valid UTF-8"))?;
     let base = text.as_ptr() as usize;
@@ -828,7 +820,11 @@ impl Writer for ChatWriter {
         let (Some(out), Some(plan)) = (&self.output, &self.plan) else {
             return Err(Error::not_history(&self.input, "holds no conversation"));
         };
-        if self.format == Some(Format::Json) {
+        if plan.lines.is_empty() {
+            // Nothing to change (not even a document's separators): the
+            // copy is the file, copied by the kernel.
+            atomic::copy(&self.input, out, self.force)
+        } else if self.format == Some(Format::Json) {
             write_document(&self.input, out, plan, self.force)
         } else {
             write(&self.input, out, plan, self.limits, self.force)
