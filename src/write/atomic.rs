@@ -104,7 +104,6 @@ fn first_visit(dir: &Path) -> bool {
 
 /// Set while a [`Batch`] is open: commits rename without their own fsync.
 static BATCHED: AtomicBool = AtomicBool::new(false);
-static BATCH_OPEN: Mutex<()> = Mutex::new(());
 
 /// Many new files written as one output (`repair DIR -o OUTDIR`): each is
 /// still written to a temporary file and renamed into place, so an
@@ -117,17 +116,16 @@ static BATCH_OPEN: Mutex<()> = Mutex::new(());
 /// input is untouched.
 pub struct Batch {
     dir: PathBuf,
-    _open: std::sync::MutexGuard<'static, ()>,
 }
 
 impl Batch {
-    /// Open the batch for files written under `dir`. One batch at a time.
+    /// Open the batch for files written under `dir`. One batch at a time
+    /// (a run repairs one tree).
     pub fn begin(dir: &Path) -> Batch {
-        let open = BATCH_OPEN.lock().unwrap_or_else(|e| e.into_inner());
-        BATCHED.store(true, Ordering::Relaxed);
+        let open = BATCHED.swap(true, Ordering::Relaxed);
+        debug_assert!(!open, "one batch at a time");
         Batch {
             dir: dir.to_path_buf(),
-            _open: open,
         }
     }
 
