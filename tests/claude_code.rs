@@ -578,3 +578,65 @@ fn repair_answers_a_middle_call_and_chains_the_next_record_to_it() {
         "{block}"
     );
 }
+
+/// The records of a JSON Lines file.
+fn records(path: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Repair a session of tests/data/claude-code into a directory of its own:
+/// the copy's records, its findings, and what else the directory holds.
+fn repair_data(name: &str) -> (Vec<serde_json::Value>, Vec<String>, Vec<String>) {
+    let input = root().join("tests/data/claude-code").join(name);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join(name);
+    let o = run(&[
+        "repair",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(matches!(code(&o), 0 | 1), "{name}: {}", stderr(&o));
+    let (_, doc) = lint_json(out.to_str().unwrap(), &[]);
+    let others = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != name)
+        .collect();
+    (records(&out), findings(&doc), others)
+}
+
+/// A Grep call (line 5) lost its parent; the client bridges it to line 2,
+/// 4,244 ms older. The record before it in the file (line 4) is newer
+/// than it, and line 7, written last, takes line 3's uuid: linked to "the
+/// record before it", line 5 hung under line 4, and the client, which
+/// resumes from the newest descendant of the last record, started its walk
+/// at line 4, above the call: the real client sent 4 of 7 units, where the
+/// input sends 6 (a repair_file fuzzer find). The repair writes the
+/// bridges the client makes.
+#[test]
+fn repair_writes_the_clients_bridge_where_file_order_would_lose_history() {
+    let (recs, found, others) = repair_data("bridged-behind-a-newer-record.jsonl");
+    assert_eq!(recs[4]["parentUuid"], recs[1]["uuid"], "line 5 → line 2");
+    assert_eq!(recs[6]["parentUuid"], recs[5]["uuid"], "line 7 → line 6");
+    // The replaced record is the input's (report-only): no new finding.
+    assert_eq!(found, ["duplicate-uuid error 7"]);
+    assert!(others.is_empty(), "left beside the copy: {others:?}");
+}
+
+/// The same session with line 7 an exact copy of line 3: the input resumes
+/// from that copy and leaves lines 5–6 out. Once the copy is dropped, the
+/// resume reaches line 5, and linked in file order (under line 4) it sends
+/// every message; the client's bridge would leave lines 3–4 out.
+#[test]
+fn repair_links_in_file_order_where_that_keeps_more() {
+    let (recs, found, others) = repair_data("copy-over-a-bridged-branch.jsonl");
+    assert_eq!(recs.len(), 6);
+    assert_eq!(recs[4]["parentUuid"], recs[3]["uuid"], "line 5 → line 4");
+    assert!(found.is_empty(), "{found:?}");
+    assert!(others.is_empty(), "left beside the copy: {others:?}");
+}

@@ -261,6 +261,15 @@ cases! {
     claude_torn_user_prompt: Claude "fixtures/claude-code/torn-write/torn-user-prompt.jsonl" Expect::Whole;
     // No record carries a link: each is linked to the one before it.
     claude_unchained_all_parents_null: Claude "fixtures/claude-code/unchained-records/all-parents-null.jsonl" Expect::Whole;
+
+    // Claude Code 2.1.330: the sessions of tests/data/claude-code, made
+    // from a repair_file fuzzer find (tests/claude_code.rs says how). Line
+    // 3's call is replaced by line 7 (the same uuid) in the input's resume
+    // too, which sends 6 of 7 units; re-linked in file order, the copy sent 4.
+    claude_bridged_behind_a_newer_record: Claude "tests/data/claude-code/bridged-behind-a-newer-record.jsonl"
+        Expect::ByDesign { sent: 6, present: 7 };
+    // The input sends 4 of 7 units; the copy, linked in file order, all.
+    claude_copy_over_a_bridged_branch: Claude "tests/data/claude-code/copy-over-a-bridged-branch.jsonl" Expect::Whole;
 }
 
 /// Every Claude Code and Codex fixture has its case above (a new fixture

@@ -23,7 +23,7 @@ use crate::finding::{Action, Applicability};
 use crate::format::{self, Dialect, Format, Writing};
 use crate::rules::Selection;
 use crate::source::{self, Limits};
-use crate::write::{Log, Planned, Target, atomic};
+use crate::write::{Log, Planned, Relink, Target, atomic};
 
 pub use crate::config::{OrphanCalls as OrphanPolicy, RepairPolicy as Policy};
 pub use crate::write::{Edit, Left, PLACEHOLDER};
@@ -171,7 +171,61 @@ const SETTLE_PASSES: usize = 3;
 /// nothing. The later passes' edits are logged after the first's, each
 /// saying it was made on the repaired copy.
 pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Report> {
-    let mut report = repair_once(input, output, opts)?;
+    let report = settle(input, output, opts, Relink::FileOrder)?;
+    let Some(out) = output else {
+        return Ok(report);
+    };
+    let relinked = report
+        .edits
+        .iter()
+        .any(|e| e.action == "relink" && e.rule == "dangling-parent");
+    if opts.dry_run || report.dialect != Dialect::ClaudeCode || !relinked {
+        return Ok(report);
+    }
+    // A record re-linked in file order can hang under a newer record, and
+    // Claude Code picks the record it resumes from by time: the walk can
+    // then start above it and leave out history the input's resume sends.
+    // Judged by the model of the resume lint uses, the copy must send at
+    // least what the input does; when it would not, the links the client
+    // makes for bridged records are written instead, if that sends more.
+    let want = format::claude_code::resumed(input, opts.limits)?;
+    let lost = |p: &Path| -> Result<usize> {
+        let got = format::claude_code::resumed(p, opts.limits)?;
+        Ok(want.iter().filter(|u| !got.contains(*u)).count())
+    };
+    let first = lost(out)?;
+    if first == 0 {
+        return Ok(report);
+    }
+    let (_registered, scratch) = scratch_beside(out)?;
+    let alt = scratch.path().join(input.file_name().unwrap_or_default());
+    let mut other = settle(input, Some(&alt), opts, Relink::AsBridged)?;
+    if lost(&alt)? >= first {
+        return Ok(report);
+    }
+    std::fs::rename(&alt, out).map_err(|e| Error::io(out, &e))?;
+    other.output = report.output;
+    Ok(other)
+}
+
+/// A registered temporary directory beside `out` (removed on drop, and
+/// swept by a later run if this one is killed).
+fn scratch_beside(out: &Path) -> Result<(crate::cleanup::Registered, tempfile::TempDir)> {
+    let dir = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let prefix = format!(".{}", crate::cleanup::tag());
+    crate::cleanup::create_registered(dir, &prefix, || {
+        tempfile::Builder::new().prefix(&prefix).tempdir_in(dir)
+    })
+    .map_err(|e| Error::io(out, &e))
+}
+
+/// Repair `input` into `output`, then repair the copy again until a pass
+/// changes nothing (a fix can uncover another finding).
+fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -> Result<Report> {
+    let mut report = repair_once(input, output, opts, relink)?;
     let Some(out) = output else {
         return Ok(report);
     };
@@ -182,21 +236,13 @@ pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Rep
     // (detection reads names; `--in-place` writes to a temporary name),
     // in a directory of their own beside the copy.
     let name = input.file_name().unwrap_or_default();
-    let dir = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
     // What the last pass left: what the copy still holds.
     let mut last_left = None;
     for pass in 2..=SETTLE_PASSES + 1 {
         if report.edits.is_empty() {
             break;
         }
-        let prefix = format!(".{}", crate::cleanup::tag());
-        let (_registered, scratch) = crate::cleanup::create_registered(dir, &prefix, || {
-            tempfile::Builder::new().prefix(&prefix).tempdir_in(dir)
-        })
-        .map_err(|e| Error::io(out, &e))?;
+        let (_registered, scratch) = scratch_beside(out)?;
         let (a, b) = (scratch.path().join("a"), scratch.path().join("b"));
         for d in [&a, &b] {
             std::fs::create_dir(d).map_err(|e| Error::io(d, &e))?;
@@ -207,7 +253,7 @@ pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Rep
         if std::fs::hard_link(out, &copy).is_err() {
             std::fs::copy(out, &copy).map_err(|e| Error::io(out, &e))?;
         }
-        let again = repair_once(&copy, Some(&next), opts)?;
+        let again = repair_once(&copy, Some(&next), opts, relink)?;
         last_left = Some(again.left.clone());
         if again.edits.is_empty() {
             break;
@@ -246,7 +292,12 @@ pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Rep
 }
 
 /// One pass: repair `input` into `output`.
-fn repair_once(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Report> {
+fn repair_once(
+    input: &Path,
+    output: Option<&Path>,
+    opts: &Options,
+    relink: Relink,
+) -> Result<Report> {
     let pg = source::is_postgres(input);
     if pg {
         if output.is_some() {
@@ -286,6 +337,7 @@ fn repair_once(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Re
         mapping: opts.mapping.as_ref(),
         emit_sql: opts.emit_sql.as_deref(),
         target: opts.target.as_deref(),
+        relink,
     };
     let mut writer = match format::store_of(&info).map(|s| &s.writing) {
         Some(Writing::Copy { new, .. }) => new(&target)?,

@@ -47,6 +47,13 @@ written before its own parent (its result, say) is passed over: linking
 to it would make the record its own ancestor, a cycle. When every earlier
 record descends from it, the record becomes the start of the chain
 (`parentUuid` null), which is where the client starts anyway.
+
+The copy must resume at least the history the input does. Claude Code
+resumes from the newest (by time) descendant of the last record, so a
+record hung under a newer one can move where its walk starts and leave
+the record out. When the copy's resume would send less than the input's,
+the repair writes the links the client makes for bridged records instead
+(the edit says "the record Claude Code bridges it to").
 "#,
     check,
 };

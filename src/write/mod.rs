@@ -37,6 +37,21 @@ pub struct Target<'a> {
     pub emit_sql: Option<&'a Path>,
     /// PostgreSQL inputs: apply the repair to this other database.
     pub target: Option<&'a str>,
+    /// Claude Code sessions: where a record the client bridges is linked.
+    pub relink: Relink,
+}
+
+/// Where a Claude Code record whose parent is missing is re-linked when
+/// the resume walks the bridge the client makes for it: to the record
+/// before it in file order (the default, which is where a lost record
+/// most often was), or to the record the client bridges it to. The
+/// engine takes the second when the first would resume less of the
+/// input than the client does (`repair::repair`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Relink {
+    #[default]
+    FileOrder,
+    AsBridged,
 }
 
 /// A finding with a fix the engine will apply.

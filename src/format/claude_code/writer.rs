@@ -21,7 +21,7 @@ use crate::model::chain::{ChainRecord, RecordKind};
 use crate::model::{Conversation, Loc, PartKind};
 use crate::source::Limits;
 use crate::write::lines::Records;
-use crate::write::{Edit, Log, PLACEHOLDER, Planned, Target, Writer};
+use crate::write::{Edit, Log, PLACEHOLDER, Planned, Relink, Target, Writer};
 
 pub fn supports(_: crate::model::Dialect, a: &Action) -> bool {
     matches!(
@@ -44,6 +44,7 @@ pub fn new(t: &Target<'_>) -> Result<Box<dyn Writer>> {
         force: t.force,
         limits: t.limits,
         policy: *t.policy,
+        relink: t.relink,
         plan: None,
     }))
 }
@@ -75,6 +76,7 @@ pub struct CcWriter {
     force: bool,
     limits: Limits,
     policy: Policy,
+    relink: Relink,
     plan: Option<Plan>,
 }
 
@@ -587,6 +589,35 @@ impl Writer for CcWriter {
                         }
                     );
                     Some((to, rule, what))
+                } else if let Some(rule) = asked
+                    && self.relink == Relink::AsBridged
+                    && r.unreached == crate::model::chain::Unreached::No
+                    && let crate::model::chain::Link::Bridged { to, .. } = &r.link
+                    && let Some(u) = chain.records[*to]
+                        .uuid
+                        .as_deref()
+                        .filter(|u| present.contains(u) && (own.is_empty() || !trees.same(u, own)))
+                {
+                    // The resume walks this bridge: writing the link the
+                    // client takes keeps the history it resumes. (The
+                    // record before it in file order may be newer than it;
+                    // the client picks its leaf by time, and under that
+                    // record its walk can start above this one.)
+                    // A call answered by this repair: under its result,
+                    // as the call's own children go.
+                    let (u, what) = match reparent.get(u).filter(|_| !same_message(r, u, &answered))
+                    {
+                        Some(n) => (n.as_str(), ", under the tool result inserted for it"),
+                        None => (u, ""),
+                    };
+                    Some((
+                        Some(u.to_string()),
+                        rule,
+                        format!(
+                            "re-linked line {line} to line {}, the record Claude Code bridges it to{what}",
+                            chain.line(*to).unwrap_or(0)
+                        ),
+                    ))
                 } else if let Some(rule) = asked {
                     let (to, passed) = before(prev, &mut trees);
                     let what = match (&to, passed) {
