@@ -363,3 +363,21 @@ fn fuzz_regressions_keep_the_contract() {
     }
     assert!(seen > 0, "no regression inputs under {}", dir.display());
 }
+
+/// A record glued at the start of a torn line is a payload like any
+/// record: the repair may edit it (re-link it) and log what it changed,
+/// and the rest of the line must be in the log. Dropping a string of the
+/// record, or the rest of the line, still breaks the contract.
+#[test]
+fn a_glued_record_may_be_edited_where_the_log_says() {
+    let input = b"{\"parentUuid\":\"gone\",\"text\":\"kept\"}]},\"uuid\":\"torn\"\n";
+    let copy = b"{\"parentUuid\":\"prev\",\"text\":\"kept\"}\n";
+    let befores = [
+        b"\"parentUuid\":\"gone\"".to_vec(),
+        b"]},\"uuid\":\"torn\"".to_vec(),
+    ];
+    assert_eq!(contract::conserved(input, copy, &befores), Ok(()));
+    let lost_text = b"{\"parentUuid\":\"prev\"}\n";
+    assert!(contract::conserved(input, lost_text, &befores).is_err());
+    assert!(contract::conserved(input, copy, &befores[..1]).is_err());
+}

@@ -222,8 +222,32 @@ impl Payloads {
             }
             match serde_json::from_slice::<serde_json::Value>(line) {
                 Ok(v) => self.add_value(&v),
-                Err(_) => self.raw.push(line.to_vec()),
+                Err(_) => self.add_torn_line(line),
             }
+        }
+    }
+
+    /// A line that is not one JSON value: the records glued at its start
+    /// are payloads like any record's (a repair may edit them, a
+    /// `parentUuid` say, and log what it changed); the rest is kept whole.
+    /// A line whose first piece is not JSON is kept whole.
+    fn add_torn_line(&mut self, line: &[u8]) {
+        let mut values =
+            serde_json::Deserializer::from_slice(line).into_iter::<serde_json::Value>();
+        let mut glued = Vec::new();
+        while let Some(Ok(v)) = values.next() {
+            glued.push(v);
+        }
+        let rest = &line[values.byte_offset()..];
+        if glued.is_empty() || !glued.iter().all(|v| v.is_object()) {
+            self.raw.push(line.to_vec());
+            return;
+        }
+        for v in &glued {
+            self.add_value(v);
+        }
+        if !rest.iter().all(u8::is_ascii_whitespace) {
+            self.raw.push(rest.to_vec());
         }
     }
 
