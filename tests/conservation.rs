@@ -55,6 +55,49 @@ impl Chatfsck for Binary {
         Ok(t)
     }
 
+    /// What the input's resume sends, from `inspect`'s timeline: the
+    /// record that starts each message it loads (a record merged into one
+    /// of them, a split part or a result, is not listed: an error on it
+    /// counts as brought back).
+    fn brought_back(&self, input: &Path, copy: &Path) -> BTreeMap<String, usize> {
+        let json = |args: &[&str], path: &Path| -> Option<serde_json::Value> {
+            let o = chatfsck().args(args).arg(path).output().ok()?;
+            serde_json::from_slice(&o.stdout).ok()
+        };
+        let Some(inspect) = json(&["inspect", "--format", "json"], input) else {
+            return BTreeMap::new();
+        };
+        if inspect["dialect"] != "claude-code" {
+            return BTreeMap::new();
+        }
+        let before = contract::uuids_by_line(&std::fs::read(input).unwrap_or_default());
+        let sent: std::collections::HashSet<&str> = inspect["conversations"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|c| c["timeline"].as_array().into_iter().flatten())
+            .filter_map(|m| m["line"].as_u64())
+            .filter_map(|l| contract::uuid_at(&before, l))
+            .collect();
+        let Some(lint) = json(&["lint", "--format", "json"], copy) else {
+            return BTreeMap::new();
+        };
+        let after = contract::uuids_by_line(&std::fs::read(copy).unwrap_or_default());
+        let mut t = BTreeMap::new();
+        for f in lint["findings"].as_array().into_iter().flatten() {
+            if f["severity"] == "error"
+                && let Some(u) = f["location"]["line"]
+                    .as_u64()
+                    .and_then(|l| contract::uuid_at(&after, l))
+                && !sent.contains(u)
+            {
+                *t.entry(f["rule"].as_str().unwrap_or("?").to_string())
+                    .or_default() += 1;
+            }
+        }
+        t
+    }
+
     fn repair(&self, input: &Path, output: &Path) -> Result<Repaired, String> {
         let log = output.with_extension("repair-log.json");
         let o = chatfsck()

@@ -30,6 +30,33 @@ impl contract::Chatfsck for Library {
         Ok(t)
     }
 
+    fn brought_back(&self, input: &Path, copy: &Path) -> BTreeMap<String, usize> {
+        use chatfsck::format::{self, Dialect};
+        let limits = Default::default();
+        let claude =
+            format::open(input, limits).is_ok_and(|s| s.info().dialect == Dialect::ClaudeCode);
+        let Some(sent) = claude
+            .then(|| format::claude_code::resumed(input, limits).ok())
+            .flatten()
+        else {
+            return BTreeMap::new();
+        };
+        let Ok(out) = chatfsck::lint::lint(&[copy.to_path_buf()], &Default::default()) else {
+            return BTreeMap::new();
+        };
+        let uuids = contract::uuids_by_line(&std::fs::read(copy).unwrap_or_default());
+        let mut t = BTreeMap::new();
+        for f in out.findings() {
+            if f.severity == chatfsck::finding::Severity::Error
+                && let Some(u) = f.line().and_then(|l| contract::uuid_at(&uuids, l))
+                && !sent.contains(u)
+            {
+                *t.entry(f.rule.to_string()).or_default() += 1;
+            }
+        }
+        t
+    }
+
     fn repair(&self, input: &Path, output: &Path) -> Result<contract::Repaired, String> {
         let opts = chatfsck::repair::Options {
             selection: Default::default(),
