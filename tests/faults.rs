@@ -393,6 +393,16 @@ fn a_repair_never_empties_a_history() {
             "stray-anthropic.jsonl",
             "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"A\",\"content\":\"ok\"}]}\n",
         ),
+        // Found by repair_file without ASan: a Codex rollout whose every
+        // line was dropped or removed became an empty copy, which the
+        // settle pass then refused to read, leaving the copy behind.
+        (
+            "rollout-2025-06-01T10-00-00-0198a2b3-c4d5-7e6f-8a9b-0c1d2e3f4a5b.jsonl",
+            concat!(
+                "{\"timestamp\":\"2026-05-11T10:29:40.150Z\",\"type\":\"session_meta\",\"payload\":{\"id\":\"019e1695\"\n",
+                "{\"timestamp\":\"2026-05-11T10:30:01.511Z\",\"type\":\"response_item\",\"payload\":{\"type\":\"function_call_output\",\"call_id\":\"call_1\",\"output\":\"ok\"}}\n",
+            ),
+        ),
     ] {
         let (_dir, p) = file(name, text.as_bytes());
         let (out, log) = prove(&p, &[]);

@@ -188,19 +188,26 @@ pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Rep
     // Judged by the model of the resume lint uses, the copy must send at
     // least what the input does; when it would not, the links the client
     // makes for bridged records are written instead, if that sends more.
-    let want = format::claude_code::resumed(input, opts.limits)?;
+    let Ok(want) = format::claude_code::resumed(input, opts.limits) else {
+        return Ok(report);
+    };
     let lost = |p: &Path| -> Result<usize> {
         let got = format::claude_code::resumed(p, opts.limits)?;
         Ok(want.iter().filter(|u| !got.contains(*u)).count())
     };
-    let first = lost(out)?;
+    let first = lost(out).unwrap_or(0);
     if first == 0 {
         return Ok(report);
     }
-    let (_registered, scratch) = scratch_beside(out)?;
+    let Ok((_registered, scratch)) = scratch_beside(out) else {
+        return Ok(report);
+    };
     let alt = scratch.path().join(input.file_name().unwrap_or_default());
-    let mut other = settle(input, Some(&alt), opts, Relink::AsBridged)?;
-    if lost(&alt)? >= first {
+    // The copy written is a repair: another way that fails changes nothing.
+    let Ok(mut other) = settle(input, Some(&alt), opts, Relink::AsBridged) else {
+        return Ok(report);
+    };
+    if lost(&alt).map_or(true, |n| n >= first) {
         return Ok(report);
     }
     std::fs::rename(&alt, out).map_err(|e| Error::io(out, &e))?;
@@ -253,7 +260,15 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
         if std::fs::hard_link(out, &copy).is_err() {
             std::fs::copy(out, &copy).map_err(|e| Error::io(out, &e))?;
         }
-        let again = repair_once(&copy, Some(&next), opts, relink)?;
+        // A pass that fails leaves nothing: not the copy an earlier pass
+        // committed either (a failed repair writes nothing).
+        let again = match repair_once(&copy, Some(&next), opts, relink) {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = std::fs::remove_file(out);
+                return Err(e);
+            }
+        };
         last_left = Some(again.left.clone());
         if again.edits.is_empty() {
             break;

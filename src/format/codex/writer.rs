@@ -270,6 +270,28 @@ impl Writer for CodexWriter {
                 }
             }
         }
+        // A copy without a message is no history: no client resumes it
+        // and chatfsck does not read it. The copy then keeps the input as
+        // it is and every finding is left, with the reason.
+        let gone = |loc: &Loc| self.lines.get(&key(loc)).is_some_and(|e| e.drop);
+        let keeps = conv.messages.iter().any(|m| {
+            m.parts.iter().any(|q| !gone(&q.loc)) || (m.parts.is_empty() && !gone(&m.loc))
+        }) || self.lines.values().any(|e| !e.insert_after.is_empty());
+        if !keeps {
+            for e in &edits {
+                self.lines.remove(&key(&e.location));
+            }
+            for p in planned {
+                log.left.push(Left {
+                    rule: p.finding.rule,
+                    conversation: conv.id.clone(),
+                    location: p.finding.loc.clone(),
+                    summary: p.finding.summary.clone(),
+                    reason: "the repair would leave no message, and an empty history is no history: the copy keeps it".into(),
+                });
+            }
+            return Ok(());
+        }
         edits.sort_by_key(|e| line_no(&e.location));
         log.edits.extend(edits);
         Ok(())
