@@ -419,6 +419,35 @@ fn a_repair_never_empties_a_history() {
     }
 }
 
+// Found by repair_file without ASan: a Gemini CLI session whose first
+// lines were damaged read as a Claude Code session without a message; the
+// repair dropped every line but one, and the copy read as another format,
+// with an error the input did not have. A Claude Code copy keeps a message
+// or keeps the input.
+#[test]
+fn a_claude_code_repair_never_leaves_no_message() {
+    let text = concat!(
+        "{\"type\":\"summary\",\"summary\":\"Fix the build\",\"leafUuid\":\"a1\"}\n",
+        "{\"type\":\"user\",\"uuid\":\"u1\",\"parentUuid\":null,\"message\":{\"role\":\"user\",\"content\":\"hi th",
+    );
+    let (_dir, p) = file(
+        "0b1c2d3e-4f50-4617-a8b9-cadbecfd0e1f.jsonl",
+        text.as_bytes(),
+    );
+    let (out, log) = prove(&p, &[]);
+    assert_eq!(std::fs::read(&out).unwrap(), text.as_bytes());
+    assert_eq!(log["edits"].as_array().unwrap().len(), 0, "{log:#}");
+    assert!(
+        log["left"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["rule"] == "corrupt-record"
+                && l["reason"].as_str().unwrap().contains("no message")),
+        "{log:#}"
+    );
+}
+
 // Found by the repair_file fuzz target: removing a stray result whose
 // message is the first turn made the copy start with an assistant message,
 // which the provider rejects as well (a new `role-order` finding). The

@@ -685,6 +685,28 @@ impl Writer for CcWriter {
                 plan.pieces.entry(l).or_default().push((*start, *end));
             }
         }
+        // A copy without a message is no history: no client resumes it,
+        // and it may no longer even read as a Claude Code session. The
+        // copy then keeps the input as it is and every finding is left,
+        // with the reason.
+        let gone = |loc: &Loc| plan.recs.get(&start_of(loc)).is_some_and(|e| e.drop);
+        let keeps = conv.messages.iter().any(|m| {
+            m.parts.iter().any(|q| !gone(&q.loc)) || (m.parts.is_empty() && !gone(&m.loc))
+        }) || plan.recs.values().any(|e| !e.insert_after.is_empty());
+        if !keeps {
+            const WHY: &str = "the repair would leave no message, and an empty history is no history: the copy keeps it";
+            for p in planned {
+                let said = log
+                    .left
+                    .iter()
+                    .any(|l| l.rule == p.finding.rule && l.location == p.finding.loc);
+                if !said {
+                    log.left.push(left(p, conv, WHY));
+                }
+            }
+            self.plan = Some(Plan::default());
+            return Ok(());
+        }
         edits.sort_by_key(|e| (e.location.line().unwrap_or(0), start_of(&e.location)));
         log.edits.extend(edits);
         self.plan = Some(plan);
