@@ -36,7 +36,7 @@ impl contract::Chatfsck for Library {
         let claude =
             format::open(input, limits).is_ok_and(|s| s.info().dialect == Dialect::ClaudeCode);
         let Some(sent) = claude
-            .then(|| format::claude_code::resumed(input, limits).ok())
+            .then(|| format::claude_code::resumed_at(input, limits).ok())
             .flatten()
         else {
             return BTreeMap::new();

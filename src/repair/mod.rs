@@ -184,19 +184,23 @@ pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Rep
     }
     // A record re-linked in file order can hang under a newer record, and
     // Claude Code picks the record it resumes from by time: the walk can
-    // then start above it and leave out history the input's resume sends.
-    // Judged by the model of the resume lint uses, the copy must send at
-    // least what the input does; when it would not, the links the client
-    // makes for bridged records are written instead, if that sends more.
-    let Ok(want) = format::claude_code::resumed(input, opts.limits) else {
+    // then start above it and leave out history the input's resume sends,
+    // or a result can land far from its call. Judged by the model of the
+    // resume lint uses, a copy that sends less of the input's history, or
+    // still holds errors, is compared with the copy that writes the links
+    // the client makes for bridged records; that one is kept if it loses
+    // less, or as little with fewer errors.
+    let Ok(want) = format::claude_code::resumed_at(input, opts.limits) else {
         return Ok(report);
     };
-    let lost = |p: &Path| -> Result<usize> {
-        let got = format::claude_code::resumed(p, opts.limits)?;
-        Ok(want.iter().filter(|u| !got.contains(*u)).count())
+    let judge = |p: &Path| -> Option<(usize, usize)> {
+        let (got, errors) = judge(p, opts).ok()?;
+        Some((want.iter().filter(|u| !got.contains(*u)).count(), errors))
     };
-    let first = lost(out).unwrap_or(0);
-    if first == 0 {
+    let Some(first) = judge(out) else {
+        return Ok(report);
+    };
+    if first == (0, 0) {
         return Ok(report);
     }
     let Ok((_registered, scratch)) = scratch_beside(out) else {
@@ -207,12 +211,29 @@ pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Rep
     let Ok(mut other) = settle(input, Some(&alt), opts, Relink::AsBridged) else {
         return Ok(report);
     };
-    if lost(&alt).map_or(true, |n| n >= first) {
+    if judge(&alt).is_none_or(|second| second >= first) {
         return Ok(report);
     }
     std::fs::rename(&alt, out).map_err(|e| Error::io(out, &e))?;
     other.output = report.output;
     Ok(other)
+}
+
+/// What Claude Code's resume of the session at `path` sends (the uuids),
+/// and how many error findings lint makes of it.
+fn judge(path: &Path, opts: &Options) -> Result<(std::collections::HashSet<String>, usize)> {
+    let mut src = format::open(path, opts.limits)?;
+    let mut sent = std::collections::HashSet::new();
+    let mut errors = 0;
+    while let Some(conv) = src.next_conversation() {
+        let conv = conv?;
+        sent.extend(format::claude_code::resumed(&conv).map(str::to_string));
+        errors += crate::lint::check(&conv, &opts.selection)
+            .iter()
+            .filter(|f| f.severity == crate::finding::Severity::Error)
+            .count();
+    }
+    Ok((sent, errors))
 }
 
 /// A registered temporary directory beside `out` (removed on drop, and

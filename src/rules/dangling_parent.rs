@@ -51,9 +51,12 @@ record descends from it, the record becomes the start of the chain
 The copy must resume at least the history the input does. Claude Code
 resumes from the newest (by time) descendant of the last record, so a
 record hung under a newer one can move where its walk starts and leave
-the record out. When the copy's resume would send less than the input's,
-the repair writes the links the client makes for bridged records instead
-(the edit says "the record Claude Code bridges it to").
+the record out, and a result linked in file order can land far from its
+call. When the copy sends less of the input's history, or still holds
+errors, the repair also writes the copy that takes the links the client
+makes for bridged records (the edit says "the record Claude Code bridges
+it to"), and keeps that one if it loses less, or as little with fewer
+errors.
 "#,
     check,
 };

@@ -42,11 +42,11 @@ pub struct Target<'a> {
 }
 
 /// Where a Claude Code record whose parent is missing is re-linked when
-/// the resume walks the bridge the client makes for it: to the record
-/// before it in file order (the default, which is where a lost record
-/// most often was), or to the record the client bridges it to. The
-/// engine takes the second when the first would resume less of the
-/// input than the client does (`repair::repair`).
+/// the client bridges it: to the record before it in file order (the
+/// default, which is where a lost record most often was), or to the
+/// record the client bridges it to. The engine takes the second when the
+/// first would resume less of the input than the client does, or as much
+/// with more errors (`repair::repair`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Relink {
     #[default]

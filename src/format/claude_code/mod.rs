@@ -111,24 +111,25 @@ pub(crate) fn record(b: &mut Builder, rec: Rec<'_>, loc: Loc) -> Result<(), Stri
     Ok(())
 }
 
-/// The uuids of the records Claude Code's resume of the session at `path`
-/// sends (on the chain it walks, or merged into a message on it).
-pub fn resumed(
+/// The uuids of the records Claude Code's resume of `conv` sends (on the
+/// chain it walks, or merged into a message on it).
+pub fn resumed(conv: &crate::model::Conversation) -> impl Iterator<Item = &str> {
+    conv.chain
+        .iter()
+        .flat_map(|c| c.records.iter())
+        .filter(|r| r.unreached == crate::model::chain::Unreached::No && r.kind.is_message())
+        .filter_map(|r| r.uuid.as_deref())
+}
+
+/// `resumed`, of every conversation of the session at `path`.
+pub fn resumed_at(
     path: &std::path::Path,
     limits: Limits,
 ) -> Result<std::collections::HashSet<String>> {
     let mut src = super::open(path, limits)?;
     let mut out = std::collections::HashSet::new();
     while let Some(conv) = src.next_conversation() {
-        let conv = conv?;
-        for r in conv.chain.iter().flat_map(|c| c.records.iter()) {
-            if r.unreached == crate::model::chain::Unreached::No
-                && r.kind.is_message()
-                && let Some(u) = &r.uuid
-            {
-                out.insert(u.clone());
-            }
-        }
+        out.extend(resumed(&conv?).map(str::to_string));
     }
     Ok(out)
 }

@@ -591,15 +591,13 @@ impl Writer for CcWriter {
                     Some((to, rule, what))
                 } else if let Some(rule) = asked
                     && self.relink == Relink::AsBridged
-                    && r.unreached == crate::model::chain::Unreached::No
                     && let crate::model::chain::Link::Bridged { to, .. } = &r.link
                     && let Some(u) = chain.records[*to]
                         .uuid
                         .as_deref()
                         .filter(|u| present.contains(u) && (own.is_empty() || !trees.same(u, own)))
                 {
-                    // The resume walks this bridge: writing the link the
-                    // client takes keeps the history it resumes. (The
+                    // The link the client makes for this record. (The
                     // record before it in file order may be newer than it;
                     // the client picks its leaf by time, and under that
                     // record its walk can start above this one.)
