@@ -707,6 +707,53 @@ fn a_line_of_invalid_utf8_is_a_corrupt_record() {
     assert_eq!(dropped, 2, "{log:#}");
 }
 
+// The same defect in Claude Code sessions, still there until 2026-11-24:
+// one line with bytes that are not UTF-8 made the whole session unreadable.
+// The client decodes the file as UTF-8, each invalid sequence as U+FFFD,
+// and reads the record (tests/oracle.rs resumes this session: every
+// message is sent). chatfsck reads it as the client does; the copy keeps
+// its bytes.
+#[test]
+fn a_claude_code_line_with_invalid_utf8_is_read_as_the_client_reads_it() {
+    let p = root().join("tests/data/claude-code/invalid-utf8-in-text.jsonl");
+    let (c, doc) = lint_json(s(&p), &[]);
+    assert_eq!(c, 0, "{doc:#}");
+    let o = run(&["inspect", "--format", "json", s(&p)]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let texts: Vec<&str> = doc["conversations"][0]["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["preview"].as_str())
+        .collect();
+    assert_eq!(texts.len(), 4, "{doc:#}");
+    assert!(
+        texts.iter().any(|t| t.contains("h\u{FFFD}\u{FFFD}i")),
+        "{texts:?}"
+    );
+}
+
+// Found by repair_file without ASan: a Codex rollout whose torn first line
+// was dropped left a copy whose new first line had a byte that is not
+// UTF-8 in a string, and chatfsck refused the copy as a binary file. A
+// first line that reads as a record once its invalid sequences are
+// replaced is a damaged record.
+#[test]
+fn a_first_line_with_invalid_utf8_is_a_damaged_record_not_a_binary_file() {
+    let mut text = b"{\"role\":\"user\",\"content\":\"caf\xE9\"}\n".to_vec();
+    text.extend_from_slice(b"{\"role\":\"user\",\"content\":\"q\"}\n");
+    text.extend_from_slice(b"{\"role\":\"assistant\",\"content\":\"a\"}\n");
+    let (_dir, p) = file("latin1.jsonl", &text);
+    let (c, doc) = lint_json(s(&p), &[]);
+    assert_eq!(c, 1, "{doc:#}");
+    assert_eq!(rule_lines(&doc), ["corrupt-record@1"], "{doc:#}");
+    // Bytes that read as no record are still a binary file.
+    let (_dir, p) = file("binary.jsonl", b"\x89PNG\r\n\x1a\n\xff\xfe\n");
+    let o = run(&["lint", s(&p)]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("binary file"), "{}", stderr(&o));
+}
+
 /// Standard base64 with padding, to compare with the log's.
 fn base64(bytes: &[u8]) -> String {
     use base64::Engine as _;

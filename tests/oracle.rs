@@ -268,6 +268,10 @@ cases! {
     // too, which sends 6 of 7 units; re-linked in file order, the copy sent 4.
     claude_bridged_behind_a_newer_record: Claude "tests/data/claude-code/bridged-behind-a-newer-record.jsonl"
         Expect::ByDesign { sent: 6, present: 7 };
+    // Line 2 holds bytes that are not UTF-8 inside its text: the client
+    // reads them as U+FFFD and sends the record (the oracle's own count
+    // cannot read that line, so it is not among the units present).
+    claude_invalid_utf8_in_text: Claude "tests/data/claude-code/invalid-utf8-in-text.jsonl" Expect::Whole;
     // The input sends 4 of 7 units; the copy, linked in file order, all.
     claude_copy_over_a_bridged_branch: Claude "tests/data/claude-code/copy-over-a-bridged-branch.jsonl" Expect::Whole;
 }

@@ -228,7 +228,6 @@ fn load(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversati
         meta_records: 0,
         first_problem: None,
     };
-    let mut bad_utf8: Option<u64> = None;
     loop {
         match lines.next_line().map_err(|e| Error::io(path, &e))? {
             Next::End => break,
@@ -238,12 +237,6 @@ fn load(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversati
                 ));
             }
             Next::Line => {}
-        }
-        if let Some(line) = bad_utf8.take() {
-            return Err(Error::input(
-                path,
-                format!("line {line} is not valid UTF-8"),
-            ));
         }
         let mut bytes: &[u8] = &lines.buf;
         let mut start = lines.start;
@@ -270,27 +263,31 @@ fn load(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversati
             r.corrupt(loc, "contains NUL bytes".into(), bytes, torn);
             continue;
         }
-        // The parser validates UTF-8 in the same pass; a line it refuses is
-        // checked again there.
-        if !r.line(bytes, lines.line, start, loc.clone(), torn) {
+        // sonic-rs does not check the UTF-8 of the values it skips (a
+        // lazy value's raw text): the line is checked first.
+        if std::str::from_utf8(bytes).is_err()
+            || !r.line(bytes, lines.line, start, loc.clone(), torn)
+        {
             if torn {
                 r.corrupt(loc, "is not valid UTF-8".into(), bytes, true);
                 continue;
             }
-            if r.recs.is_empty() && lines.line == 1 {
+            // The client decodes the file as UTF-8 text, each invalid
+            // sequence as U+FFFD, and parses the line as it then reads. A
+            // line that reads as one record is that record; any other is
+            // a damaged line the client skips.
+            let text = String::from_utf8_lossy(bytes);
+            let one = crate::format::records::record::one_json_value(text.as_bytes());
+            if r.recs.is_empty() && lines.line == 1 && !one {
                 return Err(Error::not_history(
                     path,
                     "binary file (line 1 is not UTF-8 text)",
                 ));
             }
-            bad_utf8 = Some(lines.line);
+            if !one || !r.line(text.as_bytes(), lines.line, start, loc.clone(), torn) {
+                r.corrupt(loc, "is not valid UTF-8".into(), bytes, false);
+            }
         }
-    }
-    if let Some(line) = bad_utf8 {
-        return Err(Error::input(
-            path,
-            format!("line {line} is not valid UTF-8"),
-        ));
     }
     if r.recs.is_empty() {
         let cause = match r.first_problem.take() {

@@ -106,7 +106,9 @@ pub fn serde(value: &[u8]) -> Result<Entry<'_>, sonic_rs::Error> {
             crate::format::records::record::too_deep_reason(),
         ));
     }
-    let e: SerdeEntry<'_> = sonic_rs::from_slice(value)?;
+    // sonic-rs does not check the UTF-8 of the values it skips.
+    let value = std::str::from_utf8(value).map_err(serde::de::Error::custom)?;
+    let e: SerdeEntry<'_> = sonic_rs::from_str(value)?;
     let c = e.chunk;
     Ok(Entry {
         chunk: WireChunk {

@@ -204,7 +204,13 @@ fn read_lines(
             Err(_) if torn => {
                 b.corrupt(loc, "is not valid UTF-8".into(), bytes, true);
             }
-            Err(_) if b.records == 0 && lines.line == 1 => {
+            // A first line that reads as a record once its invalid
+            // sequences are replaced is a damaged record, not a binary file.
+            Err(_)
+                if b.records == 0
+                    && lines.line == 1
+                    && !record::one_json_value(String::from_utf8_lossy(bytes).as_bytes()) =>
+            {
                 return Err(Error::not_history(
                     path,
                     "binary file (line 1 is not UTF-8 text)",

@@ -13,6 +13,11 @@ use crate::model::{
     ArgEncoding, Arguments, Conversation, CorruptRecord, Dialect, Loc, Message, PartKind, Slot,
 };
 
+/// Whether `bytes` hold exactly one JSON value (and whitespace).
+pub fn one_json_value(bytes: &[u8]) -> bool {
+    serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok()
+}
+
 /// A record that is not UTF-8 text.
 #[derive(Debug)]
 pub struct NotUtf8;
@@ -256,19 +261,18 @@ impl Builder {
     /// text, which it handles (a torn tail is evidence, damage inside the
     /// file is fatal).
     pub fn feed_bytes(&mut self, bytes: &[u8], loc: Loc, torn_tail: bool) -> Result<(), NotUtf8> {
+        // sonic-rs does not check the UTF-8 of the values it skips (a lazy
+        // value's raw text): the line is checked first.
+        if std::str::from_utf8(bytes).is_err() {
+            return Err(NotUtf8);
+        }
         if too_deep(bytes) {
-            if std::str::from_utf8(bytes).is_err() {
-                return Err(NotUtf8);
-            }
             self.corrupt(loc, too_deep_reason(), bytes, false);
             return Ok(());
         }
         let rec: Rec<'_> = match sonic_rs::from_slice(bytes) {
             Ok(r) => r,
             Err(e) => {
-                if std::str::from_utf8(bytes).is_err() {
-                    return Err(NotUtf8);
-                }
                 let reason = sonic_error(&e);
                 self.corrupt(loc, reason, bytes, torn_tail && e.is_eof());
                 return Ok(());
