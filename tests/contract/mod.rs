@@ -252,6 +252,16 @@ impl Payloads {
             }
             match serde_json::from_slice::<serde_json::Value>(line) {
                 Ok(v) => self.add_value(&v),
+                // A record holding bytes that are not UTF-8 is read as the
+                // clients read it, each invalid sequence as U+FFFD: its
+                // strings are payloads, and a repair may edit it.
+                Err(_) if std::str::from_utf8(line).is_err() => {
+                    match serde_json::from_str::<serde_json::Value>(&String::from_utf8_lossy(line))
+                    {
+                        Ok(v) => self.add_value(&v),
+                        Err(_) => self.raw.push(line.to_vec()),
+                    }
+                }
                 Err(_) => self.add_torn_line(line),
             }
         }
