@@ -95,6 +95,23 @@ pub struct Left {
     pub reason: String,
 }
 
+impl Left {
+    /// The finding `f`, left as it is, and why.
+    pub fn of(f: &Finding, reason: impl Into<String>) -> Self {
+        Left {
+            rule: f.rule,
+            conversation: f.conversation.clone(),
+            location: f.loc.clone(),
+            summary: f.summary.clone(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Why a repair that would leave no message keeps the input as it is.
+pub const NO_MESSAGE_LEFT: &str =
+    "the repair would leave no message, and an empty history is no history: the copy keeps it";
+
 /// What a repair did: its edits, what it left, and where it wrote.
 #[derive(Debug, Default)]
 pub struct Log {

@@ -692,14 +692,13 @@ impl Writer for CcWriter {
             m.parts.iter().any(|q| !gone(&q.loc)) || (m.parts.is_empty() && !gone(&m.loc))
         }) || plan.recs.values().any(|e| !e.insert_after.is_empty());
         if !keeps {
-            const WHY: &str = "the repair would leave no message, and an empty history is no history: the copy keeps it";
             for p in planned {
                 let said = log
                     .left
                     .iter()
                     .any(|l| l.rule == p.finding.rule && l.location == p.finding.loc);
                 if !said {
-                    log.left.push(left(p, conv, WHY));
+                    log.left.push(left(p, conv, crate::write::NO_MESSAGE_LEFT));
                 }
             }
             self.plan = Some(Plan::default());
@@ -817,11 +816,8 @@ fn same_message(
 
 fn left(p: &Planned<'_>, conv: &Conversation, reason: &str) -> crate::write::Left {
     crate::write::Left {
-        rule: p.finding.rule,
         conversation: conv.id.clone(),
-        location: p.finding.loc.clone(),
-        summary: p.finding.summary.clone(),
-        reason: reason.to_string(),
+        ..crate::write::Left::of(p.finding, reason)
     }
 }
 

@@ -282,13 +282,8 @@ impl Writer for CodexWriter {
                 self.lines.remove(&key(&e.location));
             }
             for p in planned {
-                log.left.push(Left {
-                    rule: p.finding.rule,
-                    conversation: conv.id.clone(),
-                    location: p.finding.loc.clone(),
-                    summary: p.finding.summary.clone(),
-                    reason: "the repair would leave no message, and an empty history is no history: the copy keeps it".into(),
-                });
+                log.left
+                    .push(Left::of(p.finding, crate::write::NO_MESSAGE_LEFT));
             }
             return Ok(());
         }

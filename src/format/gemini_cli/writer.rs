@@ -82,16 +82,6 @@ enum Change {
     RemoveToolCall(usize),
 }
 
-fn left(f: &crate::finding::Finding, reason: &str) -> Left {
-    Left {
-        rule: f.rule,
-        conversation: f.conversation.clone(),
-        location: f.loc.clone(),
-        summary: f.summary.clone(),
-        reason: reason.to_string(),
-    }
-}
-
 fn where_of(rec: &Record) -> String {
     let line = rec.loc.line().unwrap_or(0);
     match rec.element {
@@ -105,7 +95,7 @@ impl Writer for GeminiWriter {
         self.planned = true;
         if conv.source.format == Format::Json {
             for p in planned {
-                log.left.push(left(
+                log.left.push(Left::of(
                     p.finding,
                     "the legacy single-document `.json` recording is not written: Gemini CLI migrates it to `.jsonl` on resume; repair that file",
                 ));
@@ -179,7 +169,7 @@ impl Writer for GeminiWriter {
                             Some(s @ Slot::Item("content", _))
                             | Some(s @ Slot::Whole("content")) => Change::RemoveContent(s),
                             _ => {
-                                log.left.push(left(
+                                log.left.push(Left::of(
                                     f,
                                     "the response is the `result` of the call's own `toolCalls` entry: removing it would leave the call unanswered",
                                 ));
@@ -211,7 +201,8 @@ impl Writer for GeminiWriter {
                         };
                         match self.policy.orphan_calls {
                             OrphanPolicy::Report => {
-                                log.left.push(left(f, "orphan-calls policy is `report`"));
+                                log.left
+                                    .push(Left::of(f, "orphan-calls policy is `report`"));
                             }
                             OrphanPolicy::Drop => {
                                 let change = match p_.slot {
@@ -261,7 +252,7 @@ impl Writer for GeminiWriter {
                     }
                     _ => log
                         .left
-                        .push(left(f, "not written in Gemini CLI recordings")),
+                        .push(Left::of(f, "not written in Gemini CLI recordings")),
                 }
             }
         }

@@ -180,13 +180,7 @@ impl Writer for GooseWriter {
         for (row, (ids, findings)) in answers {
             if !self.insertable(row)? {
                 for p in findings {
-                    log.left.push(Left {
-                        rule: p.finding.rule,
-                        conversation: conv.id.clone(),
-                        location: p.finding.loc.clone(),
-                        summary: p.finding.summary.clone(),
-                        reason: "goose orders a session's rows by `timestamp` (one-second resolution), then `id`, and a later row shares this request's timestamp: an inserted answer would not sort right after the request (use `--orphan-calls=drop` to remove the request instead)".into(),
-                    });
+                    log.left.push(Left::of(p.finding, "goose orders a session's rows by `timestamp` (one-second resolution), then `id`, and a later row shares this request's timestamp: an inserted answer would not sort right after the request (use `--orphan-calls=drop` to remove the request instead)"));
                 }
                 continue;
             }

@@ -795,13 +795,8 @@ impl Writer for ChatWriter {
             // chatfsck does not read it. The copy keeps the input as it is
             // and every finding is left, with the reason.
             for f in planned {
-                log.left.push(Left {
-                    rule: f.finding.rule,
-                    conversation: f.finding.conversation.clone(),
-                    location: f.finding.loc.clone(),
-                    summary: f.finding.summary.clone(),
-                    reason: "the repair would leave no message, and an empty history is no history: the copy keeps it".into(),
-                });
+                log.left
+                    .push(Left::of(f.finding, crate::write::NO_MESSAGE_LEFT));
             }
             p = Plan {
                 lines: BTreeMap::new(),
