@@ -460,7 +460,10 @@ impl Writer for CcWriter {
             {
                 if dropped(s) {
                     parent_of_dropped.insert(u, r.parent.as_deref());
-                } else {
+                } else if r.kind != RecordKind::Meta {
+                    // The client does not look a parent up among records
+                    // of other types (a snapshot, a summary, a damaged
+                    // `type`): such a parent is missing to it.
                     present.insert(u);
                 }
             }
