@@ -147,6 +147,12 @@ impl Writer for CcWriter {
             .iter()
             .map(|r| (start_of(&r.loc), r))
             .collect();
+        // Every uuid in the file: a uuid this repair makes is none of them.
+        let mut taken: HashSet<String> = chain
+            .records
+            .iter()
+            .filter_map(|r| r.uuid.clone())
+            .collect();
         // Records to re-link, and the rule that asks it.
         let mut relink: HashMap<u64, &'static str> = HashMap::new();
         // The walk meets a parent cycle (report-only, a person's call).
@@ -330,7 +336,7 @@ impl Writer for CcWriter {
                             ));
                             continue;
                         }
-                        let new = derived_uuid(&old, "kept");
+                        let new = fresh_uuid(&old, "kept", &mut taken);
                         let (al, bl) = (a.loc.line().unwrap_or(0), b.loc.line().unwrap_or(0));
                         let mut e = entry(
                             rule,
@@ -413,7 +419,7 @@ impl Writer for CcWriter {
             let Some(uuid) = rec.uuid.clone() else {
                 continue;
             };
-            let new_uuid = derived_uuid(&uuid, id);
+            let new_uuid = fresh_uuid(&uuid, id, &mut taken);
             let record = result_record(&text, &uuid, &new_uuid, id).map_err(|e| {
                 Error::input(
                     &self.input,
@@ -845,6 +851,20 @@ fn derived_uuid(parent: &str, call: &str) -> String {
     )
 }
 
+/// `derived_uuid`, unless the file already holds that uuid (a copy an
+/// earlier repair wrote, damaged again, can): then derived again, with a
+/// counter, until it is new. Still the same copy for the same input.
+fn fresh_uuid(parent: &str, call: &str, taken: &mut HashSet<String>) -> String {
+    let mut u = derived_uuid(parent, call);
+    let mut n = 0u32;
+    while taken.contains(&u) {
+        n += 1;
+        u = derived_uuid(parent, &format!("{call}#{n}"));
+    }
+    taken.insert(u.clone());
+    u
+}
+
 /// The tool_result record answering `call` in the call's record `text`,
 /// with the call record's session fields.
 fn result_record(
@@ -992,6 +1012,18 @@ mod tests {
             set_parent(br#"{"a":1}"#, Some("c")).unwrap(),
             br#"{"parentUuid":"c","a":1}"#.to_vec()
         );
+    }
+
+    #[test]
+    fn fresh_uuids_are_none_of_the_files_own() {
+        let first = derived_uuid("p", "toolu_1");
+        let mut taken: HashSet<String> = [first.clone()].into();
+        let u = fresh_uuid("p", "toolu_1", &mut taken);
+        assert_ne!(u, first);
+        assert!(taken.contains(&u));
+        // The same file gives the same uuid.
+        let mut again: HashSet<String> = [first].into();
+        assert_eq!(fresh_uuid("p", "toolu_1", &mut again), u);
     }
 
     #[test]
