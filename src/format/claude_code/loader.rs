@@ -265,9 +265,9 @@ fn load(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversati
         }
         // sonic-rs does not check the UTF-8 of the values it skips (a
         // lazy value's raw text): the line is checked first.
-        if std::str::from_utf8(bytes).is_err()
-            || !r.line(bytes, lines.line, start, loc.clone(), torn)
-        {
+        if let Ok(text) = std::str::from_utf8(bytes) {
+            r.line(text, lines.line, start, loc.clone(), torn);
+        } else {
             if torn {
                 r.corrupt(loc, "is not valid UTF-8".into(), bytes, true);
                 continue;
@@ -284,7 +284,9 @@ fn load(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversati
                     "binary file (line 1 is not UTF-8 text)",
                 ));
             }
-            if !one || !r.line(text.as_bytes(), lines.line, start, loc.clone(), torn) {
+            if one {
+                r.line(&text, lines.line, start, loc, torn);
+            } else {
                 r.corrupt(loc, "is not valid UTF-8".into(), bytes, false);
             }
         }
@@ -322,21 +324,17 @@ impl Reader {
             .push(CorruptRecord::new(loc, reason, raw, torn));
     }
 
-    /// One line: one record, or several glued together, or none. `false`
-    /// when the line is not UTF-8 text (nothing was recorded).
-    fn line(&mut self, bytes: &[u8], line: u64, start: u64, loc: Loc, torn: bool) -> bool {
+    /// One line of UTF-8 text: one record, or several glued together, or
+    /// none.
+    fn line(&mut self, text: &str, line: u64, start: u64, loc: Loc, torn: bool) {
+        let bytes = text.as_bytes();
         // The common case: one record, parsed once.
         let first_err = match sonic_rs::from_slice::<Line<'_>>(bytes) {
             Ok(rec) => match self.record(rec, loc.clone(), 0, bytes) {
-                Ok(()) => return true,
+                Ok(()) => return,
                 Err(reason) => Err(reason),
             },
-            Err(e) => {
-                if std::str::from_utf8(bytes).is_err() {
-                    return false;
-                }
-                Ok(e)
-            }
+            Err(e) => Ok(e),
         };
         // The client's parser reads lone surrogates (as U+FFFD); sonic-rs
         // refuses them, in the line or inside the message.
@@ -348,13 +346,13 @@ impl Reader {
             if let Err(reason) = self.record(rec, loc.clone(), surrogates, bytes) {
                 self.corrupt(loc, reason, bytes, false);
             }
-            return true;
+            return;
         }
         let first_err = match first_err {
             Ok(e) => e,
             Err(reason) => {
                 self.corrupt(loc, reason, bytes, false);
-                return true;
+                return;
             }
         };
         // Several values on one line, as a streaming parser reads them: up
@@ -386,7 +384,7 @@ impl Reader {
         if pieces.len() < 2 && failed_at.is_none_or(|_| pieces.is_empty()) {
             let reason = sonic_error(&first_err);
             self.corrupt(loc, reason, bytes, torn && first_err.is_eof());
-            return true;
+            return;
         }
         if pieces.len() >= 2 {
             self.glued.push(Glued {
@@ -429,7 +427,6 @@ impl Reader {
                 torn,
             );
         }
-        true
     }
 
     /// Read one record; `Err` is the reason its message cannot be read
