@@ -108,6 +108,16 @@ impl Left {
     }
 }
 
+/// Whether a copy still holds a message: a part of one (or a message
+/// without parts) on a record the copy keeps, or a record the repair
+/// inserts. A copy without one is no history.
+pub fn keeps_a_message(conv: &Conversation, dropped: impl Fn(&Loc) -> bool, inserts: bool) -> bool {
+    inserts
+        || conv.messages.iter().any(|m| {
+            m.parts.iter().any(|q| !dropped(&q.loc)) || (m.parts.is_empty() && !dropped(&m.loc))
+        })
+}
+
 /// Why a repair that would leave no message keeps the input as it is.
 pub const NO_MESSAGE_LEFT: &str =
     "the repair would leave no message, and an empty history is no history: the copy keeps it";

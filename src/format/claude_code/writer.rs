@@ -696,10 +696,11 @@ impl Writer for CcWriter {
         // and it may no longer even read as a Claude Code session. The
         // copy then keeps the input as it is and every finding is left,
         // with the reason.
-        let gone = |loc: &Loc| plan.recs.get(&start_of(loc)).is_some_and(|e| e.drop);
-        let keeps = conv.messages.iter().any(|m| {
-            m.parts.iter().any(|q| !gone(&q.loc)) || (m.parts.is_empty() && !gone(&m.loc))
-        }) || plan.recs.values().any(|e| !e.insert_after.is_empty());
+        let keeps = crate::write::keeps_a_message(
+            conv,
+            |loc| plan.recs.get(&start_of(loc)).is_some_and(|e| e.drop),
+            plan.recs.values().any(|e| !e.insert_after.is_empty()),
+        );
         if !keeps {
             for p in planned {
                 let said = log

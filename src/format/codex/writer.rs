@@ -273,10 +273,11 @@ impl Writer for CodexWriter {
         // A copy without a message is no history: no client resumes it
         // and chatfsck does not read it. The copy then keeps the input as
         // it is and every finding is left, with the reason.
-        let gone = |loc: &Loc| self.lines.get(&key(loc)).is_some_and(|e| e.drop);
-        let keeps = conv.messages.iter().any(|m| {
-            m.parts.iter().any(|q| !gone(&q.loc)) || (m.parts.is_empty() && !gone(&m.loc))
-        }) || self.lines.values().any(|e| !e.insert_after.is_empty());
+        let keeps = crate::write::keeps_a_message(
+            conv,
+            |loc| self.lines.get(&key(loc)).is_some_and(|e| e.drop),
+            self.lines.values().any(|e| !e.insert_after.is_empty()),
+        );
         if !keeps {
             for e in &edits {
                 self.lines.remove(&key(&e.location));
