@@ -448,6 +448,41 @@ fn a_claude_code_repair_never_leaves_no_message() {
     );
 }
 
+// Found by repair_file without ASan: damaged OpenAI lines glued before a
+// goose session. The input reads as an OpenAI history, where goose's
+// `toolRequest` is no call; once the repair dropped those lines, the copy
+// read as a goose session, where the request without a response is an
+// orphan call: a new error. A copy that would read as another dialect
+// keeps the input, and says why.
+#[test]
+fn a_repair_never_changes_the_dialect_a_file_reads_as() {
+    let text = lines(&[
+        r#"{"role":"assistant","content":"torn"#,
+        r#"{"role":"tool","tool_call_id":"call_1","content":"r"}"#,
+        r#"{"role":"user","created":1757844131,"content":[{"type":"text","text":"What port?"}]}"#,
+        r#"{"role":"assistant","created":1757844134,"content":[{"type":"toolRequest","id":"t1","toolCall":{"status":"success","value":{"name":"developer__shell","arguments":{"command":"ls"}}}}]}"#,
+    ]);
+    let (_dir, p) = file("session.jsonl", text.as_bytes());
+    let (out, log) = prove(&p, &[]);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), text);
+    assert_eq!(log["dialect"], "openai", "{log:#}");
+    assert_eq!(log["edits"].as_array().unwrap().len(), 0, "{log:#}");
+    for rule in ["corrupt-record", "orphan-tool-result"] {
+        assert!(
+            log["left"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|l| l["rule"] == rule
+                    && l["reason"]
+                        .as_str()
+                        .unwrap()
+                        .contains("would read as jsonl (goose)")),
+            "{rule}: {log:#}"
+        );
+    }
+}
+
 // Found by the repair_file fuzz target: removing a stray result whose
 // message is the first turn made the copy start with an assistant message,
 // which the provider rejects as well (a new `role-order` finding). The

@@ -236,6 +236,22 @@ fn judge(path: &Path, opts: &Options) -> Result<(std::collections::HashSet<Strin
     Ok((sent, errors))
 }
 
+/// How many error findings lint makes of the file at `path`, by rule.
+fn errors_by_rule(path: &Path, opts: &Options) -> Result<HashMap<&'static str, usize>> {
+    let mut src = format::open_with(path, opts.limits, opts.mapping.as_ref())?;
+    let mut errors = HashMap::new();
+    while let Some(conv) = src.next_conversation() {
+        let conv = conv?;
+        for f in crate::lint::check(&conv, &opts.selection) {
+            if f.severity == crate::finding::Severity::Error {
+                *errors.entry(f.rule).or_default() += 1;
+            }
+        }
+        src.done(conv);
+    }
+    Ok(errors)
+}
+
 /// A registered temporary directory beside `out` (removed on drop, and
 /// swept by a later run if this one is killed).
 fn scratch_beside(out: &Path) -> Result<(crate::cleanup::Registered, tempfile::TempDir)> {
@@ -292,6 +308,28 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
         };
         last_left = Some(again.left.clone());
         if again.edits.is_empty() {
+            // The copy has settled. Read as another format or dialect than
+            // the input (a repair can remove the only records that told
+            // them apart), the same records can mean other things: a goose
+            // `toolRequest` is no call in an OpenAI history, and becomes
+            // an unanswered one once the OpenAI lines before it are
+            // dropped. Such a copy must hold no more errors of any rule
+            // than the input, or the copy keeps the input as it is.
+            let reads_as = (again.format, again.dialect);
+            if reads_as != (report.format, report.dialect) {
+                let (was, now) = (errors_by_rule(input, opts)?, errors_by_rule(&copy, opts)?);
+                if let Some((rule, n)) = now.iter().find(|(r, n)| was.get(*r).unwrap_or(&0) < *n) {
+                    let why = format!(
+                        "the repaired copy would read as {} ({}), where the input reads as {} ({}), and there it would hold {n} {rule} error(s) more than the input: the copy keeps the input as it is",
+                        again.format,
+                        again.dialect,
+                        report.format,
+                        report.dialect,
+                        n = n - was.get(rule).unwrap_or(&0)
+                    );
+                    return keep_input(input, out, opts, &why, report);
+                }
+            }
             break;
         }
         std::fs::rename(&next, out).map_err(|e| Error::io(out, &e))?;
@@ -325,6 +363,33 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
         });
     }
     Ok(report)
+}
+
+/// Make the copy the input as it is, every finding a repair would have
+/// fixed left with the reason `why`.
+fn keep_input(
+    input: &Path,
+    out: &Path,
+    opts: &Options,
+    why: &str,
+    report: Report,
+) -> Result<Report> {
+    let mut src = format::open_with(input, opts.limits, opts.mapping.as_ref())?;
+    let mut left = Vec::new();
+    while let Some(conv) = src.next_conversation() {
+        let conv = conv?;
+        let findings = crate::lint::check(&conv, &opts.selection);
+        for p in plan(&findings, &opts.policy, &mut left) {
+            left.push(Left::of(p.finding, why));
+        }
+        src.done(conv);
+    }
+    atomic::copy(input, out, true)?;
+    Ok(Report {
+        edits: Vec::new(),
+        left,
+        ..report
+    })
 }
 
 /// One pass: repair `input` into `output`.
