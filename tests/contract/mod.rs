@@ -156,7 +156,9 @@ pub fn uuids_by_line(bytes: &[u8]) -> Vec<Option<String>> {
     bytes
         .split(|&b| b == b'\n')
         .map(|l| {
-            let v: serde_json::Value = serde_json::from_slice(l).ok()?;
+            // Read as the client reads a line that is not UTF-8: each
+            // invalid sequence as U+FFFD.
+            let v: serde_json::Value = serde_json::from_str(&String::from_utf8_lossy(l)).ok()?;
             v["uuid"].as_str().map(str::to_string)
         })
         .collect()
