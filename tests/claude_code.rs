@@ -42,6 +42,18 @@ const EXPECTED: &[(&str, &[&str])] = &[
     ("healthy/subagent.jsonl", &[]),
     ("healthy/image-prompt.jsonl", &[]),
     (
+        "mismatched-message-id/first-call.jsonl",
+        &["mismatched-message-id warning 5"],
+    ),
+    (
+        "mismatched-message-id/middle-call.jsonl",
+        &["mismatched-message-id error 6"],
+    ),
+    (
+        "mismatched-message-id/last-call.jsonl",
+        &["mismatched-message-id error 7"],
+    ),
+    (
         "dangling-parent/progress-deleted-gap-2s.jsonl",
         &["dangling-parent warning 7"],
     ),
@@ -591,7 +603,15 @@ fn records(path: &std::path::Path) -> Vec<serde_json::Value> {
 /// Repair a session of tests/data/claude-code into a directory of its own:
 /// the copy's records, its findings, and what else the directory holds.
 fn repair_data(name: &str) -> (Vec<serde_json::Value>, Vec<String>, Vec<String>) {
-    let input = root().join("tests/data/claude-code").join(name);
+    repair_in("tests/data/claude-code", name)
+}
+
+const MISMATCHED: &str = "fixtures/claude-code/mismatched-message-id";
+
+/// Repair the session `name` of the directory `dir` (from the root) into a
+/// directory of its own, as [`repair_data`].
+fn repair_in(dir: &str, name: &str) -> (Vec<serde_json::Value>, Vec<String>, Vec<String>) {
+    let input = root().join(dir).join(name);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join(name);
     let o = run(&[
@@ -639,4 +659,77 @@ fn repair_links_in_file_order_where_that_keeps_more() {
     assert_eq!(recs[4]["parentUuid"], recs[3]["uuid"], "line 5 → line 4");
     assert!(found.is_empty(), "{found:?}");
     assert!(others.is_empty(), "left beside the copy: {others:?}");
+}
+
+/// One API reply, written as four records (thinking, then three parallel
+/// calls, their results on side branches), with one record's `message.id`
+/// damaged, off the branch the resume walks. Claude Code brings the rest
+/// of the reply in by `message.id` and leaves that record and its result
+/// out without a word (2.1.330 sent 12 of 14 units). With `requestId`s
+/// (the last call) and without (the middle call, whose reply goes on under
+/// it), lint reports it; the repair gives it the reply's `message.id`, and
+/// the copy reads clean (the oracle sends it whole: tests/oracle.rs).
+#[test]
+fn a_split_reply_record_with_another_message_id_is_found_and_mended() {
+    for (name, line, call) in [
+        ("last-call.jsonl", 7, "toolu_0111NTR6CCh1e6u1jBAu9yZe"),
+        ("middle-call.jsonl", 6, "toolu_01TAxJUnmZSk4Bq6e8dYXSwi"),
+    ] {
+        let input = root().join(MISMATCHED).join(name);
+        let (code_in, doc) = lint_json(input.to_str().unwrap(), &[]);
+        assert_eq!(code_in, 1, "{name}");
+        assert_eq!(
+            findings(&doc),
+            [format!("mismatched-message-id error {line}")],
+            "{name}"
+        );
+        let f = &doc["findings"][0];
+        assert_eq!(f["ids"][0], call, "{name}: {f:#}");
+        assert!(
+            f["summary"]
+                .as_str()
+                .unwrap()
+                .contains("out of the request"),
+            "{name}: {f:#}"
+        );
+        let (recs, found, others) = repair_in(MISMATCHED, name);
+        assert!(found.is_empty(), "{name}: {found:?}");
+        assert!(
+            others.is_empty(),
+            "{name}: left beside the copy: {others:?}"
+        );
+        let reply = &recs[3]["message"]["id"];
+        assert_eq!(&recs[line - 1]["message"]["id"], reply, "{name}");
+        assert_eq!(
+            recs[line - 1]["message"]["content"][0]["id"],
+            call,
+            "{name}"
+        );
+    }
+}
+
+/// The same reply with its first call's record carrying another
+/// `message.id`: that record is on the branch the resume walks, and
+/// Claude Code sends it as a reply of its own, after the rest of the reply
+/// and its results (2.1.330: 14 of 14 units, a valid request). A warning,
+/// not an error; the repair gives the record the reply's id all the same,
+/// which is the file as the client wrote it.
+#[test]
+fn a_split_reply_record_with_another_message_id_on_the_walk_is_a_warning() {
+    let name = "first-call.jsonl";
+    let input = root().join(MISMATCHED).join(name);
+    let (code_in, doc) = lint_json(input.to_str().unwrap(), &[]);
+    assert_eq!(code_in, 0);
+    assert_eq!(findings(&doc), ["mismatched-message-id warning 5"]);
+    assert!(
+        doc["findings"][0]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("a reply of its own"),
+        "{doc:#}"
+    );
+    let (recs, found, _) = repair_in(MISMATCHED, name);
+    assert!(found.is_empty(), "{found:?}");
+    let healthy = records(&root().join("fixtures/claude-code/healthy/parallel-tool-calls.jsonl"));
+    assert_eq!(recs, healthy, "the copy is the file as the client wrote it");
 }

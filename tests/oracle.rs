@@ -86,6 +86,39 @@ fn require_oracle() -> (PathBuf, PathBuf) {
     (oracle, prefix)
 }
 
+/// Resume `session` in the real client, the oracle writing to `out`: its
+/// summary line.
+fn resume(
+    oracle: &Path,
+    prefix: &Path,
+    client: Client,
+    session: &Path,
+    out: &Path,
+) -> serde_json::Value {
+    let o = Command::new("python3")
+        .arg(oracle)
+        .arg(client.name())
+        .arg(session)
+        .arg(out)
+        .args(["--timeout", "180"])
+        .env("CLIENTS_PREFIX", prefix)
+        .output()
+        .expect("python3 runs");
+    let text = String::from_utf8_lossy(&o.stdout);
+    text.lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| {
+            panic!(
+                "{}: the oracle printed no summary (exit {:?}): {}{}",
+                session.display(),
+                o.status.code(),
+                text,
+                String::from_utf8_lossy(&o.stderr)
+            )
+        })
+}
+
 fn case(fixture: &str, client: Client, expect: Expect) {
     let (oracle, prefix) = require_oracle();
     let input = root().join(fixture);
@@ -109,28 +142,7 @@ fn case(fixture: &str, client: Client, expect: Expect) {
         "{fixture}: the input was touched"
     );
     let out = dir.path().join("oracle");
-    let o = Command::new("python3")
-        .arg(&oracle)
-        .arg(client.name())
-        .arg(&copy)
-        .arg(&out)
-        .args(["--timeout", "180"])
-        .env("CLIENTS_PREFIX", &prefix)
-        .output()
-        .expect("python3 runs");
-    let text = String::from_utf8_lossy(&o.stdout);
-    let summary: serde_json::Value = text
-        .lines()
-        .rev()
-        .find_map(|l| serde_json::from_str(l).ok())
-        .unwrap_or_else(|| {
-            panic!(
-                "{fixture}: the oracle printed no summary (exit {:?}): {}{}",
-                o.status.code(),
-                text,
-                String::from_utf8_lossy(&o.stderr)
-            )
-        });
+    let summary = resume(&oracle, &prefix, client, &copy, &out);
     let context = format!(
         "{fixture} ({}), repaired with {} edit(s) {}:\n{summary:#}",
         client.name(),
@@ -164,7 +176,13 @@ fn case(fixture: &str, client: Client, expect: Expect) {
         present.as_u64().is_some_and(|n| n > 0),
         "nothing counted: {context}"
     );
-    assert!(Path::new(&out).join("request.json").is_file(), "{context}");
+    let request = std::fs::read_to_string(Path::new(&out).join("request.json")).unwrap();
+    // The oracle counts a tool result by its id: a result the client made
+    // up in place of one it dropped would count as sent.
+    assert!(
+        !request.contains("[Tool result missing due to internal error]"),
+        "the client replaced a result with its own placeholder: {context}"
+    );
 }
 
 macro_rules! cases {
@@ -259,6 +277,14 @@ cases! {
     claude_signature_truncated: Claude "fixtures/claude-code/thinking-signature/truncated.jsonl" Expect::Whole;
     claude_torn_then_next_record: Claude "fixtures/claude-code/torn-write/torn-then-next-record.jsonl" Expect::Whole;
     claude_torn_user_prompt: Claude "fixtures/claude-code/torn-write/torn-user-prompt.jsonl" Expect::Whole;
+    // One record of a split reply carries another `message.id`: the
+    // input sends 12 of 14 units (the record's call and its result are
+    // left out); the copy, the record given the reply's id, all 14.
+    claude_odd_message_id_last_call: Claude "fixtures/claude-code/mismatched-message-id/last-call.jsonl" Expect::Whole;
+    claude_odd_message_id_middle_call: Claude "fixtures/claude-code/mismatched-message-id/middle-call.jsonl" Expect::Whole;
+    // The first call's record, on the branch the resume walks: the input is
+    // sent whole (the record as a reply of its own), and so is the copy.
+    claude_odd_message_id_first_call: Claude "fixtures/claude-code/mismatched-message-id/first-call.jsonl" Expect::Whole;
     // No record carries a link: each is linked to the one before it.
     claude_unchained_all_parents_null: Claude "fixtures/claude-code/unchained-records/all-parents-null.jsonl" Expect::Whole;
 
@@ -301,5 +327,51 @@ fn every_client_fixture_has_a_case() {
     assert!(
         missing.is_empty(),
         "fixtures without an oracle case: {missing:#?}"
+    );
+}
+
+/// A record of a split reply with another `message.id`, on the branch the
+/// resume walks, between the reply's first record and its calls: the
+/// client sends the rest of the reply, then that record, then the results.
+/// lint reports an `interleaved-message`, and says what the client does
+/// with it, which is not what the oracle's count shows: it answers the
+/// reply's calls with placeholders of its own and leaves the real results
+/// out (the oracle counts a result by its id, and finds every unit sent).
+#[test]
+fn claude_code_replaces_interleaved_results_with_its_own() {
+    let (oracle, prefix) = require_oracle();
+    let session = root().join("tests/data/claude-code/odd-message-id-on-the-chain.jsonl");
+    let (code_in, doc) = lint_json(session.to_str().unwrap(), &[]);
+    assert_eq!(code_in, 1);
+    let f = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "interleaved-message")
+        .unwrap_or_else(|| panic!("no interleaved-message: {doc:#}"));
+    assert!(
+        f.to_string()
+            .contains("[Tool result missing due to internal error]"),
+        "{f:#}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    // The client finds a session by the id in its file name.
+    let copy = dir.path().join(session.file_name().unwrap());
+    std::fs::copy(&session, &copy).unwrap();
+    let out = dir.path().join("oracle");
+    let summary = resume(&oracle, &prefix, Client::Claude, &copy, &out);
+    assert_eq!(summary["rc"], 0, "{summary:#}");
+    assert_eq!(summary["valid"], true, "{summary:#}");
+    let request = std::fs::read_to_string(out.join("request.json")).unwrap();
+    assert_eq!(
+        request
+            .matches("[Tool result missing due to internal error]")
+            .count(),
+        2,
+        "{request}"
+    );
+    assert!(
+        !request.contains("File created successfully at: /tmp/private/hello.md"),
+        "the real result was sent: {request}"
     );
 }

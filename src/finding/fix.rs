@@ -57,6 +57,9 @@ pub enum Action {
     /// Code): the earlier gets a uuid of its own, and the later record is
     /// chained to it, so both are sent.
     KeepReplaced { earlier: Loc, later: Loc },
+    /// Give an assistant record (Claude Code) the `message.id` of the
+    /// reply it belongs to (the old value goes to the log).
+    SetMessageId { loc: Loc, id: String },
 }
 
 impl Action {
@@ -75,6 +78,7 @@ impl Action {
             Action::ReplaceSurrogates { .. } => "replace-surrogates",
             Action::DropThinking { .. } => "drop-thinking",
             Action::KeepReplaced { .. } => "keep-replaced",
+            Action::SetMessageId { .. } => "set-message-id",
         }
     }
 }

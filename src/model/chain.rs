@@ -134,6 +134,11 @@ pub struct ChainRecord {
     pub sidechain: bool,
     /// The API message id (`message.id`) of an assistant record.
     pub message_id: Option<String>,
+    /// The API request the record's message answered (`requestId`): the
+    /// records of one reply share it, as they share `message.id`.
+    pub request_id: Option<String>,
+    /// The ids of the tool calls (`tool_use` blocks) the record holds.
+    pub calls: Vec<String>,
     /// The walk's link from this record (for records it walked).
     pub link: Link,
     pub unreached: Unreached,

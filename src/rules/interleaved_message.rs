@@ -24,6 +24,11 @@ text, silently losing the results.
 - OpenAI: `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: …`
 - Anthropic: ``messages.N: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_…. Each `tool_use` block must have a corresponding `tool_result` block in the next message.``
 
+Claude Code (2.1.330, measured) sends no such request: it answers the
+calls with `is_error` results `[Tool result missing due to internal
+error]` right after them and leaves the real results out of the request,
+so what the tools returned is silently lost.
+
 Not checked in Codex rollouts: the Responses API Codex uses pairs an output
 with its call by `call_id` wherever it follows it.
 
@@ -111,6 +116,9 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             f = f.label(&conv.messages[r].loc, "the result arrives here");
         }
         f = f.note("the results exist: this is not an orphan call, the order is wrong");
+        if conv.source.dialect == crate::model::Dialect::ClaudeCode {
+            f = f.note("Claude Code 2.1.x answers the calls with `is_error` results `[Tool result missing due to internal error]` right after them and leaves the real results out: the request is accepted, and what the tools returned is lost");
+        }
         for id in ids {
             f = f.id(id);
         }

@@ -26,6 +26,7 @@ mod index_gap;
 mod interleaved_message;
 mod invalid_tool_arguments;
 mod lone_surrogate;
+mod mismatched_message_id;
 mod mismatched_tool_output;
 mod missing_thought_signature;
 mod mixed_role_message;
@@ -87,6 +88,7 @@ pub static RULES: &[&Rule] = &[
     &unchained_records::RULE,
     &duplicate_uuid::RULE,
     &stale_leaf::RULE,
+    &mismatched_message_id::RULE,
     &thinking_signature::RULE,
     &oversized_image::RULE,
     &role_order::RULE,

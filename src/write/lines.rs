@@ -34,6 +34,11 @@ impl<'p> Records<'p> {
     /// The record at `loc` as the log keeps it: its text, and its exact
     /// bytes in base64 when they are not UTF-8 ([`super::verbatim`]).
     pub fn read_verbatim(&mut self, loc: &Loc) -> Result<(String, Option<String>)> {
+        Ok(super::verbatim(&self.read_bytes(loc)?))
+    }
+
+    /// The exact bytes of the record at `loc`.
+    pub fn read_bytes(&mut self, loc: &Loc) -> Result<Vec<u8>> {
         let path = self.path;
         let Loc::Line { start, end, .. } = loc else {
             return Err(Error::input(
@@ -48,7 +53,7 @@ impl<'p> Records<'p> {
         self.file
             .read_exact(&mut buf)
             .map_err(|e| Error::io(path, &e))?;
-        Ok(super::verbatim(&buf))
+        Ok(buf)
     }
 }
 

@@ -261,7 +261,13 @@ impl Payloads {
                     match serde_json::from_str::<serde_json::Value>(&String::from_utf8_lossy(line))
                     {
                         Ok(v) => self.add_value(&v),
-                        Err(_) => self.raw.push(line.to_vec()),
+                        // A piece of such a record (a field the log
+                        // keeps) holds its strings as read the same way.
+                        Err(_) => {
+                            self.raw.push(line.to_vec());
+                            self.raw
+                                .push(String::from_utf8_lossy(line).into_owned().into_bytes());
+                        }
                     }
                 }
                 Err(_) => self.add_torn_line(line),

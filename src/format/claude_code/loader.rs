@@ -85,6 +85,10 @@ struct Line<'a> {
     session_id: Option<String>,
     #[serde(borrow, default)]
     message: Option<RawValue<'a>>,
+    /// Read as any JSON value: a `requestId` that is not a string is no
+    /// reason to lose the record (the client does not read it).
+    #[serde(rename = "requestId", borrow, default)]
+    request_id: Option<RawValue<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -467,6 +471,10 @@ impl Reader {
             timestamp_ms: rec.timestamp.as_deref().and_then(parse_timestamp),
             sidechain: rec.sidechain.unwrap_or(false),
             message_id: None,
+            request_id: rec
+                .request_id
+                .and_then(|r| sonic_rs::from_str::<String>(r.as_raw_str()).ok()),
+            calls: Vec::new(),
             link: Link::NotWalked,
             unreached: Unreached::No,
             duplicate_of: None,
@@ -482,6 +490,9 @@ impl Reader {
                 .map(|raw| parse_message(raw, kind, &loc, &mut meta))
             {
                 Some(Ok((m, r))) => {
+                    if kind == RecordKind::Assistant {
+                        meta.calls = m.tool_calls().map(|(_, id, _, _)| id.to_string()).collect();
+                    }
                     message = Some(m);
                     has_results = r;
                 }

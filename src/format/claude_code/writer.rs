@@ -34,6 +34,7 @@ pub fn supports(_: crate::model::Dialect, a: &Action) -> bool {
             | Action::ReplaceSurrogates { .. }
             | Action::DropThinking { .. }
             | Action::KeepReplaced { .. }
+            | Action::SetMessageId { .. }
     )
 }
 
@@ -57,6 +58,8 @@ struct RecEdit {
     /// A new uuid: (the old, the new).
     uuid: Option<(String, String)>,
     surrogates: bool,
+    /// A new `message.id`: (the old, the new).
+    message_id: Option<(String, String)>,
     /// Records written right after this one.
     insert_after: Vec<String>,
 }
@@ -296,6 +299,39 @@ impl Writer for CcWriter {
                                 .into_owned(),
                         );
                         e.before = Some(before);
+                        edits.push(e);
+                    }
+                    Action::SetMessageId { loc, id } => {
+                        let Some(old) = by_start
+                            .get(&start_of(loc))
+                            .and_then(|r| r.message_id.clone())
+                        else {
+                            continue;
+                        };
+                        let bytes = records.read_bytes(loc)?;
+                        let Some((s, e)) = message_id_at(&bytes, &old) else {
+                            log.left.push(left(
+                                p,
+                                conv,
+                                "the record's `message.id` is not written as it reads (escapes, or more than one such value): it is not rewritten",
+                            ));
+                            continue;
+                        };
+                        let (before, before_base64) =
+                            crate::write::verbatim(&[b"\"id\":", &bytes[s..e]].concat());
+                        plan.recs.entry(start_of(loc)).or_default().message_id =
+                            Some((old.clone(), id.clone()));
+                        let mut e = entry(
+                            rule,
+                            "set-message-id",
+                            format!(
+                                "gave line {} the `message.id` of the reply it belongs to: `{old}` → `{id}`",
+                                loc.line().unwrap_or(0)
+                            ),
+                            loc,
+                        );
+                        (e.before, e.before_base64) = (Some(before), before_base64);
+                        e.after = Some(format!("\"id\":{}", serde_json::json!(id)));
                         edits.push(e);
                     }
                     Action::DropThinking { loc, block } => thinking.push((loc, *block, p)),
@@ -787,6 +823,17 @@ impl Writer for CcWriter {
                                 )
                             })?;
                         }
+                        if let Some((old, new)) = &x.message_id {
+                            piece = set_message_id(&piece, old, new).ok_or_else(|| {
+                                Error::input(
+                                    &self.input,
+                                    format!(
+                                        "line {}: the record's `message.id` is not where it was read",
+                                        line.number
+                                    ),
+                                )
+                            })?;
+                        }
                         trailing.extend(x.insert_after.iter().cloned());
                     }
                     outl.extend_from_slice(&piece);
@@ -937,6 +984,46 @@ fn set_uuid(piece: &[u8], old: &str, new: &str) -> Option<Vec<u8>> {
     out.push(b'"');
     out.extend_from_slice(new.as_bytes());
     out.push(b'"');
+    out.extend_from_slice(&piece[e..]);
+    Some(out)
+}
+
+/// Where the record's `"id":"…"` whose value reads as `old` is (bytes that
+/// are not UTF-8 read as U+FFFD, as the loader reads them): the value's
+/// byte range, quotes included. `None` unless there is exactly one, written
+/// without escapes (a message id is no tool call's: `msg_…`, `toolu_…`).
+fn message_id_at(piece: &[u8], old: &str) -> Option<(usize, usize)> {
+    let key = b"\"id\":";
+    let mut found = None;
+    for at in memchr::memmem::find_iter(piece, key) {
+        let mut s = at + key.len();
+        while piece.get(s).is_some_and(u8::is_ascii_whitespace) {
+            s += 1;
+        }
+        if piece.get(s) != Some(&b'"') {
+            continue;
+        }
+        let Some(len) = memchr::memchr(b'"', &piece[s + 1..]) else {
+            continue;
+        };
+        let value = &piece[s + 1..s + 1 + len];
+        if value.contains(&b'\\') || String::from_utf8_lossy(value) != old {
+            continue;
+        }
+        if found.is_some() {
+            return None;
+        }
+        found = Some((s, s + len + 2));
+    }
+    found
+}
+
+/// Replace the record's message id `old` ([`message_id_at`]) with `new`.
+fn set_message_id(piece: &[u8], old: &str, new: &str) -> Option<Vec<u8>> {
+    let (s, e) = message_id_at(piece, old)?;
+    let mut out = Vec::with_capacity(piece.len() + new.len());
+    out.extend_from_slice(&piece[..s]);
+    out.extend_from_slice(serde_json::to_string(new).ok()?.as_bytes());
     out.extend_from_slice(&piece[e..]);
     Some(out)
 }

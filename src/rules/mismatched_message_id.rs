@@ -1,0 +1,206 @@
+use std::collections::HashMap;
+
+use super::{Ctx, Rule};
+use crate::finding::{Action, Finding, Severity};
+use crate::model::chain::{ChainRecord, RecordKind, Unreached};
+
+pub static RULE: Rule = Rule {
+    name: "mismatched-message-id",
+    severity: Severity::Error,
+    summary: "a record of a split reply carries another `message.id`: Claude Code leaves it and its tool calls out",
+    repair: Some("give the record the `message.id` of the reply it belongs to"),
+    doc: r#"## What it does
+Finds a Claude Code assistant record that belongs to the API reply of the
+record before it but carries another `message.id`. That it belongs to the reply is read
+from its `requestId`, the same as the record before it (Claude Code writes
+one on every assistant record); in a file without them, from a record of
+the reply written under it.
+
+## Why is this bad?
+Claude Code writes one API reply as several records, one content block
+each, chained one after the other, and the results of parallel tool calls
+hang off them on side branches. On resume it walks one branch and brings in
+the rest of the reply by `message.id`. A record whose `message.id` was
+damaged is not brought in: its tool call and the result answering it are
+left out of the request without a word (Claude Code 2.1.330 sends 12 of the
+14 units of the fixture): an error. When such a record is on the branch the
+resume walks, the client sends it as a reply of its own, after the rest of
+the reply and its results: a warning, as nothing is lost, but the model is
+shown a turn it never took; `interleaved-message` reports it when that puts
+it between calls and their results, which the client then replaces with
+placeholders of its own.
+
+## What providers answer
+Nothing: the request is valid, and shorter.
+
+## Example
+```jsonl
+{"type":"assistant","uuid":"a1","parentUuid":"u1","requestId":"req_1","message":{"id":"msg_1","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}]}}
+{"type":"assistant","uuid":"a2","parentUuid":"a1","requestId":"req_1","message":{"id":"msg_X","role":"assistant","content":[{"type":"tool_use","id":"t2","name":"Bash","input":{}}]}}
+{"type":"user","uuid":"r2","parentUuid":"a2","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":"ok"}]}}
+{"type":"user","uuid":"r1","parentUuid":"a1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}}
+```
+
+## Repair
+Gives the record the `message.id` of the record before it, the reply it
+belongs to, so that the client brings it in with its results. The old
+value is in the repair log.
+"#,
+    check,
+};
+
+fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(chain) = ctx.conv.chain.as_deref() else {
+        return;
+    };
+    let records = &chain.records;
+    let by_uuid: HashMap<&str, usize> = records
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.unreached != Unreached::Replaced)
+        .filter_map(|(i, r)| Some((r.uuid.as_deref()?, i)))
+        .collect();
+    let mut children: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, r) in records.iter().enumerate() {
+        if let Some(p) = &r.parent {
+            children.entry(p.as_str()).or_default().push(i);
+        }
+    }
+    for r in records {
+        let sent = r.unreached == Unreached::No;
+        if r.kind != RecordKind::Assistant || !(sent || r.unreached == Unreached::OffBranch) {
+            continue;
+        }
+        let (Some(id), Some(parent)) = (&r.message_id, &r.parent) else {
+            continue;
+        };
+        let Some(p) = by_uuid.get(parent.as_str()).map(|&i| &records[i]) else {
+            continue;
+        };
+        let Some(reply) = &p.message_id else {
+            continue;
+        };
+        if p.kind != RecordKind::Assistant || p.unreached != Unreached::No || reply == id {
+            continue;
+        }
+        // That it belongs to the reply: the same `requestId` (every record
+        // 2.x writes has one), or, in a file without them, a record of the
+        // reply written under it (the reply goes on after it).
+        let same_request = match (&r.request_id, &p.request_id) {
+            (Some(a), Some(b)) => a == b,
+            (None, None) => reply_goes_on(records, &children, r, reply),
+            _ => false,
+        };
+        if !same_request {
+            continue;
+        }
+        let line = r.loc.line().unwrap_or(0);
+        let pline = p.loc.line().unwrap_or(0);
+        // The results that answer its calls on the branch under it.
+        let results: Vec<&crate::model::chain::ChainRecord> = records
+            .iter()
+            .filter(|c| {
+                c.kind == RecordKind::User
+                    && c.unreached == Unreached::OffBranch
+                    && c.parent.is_some()
+                    && c.parent == r.uuid
+            })
+            .collect();
+        let calls = if r.calls.is_empty() {
+            "it".to_string()
+        } else {
+            format!(
+                "it, its tool call{} {}",
+                if r.calls.len() == 1 { "" } else { "s" },
+                r.calls
+                    .iter()
+                    .map(|c| format!("`{c}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        let answered = if results.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " and the result{} answering {}",
+                if results.len() == 1 { "" } else { "s" },
+                if r.calls.len() == 1 { "it" } else { "them" }
+            )
+        };
+        let fix = vec![Action::SetMessageId {
+            loc: r.loc.clone(),
+            id: reply.clone(),
+        }];
+        if sent {
+            // On the branch the resume walks: sent, as a reply of its own.
+            let mut f = ctx
+                .finding(
+                    &RULE,
+                    None,
+                    r.loc.clone(),
+                    format!(
+                        "line {line} belongs to the reply of line {pline} but carries another `message.id`: Claude Code sends it as a reply of its own, after the rest of that reply"
+                    ),
+                )
+                .label(&r.loc, format!("`message.id` `{id}`"))
+                .label(&p.loc, format!("the reply, `message.id` `{reply}`"))
+                .note("the model is shown a turn it never took; where that puts the record between calls and their results, `interleaved-message` says what the client does");
+            f.severity = Severity::Warning;
+            for c in &r.calls {
+                f = f.id(c);
+            }
+            out.push(f.fix(fix));
+            continue;
+        }
+        let mut f = ctx
+            .finding(
+                &RULE,
+                None,
+                r.loc.clone(),
+                format!(
+                    "line {line} belongs to the reply of line {pline} but carries another `message.id`: Claude Code leaves {calls}{answered} out of the request"
+                ),
+            )
+            .label(&r.loc, format!("`message.id` `{id}`, never sent"))
+            .label(&p.loc, format!("the reply, `message.id` `{reply}`"));
+        for c in &results {
+            f = f.label(&c.loc, "its result, never sent");
+        }
+        f = f.note("Claude Code brings the records of a reply in by `message.id`: this one is silently lost, and its results with it");
+        for c in &r.calls {
+            f = f.id(c);
+        }
+        out.push(f.fix(fix));
+    }
+}
+
+/// Whether an assistant record of the reply `reply` is written under `r`,
+/// through assistant records only (the rest of a reply split over records).
+fn reply_goes_on(
+    records: &[ChainRecord],
+    children: &HashMap<&str, Vec<usize>>,
+    r: &ChainRecord,
+    reply: &str,
+) -> bool {
+    let mut stack = vec![r];
+    let mut steps = 0;
+    while let Some(x) = stack.pop() {
+        steps += 1;
+        if steps > records.len() {
+            break;
+        }
+        let Some(u) = x.uuid.as_deref() else { continue };
+        for &c in children.get(u).into_iter().flatten() {
+            let c = &records[c];
+            if c.kind != RecordKind::Assistant {
+                continue;
+            }
+            if c.message_id.as_deref() == Some(reply) {
+                return true;
+            }
+            stack.push(c);
+        }
+    }
+    false
+}
