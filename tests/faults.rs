@@ -1576,3 +1576,28 @@ fn a_log_that_fails_late_takes_the_copy_with_it() {
         listing(out_dir.path())
     );
 }
+
+// Found by repair_file without ASan: a Claude Code record with a lone
+// surrogate escape and bytes that are not UTF-8. The repair replaced the
+// escape, and logged the record as text, U+FFFD in place of the bytes:
+// they were in neither the copy nor the log. The log keeps them in base64.
+#[test]
+fn replaced_surrogates_log_the_exact_bytes_of_a_record() {
+    let fixture = root().join("fixtures/claude-code/lone-surrogate/assistant-text.jsonl");
+    let text = std::fs::read(&fixture).unwrap();
+    let at = memchr::memmem::find(&text, b"\\ud800").unwrap() + 6;
+    let bytes = [&text[..at], b"\xB5\xB5", &text[at..]].concat();
+    let (_dir, p) = file("4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl", &bytes);
+    let (_, log) = prove(&p, &[]);
+    let e = log["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["action"] == "replace-surrogates")
+        .unwrap_or_else(|| panic!("{log:#}"));
+    let line = bytes
+        .split(|&b| b == b'\n')
+        .find(|l| memchr::memmem::find(l, b"\xB5\xB5").is_some())
+        .unwrap();
+    assert_eq!(e["before_base64"], base64(line), "{e:#}");
+}

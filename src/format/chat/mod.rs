@@ -52,6 +52,7 @@ fn supports(_: Dialect, a: &Action) -> bool {
             | Action::SplitLine { .. }
             | Action::ReplaceSurrogates { .. }
             | Action::DropThinking { .. }
+            | Action::SetMessageId { .. }
     )
 }
 

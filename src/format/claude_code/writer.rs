@@ -293,12 +293,15 @@ impl Writer for CcWriter {
                             ),
                             loc,
                         );
-                        let before = records.read(loc)?;
-                        e.after = Some(
-                            String::from_utf8_lossy(&fix_surrogates(before.as_bytes()))
-                                .into_owned(),
-                        );
-                        e.before = Some(before);
+                        // The exact bytes, in base64 when they are not
+                        // UTF-8 (the record can be damaged otherwise too).
+                        let bytes = records.read_bytes(loc)?;
+                        e.after =
+                            Some(String::from_utf8_lossy(&fix_surrogates(&bytes)).into_owned());
+                        (e.before, e.before_base64) = {
+                            let (t, raw) = crate::write::verbatim(&bytes);
+                            (Some(t), raw)
+                        };
                         edits.push(e);
                     }
                     Action::SetMessageId { loc, id } => {
