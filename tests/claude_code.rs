@@ -42,6 +42,14 @@ const EXPECTED: &[(&str, &[&str])] = &[
     ("healthy/subagent.jsonl", &[]),
     ("healthy/image-prompt.jsonl", &[]),
     (
+        "unknown-block-type/assistant-text.jsonl",
+        &["unknown-block-type error 25"],
+    ),
+    (
+        "unknown-block-type/tool-result.jsonl",
+        &["orphan-tool-call error 23", "unknown-block-type error 24"],
+    ),
+    (
         "mismatched-message-id/first-call.jsonl",
         &["mismatched-message-id warning 5"],
     ),

@@ -285,6 +285,10 @@ cases! {
     // The first call's record, on the branch the resume walks: the input is
     // sent whole (the record as a reply of its own), and so is the copy.
     claude_odd_message_id_first_call: Claude "fixtures/claude-code/mismatched-message-id/first-call.jsonl" Expect::Whole;
+    // A block of a type the API does not know: the input's request is
+    // refused; the copy, without the record holding it, is valid.
+    claude_unknown_block_assistant_text: Claude "fixtures/claude-code/unknown-block-type/assistant-text.jsonl" Expect::Whole;
+    claude_unknown_block_tool_result: Claude "fixtures/claude-code/unknown-block-type/tool-result.jsonl" Expect::Whole;
     // No record carries a link: each is linked to the one before it.
     claude_unchained_all_parents_null: Claude "fixtures/claude-code/unchained-records/all-parents-null.jsonl" Expect::Whole;
 

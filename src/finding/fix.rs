@@ -60,6 +60,9 @@ pub enum Action {
     /// Give an assistant record (Claude Code) the `message.id` of the
     /// reply it belongs to (the old value goes to the log).
     SetMessageId { loc: Loc, id: String },
+    /// Remove a content block the API does not know (Claude Code: the
+    /// record holding only it); it goes to the log.
+    DropBlock { loc: Loc, block: usize },
 }
 
 impl Action {
@@ -79,6 +82,7 @@ impl Action {
             Action::DropThinking { .. } => "drop-thinking",
             Action::KeepReplaced { .. } => "keep-replaced",
             Action::SetMessageId { .. } => "set-message-id",
+            Action::DropBlock { .. } => "drop-block",
         }
     }
 }

@@ -46,6 +46,7 @@ mod tool_call_as_text;
 mod trailing_completion_call;
 pub mod truncated_response;
 mod unchained_records;
+mod unknown_block_type;
 
 /// A rule: its stable name, its documentation and its check.
 pub struct Rule {
@@ -90,6 +91,7 @@ pub static RULES: &[&Rule] = &[
     &stale_leaf::RULE,
     &mismatched_message_id::RULE,
     &thinking_signature::RULE,
+    &unknown_block_type::RULE,
     &oversized_image::RULE,
     &role_order::RULE,
     &truncated_response::RULE,

@@ -53,6 +53,7 @@ fn supports(_: Dialect, a: &Action) -> bool {
             | Action::ReplaceSurrogates { .. }
             | Action::DropThinking { .. }
             | Action::SetMessageId { .. }
+            | Action::DropBlock { .. }
     )
 }
 

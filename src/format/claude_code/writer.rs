@@ -35,6 +35,7 @@ pub fn supports(_: crate::model::Dialect, a: &Action) -> bool {
             | Action::DropThinking { .. }
             | Action::KeepReplaced { .. }
             | Action::SetMessageId { .. }
+            | Action::DropBlock { .. }
     )
 }
 
@@ -165,7 +166,9 @@ impl Writer for CcWriter {
             .any(|r| matches!(r.link, crate::model::chain::Link::Cycle { .. }));
         let mut dropped_by: HashMap<u64, &'static str> = HashMap::new();
         let mut answered: Vec<(&ChainRecord, String, String, &'static str)> = Vec::new();
-        let mut thinking: Vec<(&Loc, usize, &Planned<'_>)> = Vec::new();
+        // Blocks to remove with their record: (where, which, why, the
+        // block is thinking).
+        let mut thinking: Vec<(&Loc, usize, &Planned<'_>, bool)> = Vec::new();
         // Records whose parent a kept replaced record now is.
         let mut kept_parent: HashSet<u64> = HashSet::new();
         let mut kept_uuids: Vec<(String, Option<String>)> = Vec::new();
@@ -337,7 +340,8 @@ impl Writer for CcWriter {
                         e.after = Some(format!("\"id\":{}", serde_json::json!(id)));
                         edits.push(e);
                     }
-                    Action::DropThinking { loc, block } => thinking.push((loc, *block, p)),
+                    Action::DropThinking { loc, block } => thinking.push((loc, *block, p, true)),
+                    Action::DropBlock { loc, block } => thinking.push((loc, *block, p, false)),
                     Action::KeepReplaced { earlier, later } => {
                         let (Some(a), Some(b)) = (
                             by_start.get(&start_of(earlier)),
@@ -408,9 +412,9 @@ impl Writer for CcWriter {
             }
         }
         // Thinking blocks: a record holding only the block goes whole.
-        for (loc, block, p) in thinking {
+        for (loc, block, p, is_thinking) in thinking {
             let rule = p.finding.rule;
-            let text = records.read(loc)?;
+            let (text, raw) = records.read_verbatim(loc)?;
             let blocks = serde_json::from_str::<Value>(&text)
                 .ok()
                 .and_then(|v| v["message"]["content"].as_array().map(Vec::len));
@@ -418,20 +422,31 @@ impl Writer for CcWriter {
                 log.left.push(left(
                     p,
                     conv,
-                    "the thinking block shares its record with other blocks; removing it would rewrite the record",
+                    "the block shares its record with other blocks; removing it would rewrite the record",
                 ));
                 continue;
             }
-            let mut e = entry(
-                rule,
-                "drop-thinking",
-                format!(
-                    "removed the record on line {} holding only thinking block {block}, whose signature the API refuses (its text is kept here)",
-                    loc.line().unwrap_or(0)
-                ),
-                loc,
-            );
-            e.before = Some(text);
+            let line = loc.line().unwrap_or(0);
+            let mut e = if is_thinking {
+                entry(
+                    rule,
+                    "drop-thinking",
+                    format!(
+                        "removed the record on line {line} holding only thinking block {block}, whose signature the API refuses (its text is kept here)"
+                    ),
+                    loc,
+                )
+            } else {
+                entry(
+                    rule,
+                    "drop-block",
+                    format!(
+                        "removed the record on line {line} holding only content block {block}, whose type the API does not know (kept here)"
+                    ),
+                    loc,
+                )
+            };
+            (e.before, e.before_base64) = (Some(text), raw);
             edits.push(e);
             plan.recs.entry(start_of(loc)).or_default().drop = true;
             dropped_by.insert(start_of(loc), rule);
