@@ -68,6 +68,11 @@ pub struct Report {
     pub backup: Option<String>,
     pub edits: Vec<Edit>,
     pub left: Vec<Left>,
+    /// The store whose reader read the input (and whose writer wrote the
+    /// copy): a file of one dialect can be read by two (a Claude Code
+    /// session whose first lines are damaged is read as a chat history).
+    #[serde(skip)]
+    pub store: &'static str,
 }
 
 /// Decide, for the findings of one conversation, which fixes apply.
@@ -315,16 +320,18 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
             // an unanswered one once the OpenAI lines before it are
             // dropped. Such a copy must hold no more errors of any rule
             // than the input, or the copy keeps the input as it is.
-            let reads_as = (again.format, again.dialect);
-            if reads_as != (report.format, report.dialect) {
+            let reads_as = (again.format, again.dialect, again.store);
+            if reads_as != (report.format, report.dialect, report.store) {
                 let (was, now) = (errors_by_rule(input, opts)?, errors_by_rule(&copy, opts)?);
                 if let Some((rule, n)) = now.iter().find(|(r, n)| was.get(*r).unwrap_or(&0) < *n) {
                     let why = format!(
-                        "the repaired copy would read as {} ({}), where the input reads as {} ({}), and there it would hold {n} {rule} error(s) more than the input: the copy keeps the input as it is",
+                        "the repaired copy would read as {} ({}, by the {} reader), where the input reads as {} ({}, by the {} reader), and there it would hold {n} {rule} error(s) more than the input: the copy keeps the input as it is",
                         again.format,
                         again.dialect,
+                        again.store,
                         report.format,
                         report.dialect,
+                        report.store,
                         n = n - was.get(rule).unwrap_or(&0)
                     );
                     return keep_input(input, out, opts, &why, report);
@@ -440,6 +447,7 @@ fn repair_once(
         target: opts.target.as_deref(),
         relink,
     };
+    let store = format::store_of(&info).map_or("", |s| s.name);
     let mut writer = match format::store_of(&info).map(|s| &s.writing) {
         Some(Writing::Copy { new, .. }) => new(&target)?,
         Some(Writing::Never(why)) => return Err(Error::input(input, *why)),
@@ -505,5 +513,6 @@ fn repair_once(
         backup: None,
         edits: log.edits,
         left: log.left,
+        store,
     })
 }
