@@ -190,7 +190,7 @@ impl Writer for CcWriter {
             |rule: &'static str, what: String, loc: &Loc, from: Option<&str>, to: Option<&str>| {
                 let shown = |u: Option<&str>| u.map_or("null".to_string(), |u| format!("`{u}`"));
                 let json = |u: Option<&str>| match u {
-                    Some(u) => format!("\"parentUuid\":\"{u}\""),
+                    Some(u) => format!("\"parentUuid\":{}", json_string(u)),
                     None => "\"parentUuid\":null".to_string(),
                 };
                 let mut e = entry(
@@ -979,6 +979,26 @@ fn fix_surrogates(piece: &[u8]) -> Vec<u8> {
     out
 }
 
+/// `s` written as a JSON string: a uuid read from a damaged record can
+/// hold any text (quotes, newlines), and is written back as JSON.
+fn json_string(s: &str) -> String {
+    serde_json::Value::from(s).to_string()
+}
+
+/// The end (one past the closing quote) of the JSON string that starts at
+/// `start` (its opening quote), past escaped quotes.
+fn string_end(piece: &[u8], start: usize) -> Option<usize> {
+    let mut i = start + 1;
+    while i < piece.len() {
+        match piece[i] {
+            b'\\' => i += 2,
+            b'"' => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
 /// Replace the record's `"uuid":"old"` (the only one) with the new uuid.
 fn set_uuid(piece: &[u8], old: &str, new: &str) -> Option<Vec<u8>> {
     let key = b"\"uuid\":";
@@ -988,7 +1008,7 @@ fn set_uuid(piece: &[u8], old: &str, new: &str) -> Option<Vec<u8>> {
         while piece.get(s).is_some_and(u8::is_ascii_whitespace) {
             s += 1;
         }
-        let value = format!("\"{old}\"");
+        let value = json_string(old);
         if piece[s..].starts_with(value.as_bytes()) {
             if found.is_some() {
                 return None;
@@ -1052,7 +1072,7 @@ fn set_parent(piece: &[u8], to: Option<&str>) -> Option<Vec<u8>> {
     let key = b"\"parentUuid\":";
     let Some(at) = memchr::memmem::find(piece, key) else {
         let (to, rest) = (to?, piece.strip_prefix(b"{")?);
-        let mut out = format!("{{\"parentUuid\":\"{to}\"").into_bytes();
+        let mut out = format!("{{\"parentUuid\":{}", json_string(to)).into_bytes();
         if !rest.trim_ascii_start().starts_with(b"}") {
             out.push(b',');
         }
@@ -1065,18 +1085,14 @@ fn set_parent(piece: &[u8], to: Option<&str>) -> Option<Vec<u8>> {
         s += 1;
     }
     let e = match piece.get(s)? {
-        b'"' => s + 1 + memchr::memchr(b'"', &piece[s + 1..])? + 1,
+        b'"' => string_end(piece, s)?,
         b'n' if piece[s..].starts_with(b"null") => s + 4,
         _ => return None,
     };
     let mut out = Vec::with_capacity(piece.len() + 40);
     out.extend_from_slice(&piece[..s]);
     match to {
-        Some(u) => {
-            out.push(b'"');
-            out.extend_from_slice(u.as_bytes());
-            out.push(b'"');
-        }
+        Some(u) => out.extend_from_slice(json_string(u).as_bytes()),
         None => out.extend_from_slice(b"null"),
     }
     out.extend_from_slice(&piece[e..]);
@@ -1118,6 +1134,25 @@ mod tests {
             set_parent(br#"{"a":1}"#, Some("c")).unwrap(),
             br#"{"parentUuid":"c","a":1}"#.to_vec()
         );
+    }
+
+    /// A repair_file find: a damaged record's uuid held text with escaped
+    /// newlines and quotes; a re-link to it wrote that text raw, and the
+    /// copy's line broke into pieces of no JSON.
+    #[test]
+    fn parent_values_are_written_and_read_as_json_strings() {
+        let parent = "f79e\"a file\n</system-reminder>";
+        let r = br#"{"parentUuid":"x\"y","a":1}"#;
+        let out = set_parent(r, Some(parent)).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["parentUuid"], parent);
+        assert_eq!(v["a"], 1);
+        let out = set_parent(br#"{"a":1}"#, Some(parent)).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["parentUuid"], parent);
+        let r = br#"{"uuid":"a\"b","parentUuid":null}"#;
+        let out = set_uuid(r, "a\"b", "c").unwrap();
+        assert_eq!(out, br#"{"uuid":"c","parentUuid":null}"#.to_vec());
     }
 
     #[test]
