@@ -54,18 +54,15 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         return;
     };
     let records = &chain.records;
-    let by_uuid: HashMap<&str, usize> = records
+    // The parent must be an assistant record: only those are looked up.
+    let assistants: HashMap<&str, usize> = records
         .iter()
         .enumerate()
-        .filter(|(_, r)| r.unreached != Unreached::Replaced)
+        .filter(|(_, r)| r.kind == RecordKind::Assistant && r.unreached != Unreached::Replaced)
         .filter_map(|(i, r)| Some((r.uuid.as_deref()?, i)))
         .collect();
-    let mut children: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, r) in records.iter().enumerate() {
-        if let Some(p) = &r.parent {
-            children.entry(p.as_str()).or_default().push(i);
-        }
-    }
+    // Who is written under whom, made the first time it is needed.
+    let mut children: Option<HashMap<&str, Vec<usize>>> = None;
     for r in records {
         let sent = r.unreached == Unreached::No;
         if r.kind != RecordKind::Assistant || !(sent || r.unreached == Unreached::OffBranch) {
@@ -74,7 +71,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         let (Some(id), Some(parent)) = (&r.message_id, &r.parent) else {
             continue;
         };
-        let Some(p) = by_uuid.get(parent.as_str()).map(|&i| &records[i]) else {
+        let Some(p) = assistants.get(parent.as_str()).map(|&i| &records[i]) else {
             continue;
         };
         let Some(reply) = &p.message_id else {
@@ -88,7 +85,18 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         // reply written under it (the reply goes on after it).
         let same_request = match (&r.request_id, &p.request_id) {
             (Some(a), Some(b)) => a == b,
-            (None, None) => reply_goes_on(records, &children, r, reply),
+            (None, None) => {
+                let children = children.get_or_insert_with(|| {
+                    let mut c: HashMap<&str, Vec<usize>> = HashMap::new();
+                    for (i, r) in records.iter().enumerate() {
+                        if let Some(p) = &r.parent {
+                            c.entry(p.as_str()).or_default().push(i);
+                        }
+                    }
+                    c
+                });
+                reply_goes_on(records, children, r, reply)
+            }
             _ => false,
         };
         if !same_request {
