@@ -741,3 +741,24 @@ fn a_split_reply_record_with_another_message_id_on_the_walk_is_a_warning() {
     let healthy = records(&root().join("fixtures/claude-code/healthy/parallel-tool-calls.jsonl"));
     assert_eq!(recs, healthy, "the copy is the file as the client wrote it");
 }
+
+/// A repair_file find, made from `thinking-signature/truncated.jsonl`:
+/// line 12's parent is missing, and the client bridges it to the thinking
+/// record on line 7 (2.5 s older); line 21, an exact copy of line 12
+/// written last, is the one the client walks. The repair removes line 7
+/// (its signature is refused) and line 21 (a copy): line 12 was then left
+/// with a missing parent and nothing within 5 s to bridge to, and the
+/// copy's resume started at it, without the prompt. Line 12 is linked past
+/// the removed record, to the prompt (the oracle sends the copy whole).
+#[test]
+fn a_record_bridged_to_a_removed_record_is_linked_past_it() {
+    let (recs, found, others) = repair_data("bridged-to-a-removed-thinking-block.jsonl");
+    assert!(found.is_empty(), "{found:?}");
+    assert!(others.is_empty(), "left beside the copy: {others:?}");
+    let text = recs
+        .iter()
+        .find(|r| r["uuid"] == "b5d93735-6144-4784-b613-07756c66fe16")
+        .unwrap();
+    let prompt = recs.iter().find(|r| r["type"] == "user").unwrap();
+    assert_eq!(text["parentUuid"], prompt["uuid"]);
+}

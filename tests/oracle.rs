@@ -304,6 +304,9 @@ cases! {
     claude_invalid_utf8_in_text: Claude "tests/data/claude-code/invalid-utf8-in-text.jsonl" Expect::Whole;
     // The input sends 4 of 7 units; the copy, linked in file order, all.
     claude_copy_over_a_bridged_branch: Claude "tests/data/claude-code/copy-over-a-bridged-branch.jsonl" Expect::Whole;
+    // The input's request is refused (a thinking signature); the copy,
+    // without that record, has its bridged child linked past it.
+    claude_bridged_to_a_removed_thinking_block: Claude "tests/data/claude-code/bridged-to-a-removed-thinking-block.jsonl" Expect::Whole;
 }
 
 /// Every Claude Code and Codex fixture has its case above (a new fixture

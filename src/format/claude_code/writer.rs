@@ -562,6 +562,31 @@ impl Writer for CcWriter {
                 trees.join(new, p);
             }
         }
+        // The record the client bridges a record with a missing parent to:
+        // its own walk's, or, for a record a later one with its uuid
+        // replaces, that one's (the copy may drop the later).
+        let mut last_of: HashMap<&str, usize> = HashMap::new();
+        for (i, r) in chain.records.iter().enumerate() {
+            if let Some(u) = r.uuid.as_deref() {
+                last_of.insert(u, i);
+            }
+        }
+        let bridged_to = |r: &ChainRecord| -> Option<usize> {
+            let walked = match (r.unreached, r.uuid.as_deref()) {
+                (crate::model::chain::Unreached::Replaced, Some(u)) => {
+                    &chain.records[*last_of.get(u)?]
+                }
+                _ => r,
+            };
+            match walked.link {
+                crate::model::chain::Link::Bridged { to, .. } => Some(to),
+                crate::model::chain::Link::Cycle {
+                    older: Some((k, gap)),
+                    ..
+                } if gap <= crate::model::chain::BRIDGE_MS => Some(k),
+                _ => None,
+            }
+        };
         // The records before, per kind, newest last: main chain and
         // sidechain records are never linked to each other.
         let mut prevs: [Vec<String>; 2] = [Vec::new(), Vec::new()];
@@ -652,6 +677,35 @@ impl Writer for CcWriter {
                         }
                     );
                     Some((to, rule, what))
+                } else if asked.is_none()
+                    && let Some(k) = bridged_to(r)
+                    && dropped_set.contains(&start_of(&chain.records[k].loc))
+                {
+                    // The record the client bridges it to (its parent is
+                    // missing) is removed by this repair: the client would
+                    // bridge it further back, maybe past 5 s, and break
+                    // the chain there. To the nearest record above that
+                    // one the copy keeps.
+                    let mut up = chain.records[k].uuid.as_deref();
+                    let mut guard = 0;
+                    while let Some(u) = up
+                        && !present.contains(u)
+                        && guard < slots.len()
+                    {
+                        up = parent_of_dropped.get(u).copied().flatten();
+                        guard += 1;
+                    }
+                    up.filter(|u| present.contains(u) && (own.is_empty() || !trees.same(u, own)))
+                        .map(|u| {
+                            (
+                                Some(u.to_string()),
+                                "dangling-parent",
+                                format!(
+                                    "re-linked line {line} past line {}, the record Claude Code bridges it to, which this repair removes",
+                                    chain.line(k).unwrap_or(0)
+                                ),
+                            )
+                        })
                 } else if let Some(rule) = asked
                     && self.relink == Relink::AsBridged
                     && let crate::model::chain::Link::Bridged { to, .. } = &r.link
