@@ -104,83 +104,88 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         }
         let line = r.loc.line().unwrap_or(0);
         let pline = p.loc.line().unwrap_or(0);
-        // The results that answer its calls on the branch under it.
-        let results: Vec<&crate::model::chain::ChainRecord> = records
-            .iter()
-            .filter(|c| {
-                c.kind == RecordKind::User
-                    && c.unreached == Unreached::OffBranch
-                    && c.parent.is_some()
-                    && c.parent == r.uuid
-            })
-            .collect();
-        let calls = if r.calls.is_empty() {
-            "it".to_string()
-        } else {
-            format!(
-                "it, its tool call{} {}",
-                if r.calls.len() == 1 { "" } else { "s" },
-                r.calls
-                    .iter()
-                    .map(|c| format!("`{c}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        };
-        let answered = if results.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " and the result{} answering {}",
-                if results.len() == 1 { "" } else { "s" },
-                if r.calls.len() == 1 { "it" } else { "them" }
-            )
-        };
-        let fix = vec![Action::SetMessageId {
-            loc: r.loc.clone(),
-            id: reply.clone(),
-        }];
-        if sent {
-            // On the branch the resume walks: sent, as a reply of its own.
-            let mut f = ctx
-                .finding(
-                    &RULE,
-                    None,
-                    r.loc.clone(),
-                    format!(
-                        "line {line} belongs to the reply of line {pline} but carries another `message.id`: Claude Code sends it as a reply of its own, after the rest of that reply"
-                    ),
-                )
-                .label(&r.loc, format!("`message.id` `{id}`"))
-                .label(&p.loc, format!("the reply, `message.id` `{reply}`"))
-                .note("the model is shown a turn it never took; where that puts the record between calls and their results, `interleaved-message` says what the client does");
-            f.severity = Severity::Warning;
-            for c in &r.calls {
-                f = f.id(c);
-            }
-            out.push(f.fix(fix));
-            continue;
-        }
-        let mut f = ctx
-            .finding(
-                &RULE,
-                None,
-                r.loc.clone(),
+        let belongs = format!(
+            "line {line} belongs to the reply of line {pline} but carries another `message.id`"
+        );
+        // On the branch the resume walks, it is sent, as a reply of its
+        // own; off it, it is lost with the results under it.
+        let (summary, shown, results, note, severity) = if sent {
+            (
                 format!(
-                    "line {line} belongs to the reply of line {pline} but carries another `message.id`: Claude Code leaves {calls}{answered} out of the request"
+                    "{belongs}: Claude Code sends it as a reply of its own, after the rest of that reply"
                 ),
+                format!("`message.id` `{id}`"),
+                Vec::new(),
+                "the model is shown a turn it never took; where that puts the record between calls and their results, `interleaved-message` says what the client does",
+                Severity::Warning,
             )
-            .label(&r.loc, format!("`message.id` `{id}`, never sent"))
+        } else {
+            let results: Vec<&ChainRecord> = records
+                .iter()
+                .filter(|c| {
+                    c.kind == RecordKind::User
+                        && c.unreached == Unreached::OffBranch
+                        && c.parent.is_some()
+                        && c.parent == r.uuid
+                })
+                .collect();
+            (
+                format!(
+                    "{belongs}: Claude Code leaves {}{} out of the request",
+                    what_it_holds(&r.calls),
+                    answered(&r.calls, results.len())
+                ),
+                format!("`message.id` `{id}`, never sent"),
+                results,
+                "Claude Code brings the records of a reply in by `message.id`: this one is silently lost, and its results with it",
+                Severity::Error,
+            )
+        };
+        let mut f = ctx
+            .finding(&RULE, None, r.loc.clone(), summary)
+            .label(&r.loc, shown)
             .label(&p.loc, format!("the reply, `message.id` `{reply}`"));
         for c in &results {
             f = f.label(&c.loc, "its result, never sent");
         }
-        f = f.note("Claude Code brings the records of a reply in by `message.id`: this one is silently lost, and its results with it");
+        f = f.note(note);
+        f.severity = severity;
         for c in &r.calls {
             f = f.id(c);
         }
-        out.push(f.fix(fix));
+        out.push(f.fix(vec![Action::SetMessageId {
+            loc: r.loc.clone(),
+            id: reply.clone(),
+        }]));
     }
+}
+
+/// "it, its tool call `a`" (or "it", for a record without calls).
+fn what_it_holds(calls: &[String]) -> String {
+    if calls.is_empty() {
+        return "it".to_string();
+    }
+    format!(
+        "it, its tool call{} {}",
+        if calls.len() == 1 { "" } else { "s" },
+        calls
+            .iter()
+            .map(|c| format!("`{c}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// " and the result answering it", for the results under the record.
+fn answered(calls: &[String], results: usize) -> String {
+    if results == 0 {
+        return String::new();
+    }
+    format!(
+        " and the result{} answering {}",
+        if results == 1 { "" } else { "s" },
+        if calls.len() == 1 { "it" } else { "them" }
+    )
 }
 
 /// Whether an assistant record of the reply `reply` is written under `r`,

@@ -645,20 +645,12 @@ impl Writer for CcWriter {
                 {
                     None
                 } else if let Some(p) = r.parent.as_deref()
-                    && let Some(mut up) = parent_of_dropped.get(p).copied()
+                    && let Some(up) = parent_of_dropped.get(p).copied()
                 {
                     // Its parent was removed by this repair: to that
                     // record's own parent, or the record before.
-                    let mut guard = 0;
-                    while let Some(u) = up
-                        && !present.contains(u)
-                        && guard < slots.len()
-                    {
-                        up = parent_of_dropped.get(u).copied().flatten();
-                        guard += 1;
-                    }
-                    let to = match up
-                        .filter(|u| present.contains(u) && (own.is_empty() || !trees.same(u, own)))
+                    let to = match kept_above(up, &present, &parent_of_dropped)
+                        .filter(|u| own.is_empty() || !trees.same(u, own))
                     {
                         Some(u) => Some(u.to_string()),
                         None => before(prev, &mut trees).0,
@@ -686,16 +678,8 @@ impl Writer for CcWriter {
                     // bridge it further back, maybe past 5 s, and break
                     // the chain there. To the nearest record above that
                     // one the copy keeps.
-                    let mut up = chain.records[k].uuid.as_deref();
-                    let mut guard = 0;
-                    while let Some(u) = up
-                        && !present.contains(u)
-                        && guard < slots.len()
-                    {
-                        up = parent_of_dropped.get(u).copied().flatten();
-                        guard += 1;
-                    }
-                    up.filter(|u| present.contains(u) && (own.is_empty() || !trees.same(u, own)))
+                    kept_above(chain.records[k].uuid.as_deref(), &present, &parent_of_dropped)
+                        .filter(|u| own.is_empty() || !trees.same(u, own))
                         .map(|u| {
                             (
                                 Some(u.to_string()),
@@ -1031,6 +1015,24 @@ fn fix_surrogates(piece: &[u8]) -> Vec<u8> {
         out[at..at + 6].copy_from_slice(b"\\ufffd");
     }
     out
+}
+
+/// From the record `up` (one this repair removes, or any), up its parents
+/// through removed records to the first record the copy keeps.
+fn kept_above<'a>(
+    mut up: Option<&'a str>,
+    present: &HashSet<&str>,
+    parent_of_dropped: &HashMap<&str, Option<&'a str>>,
+) -> Option<&'a str> {
+    let mut guard = 0;
+    while let Some(u) = up
+        && !present.contains(u)
+        && guard <= parent_of_dropped.len()
+    {
+        up = parent_of_dropped.get(u).copied().flatten();
+        guard += 1;
+    }
+    up.filter(|u| present.contains(u))
 }
 
 /// `s` written as a JSON string: a uuid read from a damaged record can
