@@ -59,6 +59,42 @@ impl Chatfsck for Binary {
     /// record that starts each message it loads (a record merged into one
     /// of them, a split part or a result, is not listed: an error on it
     /// counts as brought back).
+    /// From `inspect`'s timelines: the record starting each message of
+    /// the input's resume starts one of the copy's.
+    fn resumes_as_much(
+        &self,
+        input: &Path,
+        copy: &Path,
+        removed: &std::collections::HashSet<String>,
+    ) -> bool {
+        let sent = |path: &Path| -> Option<std::collections::HashSet<String>> {
+            let o = chatfsck()
+                .args(["inspect", "--format", "json"])
+                .arg(path)
+                .output()
+                .ok()?;
+            let inspect: serde_json::Value = serde_json::from_slice(&o.stdout).ok()?;
+            if inspect["dialect"] != "claude-code" {
+                return None;
+            }
+            let uuids = contract::uuids_by_line(&std::fs::read(path).ok()?);
+            Some(
+                inspect["conversations"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|c| c["timeline"].as_array().into_iter().flatten())
+                    .filter_map(|m| m["line"].as_u64())
+                    .filter_map(|l| contract::uuid_at(&uuids, l).map(str::to_string))
+                    .collect(),
+            )
+        };
+        match (sent(input), sent(copy)) {
+            (Some(a), Some(b)) => a.iter().all(|u| b.contains(u) || removed.contains(u)),
+            _ => false,
+        }
+    }
+
     fn brought_back(&self, input: &Path, copy: &Path) -> BTreeMap<String, usize> {
         let json = |args: &[&str], path: &Path| -> Option<serde_json::Value> {
             let o = chatfsck().args(args).arg(path).output().ok()?;

@@ -57,6 +57,19 @@ impl contract::Chatfsck for Library {
         t
     }
 
+    fn resumes_as_much(
+        &self,
+        input: &Path,
+        copy: &Path,
+        removed: &std::collections::HashSet<String>,
+    ) -> bool {
+        let resumed = |p: &Path| chatfsck::format::claude_code::resumed_at(p, Default::default());
+        match (resumed(input), resumed(copy)) {
+            (Ok(a), Ok(b)) => a.iter().all(|u| b.contains(u) || removed.contains(u)),
+            _ => false,
+        }
+    }
+
     fn repair(&self, input: &Path, output: &Path) -> Result<contract::Repaired, String> {
         let opts = chatfsck::repair::Options {
             selection: Default::default(),

@@ -61,12 +61,28 @@ pub trait Chatfsck {
     fn brought_back(&self, _input: &Path, _copy: &Path) -> BTreeMap<String, usize> {
         BTreeMap::new()
     }
+    /// Whether the copy's resume sends every record the input's resume
+    /// sends (Claude Code), but those the repair removed (their uuids in
+    /// `removed`, their bytes in the log). A driver that cannot tell
+    /// answers no.
+    fn resumes_as_much(&self, _input: &Path, _copy: &Path, _removed: &HashSet<String>) -> bool {
+        false
+    }
     /// Repair `input` into `output`.
     fn repair(&self, input: &Path, output: &Path) -> Result<Repaired, String>;
     /// Whether `input`'s store is one chatfsck never repairs (traces,
     /// report-only stores): a refusal is then the right answer.
     fn never_repaired(&self, input: &Path) -> bool;
 }
+
+/// Rules whose errors say which history a Claude Code resume leaves out.
+pub const HISTORY_RULES: &[&str] = &[
+    "dangling-parent",
+    "duplicate-uuid",
+    "parent-cycle",
+    "stale-leaf",
+    "unchained-records",
+];
 
 /// How one input fared.
 #[derive(Debug, PartialEq, Eq)]
@@ -125,11 +141,29 @@ pub fn check(c: &dyn Chatfsck, input: &Path, work: &Path) -> Result<Outcome, Str
         .lint(&copy)
         .map_err(|e| format!("the repaired copy is unreadable: {e}"))?;
     let mut back: Option<BTreeMap<String, usize>> = None;
+    let mut keeps: Option<bool> = None;
     for (rule, n) in &after {
         let was = before.get(rule).copied().unwrap_or(0);
         if *n > was {
             let back = back.get_or_insert_with(|| c.brought_back(input, &copy));
             let revealed = back.get(rule).copied().unwrap_or(0);
+            // An error that says what a resume leaves out costs nothing
+            // when the copy's resume sends all the input's did: what it
+            // leaves out, the input's left out too (a stray last record
+            // removed can unmask a stale leaf the input had).
+            if HISTORY_RULES.contains(&rule.as_str())
+                && *keeps.get_or_insert_with(|| {
+                    let removed = report
+                        .befores
+                        .iter()
+                        .flat_map(|b| uuids_by_line(b))
+                        .flatten()
+                        .collect();
+                    c.resumes_as_much(input, &copy, &removed)
+                })
+            {
+                continue;
+            }
             if n - revealed.min(*n) > was {
                 return Err(format!(
                     "the copy has {n} `{rule}` finding(s) ({revealed} on history the input's resume did not send), the input had {was}"
