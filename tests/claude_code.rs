@@ -762,3 +762,40 @@ fn a_record_bridged_to_a_removed_record_is_linked_past_it() {
     let prompt = recs.iter().find(|r| r["type"] == "user").unwrap();
     assert_eq!(text["parentUuid"], prompt["uuid"]);
 }
+
+/// A repair_file find (`fuzz/regressions/repair_file/claude-code-relink-of-
+/// a-replaced-record-joined-the-tree`, its first byte the file name): a
+/// record written twice with different content, the later last in the
+/// file, hangs under a stray result the repair removes. Re-linking the
+/// earlier copy (which the client never loads) joined the later one's
+/// tree, so the later one was taken for an ancestor of every record and
+/// made a root: the copy resumed 1 of 6 messages, against 4 sent by the
+/// input. It is now linked past the removed result as the earlier copy
+/// is, and the resume keeps all 6; a leaf that leaves nothing out is no
+/// `stale-leaf`.
+#[test]
+fn a_replaced_records_relink_does_not_cut_the_later_one_loose() {
+    let bytes = std::fs::read(root().join(
+        "fuzz/regressions/repair_file/claude-code-relink-of-a-replaced-record-joined-the-tree",
+    ))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("history.json");
+    std::fs::write(&input, &bytes[1..]).unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let copy = out.join("history.json");
+    let o = run(&[
+        "repair",
+        input.to_str().unwrap(),
+        "-o",
+        copy.to_str().unwrap(),
+    ]);
+    assert!(matches!(code(&o), 0 | 1), "{}", stderr(&o));
+    let (_, doc) = lint_json(copy.to_str().unwrap(), &[]);
+    assert_eq!(findings(&doc), ["duplicate-uuid error 11"], "{doc:#}");
+    let o = run(&["inspect", "--format", "json", copy.to_str().unwrap()]);
+    let inspect: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let timeline = inspect["conversations"][0]["timeline"].as_array().unwrap();
+    assert_eq!(timeline.len(), 3, "{inspect:#}");
+}

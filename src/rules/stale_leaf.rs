@@ -41,6 +41,11 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let (Some(leaf), Some(natural)) = (chain.leaf, chain.displaced_leaf) else {
         return;
     };
+    // A leaf that leaves nothing out is no dead end (the records after it
+    // were re-linked under it, say).
+    if chain.messages_kept == chain.messages_in_file {
+        return;
+    }
     let loc = &chain.records[leaf].loc;
     let nline = chain.line(natural).unwrap_or(0);
     out.push(

@@ -587,6 +587,21 @@ impl Writer for CcWriter {
                 _ => None,
             }
         };
+        // A removed record whose parent is missing leads, for the client,
+        // where its bridge goes: the walk past it follows that.
+        for s in &slots {
+            if let Some(r) = s.rec
+                && dropped(s)
+                && let Some(u) = r.uuid.as_deref()
+                && r.parent
+                    .as_deref()
+                    .is_some_and(|p| !present.contains(p) && !parent_of_dropped.contains_key(p))
+                && let Some(k) = bridged_to(r)
+                && let Some(b) = chain.records[k].uuid.as_deref()
+            {
+                parent_of_dropped.insert(u, Some(b));
+            }
+        }
         // The records before, per kind, newest last: main chain and
         // sidechain records are never linked to each other.
         let mut prevs: [Vec<String>; 2] = [Vec::new(), Vec::new()];
@@ -745,8 +760,11 @@ impl Writer for CcWriter {
                         r.parent.as_deref(),
                         to.as_deref(),
                     ));
+                    // A record a later one with its uuid replaces is not
+                    // the client's: its link joins no tree of the copy.
                     if let Some(u) = &to
                         && !own.is_empty()
+                        && r.unreached != crate::model::chain::Unreached::Replaced
                     {
                         trees.join(own, u);
                     }
