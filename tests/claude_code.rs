@@ -799,3 +799,51 @@ fn a_replaced_records_relink_does_not_cut_the_later_one_loose() {
     let timeline = inspect["conversations"][0]["timeline"].as_array().unwrap();
     assert_eq!(timeline.len(), 3, "{inspect:#}");
 }
+
+/// A repair_file find (`fuzz/regressions/repair_file/claude-code-relink-to-
+/// a-uuid-a-later-record-replaces`): an Edit call whose parent the repair
+/// removes was linked to "the record before it", whose uuid a later record
+/// of different content also has. The client resolves that uuid to the
+/// later record, which the client bridges back to the call: a cycle, and
+/// the copy's resume left the call out (the input's sent it). A record a
+/// later kept one replaces is no longer a record to link to.
+#[test]
+fn a_relink_never_targets_a_uuid_a_later_record_replaces() {
+    let bytes =
+        std::fs::read(root().join(
+            "fuzz/regressions/repair_file/claude-code-relink-to-a-uuid-a-later-record-replaces",
+        ))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("session.jsonl");
+    std::fs::write(&input, &bytes[1..]).unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let copy = out.join("session.jsonl");
+    let o = run(&[
+        "repair",
+        input.to_str().unwrap(),
+        "-o",
+        copy.to_str().unwrap(),
+    ]);
+    assert!(matches!(code(&o), 0 | 1), "{}", stderr(&o));
+    let (_, doc) = lint_json(copy.to_str().unwrap(), &[]);
+    assert!(
+        !findings(&doc).iter().any(|f| f.starts_with("stale-leaf")),
+        "{doc:#}"
+    );
+    let recs = records(&copy);
+    let call = recs
+        .iter()
+        .position(|r| r["uuid"] == "3ac43b34-2909-42a6-a100-08748e1b7de3")
+        .unwrap();
+    let o = run(&["inspect", "--format", "json", copy.to_str().unwrap()]);
+    let inspect: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let lines: Vec<u64> = inspect["conversations"][0]["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["line"].as_u64())
+        .collect();
+    assert!(lines.contains(&(call as u64 + 1)), "{lines:?}");
+}

@@ -602,6 +602,15 @@ impl Writer for CcWriter {
                 parent_of_dropped.insert(u, Some(b));
             }
         }
+        // Of the records the copy keeps, the last with each uuid.
+        let mut last_kept: HashMap<&str, u64> = HashMap::new();
+        for s in &slots {
+            if let Some(u) = s.rec.and_then(|r| r.uuid.as_deref())
+                && !dropped(s)
+            {
+                last_kept.insert(u, start_of(s.loc));
+            }
+        }
         // The records before, per kind, newest last: main chain and
         // sidechain records are never linked to each other.
         let mut prevs: [Vec<String>; 2] = [Vec::new(), Vec::new()];
@@ -771,9 +780,13 @@ impl Writer for CcWriter {
                     plan.recs.entry(key).or_default().parent = Some(to);
                 }
             }
+            // A record a later kept one with its uuid replaces is no
+            // record to link to: the client resolves its uuid to the later
+            // one, which may come after (a link to it can close a cycle).
             if linkable
                 && r.kind != RecordKind::Progress
                 && let Some(u) = &r.uuid
+                && last_kept.get(u.as_str()) == Some(&key)
             {
                 prev.push(u.clone());
             }
