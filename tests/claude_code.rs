@@ -775,23 +775,10 @@ fn a_record_bridged_to_a_removed_record_is_linked_past_it() {
 /// `stale-leaf`.
 #[test]
 fn a_replaced_records_relink_does_not_cut_the_later_one_loose() {
-    let bytes = std::fs::read(root().join(
-        "fuzz/regressions/repair_file/claude-code-relink-of-a-replaced-record-joined-the-tree",
-    ))
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("history.json");
-    std::fs::write(&input, &bytes[1..]).unwrap();
-    let out = dir.path().join("out");
-    std::fs::create_dir(&out).unwrap();
-    let copy = out.join("history.json");
-    let o = run(&[
-        "repair",
-        input.to_str().unwrap(),
-        "-o",
-        copy.to_str().unwrap(),
-    ]);
-    assert!(matches!(code(&o), 0 | 1), "{}", stderr(&o));
+    let (_dir, copy) = repair_regression(
+        "claude-code-relink-of-a-replaced-record-joined-the-tree",
+        "history.json",
+    );
     let (_, doc) = lint_json(copy.to_str().unwrap(), &[]);
     assert_eq!(findings(&doc), ["duplicate-uuid error 11"], "{doc:#}");
     let o = run(&["inspect", "--format", "json", copy.to_str().unwrap()]);
@@ -809,24 +796,10 @@ fn a_replaced_records_relink_does_not_cut_the_later_one_loose() {
 /// later kept one replaces is no longer a record to link to.
 #[test]
 fn a_relink_never_targets_a_uuid_a_later_record_replaces() {
-    let bytes =
-        std::fs::read(root().join(
-            "fuzz/regressions/repair_file/claude-code-relink-to-a-uuid-a-later-record-replaces",
-        ))
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("session.jsonl");
-    std::fs::write(&input, &bytes[1..]).unwrap();
-    let out = dir.path().join("out");
-    std::fs::create_dir(&out).unwrap();
-    let copy = out.join("session.jsonl");
-    let o = run(&[
-        "repair",
-        input.to_str().unwrap(),
-        "-o",
-        copy.to_str().unwrap(),
-    ]);
-    assert!(matches!(code(&o), 0 | 1), "{}", stderr(&o));
+    let (_dir, copy) = repair_regression(
+        "claude-code-relink-to-a-uuid-a-later-record-replaces",
+        "session.jsonl",
+    );
     let (_, doc) = lint_json(copy.to_str().unwrap(), &[]);
     assert!(
         !findings(&doc).iter().any(|f| f.starts_with("stale-leaf")),
@@ -846,4 +819,25 @@ fn a_relink_never_targets_a_uuid_a_later_record_replaces() {
         .filter_map(|m| m["line"].as_u64())
         .collect();
     assert!(lines.contains(&(call as u64 + 1)), "{lines:?}");
+}
+
+/// Repair a repair_file regression input (its first byte picks the file
+/// name the fuzzer saved it under, `name`) into a directory of its own:
+/// the directory and the copy.
+fn repair_regression(input: &str, name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let bytes = std::fs::read(root().join("fuzz/regressions/repair_file").join(input)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, &bytes[1..]).unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let copy = out.join(name);
+    let o = run(&[
+        "repair",
+        path.to_str().unwrap(),
+        "-o",
+        copy.to_str().unwrap(),
+    ]);
+    assert!(matches!(code(&o), 0 | 1), "{input}: {}", stderr(&o));
+    (dir, copy)
 }

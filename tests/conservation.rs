@@ -23,6 +23,33 @@ use contract::{Chatfsck, Outcome, Repaired};
 /// The built binary as the contract's driver.
 struct Binary;
 
+/// What a Claude Code session's resume sends, from `inspect`'s timeline:
+/// the uuid of the record that starts each message it loads (a record
+/// merged into one of them, a split part or a result, is not listed).
+/// `None` for a file that is not read as a Claude Code session.
+fn sent_by_resume(path: &Path) -> Option<std::collections::HashSet<String>> {
+    let o = chatfsck()
+        .args(["inspect", "--format", "json"])
+        .arg(path)
+        .output()
+        .ok()?;
+    let inspect: serde_json::Value = serde_json::from_slice(&o.stdout).ok()?;
+    if inspect["dialect"] != "claude-code" {
+        return None;
+    }
+    let uuids = contract::uuids_by_line(&std::fs::read(path).ok()?);
+    Some(
+        inspect["conversations"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|c| c["timeline"].as_array().into_iter().flatten())
+            .filter_map(|m| m["line"].as_u64())
+            .filter_map(|l| contract::uuid_at(&uuids, l).map(str::to_string))
+            .collect(),
+    )
+}
+
 fn chatfsck() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_chatfsck"));
     c.env("NO_COLOR", "1");
@@ -55,67 +82,31 @@ impl Chatfsck for Binary {
         Ok(t)
     }
 
-    /// What the input's resume sends, from `inspect`'s timeline: the
-    /// record that starts each message it loads (a record merged into one
-    /// of them, a split part or a result, is not listed: an error on it
-    /// counts as brought back).
-    /// From `inspect`'s timelines: the record starting each message of
-    /// the input's resume starts one of the copy's.
+    /// From `inspect`'s timelines ([`sent_by_resume`]).
     fn resumes_as_much(
         &self,
         input: &Path,
         copy: &Path,
         removed: &std::collections::HashSet<String>,
     ) -> bool {
-        let sent = |path: &Path| -> Option<std::collections::HashSet<String>> {
-            let o = chatfsck()
-                .args(["inspect", "--format", "json"])
-                .arg(path)
-                .output()
-                .ok()?;
-            let inspect: serde_json::Value = serde_json::from_slice(&o.stdout).ok()?;
-            if inspect["dialect"] != "claude-code" {
-                return None;
-            }
-            let uuids = contract::uuids_by_line(&std::fs::read(path).ok()?);
-            Some(
-                inspect["conversations"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .flat_map(|c| c["timeline"].as_array().into_iter().flatten())
-                    .filter_map(|m| m["line"].as_u64())
-                    .filter_map(|l| contract::uuid_at(&uuids, l).map(str::to_string))
-                    .collect(),
-            )
-        };
-        match (sent(input), sent(copy)) {
-            (Some(a), Some(b)) => a.iter().all(|u| b.contains(u) || removed.contains(u)),
+        match (sent_by_resume(input), sent_by_resume(copy)) {
+            (Some(a), Some(b)) => contract::sends_all(&a, &b, removed),
             _ => false,
         }
     }
 
     fn brought_back(&self, input: &Path, copy: &Path) -> BTreeMap<String, usize> {
-        let json = |args: &[&str], path: &Path| -> Option<serde_json::Value> {
-            let o = chatfsck().args(args).arg(path).output().ok()?;
-            serde_json::from_slice(&o.stdout).ok()
-        };
-        let Some(inspect) = json(&["inspect", "--format", "json"], input) else {
+        let Some(sent) = sent_by_resume(input) else {
             return BTreeMap::new();
         };
-        if inspect["dialect"] != "claude-code" {
-            return BTreeMap::new();
-        }
-        let before = contract::uuids_by_line(&std::fs::read(input).unwrap_or_default());
-        let sent: std::collections::HashSet<&str> = inspect["conversations"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .flat_map(|c| c["timeline"].as_array().into_iter().flatten())
-            .filter_map(|m| m["line"].as_u64())
-            .filter_map(|l| contract::uuid_at(&before, l))
-            .collect();
-        let Some(lint) = json(&["lint", "--format", "json"], copy) else {
+        let o = chatfsck()
+            .args(["lint", "--format", "json"])
+            .arg(copy)
+            .output();
+        let Some(lint) = o
+            .ok()
+            .and_then(|o| serde_json::from_slice::<serde_json::Value>(&o.stdout).ok())
+        else {
             return BTreeMap::new();
         };
         let after = contract::uuids_by_line(&std::fs::read(copy).unwrap_or_default());

@@ -65,7 +65,7 @@ impl contract::Chatfsck for Library {
     ) -> bool {
         let resumed = |p: &Path| chatfsck::format::claude_code::resumed_at(p, Default::default());
         match (resumed(input), resumed(copy)) {
-            (Ok(a), Ok(b)) => a.iter().all(|u| b.contains(u) || removed.contains(u)),
+            (Ok(a), Ok(b)) => contract::sends_all(&a, &b, removed),
             _ => false,
         }
     }

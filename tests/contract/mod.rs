@@ -75,6 +75,18 @@ pub trait Chatfsck {
     fn never_repaired(&self, input: &Path) -> bool;
 }
 
+/// Whether every record `input`'s resume sends is sent by `copy`'s, or
+/// was removed by the repair.
+pub fn sends_all(
+    input: &HashSet<String>,
+    copy: &HashSet<String>,
+    removed: &HashSet<String>,
+) -> bool {
+    input
+        .iter()
+        .all(|u| copy.contains(u) || removed.contains(u))
+}
+
 /// Rules whose errors say which history a Claude Code resume leaves out.
 pub const HISTORY_RULES: &[&str] = &[
     "dangling-parent",
