@@ -477,7 +477,7 @@ fn a_repair_never_changes_the_dialect_a_file_reads_as() {
                     && l["reason"]
                         .as_str()
                         .unwrap()
-                        .contains("would read as jsonl (goose,")),
+                        .contains("would be read by the goose")),
             "{rule}: {log:#}"
         );
     }

@@ -302,6 +302,19 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
         if std::fs::hard_link(out, &copy).is_err() {
             std::fs::copy(out, &copy).map_err(|e| Error::io(out, &e))?;
         }
+        // A copy another store's reader reads (a Copilot CLI event log, a
+        // provider-shaped history) is no repair of this store's file: the
+        // repair it would get is another program's, or none.
+        if let Ok(src) = format::open_with(&copy, opts.limits, opts.mapping.as_ref()) {
+            let store = format::store_of(&src.info()).map_or("", |s| s.name);
+            if store != report.store {
+                let why = format!(
+                    "the repaired copy would be read by the {store} reader, where the input is read by the {} reader: the copy keeps the input as it is",
+                    report.store
+                );
+                return keep_input(input, out, opts, &why, report);
+            }
+        }
         // A pass that fails leaves nothing: not the copy an earlier pass
         // committed either (a failed repair writes nothing).
         let again = match repair_once(&copy, Some(&next), opts, relink) {
