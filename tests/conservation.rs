@@ -24,10 +24,13 @@ use contract::{Chatfsck, Outcome, Repaired};
 struct Binary;
 
 /// What a Claude Code session's resume sends, from `inspect`'s timeline:
-/// the uuid of the record that starts each message it loads (a record
+/// the uuid (or `by_line`'s key) of the record that starts each message it loads (a record
 /// merged into one of them, a split part or a result, is not listed).
 /// `None` for a file that is not read as a Claude Code session.
-fn sent_by_resume(path: &Path) -> Option<std::collections::HashSet<String>> {
+fn sent_by_resume(
+    path: &Path,
+    by_line: fn(&[u8]) -> Vec<Option<String>>,
+) -> Option<std::collections::HashSet<String>> {
     let o = chatfsck()
         .args(["inspect", "--format", "json"])
         .arg(path)
@@ -37,7 +40,7 @@ fn sent_by_resume(path: &Path) -> Option<std::collections::HashSet<String>> {
     if inspect["dialect"] != "claude-code" {
         return None;
     }
-    let uuids = contract::uuids_by_line(&std::fs::read(path).ok()?);
+    let uuids = by_line(&std::fs::read(path).ok()?);
     Some(
         inspect["conversations"]
             .as_array()
@@ -45,7 +48,7 @@ fn sent_by_resume(path: &Path) -> Option<std::collections::HashSet<String>> {
             .flatten()
             .flat_map(|c| c["timeline"].as_array().into_iter().flatten())
             .filter_map(|m| m["line"].as_u64())
-            .filter_map(|l| contract::uuid_at(&uuids, l).map(str::to_string))
+            .filter_map(|l| contract::on_line(&uuids, l).map(str::to_string))
             .collect(),
     )
 }
@@ -89,14 +92,15 @@ impl Chatfsck for Binary {
         copy: &Path,
         removed: &std::collections::HashSet<String>,
     ) -> bool {
-        match (sent_by_resume(input), sent_by_resume(copy)) {
+        let sent = |p| sent_by_resume(p, contract::uuids_by_line);
+        match (sent(input), sent(copy)) {
             (Some(a), Some(b)) => contract::sends_all(&a, &b, removed),
             _ => false,
         }
     }
 
     fn brought_back(&self, input: &Path, copy: &Path) -> BTreeMap<String, usize> {
-        let Some(sent) = sent_by_resume(input) else {
+        let Some(sent) = sent_by_resume(input, contract::keys_by_line) else {
             return BTreeMap::new();
         };
         let o = chatfsck()
@@ -109,13 +113,13 @@ impl Chatfsck for Binary {
         else {
             return BTreeMap::new();
         };
-        let after = contract::uuids_by_line(&std::fs::read(copy).unwrap_or_default());
+        let after = contract::keys_by_line(&std::fs::read(copy).unwrap_or_default());
         let mut t = BTreeMap::new();
         for f in lint["findings"].as_array().into_iter().flatten() {
             if f["severity"] == "error"
                 && let Some(u) = f["location"]["line"]
                     .as_u64()
-                    .and_then(|l| contract::uuid_at(&after, l))
+                    .and_then(|l| contract::on_line(&after, l))
                 && !sent.contains(u)
             {
                 *t.entry(f["rule"].as_str().unwrap_or("?").to_string())

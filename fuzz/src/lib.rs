@@ -30,26 +30,39 @@ impl contract::Chatfsck for Library {
         Ok(t)
     }
 
+    /// The input's resume, from the resume model: every record a message
+    /// it sends is built from (merged records and results included),
+    /// found again in the copy by `contract::keys_by_line`.
     fn brought_back(&self, input: &Path, copy: &Path) -> BTreeMap<String, usize> {
         use chatfsck::format::{self, Dialect};
         let limits = Default::default();
-        let claude =
-            format::open(input, limits).is_ok_and(|s| s.info().dialect == Dialect::ClaudeCode);
-        let Some(sent) = claude
-            .then(|| format::claude_code::resumed_at(input, limits).ok())
-            .flatten()
-        else {
+        let Ok(mut src) = format::open(input, limits) else {
             return BTreeMap::new();
         };
+        if src.info().dialect != Dialect::ClaudeCode {
+            return BTreeMap::new();
+        }
+        let keys = contract::keys_by_line(&std::fs::read(input).unwrap_or_default());
+        let mut sent = std::collections::HashSet::new();
+        while let Some(Ok(conv)) = src.next_conversation() {
+            for m in &conv.messages {
+                let lines = std::iter::once(&m.loc).chain(m.parts.iter().map(|p| &p.loc));
+                for l in lines.filter_map(|l| l.line()) {
+                    if let Some(k) = contract::on_line(&keys, l) {
+                        sent.insert(k.to_string());
+                    }
+                }
+            }
+        }
         let Ok(out) = chatfsck::lint::lint(&[copy.to_path_buf()], &Default::default()) else {
             return BTreeMap::new();
         };
-        let uuids = contract::uuids_by_line(&std::fs::read(copy).unwrap_or_default());
+        let after = contract::keys_by_line(&std::fs::read(copy).unwrap_or_default());
         let mut t = BTreeMap::new();
         for f in out.findings() {
             if f.severity == chatfsck::finding::Severity::Error
-                && let Some(u) = f.line().and_then(|l| contract::uuid_at(&uuids, l))
-                && !sent.contains(u)
+                && let Some(k) = f.line().and_then(|l| contract::on_line(&after, l))
+                && !sent.contains(k)
             {
                 *t.entry(f.rule.to_string()).or_default() += 1;
             }

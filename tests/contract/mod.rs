@@ -210,8 +210,26 @@ pub fn uuids_by_line(bytes: &[u8]) -> Vec<Option<String>> {
         .collect()
 }
 
-/// The uuid on `line` (1-based) of `uuids_by_line`'s answer.
-pub fn uuid_at(uuids: &[Option<String>], line: u64) -> Option<&str> {
+/// A key for the record on each line, to find it again in a repaired
+/// copy: its uuid, or, for a record without one (a damaged key), its JSON
+/// without `parentUuid` (a repair may re-link it).
+pub fn keys_by_line(bytes: &[u8]) -> Vec<Option<String>> {
+    bytes
+        .split(|&b| b == b'\n')
+        .map(|l| {
+            let mut v: serde_json::Value =
+                serde_json::from_str(&String::from_utf8_lossy(l)).ok()?;
+            if let Some(u) = v["uuid"].as_str() {
+                return Some(format!("uuid {u}"));
+            }
+            v.as_object_mut()?.remove("parentUuid");
+            Some(format!("record {v}"))
+        })
+        .collect()
+}
+
+/// The value on `line` (1-based) of `uuids_by_line`'s or `keys_by_line`'s answer.
+pub fn on_line(uuids: &[Option<String>], line: u64) -> Option<&str> {
     let i = usize::try_from(line).ok()?.checked_sub(1)?;
     uuids.get(i)?.as_deref()
 }
