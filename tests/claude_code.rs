@@ -841,3 +841,26 @@ fn repair_regression(input: &str, name: &str) -> (tempfile::TempDir, std::path::
     assert!(matches!(code(&o), 0 | 1), "{input}: {}", stderr(&o));
     (dir, copy)
 }
+
+/// A repair_file find (`claude-code-cycle-bridge-target-removed`): a record
+/// whose parent is its own descendant, which the client breaks by bridging
+/// to a stray result 4.9 s older. The repair removed that result and left
+/// the record as it was (its parent is present), and the copy's resume
+/// stopped there: 2 of 5 messages, where the input's sent 4 besides the
+/// strays. The record is now linked past the removed result.
+#[test]
+fn a_cycle_broken_at_a_removed_record_is_linked_past_it() {
+    let (_dir, copy) = repair_regression(
+        "claude-code-cycle-bridge-target-removed",
+        "0b1c2d3e-4f50-4617-a8b9-cadbecfd0e1f.jsonl",
+    );
+    let (_, doc) = lint_json(copy.to_str().unwrap(), &[]);
+    assert!(
+        !findings(&doc).iter().any(|f| f.starts_with("parent-cycle")),
+        "{doc:#}"
+    );
+    let o = run(&["inspect", "--format", "json", copy.to_str().unwrap()]);
+    let inspect: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let timeline = inspect["conversations"][0]["timeline"].as_array().unwrap();
+    assert!(timeline.len() >= 6, "{inspect:#}");
+}

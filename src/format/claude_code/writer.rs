@@ -664,6 +664,31 @@ impl Writer for CcWriter {
                         "answer-call",
                         format!("re-linked line {line} to the inserted tool result"),
                     ))
+                } else if let crate::model::chain::Link::Cycle {
+                    older: Some((k, gap)),
+                    ..
+                } = r.link
+                    && asked.is_none()
+                    && gap <= crate::model::chain::BRIDGE_MS
+                    && dropped_set.contains(&start_of(&chain.records[k].loc))
+                {
+                    // Its parent is its own descendant, and the client
+                    // breaks the cycle at the newest older record, which
+                    // this repair removes: with nothing else within 5 s,
+                    // the walk would stop here. Past the removed record, as
+                    // the client went through it.
+                    kept_above(chain.records[k].uuid.as_deref(), &present, &parent_of_dropped)
+                        .filter(|u| own.is_empty() || !trees.same(u, own))
+                        .map(|u| {
+                            (
+                                Some(u.to_string()),
+                                "parent-cycle",
+                                format!(
+                                    "re-linked line {line} past line {}, where Claude Code breaks its parent cycle, which this repair removes",
+                                    chain.line(k).unwrap_or(0)
+                                ),
+                            )
+                        })
                 } else if let Some(p) = r.parent.as_deref()
                     && (present.contains(p) || inserted.contains(p))
                 {
