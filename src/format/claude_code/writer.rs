@@ -682,7 +682,11 @@ impl Writer for CcWriter {
                         .map(|u| {
                             (
                                 Some(u.to_string()),
-                                "parent-cycle",
+                                // Under the rule that removed the record.
+                                dropped_by
+                                    .get(&start_of(&chain.records[k].loc))
+                                    .copied()
+                                    .unwrap_or("dangling-parent"),
                                 format!(
                                     "re-linked line {line} past line {}, where Claude Code breaks its parent cycle, which this repair removes",
                                     chain.line(k).unwrap_or(0)
