@@ -199,7 +199,8 @@ pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Rep
         return Ok(report);
     };
     let judge = |p: &Path| -> Option<(usize, usize)> {
-        let (got, errors) = judge(p, opts).ok()?;
+        let (got, errors) = read_back(p, opts).ok()?;
+        let errors = errors.values().sum::<usize>();
         Some((want.iter().filter(|u| !got.contains(*u)).count(), errors))
     };
     let Some(first) = judge(out) else {
@@ -224,29 +225,22 @@ pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Rep
     Ok(other)
 }
 
-/// What Claude Code's resume of the session at `path` sends (the uuids),
-/// and how many error findings lint makes of it.
-fn judge(path: &Path, opts: &Options) -> Result<(std::collections::HashSet<String>, usize)> {
-    let mut src = format::open(path, opts.limits)?;
-    let mut sent = std::collections::HashSet::new();
-    let mut errors = 0;
-    while let Some(conv) = src.next_conversation() {
-        let conv = conv?;
-        sent.extend(format::claude_code::resumed(&conv).map(str::to_string));
-        errors += crate::lint::check(&conv, &opts.selection)
-            .iter()
-            .filter(|f| f.severity == crate::finding::Severity::Error)
-            .count();
-    }
-    Ok((sent, errors))
-}
-
-/// How many error findings lint makes of the file at `path`, by rule.
-fn errors_by_rule(path: &Path, opts: &Options) -> Result<HashMap<&'static str, usize>> {
+/// What lint makes of the file at `path`, read back: the uuids Claude
+/// Code's resume of it sends (none for other stores), and its error
+/// findings by rule.
+fn read_back(
+    path: &Path,
+    opts: &Options,
+) -> Result<(
+    std::collections::HashSet<String>,
+    HashMap<&'static str, usize>,
+)> {
     let mut src = format::open_with(path, opts.limits, opts.mapping.as_ref())?;
+    let mut sent = std::collections::HashSet::new();
     let mut errors = HashMap::new();
     while let Some(conv) = src.next_conversation() {
         let conv = conv?;
+        sent.extend(format::claude_code::resumed(&conv).map(str::to_string));
         for f in crate::lint::check(&conv, &opts.selection) {
             if f.severity == crate::finding::Severity::Error {
                 *errors.entry(f.rule).or_default() += 1;
@@ -254,7 +248,7 @@ fn errors_by_rule(path: &Path, opts: &Options) -> Result<HashMap<&'static str, u
         }
         src.done(conv);
     }
-    Ok(errors)
+    Ok((sent, errors))
 }
 
 /// A registered temporary directory beside `out` (removed on drop, and
@@ -333,18 +327,16 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
             // an unanswered one once the OpenAI lines before it are
             // dropped. Such a copy must hold no more errors of any rule
             // than the input, or the copy keeps the input as it is.
-            let reads_as = (again.format, again.dialect, again.store);
-            if reads_as != (report.format, report.dialect, report.store) {
-                let (was, now) = (errors_by_rule(input, opts)?, errors_by_rule(&copy, opts)?);
+            // (A copy another store reads never gets here: see above.)
+            if (again.format, again.dialect) != (report.format, report.dialect) {
+                let (was, now) = (read_back(input, opts)?.1, read_back(&copy, opts)?.1);
                 if let Some((rule, n)) = now.iter().find(|(r, n)| was.get(*r).unwrap_or(&0) < *n) {
                     let why = format!(
-                        "the repaired copy would read as {} ({}, by the {} reader), where the input reads as {} ({}, by the {} reader), and there it would hold {n} {rule} error(s) more than the input: the copy keeps the input as it is",
+                        "the repaired copy would read as {} ({}), where the input reads as {} ({}), and there it would hold {n} {rule} error(s) more than the input: the copy keeps the input as it is",
                         again.format,
                         again.dialect,
-                        again.store,
                         report.format,
                         report.dialect,
-                        report.store,
                         n = n - was.get(rule).unwrap_or(&0)
                     );
                     return keep_input(input, out, opts, &why, report);
