@@ -804,6 +804,81 @@ fn phoenix_databases_with_the_old_column_names_are_read() {
     assert_eq!(r["answer"], "hello");
 }
 
+/// Phoenix files a trace under one session (`traces.project_session_rowid`,
+/// from the `session.id` of the spans as they arrived): its UI shows the
+/// trace there, so chatfsck groups it there too, whatever a span's own
+/// attribute says. A trace without a session falls back to the span's
+/// `session.id`; a span whose kind column is not `LLM` is still a request
+/// when its attributes hold a prompt.
+#[test]
+fn phoenix_groups_a_trace_under_the_session_phoenix_filed_it_in() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("phoenix.db");
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch(
+            "CREATE TABLE project_sessions (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL UNIQUE);
+             CREATE TABLE traces (id INTEGER PRIMARY KEY, trace_id TEXT NOT NULL UNIQUE,
+               project_session_rowid INTEGER);
+             CREATE TABLE spans (id INTEGER PRIMARY KEY, trace_rowid INTEGER NOT NULL, span_id TEXT NOT NULL,
+               name TEXT NOT NULL, span_kind TEXT NOT NULL, start_time TEXT NOT NULL,
+               attributes JSON NOT NULL, events JSON NOT NULL, status_code TEXT NOT NULL,
+               status_message TEXT NOT NULL);
+             INSERT INTO project_sessions VALUES (1, 'filed');
+             INSERT INTO traces VALUES (1, 't-in-session', 1), (2, 't-alone', NULL);",
+        )
+        .unwrap();
+        let span = |id: i64, trace: i64, kind: &str, session: &str, start: &str| {
+            let attrs = serde_json::json!({
+                "llm": {
+                    "input_messages": [{"message": {"role": "user", "content": "hi"}}],
+                    "output_messages": [{"message": {"role": "assistant", "content": "hello"}}],
+                    "finish_reason": "stop",
+                },
+                "session": {"id": session},
+            });
+            c.execute(
+                "INSERT INTO spans VALUES (?1, ?2, ?3, 'ChatCompletion', ?4, ?5, ?6, '[]', 'OK', '')",
+                rusqlite::params![id, trace, format!("s{id}"), kind, start, attrs.to_string()],
+            )
+            .unwrap();
+        };
+        span(
+            1,
+            1,
+            "LLM",
+            "the-span-says-otherwise",
+            "2024-04-03 10:00:00",
+        );
+        span(2, 1, "UNKNOWN", "filed", "2024-04-03 10:00:01");
+        span(3, 2, "LLM", "from-the-attribute", "2024-04-03 11:00:00");
+    }
+    let db = db.to_string_lossy().into_owned();
+    let o = run(&["inspect", "--format", "json", &db]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ins: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ids: Vec<Vec<&str>> = ins["trace"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            c["requests"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["id"].as_str().unwrap())
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            vec!["filed/turn-1/step-0", "filed/turn-1/step-1"],
+            vec!["from-the-attribute/turn-1/step-0"],
+        ]
+    );
+}
+
 #[test]
 fn a_pretty_printed_otlp_document_is_read_with_real_line_numbers() {
     let text = std::fs::read_to_string(root().join(OTLP_GENAI)).unwrap();

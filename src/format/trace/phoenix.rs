@@ -3,10 +3,12 @@
 //! `spans.attributes` is nested JSON (OpenInference's dotted keys become
 //! objects, numeric segments arrays): `llm.input_messages[i].message.*` is
 //! the prompt as sent, `llm.output_messages` the answer, `llm.finish_reason`
-//! (or the raw response in `output.value`) how it ended, `session.id` the
-//! conversation. Every LLM span is one recorded request; a conversation is a
-//! session (or, without one, a trace); its traces are turns, the LLM spans
-//! of a trace its steps. Older databases name the columns `parent_span_id`,
+//! (or the raw response in `output.value`) how it ended. Every LLM span is
+//! one recorded request; a conversation is a session (or, without one, a
+//! trace); its traces are turns, the LLM spans of a trace its steps. A
+//! trace's session is the one Phoenix filed it under (`project_sessions`,
+//! made from the spans' `session.id` as they arrived, and what its UI
+//! shows); in a database without that table, the span's `session.id`. Older databases name the columns `parent_span_id`,
 //! `kind` and `status`; both spellings are read.
 
 use std::borrow::Cow;
@@ -269,10 +271,23 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Phoenix> {
             rank.entry(rowid).or_insert(n);
         }
     }
+    // A span's attributes are read here only when its columns leave the
+    // question open: whether it is an LLM span (its kind is not `LLM`), or
+    // which session it is in (its trace has no Phoenix session). An LLM
+    // span in a session, most of a store's bytes, is read once, when its
+    // request is built.
+    let kind = quote_ident(cols.kind);
+    let attributes = if cols.sessions {
+        format!(
+            "CASE WHEN s.{kind} = 'LLM' AND trim(coalesce(ps.session_id, '')) != '' \
+             THEN NULL ELSE s.attributes END"
+        )
+    } else {
+        "s.attributes".to_string()
+    };
     let sql = format!(
-        "SELECT s.id, s.{kind}, s.attributes, t.trace_id, {session_col} \
+        "SELECT s.id, s.{kind}, {attributes}, t.trace_id, {session_col} \
          FROM spans s JOIN traces t ON t.id = s.trace_rowid {session_join}",
-        kind = quote_ident(cols.kind),
     );
     let mut index = Vec::new();
     {
@@ -289,10 +304,12 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Phoenix> {
             let trace =
                 sqlite::text(r.get_ref(3).map_err(sqlite::error_of(path))?).unwrap_or_default();
             let session = sqlite::text(r.get_ref(4).map_err(sqlite::error_of(path))?);
-            let group = keys
-                .session
-                .or(session)
-                .filter(|s| !s.is_empty())
+            // Phoenix's own session of the trace (`project_sessions`, what
+            // its UI groups the trace under), else the span's `session.id`
+            // (a database without sessions), else the trace.
+            let group = session
+                .filter(|s| !s.trim().is_empty())
+                .or(keys.session.filter(|s| !s.is_empty()))
                 .unwrap_or_else(|| trace.clone());
             index.push((group, rowid, trace));
         }
