@@ -772,7 +772,9 @@ fn a_record_bridged_to_a_removed_record_is_linked_past_it() {
 /// made a root: the copy resumed 1 of 6 messages, against 4 sent by the
 /// input. It is now linked past the removed result as the earlier copy
 /// is, and the resume keeps all 6; a leaf that leaves nothing out is no
-/// `stale-leaf`.
+/// `stale-leaf`. The removed result's parent is a call this repair
+/// answers: the later record goes under the inserted result, so the chain
+/// holds both results in a row (the client sends them as one message).
 #[test]
 fn a_replaced_records_relink_does_not_cut_the_later_one_loose() {
     let (_dir, copy) = repair_regression(
@@ -784,7 +786,37 @@ fn a_replaced_records_relink_does_not_cut_the_later_one_loose() {
     let o = run(&["inspect", "--format", "json", copy.to_str().unwrap()]);
     let inspect: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let timeline = inspect["conversations"][0]["timeline"].as_array().unwrap();
-    assert_eq!(timeline.len(), 3, "{inspect:#}");
+    let sent: Vec<(String, Vec<String>)> = timeline
+        .iter()
+        .map(|m| {
+            let ids = m["tool_ids"].as_array().unwrap();
+            (
+                m["role"].as_str().unwrap().to_string(),
+                ids.iter()
+                    .map(|i| i.as_str().unwrap()[11..].to_string())
+                    .collect(),
+            )
+        })
+        .collect();
+    let s = |role: &str, ids: &[&str]| {
+        (
+            role.to_string(),
+            ids.iter().map(|i| i.to_string()).collect(),
+        )
+    };
+    assert_eq!(
+        sent,
+        [
+            s("user", &[]),
+            s(
+                "assistant",
+                &["016tbodT5CtBRJqqi7vKsFvG", "01AE52DNTFXnbYCYZbNxhzWc"]
+            ),
+            s("user", &["01AE52DNTFXnbYCYZbNxhzWc"]),
+            s("user", &["016tbodT5CtBRJqqi7vKsFvG"]),
+        ],
+        "{inspect:#}"
+    );
 }
 
 /// A repair_file find (`fuzz/regressions/repair_file/claude-code-relink-to-

@@ -139,6 +139,8 @@ pub struct ChainRecord {
     pub request_id: Option<String>,
     /// The ids of the tool calls (`tool_use` blocks) the record holds.
     pub calls: Vec<String>,
+    /// The call ids of the tool results (`tool_result` blocks) it holds.
+    pub results: Vec<String>,
     /// The walk's link from this record (for records it walked).
     pub link: Link,
     pub unreached: Unreached,

@@ -475,6 +475,7 @@ impl Reader {
                 .request_id
                 .and_then(|r| sonic_rs::from_str::<String>(r.as_raw_str()).ok()),
             calls: Vec::new(),
+            results: Vec::new(),
             link: Link::NotWalked,
             unreached: Unreached::No,
             duplicate_of: None,
@@ -492,6 +493,11 @@ impl Reader {
                 Some(Ok((m, r))) => {
                     if kind == RecordKind::Assistant {
                         meta.calls = m.tool_calls().map(|(_, id, _, _)| id.to_string()).collect();
+                    } else {
+                        meta.results = m
+                            .tool_results()
+                            .map(|(_, id, _, _)| id.to_string())
+                            .collect();
                     }
                     message = Some(m);
                     has_results = r;

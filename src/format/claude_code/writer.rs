@@ -611,6 +611,74 @@ impl Writer for CcWriter {
                 last_kept.insert(u, start_of(s.loc));
             }
         }
+        // A record whose parent this repair removes is linked past it, as
+        // the client walked through it. Decided before any other re-link:
+        // one made earlier in file order (a dangling record's link to the
+        // record before it, say) could otherwise take a record of the tree
+        // this one joins, and the link past the removed record, refused as
+        // a cycle, would go elsewhere and cut what the input's resume sent.
+        let mut past_removed: HashMap<u64, &str> = HashMap::new();
+        for s in &slots {
+            let key = start_of(s.loc);
+            let Some(r) = s.rec else {
+                continue;
+            };
+            let Some(own) = r.uuid.as_deref().filter(|u| !u.is_empty()) else {
+                continue;
+            };
+            if dropped(s)
+                || !r.kind.is_linkable()
+                || kept_parent.contains(&key)
+                || r.subtype.as_deref() == Some("compact_boundary")
+                || matches!(r.link, crate::model::chain::Link::Cycle { .. })
+            {
+                continue;
+            }
+            let Some(p) = r.parent.as_deref() else {
+                continue;
+            };
+            if reparent.contains_key(p) || present.contains(p) || inserted.contains(p) {
+                continue;
+            }
+            let Some(up) = parent_of_dropped.get(p).copied() else {
+                continue;
+            };
+            let Some(u) = kept_above(up, &present, &parent_of_dropped) else {
+                continue;
+            };
+            if r.unreached == crate::model::chain::Unreached::Replaced {
+                // The client never loads it (a later record with its uuid
+                // replaces it): its link joins no tree, and the later
+                // record's, which shares its uuid, tells nothing of it.
+                past_removed.insert(key, u);
+            } else if !trees.same(u, own) {
+                trees.join(own, u);
+                past_removed.insert(key, u);
+            }
+        }
+        // The tool calls of each kept record, and of each reply (records
+        // sharing a `message.id`, which the client sends as one message);
+        // where the first kept record answering each call is.
+        let mut reply_of: HashMap<&str, (Option<&str>, &[String])> = HashMap::new();
+        let mut calls_of_reply: HashMap<&str, Vec<String>> = HashMap::new();
+        let mut answered_at: HashMap<&str, u64> = HashMap::new();
+        for s in &slots {
+            let Some(r) = s.rec.filter(|_| !dropped(s)) else {
+                continue;
+            };
+            if let Some(u) = r.uuid.as_deref() {
+                reply_of.insert(u, (r.message_id.as_deref(), &r.calls));
+            }
+            if let Some(m) = r.message_id.as_deref() {
+                calls_of_reply
+                    .entry(m)
+                    .or_default()
+                    .extend(r.calls.iter().cloned());
+            }
+            for k in &r.results {
+                answered_at.entry(k).or_insert(start_of(s.loc));
+            }
+        }
         // The records before, per kind, newest last: main chain and
         // sidechain records are never linked to each other.
         let mut prevs: [Vec<String>; 2] = [Vec::new(), Vec::new()];
@@ -624,12 +692,29 @@ impl Writer for CcWriter {
             };
             let prev = &mut prevs[usize::from(r.sidechain)];
             let own = r.uuid.as_deref().unwrap_or("");
+            // Whether a record linked under `c` would leave one of the
+            // calls of `c`'s reply without its result: a result written
+            // before this record, in another record, sits on another
+            // branch, and the client's walk through `c` would not send it.
+            let opens_a_call = |c: &str| {
+                let Some(&(mid, calls)) = reply_of.get(c) else {
+                    return false;
+                };
+                let calls = mid
+                    .and_then(|m| calls_of_reply.get(m))
+                    .map_or(calls, Vec::as_slice);
+                calls.iter().any(|k| {
+                    answered_at.get(k.as_str()).is_some_and(|&at| at < key)
+                        && !r.results.iter().any(|x| x == k)
+                })
+            };
             // The newest record before this one that does not descend
-            // from it (and whether a newer one had to be passed over).
+            // from it and would leave no call without its result (and
+            // whether a newer one had to be passed over).
             let before = |prev: &[String], trees: &mut Trees| {
                 let mut passed = false;
                 for c in prev.iter().rev() {
-                    if own.is_empty() || !trees.same(c, own) {
+                    if (own.is_empty() || !trees.same(c, own)) && !opens_a_call(c) {
                         return (Some(c.clone()), passed);
                     }
                     passed = true;
@@ -702,10 +787,21 @@ impl Writer for CcWriter {
                 {
                     // Its parent was removed by this repair: to that
                     // record's own parent, or the record before.
-                    let to = match kept_above(up, &present, &parent_of_dropped)
-                        .filter(|u| own.is_empty() || !trees.same(u, own))
-                    {
-                        Some(u) => Some(u.to_string()),
+                    let to = match past_removed.get(&key).copied().or_else(|| {
+                        kept_above(up, &present, &parent_of_dropped)
+                            .filter(|u| own.is_empty() || !trees.same(u, own))
+                    }) {
+                        // A call this repair answers: under the result
+                        // inserted for it, as the call's own children go
+                        // (under the call, the client's walk would pass
+                        // the result by).
+                        Some(u) => Some(
+                            reparent
+                                .get(u)
+                                .filter(|_| !same_message(r, u, &answered))
+                                .map_or(u, String::as_str)
+                                .to_string(),
+                        ),
                         None => before(prev, &mut trees).0,
                     };
                     let rule = slots
@@ -777,13 +873,13 @@ impl Writer for CcWriter {
                             format!("re-linked line {line} to the record before it")
                         }
                         (Some(_), true) => format!(
-                            "re-linked line {line} to the newest record before it that does not descend from it"
+                            "re-linked line {line} to the newest record before it that does not descend from it and leaves no tool call without its result"
                         ),
                         (None, false) => format!(
                             "re-linked line {line} to the record before it (nothing is before it)"
                         ),
                         (None, true) => format!(
-                            "started the chain at line {line} (every record before it descends from it)"
+                            "started the chain at line {line} (every record before it descends from it or would leave a tool call without its result)"
                         ),
                     };
                     Some((to, rule, what))
