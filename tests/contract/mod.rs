@@ -311,6 +311,14 @@ impl Payloads {
             self.add_value(&v);
             return;
         }
+        // A member of a record the log keeps (`"parentUuid":"…"`): its
+        // string as the record held it, escapes decoded.
+        if body.first() == Some(&b'"') {
+            let member = format!("{{{}}}", String::from_utf8_lossy(body));
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&member) {
+                self.add_value(&v);
+            }
+        }
         for line in body.split(|&b| b == b'\n') {
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             if line.iter().all(u8::is_ascii_whitespace) {

@@ -261,6 +261,27 @@ impl Writer for CcWriter {
                         let PartKind::ToolCall { id, name, .. } = &m.parts[*part].kind else {
                             continue;
                         };
+                        // A result answers a call by its id: with two calls
+                        // of that id (`duplicate-tool-call-id`), or a result
+                        // of that id already in the file, an inserted one
+                        // may answer the other call, and the next repair
+                        // would insert another.
+                        let calls_of_id = conv
+                            .messages
+                            .iter()
+                            .flat_map(|m| m.tool_calls())
+                            .filter(|(_, c, _, _)| c == id)
+                            .count();
+                        let results_of_id = conv
+                            .messages
+                            .iter()
+                            .flat_map(|m| m.tool_results())
+                            .filter(|(_, c, _, _)| c == id)
+                            .count();
+                        if calls_of_id > 1 || results_of_id > 0 {
+                            log.left.push(left(p, conv, "another call or a result in the file has this call's id: a result inserted for it could answer the other call instead (see `duplicate-tool-call-id`)"));
+                            continue;
+                        }
                         let Some(rec) = by_start.get(&start_of(m.part_loc(*part))) else {
                             continue;
                         };
@@ -659,7 +680,7 @@ impl Writer for CcWriter {
         // The tool calls of each kept record, and of each reply (records
         // sharing a `message.id`, which the client sends as one message);
         // where the first kept record answering each call is.
-        let mut reply_of: HashMap<&str, (Option<&str>, &[String])> = HashMap::new();
+        let mut rec_of: HashMap<&str, &ChainRecord> = HashMap::new();
         let mut calls_of_reply: HashMap<&str, Vec<String>> = HashMap::new();
         let mut answered_at: HashMap<&str, u64> = HashMap::new();
         for s in &slots {
@@ -667,7 +688,7 @@ impl Writer for CcWriter {
                 continue;
             };
             if let Some(u) = r.uuid.as_deref() {
-                reply_of.insert(u, (r.message_id.as_deref(), &r.calls));
+                rec_of.insert(u, r);
             }
             if let Some(m) = r.message_id.as_deref() {
                 calls_of_reply
@@ -697,12 +718,14 @@ impl Writer for CcWriter {
             // before this record, in another record, sits on another
             // branch, and the client's walk through `c` would not send it.
             let opens_a_call = |c: &str| {
-                let Some(&(mid, calls)) = reply_of.get(c) else {
+                let Some(c) = rec_of.get(c) else {
                     return false;
                 };
-                let calls = mid
+                let calls = c
+                    .message_id
+                    .as_deref()
                     .and_then(|m| calls_of_reply.get(m))
-                    .map_or(calls, Vec::as_slice);
+                    .map_or(c.calls.as_slice(), Vec::as_slice);
                 calls.iter().any(|k| {
                     answered_at.get(k.as_str()).is_some_and(|&at| at < key)
                         && !r.results.iter().any(|x| x == k)
@@ -1211,39 +1234,13 @@ fn string_end(piece: &[u8], start: usize) -> Option<usize> {
     None
 }
 
-/// Replace the record's `"uuid":"old"` (the only one) with the new uuid.
-fn set_uuid(piece: &[u8], old: &str, new: &str) -> Option<Vec<u8>> {
-    let key = b"\"uuid\":";
-    let mut found = None;
-    for at in memchr::memmem::find_iter(piece, key) {
-        let mut s = at + key.len();
-        while piece.get(s).is_some_and(u8::is_ascii_whitespace) {
-            s += 1;
-        }
-        let value = json_string(old);
-        if piece[s..].starts_with(value.as_bytes()) {
-            if found.is_some() {
-                return None;
-            }
-            found = Some((s, s + value.len()));
-        }
-    }
-    let (s, e) = found?;
-    let mut out = Vec::with_capacity(piece.len() + 8);
-    out.extend_from_slice(&piece[..s]);
-    out.push(b'"');
-    out.extend_from_slice(new.as_bytes());
-    out.push(b'"');
-    out.extend_from_slice(&piece[e..]);
-    Some(out)
-}
-
-/// Where the record's `"id":"…"` whose value reads as `old` is (bytes that
-/// are not UTF-8 read as U+FFFD, as the loader reads them): the value's
-/// byte range, quotes included. `None` unless there is exactly one, written
-/// without escapes (a message id is no tool call's: `msg_…`, `toolu_…`).
-fn message_id_at(piece: &[u8], old: &str) -> Option<(usize, usize)> {
-    let key = b"\"id\":";
+/// Where the record's `"key":"…"` whose value reads as `old` is: the
+/// value's byte range, quotes included. The value is read as the loader
+/// reads it (escapes decoded, bytes that are not UTF-8 as U+FFFD), so a
+/// damaged value is found as it was reported. `None` unless there is
+/// exactly one: a key of the same name inside the message (a tool call's
+/// `id`, a quoted record) with another value is passed over.
+fn string_at(piece: &[u8], key: &[u8], old: &str) -> Option<(usize, usize)> {
     let mut found = None;
     for at in memchr::memmem::find_iter(piece, key) {
         let mut s = at + key.len();
@@ -1253,29 +1250,48 @@ fn message_id_at(piece: &[u8], old: &str) -> Option<(usize, usize)> {
         if piece.get(s) != Some(&b'"') {
             continue;
         }
-        let Some(len) = memchr::memchr(b'"', &piece[s + 1..]) else {
+        let Some(e) = string_end(piece, s) else {
             continue;
         };
-        let value = &piece[s + 1..s + 1 + len];
-        if value.contains(&b'\\') || String::from_utf8_lossy(value) != old {
+        let read = serde_json::from_str::<String>(&String::from_utf8_lossy(&piece[s..e]));
+        if read.ok().as_deref() != Some(old) {
             continue;
         }
         if found.is_some() {
             return None;
         }
-        found = Some((s, s + len + 2));
+        found = Some((s, e));
     }
     found
 }
 
+/// `piece` with the byte range `at` replaced by `value` written as a JSON
+/// string.
+fn with_string(piece: &[u8], (s, e): (usize, usize), value: &str) -> Vec<u8> {
+    let value = json_string(value);
+    let mut out = Vec::with_capacity(piece.len() + value.len());
+    out.extend_from_slice(&piece[..s]);
+    out.extend_from_slice(value.as_bytes());
+    out.extend_from_slice(&piece[e..]);
+    out
+}
+
+/// Replace the record's `"uuid":"old"` (the only one) with the new uuid.
+fn set_uuid(piece: &[u8], old: &str, new: &str) -> Option<Vec<u8>> {
+    let at = string_at(piece, b"\"uuid\":", old)?;
+    Some(with_string(piece, at, new))
+}
+
+/// Where the record's message id `old` is ([`string_at`] of `"id":`; a
+/// tool call's id is never a message's: `toolu_…`, `msg_…`).
+fn message_id_at(piece: &[u8], old: &str) -> Option<(usize, usize)> {
+    string_at(piece, b"\"id\":", old)
+}
+
 /// Replace the record's message id `old` ([`message_id_at`]) with `new`.
 fn set_message_id(piece: &[u8], old: &str, new: &str) -> Option<Vec<u8>> {
-    let (s, e) = message_id_at(piece, old)?;
-    let mut out = Vec::with_capacity(piece.len() + new.len());
-    out.extend_from_slice(&piece[..s]);
-    out.extend_from_slice(serde_json::to_string(new).ok()?.as_bytes());
-    out.extend_from_slice(&piece[e..]);
-    Some(out)
+    let at = message_id_at(piece, old)?;
+    Some(with_string(piece, at, new))
 }
 
 /// Replace the value of the record's `parentUuid` (a string or null), or
@@ -1365,6 +1381,24 @@ mod tests {
         let r = br#"{"uuid":"a\"b","parentUuid":null}"#;
         let out = set_uuid(r, "a\"b", "c").unwrap();
         assert_eq!(out, br#"{"uuid":"c","parentUuid":null}"#.to_vec());
+    }
+
+    /// A repair_file find: a uuid holding bytes that are not UTF-8 is read
+    /// (and reported) with U+FFFD; giving the record a new uuid must find
+    /// the value as it was read, or the repair fails.
+    #[test]
+    fn a_uuid_that_is_not_utf8_is_found_as_it_was_read() {
+        let r = b"{\"uuid\":\"ab\xff\xfecd\",\"x\":{\"uuid\":\"other\"}}";
+        let old = String::from_utf8_lossy(b"ab\xff\xfecd").into_owned();
+        let out = set_uuid(r, &old, "n").unwrap();
+        assert_eq!(out, br#"{"uuid":"n","x":{"uuid":"other"}}"#.to_vec());
+        // Escapes are read as the loader reads them.
+        let out = set_uuid(br#"{"uuid":"\u0061b"}"#, "ab", "n").unwrap();
+        assert_eq!(out, br#"{"uuid":"n"}"#.to_vec());
+        assert_eq!(
+            set_message_id(br#"{"message":{"id":"m\u00e9"}}"#, "m\u{e9}", "k").unwrap(),
+            br#"{"message":{"id":"k"}}"#.to_vec()
+        );
     }
 
     #[test]
