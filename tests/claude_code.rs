@@ -896,3 +896,55 @@ fn a_cycle_broken_at_a_removed_record_is_linked_past_it() {
     let timeline = inspect["conversations"][0]["timeline"].as_array().unwrap();
     assert!(timeline.len() >= 6, "{inspect:#}");
 }
+
+/// Never worse: where the writer's copy would hold more errors of a rule
+/// than its input (here a repair_file find, `claude-code-interleaved-
+/// message-gained`: answering a call puts its result between two records
+/// the client merges into one message), or would not settle (a reply
+/// holding one call id twice, in Codex), the copy is the input as it is,
+/// and every finding is left with the reason.
+#[test]
+fn a_copy_worse_than_its_input_keeps_the_input() {
+    for (input, name, why) in [
+        (
+            "claude-code-interleaved-message-gained",
+            "0b1c2d3e-4f50-4617-a8b9-cadbecfd0e1f.jsonl",
+            "would hold 1 interleaved-message error(s) more than the input",
+        ),
+        (
+            "codex-second-repair-not-a-no-op",
+            "rollout-2025-06-01T10-00-00-0198a2b3-c4d5-7e6f-8a9b-0c1d2e3f4a5b.jsonl",
+            "the repair does not settle",
+        ),
+    ] {
+        let bytes = std::fs::read(root().join("fuzz/regressions/repair_file").join(input)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, &bytes[1..]).unwrap();
+        let (copy, log) = (dir.path().join("copy.jsonl"), dir.path().join("log.json"));
+        let o = run(&[
+            "repair",
+            path.to_str().unwrap(),
+            "-o",
+            copy.to_str().unwrap(),
+            "--log",
+            log.to_str().unwrap(),
+        ]);
+        assert!(matches!(code(&o), 0 | 1), "{input}: {}", stderr(&o));
+        assert_eq!(std::fs::read(&copy).unwrap(), &bytes[1..], "{input}");
+        let log: serde_json::Value = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
+        assert!(
+            log["edits"].as_array().unwrap().is_empty(),
+            "{input}: {log:#}"
+        );
+        let left = log["left"].as_array().unwrap();
+        assert!(!left.is_empty(), "{input}");
+        for l in left {
+            assert!(
+                l["reason"].as_str().is_some_and(|r| r.contains(why)),
+                "{input}: {l:#}"
+            );
+        }
+        assert!(stdout(&o).contains(why), "{input}: {}", stdout(&o));
+    }
+}

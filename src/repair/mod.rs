@@ -166,6 +166,18 @@ pub fn check_log(input: &Path, outputs: &[&Path], log: &Path, force: bool) -> Re
 /// settles (see [`repair`]).
 const SETTLE_PASSES: usize = 3;
 
+/// The rules that say which history a resume leaves out: a repair that
+/// links records can make one appear where the input's resume left the
+/// same history out, so these are judged by what the copy's resume sends,
+/// not by their count.
+const RESUME_RULES: &[&str] = &[
+    "dangling-parent",
+    "duplicate-uuid",
+    "parent-cycle",
+    "stale-leaf",
+    "unchained-records",
+];
+
 /// Repair `input` into `output` (or plan only, with `dry_run`).
 ///
 /// A text copy (JSON Lines, JSON) is then repaired again until a pass
@@ -199,7 +211,7 @@ pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Rep
         return Ok(report);
     };
     let judge = |p: &Path| -> Option<(usize, usize)> {
-        let (got, errors) = read_back(p, opts).ok()?;
+        let (got, errors) = read_back(p, opts, None).ok()?;
         let errors = errors.values().sum::<usize>();
         Some((want.iter().filter(|u| !got.contains(*u)).count(), errors))
     };
@@ -227,10 +239,13 @@ pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Rep
 
 /// What lint makes of the file at `path`, read back: the uuids Claude
 /// Code's resume of it sends (none for other stores), and its error
-/// findings by rule.
+/// findings by rule. With `sent_before`, a finding on a Claude Code record
+/// that uuid set lacks (history a repair brought back into the resume,
+/// which the input's resume did not send) is not counted.
 fn read_back(
     path: &Path,
     opts: &Options,
+    sent_before: Option<&std::collections::HashSet<String>>,
 ) -> Result<(
     std::collections::HashSet<String>,
     HashMap<&'static str, usize>,
@@ -241,8 +256,25 @@ fn read_back(
     while let Some(conv) = src.next_conversation() {
         let conv = conv?;
         sent.extend(format::claude_code::resumed(&conv).map(str::to_string));
+        let uuid_on = |line: u64| {
+            conv.chain
+                .iter()
+                .flat_map(|c| c.records.iter())
+                .find(|r| r.loc.line() == Some(line))
+                .and_then(|r| r.uuid.as_deref())
+        };
         for f in crate::lint::check(&conv, &opts.selection) {
-            if f.severity == crate::finding::Severity::Error {
+            if f.severity != crate::finding::Severity::Error {
+                continue;
+            }
+            let brought_back = sent_before.is_some_and(|sent| {
+                f.loc
+                    .as_ref()
+                    .and_then(crate::model::Loc::line)
+                    .and_then(uuid_on)
+                    .is_some_and(|u| !sent.contains(u))
+            });
+            if !brought_back {
                 *errors.entry(f.rule).or_default() += 1;
             }
         }
@@ -281,8 +313,10 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
     let name = input.file_name().unwrap_or_default();
     // What the last pass left: what the copy still holds.
     let mut last_left = None;
+    let mut settled = false;
     for pass in 2..=SETTLE_PASSES + 1 {
         if report.edits.is_empty() {
+            settled = true;
             break;
         }
         let (_registered, scratch) = scratch_beside(out)?;
@@ -329,7 +363,10 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
             // than the input, or the copy keeps the input as it is.
             // (A copy another store reads never gets here: see above.)
             if (again.format, again.dialect) != (report.format, report.dialect) {
-                let (was, now) = (read_back(input, opts)?.1, read_back(&copy, opts)?.1);
+                let (was, now) = (
+                    read_back(input, opts, None)?.1,
+                    read_back(&copy, opts, None)?.1,
+                );
                 if let Some((rule, n)) = now.iter().find(|(r, n)| was.get(*r).unwrap_or(&0) < *n) {
                     let why = format!(
                         "the repaired copy would read as {} ({}), where the input reads as {} ({}), and there it would hold {n} {rule} error(s) more than the input: the copy keeps the input as it is",
@@ -342,6 +379,7 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
                     return keep_input(input, out, opts, &why, report);
                 }
             }
+            settled = true;
             break;
         }
         std::fs::rename(&next, out).map_err(|e| Error::io(out, &e))?;
@@ -357,6 +395,41 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
             {
                 report.left.push(l);
             }
+        }
+    }
+    // A copy that another pass would still change is no repair: a second
+    // repair must change nothing.
+    if !settled {
+        let why = format!(
+            "the repair does not settle (after {SETTLE_PASSES} more passes on the repaired copy, another would still change it): the copy keeps the input as it is"
+        );
+        return keep_input(input, out, opts, &why, report);
+    }
+    // Never worse: a copy that still holds findings must hold no more
+    // errors of any rule than the input. (Of the rules that say which
+    // history a resume leaves out, what counts is what the resume sends,
+    // which `repair` judges.)
+    if last_left
+        .as_ref()
+        .is_some_and(|l: &Vec<Left>| !l.is_empty())
+    {
+        let (sent, was) = read_back(input, opts, None)?;
+        let now = read_back(out, opts, Some(&sent))?.1;
+        let mut worse: Vec<(&str, usize)> = now
+            .iter()
+            .filter(|(r, _)| !RESUME_RULES.contains(*r))
+            .filter_map(|(r, n)| {
+                n.checked_sub(*was.get(r).unwrap_or(&0))
+                    .filter(|d| *d > 0)
+                    .map(|d| (*r, d))
+            })
+            .collect();
+        worse.sort();
+        if let Some((rule, n)) = worse.first() {
+            let why = format!(
+                "the repaired copy would hold {n} {rule} error(s) more than the input: the copy keeps the input as it is"
+            );
+            return keep_input(input, out, opts, &why, report);
         }
     }
     // A finding an earlier pass left and a later pass repaired is not
