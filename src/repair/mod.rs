@@ -188,6 +188,69 @@ const RESUME_RULES: &[&str] = &[
 /// nothing. The later passes' edits are logged after the first's, each
 /// saying it was made on the repaired copy.
 pub fn repair(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Report> {
+    let report = linked(input, output, opts)?;
+    match output {
+        Some(out) if !opts.dry_run && report.dialect == Dialect::ClaudeCode => {
+            resumes_as_much(input, out, opts, report)
+        }
+        _ => Ok(report),
+    }
+}
+
+/// Never worse, of the rules that say which history a resume leaves out
+/// (`RESUME_RULES`): a Claude Code copy with more errors of one of them
+/// than its input, whose resume leaves out a record the input's resume
+/// sent (but those the repair removed or gave a new uuid, which are in
+/// the log), keeps the input as it is.
+fn resumes_as_much(input: &Path, out: &Path, opts: &Options, report: Report) -> Result<Report> {
+    if report.edits.is_empty() {
+        return Ok(report);
+    }
+    let (sent, was) = read_back(input, opts, None)?;
+    let (sent_now, now) = read_back(out, opts, Some(&sent))?;
+    let Some((rule, n)) = RESUME_RULES
+        .iter()
+        .map(|r| {
+            (
+                *r,
+                now.get(r)
+                    .unwrap_or(&0)
+                    .saturating_sub(*was.get(r).unwrap_or(&0)),
+            )
+        })
+        .find(|(_, n)| *n > 0)
+    else {
+        return Ok(report);
+    };
+    // The uuids of the records the repair removed, or gave a new uuid: a
+    // `before` that is a record, or a record's `uuid` member.
+    let rewritten: std::collections::HashSet<String> = report
+        .edits
+        .iter()
+        .filter_map(|e| e.before.as_deref())
+        .filter_map(|b| {
+            let v = serde_json::from_str::<serde_json::Value>(b)
+                .or_else(|_| serde_json::from_str(&format!("{{{b}}}")))
+                .ok()?;
+            v.get("uuid")?.as_str().map(str::to_string)
+        })
+        .collect();
+    let lost = sent
+        .iter()
+        .filter(|u| !sent_now.contains(*u) && !rewritten.contains(*u))
+        .count();
+    if lost == 0 {
+        return Ok(report);
+    }
+    let why = format!(
+        "the repaired copy would hold {n} {rule} error(s) more than the input, and its resume would leave out {lost} record(s) the input's resume sends: the copy keeps the input as it is"
+    );
+    keep_input(input, out, opts, &why, report)
+}
+
+/// Repair in file order; for a Claude Code session whose repair re-links
+/// a record, also with the links the client makes, and keep the better.
+fn linked(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Report> {
     let report = settle(input, output, opts, Relink::FileOrder)?;
     let Some(out) = output else {
         return Ok(report);
@@ -406,9 +469,9 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
         return keep_input(input, out, opts, &why, report);
     }
     // Never worse: a copy that still holds findings must hold no more
-    // errors of any rule than the input. (Of the rules that say which
-    // history a resume leaves out, what counts is what the resume sends,
-    // which `repair` judges.)
+    // errors of any rule than the input. (The rules that say which history
+    // a resume leaves out are judged by what the resume sends, once the
+    // way of linking is chosen: see `repair`.)
     if last_left
         .as_ref()
         .is_some_and(|l: &Vec<Left>| !l.is_empty())
