@@ -206,6 +206,11 @@ fn resumes_as_much(input: &Path, out: &Path, opts: &Options, report: Report) -> 
     if report.edits.is_empty() {
         return Ok(report);
     }
+    // Most copies hold no error of these rules: one read settles it.
+    let first = read_back(out, opts, None)?.1;
+    if !RESUME_RULES.iter().any(|r| first.contains_key(r)) {
+        return Ok(report);
+    }
     let (sent, was) = read_back(input, opts, None)?;
     let (sent_now, now) = read_back(out, opts, Some(&sent))?;
     let Some((rule, n)) = RESUME_RULES
