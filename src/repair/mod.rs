@@ -324,13 +324,17 @@ fn read_back(
     while let Some(conv) = src.next_conversation() {
         let conv = conv?;
         sent.extend(format::claude_code::resumed(&conv).map(str::to_string));
-        let uuid_on = |line: u64| {
-            conv.chain
-                .iter()
-                .flat_map(|c| c.records.iter())
-                .find(|r| r.loc.line() == Some(line))
-                .and_then(|r| r.uuid.as_deref())
-        };
+        // The uuid of the record on each line (Claude Code), to tell
+        // where a finding is.
+        let mut by_line: HashMap<u64, &str> = HashMap::new();
+        if sent_before.is_some() {
+            for r in conv.chain.iter().flat_map(|c| c.records.iter()) {
+                if let (Some(line), Some(u)) = (r.loc.line(), r.uuid.as_deref()) {
+                    by_line.entry(line).or_insert(u);
+                }
+            }
+        }
+        let uuid_on = |line: u64| by_line.get(&line).copied();
         for f in crate::lint::check(&conv, &opts.selection) {
             if f.severity != crate::finding::Severity::Error {
                 continue;
