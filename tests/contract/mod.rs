@@ -273,17 +273,52 @@ pub fn conserved(input: &[u8], copy: &[u8], befores: &[Vec<u8>]) -> Result<(), S
             .any(|m| contains(&copied, &sq[..m]) && contains(&logged, &sq[m..]))
     };
     // A record the reader takes as is (serde_json refuses it, a lone
-    // surrogate escape say) whose member the repair rewrote (a re-linked
-    // `parentUuid`): the member's old bytes are in the log, and a line of
-    // the copy holds the rest of the record around the new value.
+    // surrogate escape say) whose members the repair rewrote (a re-linked
+    // `parentUuid`, mended escapes): each member's old bytes are in the
+    // log, and a line of the copy holds the rest of the record, in order,
+    // around the new values; or the log holds all of it, in pieces.
     let rewritten = |r: &[u8]| {
-        befores.iter().filter(|b| !b.is_empty()).any(|b| {
-            memchr::memmem::find_iter(r, b).any(|at| {
-                let (pre, post) = (&r[..at], &r[at + b.len()..]);
-                copy.split(|&c| c == b'\n').any(|l| {
-                    l.len() >= pre.len() + post.len() && l.starts_with(pre) && l.ends_with(post)
+        let mut cuts: Vec<(usize, usize)> = befores
+            .iter()
+            .filter(|b| !b.is_empty())
+            .flat_map(|b| memchr::memmem::find_iter(r, b).map(move |at| (at, at + b.len())))
+            .collect();
+        if cuts.is_empty() {
+            return false;
+        }
+        cuts.sort();
+        // The pieces between the cuts (overlapping cuts as one).
+        let mut pieces: Vec<&[u8]> = Vec::new();
+        let mut from = 0;
+        for (s, e) in cuts {
+            if s >= from {
+                pieces.push(&r[from..s]);
+                from = e;
+            } else {
+                from = from.max(e);
+            }
+        }
+        pieces.push(&r[from..]);
+        // Every byte of it is in the log, piece by piece (a record the
+        // repair mended, then the torn rest of its line it dropped).
+        if pieces.iter().all(|p| p.iter().all(u8::is_ascii_whitespace)) {
+            return true;
+        }
+        copy.split(|&c| c == b'\n').any(|l| {
+            let (first, last) = (pieces[0], pieces[pieces.len() - 1]);
+            if !l.starts_with(first) || !l.ends_with(last) || l.len() < first.len() + last.len() {
+                return false;
+            }
+            let mut rest = &l[first.len()..l.len() - last.len()];
+            pieces[1..pieces.len() - 1]
+                .iter()
+                .all(|p| match memchr::memmem::find(rest, p) {
+                    Some(at) => {
+                        rest = &rest[at + p.len()..];
+                        true
+                    }
+                    None => false,
                 })
-            })
         })
     };
     for r in &want.raw {
