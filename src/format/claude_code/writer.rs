@@ -172,6 +172,17 @@ impl Writer for CcWriter {
         // Records whose parent a kept replaced record now is.
         let mut kept_parent: HashSet<u64> = HashSet::new();
         let mut kept_uuids: Vec<(String, Option<String>)> = Vec::new();
+        // How many calls, and how many results, each tool call id has in
+        // the conversation (counted once, for every call answered).
+        let mut uses_of_id: HashMap<&str, (usize, usize)> = HashMap::new();
+        for m in &conv.messages {
+            for (_, id, _, _) in m.tool_calls() {
+                uses_of_id.entry(id).or_default().0 += 1;
+            }
+            for (_, id, _, _) in m.tool_results() {
+                uses_of_id.entry(id).or_default().1 += 1;
+            }
+        }
         let entry =
             |rule: &'static str, action: &'static str, description: String, loc: &Loc| Edit {
                 rule,
@@ -266,18 +277,8 @@ impl Writer for CcWriter {
                         // of that id already in the file, an inserted one
                         // may answer the other call, and the next repair
                         // would insert another.
-                        let calls_of_id = conv
-                            .messages
-                            .iter()
-                            .flat_map(|m| m.tool_calls())
-                            .filter(|(_, c, _, _)| c == id)
-                            .count();
-                        let results_of_id = conv
-                            .messages
-                            .iter()
-                            .flat_map(|m| m.tool_results())
-                            .filter(|(_, c, _, _)| c == id)
-                            .count();
+                        let (calls_of_id, results_of_id) =
+                            uses_of_id.get(id.as_str()).copied().unwrap_or_default();
                         if calls_of_id > 1 || results_of_id > 0 {
                             log.left.push(left(p, conv, "another call or a result in the file has this call's id: a result inserted for it could answer the other call instead (see `duplicate-tool-call-id`)"));
                             continue;
@@ -677,24 +678,20 @@ impl Writer for CcWriter {
                 past_removed.insert(key, u);
             }
         }
-        // The tool calls of each kept record, and of each reply (records
-        // sharing a `message.id`, which the client sends as one message);
-        // where the first kept record answering each call is.
-        let mut rec_of: HashMap<&str, &ChainRecord> = HashMap::new();
-        let mut calls_of_reply: HashMap<&str, Vec<String>> = HashMap::new();
+        // The tool calls of each reply (records sharing a `message.id`,
+        // which the client sends as one message); where the first kept
+        // record answering each call is.
+        let mut calls_of_reply: HashMap<&str, Vec<&str>> = HashMap::new();
         let mut answered_at: HashMap<&str, u64> = HashMap::new();
         for s in &slots {
             let Some(r) = s.rec.filter(|_| !dropped(s)) else {
                 continue;
             };
-            if let Some(u) = r.uuid.as_deref() {
-                rec_of.insert(u, r);
-            }
             if let Some(m) = r.message_id.as_deref() {
                 calls_of_reply
                     .entry(m)
                     .or_default()
-                    .extend(r.calls.iter().cloned());
+                    .extend(r.calls.iter().map(String::as_str));
             }
             for k in &r.results {
                 answered_at.entry(k).or_insert(start_of(s.loc));
@@ -718,16 +715,20 @@ impl Writer for CcWriter {
             // before this record, in another record, sits on another
             // branch, and the client's walk through `c` would not send it.
             let opens_a_call = |c: &str| {
-                let Some(c) = rec_of.get(c) else {
+                // The kept record of that uuid: the last the copy keeps.
+                let Some(c) = last_kept.get(c).and_then(|k| by_start.get(k)) else {
                     return false;
                 };
-                let calls = c
-                    .message_id
-                    .as_deref()
-                    .and_then(|m| calls_of_reply.get(m))
-                    .map_or(c.calls.as_slice(), Vec::as_slice);
+                let own_calls: Vec<&str>;
+                let calls = match c.message_id.as_deref().and_then(|m| calls_of_reply.get(m)) {
+                    Some(calls) => calls,
+                    None => {
+                        own_calls = c.calls.iter().map(String::as_str).collect();
+                        &own_calls
+                    }
+                };
                 calls.iter().any(|k| {
-                    answered_at.get(k.as_str()).is_some_and(|&at| at < key)
+                    answered_at.get(k).is_some_and(|&at| at < key)
                         && !r.results.iter().any(|x| x == k)
                 })
             };
