@@ -777,15 +777,13 @@ fn a_record_bridged_to_a_removed_record_is_linked_past_it() {
 /// holds both results in a row (the client sends them as one message).
 #[test]
 fn a_replaced_records_relink_does_not_cut_the_later_one_loose() {
-    let (_dir, copy) = repair_regression(
+    let r = repair_regression(
         "claude-code-relink-of-a-replaced-record-joined-the-tree",
         "history.json",
     );
-    let (_, doc) = lint_json(copy.to_str().unwrap(), &[]);
+    let (_, doc) = lint_json(r.copy.to_str().unwrap(), &[]);
     assert_eq!(findings(&doc), ["duplicate-uuid error 11"], "{doc:#}");
-    let o = run(&["inspect", "--format", "json", copy.to_str().unwrap()]);
-    let inspect: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let timeline = inspect["conversations"][0]["timeline"].as_array().unwrap();
+    let timeline = timeline(&r.copy);
     let sent: Vec<(String, Vec<String>)> = timeline
         .iter()
         .map(|m| {
@@ -815,7 +813,7 @@ fn a_replaced_records_relink_does_not_cut_the_later_one_loose() {
             s("user", &["01AE52DNTFXnbYCYZbNxhzWc"]),
             s("user", &["016tbodT5CtBRJqqi7vKsFvG"]),
         ],
-        "{inspect:#}"
+        "{timeline:#?}"
     );
 }
 
@@ -828,50 +826,76 @@ fn a_replaced_records_relink_does_not_cut_the_later_one_loose() {
 /// later kept one replaces is no longer a record to link to.
 #[test]
 fn a_relink_never_targets_a_uuid_a_later_record_replaces() {
-    let (_dir, copy) = repair_regression(
+    let r = repair_regression(
         "claude-code-relink-to-a-uuid-a-later-record-replaces",
         "session.jsonl",
     );
-    let (_, doc) = lint_json(copy.to_str().unwrap(), &[]);
+    let (_, doc) = lint_json(r.copy.to_str().unwrap(), &[]);
     assert!(
         !findings(&doc).iter().any(|f| f.starts_with("stale-leaf")),
         "{doc:#}"
     );
-    let recs = records(&copy);
+    let recs = records(&r.copy);
     let call = recs
         .iter()
         .position(|r| r["uuid"] == "3ac43b34-2909-42a6-a100-08748e1b7de3")
         .unwrap();
-    let o = run(&["inspect", "--format", "json", copy.to_str().unwrap()]);
-    let inspect: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let lines: Vec<u64> = inspect["conversations"][0]["timeline"]
-        .as_array()
-        .unwrap()
+    let lines: Vec<u64> = timeline(&r.copy)
         .iter()
         .filter_map(|m| m["line"].as_u64())
         .collect();
     assert!(lines.contains(&(call as u64 + 1)), "{lines:?}");
 }
 
+/// A repair_file regression input repaired: its directory, the input's
+/// bytes, the copy, what repair printed, and its log.
+struct Repaired {
+    _dir: tempfile::TempDir,
+    input: Vec<u8>,
+    copy: std::path::PathBuf,
+    out: std::process::Output,
+    log: serde_json::Value,
+}
+
 /// Repair a repair_file regression input (its first byte picks the file
-/// name the fuzzer saved it under, `name`) into a directory of its own:
-/// the directory and the copy.
-fn repair_regression(input: &str, name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+/// name the fuzzer saved it under, `name`) into a directory of its own,
+/// with a log.
+fn repair_regression(input: &str, name: &str) -> Repaired {
     let bytes = std::fs::read(root().join("fuzz/regressions/repair_file").join(input)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(name);
     std::fs::write(&path, &bytes[1..]).unwrap();
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
-    let copy = out.join(name);
+    let (copy, log) = (out.join(name), dir.path().join("log.json"));
     let o = run(&[
         "repair",
         path.to_str().unwrap(),
         "-o",
         copy.to_str().unwrap(),
+        "--log",
+        log.to_str().unwrap(),
     ]);
     assert!(matches!(code(&o), 0 | 1), "{input}: {}", stderr(&o));
-    (dir, copy)
+    let log = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
+    Repaired {
+        _dir: dir,
+        input: bytes[1..].to_vec(),
+        copy,
+        out: o,
+        log,
+    }
+}
+
+/// `inspect`'s timeline of the first conversation of `path`: the messages
+/// a resume sends.
+fn timeline(path: &std::path::Path) -> Vec<serde_json::Value> {
+    let o = run(&["inspect", "--format", "json", path.to_str().unwrap()]);
+    let inspect: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    inspect["conversations"][0]["timeline"]
+        .as_array()
+        .unwrap()
+        .clone()
 }
 
 /// A repair_file find (`claude-code-cycle-bridge-target-removed`): a record
@@ -882,19 +906,17 @@ fn repair_regression(input: &str, name: &str) -> (tempfile::TempDir, std::path::
 /// strays. The record is now linked past the removed result.
 #[test]
 fn a_cycle_broken_at_a_removed_record_is_linked_past_it() {
-    let (_dir, copy) = repair_regression(
+    let r = repair_regression(
         "claude-code-cycle-bridge-target-removed",
         "0b1c2d3e-4f50-4617-a8b9-cadbecfd0e1f.jsonl",
     );
-    let (_, doc) = lint_json(copy.to_str().unwrap(), &[]);
+    let (_, doc) = lint_json(r.copy.to_str().unwrap(), &[]);
     assert!(
         !findings(&doc).iter().any(|f| f.starts_with("parent-cycle")),
         "{doc:#}"
     );
-    let o = run(&["inspect", "--format", "json", copy.to_str().unwrap()]);
-    let inspect: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let timeline = inspect["conversations"][0]["timeline"].as_array().unwrap();
-    assert!(timeline.len() >= 6, "{inspect:#}");
+    let timeline = timeline(&r.copy);
+    assert!(timeline.len() >= 6, "{timeline:#?}");
 }
 
 /// Never worse: where the writer's copy would hold more errors of a rule
@@ -924,22 +946,9 @@ fn a_copy_worse_than_its_input_keeps_the_input() {
             "would hold 1 stale-leaf error(s) more than the input, and its resume would leave out 1 record(s)",
         ),
     ] {
-        let bytes = std::fs::read(root().join("fuzz/regressions/repair_file").join(input)).unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(name);
-        std::fs::write(&path, &bytes[1..]).unwrap();
-        let (copy, log) = (dir.path().join("copy.jsonl"), dir.path().join("log.json"));
-        let o = run(&[
-            "repair",
-            path.to_str().unwrap(),
-            "-o",
-            copy.to_str().unwrap(),
-            "--log",
-            log.to_str().unwrap(),
-        ]);
-        assert!(matches!(code(&o), 0 | 1), "{input}: {}", stderr(&o));
-        assert_eq!(std::fs::read(&copy).unwrap(), &bytes[1..], "{input}");
-        let log: serde_json::Value = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
+        let r = repair_regression(input, name);
+        assert_eq!(std::fs::read(&r.copy).unwrap(), r.input, "{input}");
+        let log = &r.log;
         assert!(
             log["edits"].as_array().unwrap().is_empty(),
             "{input}: {log:#}"
@@ -960,6 +969,6 @@ fn a_copy_worse_than_its_input_keeps_the_input() {
                 .any(|l| l["reason"].as_str().unwrap().contains(why)),
             "{input}"
         );
-        assert!(stdout(&o).contains(why), "{input}: {}", stdout(&o));
+        assert!(stdout(&r.out).contains(why), "{input}: {}", stdout(&r.out));
     }
 }

@@ -169,8 +169,8 @@ const SETTLE_PASSES: usize = 3;
 /// The rules that say which history a resume leaves out: a repair that
 /// links records can make one appear where the input's resume left the
 /// same history out, so these are judged by what the copy's resume sends,
-/// not by their count.
-const RESUME_RULES: &[&str] = &[
+/// not by their count (here, and by the repair contract's tests).
+pub const RESUME_RULES: &[&str] = &[
     "dangling-parent",
     "duplicate-uuid",
     "parent-cycle",
@@ -207,12 +207,12 @@ fn resumes_as_much(input: &Path, out: &Path, opts: &Options, report: Report) -> 
         return Ok(report);
     }
     // Most copies hold no error of these rules: one read settles it.
-    let first = read_back(out, opts, None)?.1;
-    if !RESUME_RULES.iter().any(|r| first.contains_key(r)) {
+    let copy = read_copy(out, input, opts)?;
+    if !copy.errors.iter().any(|(r, _)| RESUME_RULES.contains(r)) {
         return Ok(report);
     }
-    let (sent, was) = read_back(input, opts, None)?;
-    let (sent_now, now) = read_back(out, opts, Some(&sent))?;
+    let before = read_back(input, opts)?;
+    let (was, now) = (before.by_rule(None), copy.by_rule(Some(&before.sent)));
     let Some((rule, n)) = RESUME_RULES
         .iter()
         .map(|r| {
@@ -240,9 +240,10 @@ fn resumes_as_much(input: &Path, out: &Path, opts: &Options, report: Report) -> 
             v.get("uuid")?.as_str().map(str::to_string)
         })
         .collect();
-    let lost = sent
+    let lost = before
+        .sent
         .iter()
-        .filter(|u| !sent_now.contains(*u) && !rewritten.contains(*u))
+        .filter(|u| !copy.sent.contains(*u) && !rewritten.contains(*u))
         .count();
     if lost == 0 {
         return Ok(report);
@@ -279,9 +280,11 @@ fn linked(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Report>
         return Ok(report);
     };
     let judge = |p: &Path| -> Option<(usize, usize)> {
-        let (got, errors) = read_back(p, opts, None).ok()?;
-        let errors = errors.values().sum::<usize>();
-        Some((want.iter().filter(|u| !got.contains(*u)).count(), errors))
+        let got = read_copy(p, input, opts).ok()?;
+        Some((
+            want.iter().filter(|u| !got.sent.contains(*u)).count(),
+            got.errors.len(),
+        ))
     };
     let Some(first) = judge(out) else {
         return Ok(report);
@@ -305,54 +308,66 @@ fn linked(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Report>
     Ok(other)
 }
 
-/// What lint makes of the file at `path`, read back: the uuids Claude
-/// Code's resume of it sends (none for other stores), and its error
-/// findings by rule. With `sent_before`, a finding on a Claude Code record
-/// that uuid set lacks (history a repair brought back into the resume,
-/// which the input's resume did not send) is not counted.
-fn read_back(
-    path: &Path,
-    opts: &Options,
-    sent_before: Option<&std::collections::HashSet<String>>,
-) -> Result<(
-    std::collections::HashSet<String>,
-    HashMap<&'static str, usize>,
-)> {
-    let mut src = format::open_with(path, opts.limits, opts.mapping.as_ref())?;
-    let mut sent = std::collections::HashSet::new();
-    let mut errors = HashMap::new();
-    while let Some(conv) = src.next_conversation() {
-        let conv = conv?;
-        sent.extend(format::claude_code::resumed(&conv).map(str::to_string));
-        // The uuid of the record on each line (Claude Code), to tell
-        // where a finding is.
-        let mut by_line: HashMap<u64, &str> = HashMap::new();
-        if sent_before.is_some() {
-            for r in conv.chain.iter().flat_map(|c| c.records.iter()) {
-                if let (Some(line), Some(u)) = (r.loc.line(), r.uuid.as_deref()) {
-                    by_line.entry(line).or_insert(u);
-                }
+/// What lint makes of a file, read back: the uuids Claude Code's resume
+/// of it sends (none for other stores), and its error findings, each with
+/// the uuid of the Claude Code record it is on.
+struct ReadBack {
+    sent: std::collections::HashSet<String>,
+    errors: Vec<(&'static str, Option<String>)>,
+}
+
+impl ReadBack {
+    /// The error findings by rule. With `sent_before`, a finding on a
+    /// record that uuid set lacks (history a repair brought back into the
+    /// resume, which the input's resume did not send) is not counted.
+    fn by_rule(
+        &self,
+        sent_before: Option<&std::collections::HashSet<String>>,
+    ) -> HashMap<&'static str, usize> {
+        let mut out = HashMap::new();
+        for (rule, uuid) in &self.errors {
+            let brought_back = sent_before
+                .zip(uuid.as_deref())
+                .is_some_and(|(sent, u)| !sent.contains(u));
+            if !brought_back {
+                *out.entry(*rule).or_default() += 1;
             }
         }
-        let uuid_on = |line: u64| by_line.get(&line).copied();
-        for f in crate::lint::check(&conv, &opts.selection) {
-            if f.severity != crate::finding::Severity::Error {
-                continue;
+        out
+    }
+}
+
+fn read_back(path: &Path, opts: &Options) -> Result<ReadBack> {
+    let mut src = format::open_with(path, opts.limits, opts.mapping.as_ref())?;
+    let mut back = ReadBack {
+        sent: std::collections::HashSet::new(),
+        errors: Vec::new(),
+    };
+    while let Some(conv) = src.next_conversation() {
+        let conv = conv?;
+        back.sent
+            .extend(format::claude_code::resumed(&conv).map(str::to_string));
+        // The uuid of the record on each line (Claude Code).
+        let mut by_line: HashMap<u64, &str> = HashMap::new();
+        for r in conv.chain.iter().flat_map(|c| c.records.iter()) {
+            if let (Some(line), Some(u)) = (r.loc.line(), r.uuid.as_deref()) {
+                by_line.entry(line).or_insert(u);
             }
-            let brought_back = sent_before.is_some_and(|sent| {
-                f.loc
+        }
+        for f in crate::lint::check(&conv, &opts.selection) {
+            if f.severity == crate::finding::Severity::Error {
+                let uuid = f
+                    .loc
                     .as_ref()
                     .and_then(crate::model::Loc::line)
-                    .and_then(uuid_on)
-                    .is_some_and(|u| !sent.contains(u))
-            });
-            if !brought_back {
-                *errors.entry(f.rule).or_default() += 1;
+                    .and_then(|l| by_line.get(&l))
+                    .map(|u| u.to_string());
+                back.errors.push((f.rule, uuid));
             }
         }
         src.done(conv);
     }
-    Ok((sent, errors))
+    Ok(back)
 }
 
 /// A registered temporary directory beside `out` (removed on drop, and
@@ -367,6 +382,29 @@ fn scratch_beside(out: &Path) -> Result<(crate::cleanup::Registered, tempfile::T
         tempfile::Builder::new().prefix(&prefix).tempdir_in(dir)
     })
     .map_err(|e| Error::io(out, &e))
+}
+
+/// The copy at `out` as `path` (a link; a copy where the file system has
+/// no links): read, never written.
+fn link_as(out: &Path, path: &Path) -> Result<()> {
+    if std::fs::hard_link(out, path).is_err() {
+        std::fs::copy(out, path).map_err(|e| Error::io(out, &e))?;
+    }
+    Ok(())
+}
+
+/// [`read_back`] of the copy at `out`, read under the input's file name,
+/// as the settle passes read it (detection reads names: a Codex rollout's,
+/// a Gemini CLI session's).
+fn read_copy(out: &Path, input: &Path, opts: &Options) -> Result<ReadBack> {
+    let name = input.file_name().unwrap_or_default();
+    if out.file_name() == Some(name) {
+        return read_back(out, opts);
+    }
+    let (_registered, scratch) = scratch_beside(out)?;
+    let copy = scratch.path().join(name);
+    link_as(out, &copy)?;
+    read_back(&copy, opts)
 }
 
 /// Repair `input` into `output`, then repair the copy again until a pass
@@ -386,6 +424,8 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
     // What the last pass left: what the copy still holds.
     let mut last_left = None;
     let mut settled = false;
+    // The format and dialect the settled copy reads as.
+    let mut reads_as = (report.format, report.dialect);
     for pass in 2..=SETTLE_PASSES + 1 {
         if report.edits.is_empty() {
             settled = true;
@@ -397,11 +437,7 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
             std::fs::create_dir(d).map_err(|e| Error::io(d, &e))?;
         }
         let (copy, next) = (a.join(name), b.join(name));
-        // A link, not a copy: the pass only reads it (a copy where the
-        // file system has no links).
-        if std::fs::hard_link(out, &copy).is_err() {
-            std::fs::copy(out, &copy).map_err(|e| Error::io(out, &e))?;
-        }
+        link_as(out, &copy)?;
         // A copy another store's reader reads (a Copilot CLI event log, a
         // provider-shaped history) is no repair of this store's file: the
         // repair it would get is another program's, or none.
@@ -426,31 +462,7 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
         };
         last_left = Some(again.left.clone());
         if again.edits.is_empty() {
-            // The copy has settled. Read as another format or dialect than
-            // the input (a repair can remove the only records that told
-            // them apart), the same records can mean other things: a goose
-            // `toolRequest` is no call in an OpenAI history, and becomes
-            // an unanswered one once the OpenAI lines before it are
-            // dropped. Such a copy must hold no more errors of any rule
-            // than the input, or the copy keeps the input as it is.
-            // (A copy another store reads never gets here: see above.)
-            if (again.format, again.dialect) != (report.format, report.dialect) {
-                let (was, now) = (
-                    read_back(input, opts, None)?.1,
-                    read_back(&copy, opts, None)?.1,
-                );
-                if let Some((rule, n)) = now.iter().find(|(r, n)| was.get(*r).unwrap_or(&0) < *n) {
-                    let why = format!(
-                        "the repaired copy would read as {} ({}), where the input reads as {} ({}), and there it would hold {n} {rule} error(s) more than the input: the copy keeps the input as it is",
-                        again.format,
-                        again.dialect,
-                        report.format,
-                        report.dialect,
-                        n = n - was.get(rule).unwrap_or(&0)
-                    );
-                    return keep_input(input, out, opts, &why, report);
-                }
-            }
+            reads_as = (again.format, again.dialect);
             settled = true;
             break;
         }
@@ -478,18 +490,29 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
         return keep_input(input, out, opts, &why, report);
     }
     // Never worse: a copy that still holds findings must hold no more
-    // errors of any rule than the input. (The rules that say which history
-    // a resume leaves out are judged by what the resume sends, once the
-    // way of linking is chosen: see `repair`.)
-    if last_left
-        .as_ref()
-        .is_some_and(|l: &Vec<Left>| !l.is_empty())
+    // errors of any rule than the input. Errors on history the input's
+    // resume did not send are not counted, and the rules that say which
+    // history a resume leaves out are judged by what the resume sends once
+    // the way of linking is chosen (see `repair`).
+    //
+    // Read as another format or dialect than the input (a repair can
+    // remove the only records that told them apart), the same records can
+    // mean other things: a goose `toolRequest` is no call in an OpenAI
+    // history, and becomes an unanswered one once the OpenAI lines before
+    // it are dropped. Such a copy is held to every rule, every error
+    // counted. (A copy another store reads never gets here: see above.)
+    let other_dialect = reads_as != (report.format, report.dialect);
+    if other_dialect
+        || last_left
+            .as_ref()
+            .is_some_and(|l: &Vec<Left>| !l.is_empty())
     {
-        let (sent, was) = read_back(input, opts, None)?;
-        let now = read_back(out, opts, Some(&sent))?.1;
+        let (before, copy) = (read_back(input, opts)?, read_copy(out, input, opts)?);
+        let was = before.by_rule(None);
+        let now = copy.by_rule((!other_dialect).then_some(&before.sent));
         let mut worse: Vec<(&str, usize)> = now
             .iter()
-            .filter(|(r, _)| !RESUME_RULES.contains(*r))
+            .filter(|(r, _)| other_dialect || !RESUME_RULES.contains(*r))
             .filter_map(|(r, n)| {
                 n.checked_sub(*was.get(r).unwrap_or(&0))
                     .filter(|d| *d > 0)
@@ -498,9 +521,16 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
             .collect();
         worse.sort();
         if let Some((rule, n)) = worse.first() {
-            let why = format!(
-                "the repaired copy would hold {n} {rule} error(s) more than the input: the copy keeps the input as it is"
-            );
+            let why = if other_dialect {
+                format!(
+                    "the repaired copy would read as {} ({}), where the input reads as {} ({}), and there it would hold {n} {rule} error(s) more than the input: the copy keeps the input as it is",
+                    reads_as.0, reads_as.1, report.format, report.dialect,
+                )
+            } else {
+                format!(
+                    "the repaired copy would hold {n} {rule} error(s) more than the input: the copy keeps the input as it is"
+                )
+            };
             return keep_input(input, out, opts, &why, report);
         }
     }

@@ -87,15 +87,6 @@ pub fn sends_all(
         .all(|u| copy.contains(u) || removed.contains(u))
 }
 
-/// Rules whose errors say which history a Claude Code resume leaves out.
-pub const HISTORY_RULES: &[&str] = &[
-    "dangling-parent",
-    "duplicate-uuid",
-    "parent-cycle",
-    "stale-leaf",
-    "unchained-records",
-];
-
 /// How one input fared.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -163,7 +154,9 @@ pub fn check(c: &dyn Chatfsck, input: &Path, work: &Path) -> Result<Outcome, Str
             // when the copy's resume sends all the input's did: what it
             // leaves out, the input's left out too (a stray last record
             // removed can unmask a stale leaf the input had).
-            if HISTORY_RULES.contains(&rule.as_str())
+            // Rules whose errors say which history a Claude Code resume
+            // leaves out: judged by what the resume sends.
+            if chatfsck::repair::RESUME_RULES.contains(&rule.as_str())
                 && *keeps.get_or_insert_with(|| {
                     let removed = report
                         .befores
