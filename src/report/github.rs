@@ -11,23 +11,25 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use super::human::summary_line;
-use super::{CiPath, ci_base, ci_path};
+use super::{CiPath, CiPaths, ci_base};
 use crate::escape::escape;
 use crate::finding::{Finding, Severity};
 use crate::lint::Outcome;
 use crate::model::Loc;
 
 pub struct Github {
-    base: Option<PathBuf>,
+    paths: CiPaths,
 }
 
 impl Github {
     pub fn from_env() -> Self {
-        Github { base: ci_base() }
+        Self::with_base(ci_base())
     }
 
     pub fn with_base(base: Option<PathBuf>) -> Self {
-        Github { base }
+        Github {
+            paths: CiPaths::new(base),
+        }
     }
 }
 
@@ -70,7 +72,7 @@ fn location(f: &Finding) -> String {
 
 impl Github {
     fn line(&self, f: &Finding) -> String {
-        let file = match ci_path(&f.source.path, self.base.as_deref()) {
+        let file = match self.paths.name(&f.source.path) {
             CiPath::Relative(rel) => Some(rel),
             CiPath::Absolute(abs) => Some(abs.display().to_string()),
             // A database is no file of the repository: no `file=`.

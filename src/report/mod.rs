@@ -6,6 +6,8 @@
 //! `rules.rs`, `lint.rs`); the per-format modules hold `lint`'s printers and
 //! what the documents share (`json::write`, `markdown::table`).
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::io::{self, IsTerminal};
 use std::path::{Component, Path, PathBuf};
 
@@ -115,6 +117,31 @@ pub fn ci_path(path: &Path, base: Option<&Path>) -> CiPath {
         return CiPath::Relative(slash_join(rel));
     }
     CiPath::Absolute(abs)
+}
+
+/// `ci_path` for one report, each input named once however many findings
+/// it has: naming a path outside the base directory asks the file system
+/// for the real paths of both.
+pub struct CiPaths {
+    base: Option<PathBuf>,
+    named: RefCell<HashMap<PathBuf, CiPath>>,
+}
+
+impl CiPaths {
+    pub fn new(base: Option<PathBuf>) -> Self {
+        CiPaths {
+            base,
+            named: RefCell::default(),
+        }
+    }
+
+    pub fn name(&self, path: &Path) -> CiPath {
+        self.named
+            .borrow_mut()
+            .entry(path.to_path_buf())
+            .or_insert_with(|| ci_path(path, self.base.as_deref()))
+            .clone()
+    }
 }
 
 /// The directory CI paths are relative to: the current directory.

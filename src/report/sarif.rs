@@ -14,12 +14,12 @@
 
 use std::collections::HashMap;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::{CiPath, ci_base, ci_path};
+use super::{CiPath, CiPaths, ci_base};
 use crate::escape::escape;
 use crate::finding::{Finding, Severity};
 use crate::lint::Outcome;
@@ -33,16 +33,18 @@ pub const SRCROOT: &str = "%SRCROOT%";
 pub const FINGERPRINT_KEY: &str = "chatfsck/v1";
 
 pub struct Sarif {
-    base: Option<PathBuf>,
+    paths: CiPaths,
 }
 
 impl Sarif {
     pub fn from_env() -> Self {
-        Sarif { base: ci_base() }
+        Self::with_base(ci_base())
     }
 
     pub fn with_base(base: Option<PathBuf>) -> Self {
-        Sarif { base }
+        Sarif {
+            paths: CiPaths::new(base),
+        }
     }
 }
 
@@ -90,8 +92,8 @@ fn percent_encode(path: &str) -> String {
 
 /// The artifact location of an input: relative to `%SRCROOT%` when it is
 /// under the base directory, else an absolute `file://` URI.
-fn artifact(path: &Path, base: Option<&Path>) -> (String, Value) {
-    match ci_path(path, base) {
+fn artifact(name: CiPath) -> (String, Value) {
+    match name {
         CiPath::Relative(rel) => {
             let uri = percent_encode(&rel);
             (uri.clone(), json!({ "uri": uri, "uriBaseId": SRCROOT }))
@@ -198,8 +200,7 @@ fn fingerprint(f: &Finding, uri: &str) -> String {
 
 impl Sarif {
     fn result(&self, f: &Finding, seen: &mut HashMap<String, usize>) -> Value {
-        let base = self.base.as_deref();
-        let (uri, artifact) = artifact(&f.source.path, base);
+        let (uri, artifact) = artifact(self.paths.name(&f.source.path));
         let rule_index = RULES.iter().position(|r| r.name == f.rule);
         let message = message_text(&format!("{}{}", f.summary, row_suffix(f.loc.as_ref())));
         let related: Vec<Value> = f
@@ -209,7 +210,7 @@ impl Sarif {
             .map(|(i, l)| {
                 // Evidence may live in another file (a trace, for a cross-check).
                 let artifact = match &l.path {
-                    Some(p) => self::artifact(p, base).1,
+                    Some(p) => self::artifact(self.paths.name(p)).1,
                     None => artifact.clone(),
                 };
                 json!({
@@ -313,7 +314,9 @@ impl Sarif {
 
 #[cfg(test)]
 mod tests {
+    use super::super::ci_path;
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn message_brackets_are_escaped() {
@@ -326,10 +329,13 @@ mod tests {
     fn uris_are_percent_encoded() {
         assert_eq!(percent_encode("a b/c#d%e.jsonl"), "a%20b/c%23d%25e.jsonl");
         assert_eq!(percent_encode("é"), "%C3%A9");
-        let (uri, v) = artifact(Path::new("./x/y z.jsonl"), Some(Path::new("/repo")));
+        let (uri, v) = artifact(ci_path(
+            Path::new("./x/y z.jsonl"),
+            Some(Path::new("/repo")),
+        ));
         assert_eq!(uri, "x/y%20z.jsonl");
         assert_eq!(v["uriBaseId"], SRCROOT);
-        let (uri, v) = artifact(Path::new("/tmp/a.jsonl"), Some(Path::new("/repo")));
+        let (uri, v) = artifact(ci_path(Path::new("/tmp/a.jsonl"), Some(Path::new("/repo"))));
         assert_eq!(uri, "file:///tmp/a.jsonl");
         assert!(v.get("uriBaseId").is_none());
     }
