@@ -73,7 +73,7 @@ parallel=()
 # CI's fixed budgets: executions per target, from seed 1.
 ci_runs() {
     case "$1" in
-        lint_file) echo 6000 ;;
+        lint_file) echo 12000 ;;
         repair_file) echo 600 ;;
         *) echo 200000 ;;
     esac

@@ -170,7 +170,9 @@ pub fn escaped(format: chatfsck::report::Format, text: &str) {
     }
     match format {
         Format::Json | Format::Sarif => {
-            serde_json::from_str::<serde_json::Value>(text).expect("JSON output parses");
+            // Parsed, not built: a tree of the SARIF catalogue would cost
+            // more than the lint.
+            serde_json::from_str::<serde::de::IgnoredAny>(text).expect("JSON output parses");
         }
         Format::Github => {
             // The runner reads a line that starts with `::` as a command:

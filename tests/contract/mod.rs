@@ -259,11 +259,17 @@ pub fn conserved(input: &[u8], copy: &[u8], befores: &[Vec<u8>]) -> Result<(), S
     // Records glued on one line, then a piece that is not one: the records
     // go to the copy on lines of their own, the rest to the log.
     // Squeezed once: a cut after its m-th kept byte splits it in two.
+    // The copy holding the first m bytes holds every shorter start, and
+    // the log holding the bytes from m on holds every later end: so the
+    // cuts that work are those between the smallest m whose end is logged
+    // and the largest whose start is copied, each found by a binary search
+    // over the cuts after a `}`.
     let split = |r: &[u8]| {
         let sq = squeeze(r);
-        (1..=sq.len())
-            .filter(|&m| sq[m - 1] == b'}')
-            .any(|m| contains(&copied, &sq[..m]) && contains(&logged, &sq[m..]))
+        let cuts: Vec<usize> = (1..=sq.len()).filter(|&m| sq[m - 1] == b'}').collect();
+        let copied_to = cuts.partition_point(|&m| contains(&copied, &sq[..m]));
+        let logged_from = cuts.partition_point(|&m| !contains(&logged, &sq[m..]));
+        logged_from < copied_to
     };
     // A record the reader takes as is (serde_json refuses it, a lone
     // surrogate escape say) whose members the repair rewrote (a re-linked
