@@ -142,70 +142,113 @@ pub fn openinference(list_value: &Value, loc: &Loc) -> (Vec<Message>, Vec<Corrup
     let mut b = Builder::new(Conversation::new("", info), &PROMPT);
     for item in list(list_value) {
         let m = item.get("message").unwrap_or(item);
-        let record = openai_shape(m);
-        b.feed(&record.to_string(), loc.clone(), false);
+        // Written as UTF-8 from UTF-8 strings: never refused as bytes.
+        let _ = b.feed_bytes(&openai_shape(m), loc.clone(), false);
     }
     (b.conv.messages, b.conv.corrupt)
 }
 
-/// An OpenInference message as the OpenAI message it records: indexed
-/// objects become arrays, `contents[].message_content` the content parts,
-/// `tool_calls[].tool_call` the calls, and the role aliases some
-/// instrumentations write (`model`, `function`) their OpenAI roles.
-fn openai_shape(m: &Value) -> Value {
-    let mut out = serde_json::Map::new();
+/// Append `s` as a JSON string.
+fn push_json_str(out: &mut Vec<u8>, s: &str) {
+    // Writing a string into memory cannot fail.
+    let _ = serde_json::to_writer(out, s);
+}
+
+/// A content part of an OpenInference message, in the OpenAI shape.
+enum Part<'a> {
+    /// A text part: its text (none is an empty text).
+    Text(Option<&'a Value>),
+    /// Any other part: its type.
+    Other(String),
+}
+
+/// An OpenInference message as the OpenAI message it records, written as
+/// JSON: indexed objects become arrays, `contents[].message_content` the
+/// content parts, `tool_calls[].tool_call` the calls, and the role aliases
+/// some instrumentations write (`model`, `function`) their OpenAI roles.
+fn openai_shape(m: &Value) -> Vec<u8> {
+    let mut out = b"{\"role\":".to_vec();
     let role = match m.get("role").map(text_of).as_deref() {
         Some("model") => "assistant".to_string(),
         Some("function") => "tool".to_string(),
         Some(r) => r.to_string(),
         None => String::new(),
     };
-    out.insert("role".into(), Value::String(role));
-    let mut parts: Vec<Value> = Vec::new();
+    push_json_str(&mut out, &role);
+    let mut parts: Vec<Part<'_>> = Vec::new();
     if let Some(c) = m.get("content").filter(|c| !c.is_null()) {
-        parts.push(serde_json::json!({"type": "text", "text": text_of(c)}));
+        parts.push(Part::Text(Some(c)));
     }
     if let Some(contents) = m.get("contents") {
         for c in list(contents) {
             let c = c.get("message_content").unwrap_or(c);
             match c.get("type").map(text_of).as_deref() {
-                Some("text") | None | Some("") => parts.push(serde_json::json!({
-                    "type": "text",
-                    "text": c.get("text").map(text_of).unwrap_or_default(),
-                })),
-                Some(other) => parts.push(serde_json::json!({"type": other})),
+                Some("text") | None | Some("") => parts.push(Part::Text(c.get("text"))),
+                Some(other) => parts.push(Part::Other(other.to_string())),
             }
         }
     }
-    // A single text is a string content, as OpenAI writes it.
-    let content = match parts.as_slice() {
-        [] => Value::Null,
-        [one] if one.get("type").and_then(Value::as_str) == Some("text") => one["text"].clone(),
-        _ => Value::Array(parts),
+    // A value as its text, written as a JSON string; none is empty.
+    let text = |out: &mut Vec<u8>, t: &Option<&Value>| match t {
+        Some(Value::String(s)) => push_json_str(out, s),
+        Some(other) => push_json_str(out, &text_of(other)),
+        None => out.extend_from_slice(b"\"\""),
     };
-    out.insert("content".into(), content);
+    out.extend_from_slice(b",\"content\":");
+    // A single text is a string content, as OpenAI writes it.
+    match parts.as_slice() {
+        [] => out.extend_from_slice(b"null"),
+        [Part::Text(t)] => text(&mut out, t),
+        _ => {
+            out.push(b'[');
+            for (i, p) in parts.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                match p {
+                    Part::Text(t) => {
+                        out.extend_from_slice(b"{\"type\":\"text\",\"text\":");
+                        text(&mut out, t);
+                    }
+                    Part::Other(ty) => {
+                        out.extend_from_slice(b"{\"type\":");
+                        push_json_str(&mut out, ty);
+                    }
+                }
+                out.push(b'}');
+            }
+            out.push(b']');
+        }
+    }
     if let Some(id) = m.get("tool_call_id") {
-        out.insert("tool_call_id".into(), Value::String(text_of(id)));
+        out.extend_from_slice(b",\"tool_call_id\":");
+        text(&mut out, &Some(id));
     }
     if let Some(calls) = m.get("tool_calls") {
-        let calls: Vec<Value> = list(calls)
-            .into_iter()
-            .map(|c| {
-                let c = c.get("tool_call").unwrap_or(c);
-                let f = c.get("function");
-                serde_json::json!({
-                    "id": c.get("id").map(text_of).unwrap_or_default(),
-                    "type": "function",
-                    "function": {
-                        "name": f.and_then(|f| f.get("name")).map(text_of).unwrap_or_default(),
-                        "arguments": f.and_then(|f| f.get("arguments")).cloned().unwrap_or(Value::Null),
-                    },
-                })
-            })
-            .collect();
-        out.insert("tool_calls".into(), Value::Array(calls));
+        out.extend_from_slice(b",\"tool_calls\":[");
+        for (i, c) in list(calls).into_iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            let c = c.get("tool_call").unwrap_or(c);
+            let f = c.get("function");
+            out.extend_from_slice(b"{\"id\":");
+            text(&mut out, &c.get("id"));
+            out.extend_from_slice(b",\"type\":\"function\",\"function\":{\"name\":");
+            text(&mut out, &f.and_then(|f| f.get("name")));
+            out.extend_from_slice(b",\"arguments\":");
+            match f.and_then(|f| f.get("arguments")) {
+                Some(a) => {
+                    let _ = serde_json::to_writer(&mut out, a);
+                }
+                None => out.extend_from_slice(b"null"),
+            }
+            out.extend_from_slice(b"}}");
+        }
+        out.push(b']');
     }
-    Value::Object(out)
+    out.push(b'}');
+    out
 }
 
 /// OpenTelemetry GenAI messages: `[{role, parts: [{type: text, content} |
@@ -385,6 +428,39 @@ mod tests {
         assert_eq!(msgs[1].finish_reason.as_deref(), Some("tool_call"));
         let (_, _, _, args) = msgs[1].tool_calls().next().unwrap();
         assert_eq!(args.raw, r#"{"city":"Paris"}"#);
+    }
+
+    #[test]
+    fn openinference_messages_are_written_in_the_openai_shape() {
+        let shape = |m: Value| String::from_utf8(openai_shape(&m)).unwrap();
+        assert_eq!(
+            shape(json!({"role": "model", "contents": {
+                "1": {"message_content": {"type": "image"}},
+                "0": {"message_content": {"type": "text", "text": "a \"b\"\n"}},
+            }, "tool_calls": [
+                {"tool_call": {"id": "c1", "function": {"name": "f", "arguments": {"x": [1, null]}}}},
+                {"id": 7, "function": {"name": null}},
+            ]})),
+            json!({"role": "assistant", "content": [
+                {"type": "text", "text": "a \"b\"\n"}, {"type": "image"},
+            ], "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": {"x": [1, null]}}},
+                {"id": "7", "type": "function", "function": {"name": "", "arguments": null}},
+            ]})
+            .to_string()
+        );
+        assert_eq!(
+            shape(json!({"role": "function", "content": {"k": true}, "tool_call_id": null})),
+            json!({"role": "tool", "content": "{\"k\":true}", "tool_call_id": ""}).to_string()
+        );
+        assert_eq!(
+            shape(json!({"role": "user", "content": null, "contents": [{"text": "only"}]})),
+            json!({"role": "user", "content": "only"}).to_string()
+        );
+        assert_eq!(
+            shape(json!("odd")),
+            json!({"role": "", "content": null}).to_string()
+        );
     }
 
     #[test]
