@@ -107,9 +107,14 @@ impl contract::Chatfsck for Library {
                 befores.push(b.clone().into_bytes());
             }
         }
+        let kept = r
+            .left
+            .iter()
+            .any(|l| l.reason.ends_with(chatfsck::repair::KEPT_INPUT));
         Ok(contract::Repaired {
             edits: r.edits.len(),
             befores,
+            kept,
         })
     }
 

@@ -249,7 +249,7 @@ fn resumes_as_much(input: &Path, out: &Path, opts: &Options, report: Report) -> 
         return Ok(report);
     }
     let why = format!(
-        "the repaired copy would hold {n} {rule} error(s) more than the input, and its resume would leave out {lost} record(s) the input's resume sends: the copy keeps the input as it is"
+        "the repaired copy would hold {n} {rule} error(s) more than the input, and its resume would leave out {lost} record(s) the input's resume sends: {KEPT_INPUT}"
     );
     keep_input(input, out, opts, &why, report)
 }
@@ -445,7 +445,7 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
             let store = format::store_of(&src.info()).map_or("", |s| s.name);
             if store != report.store {
                 let why = format!(
-                    "the repaired copy would be read by the {store} reader, where the input is read by the {} reader: the copy keeps the input as it is",
+                    "the repaired copy would be read by the {store} reader, where the input is read by the {} reader: {KEPT_INPUT}",
                     report.store
                 );
                 return keep_input(input, out, opts, &why, report);
@@ -485,7 +485,7 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
     // repair must change nothing.
     if !settled {
         let why = format!(
-            "the repair does not settle (after {SETTLE_PASSES} more passes on the repaired copy, another would still change it): the copy keeps the input as it is"
+            "the repair does not settle (after {SETTLE_PASSES} more passes on the repaired copy, another would still change it): {KEPT_INPUT}"
         );
         return keep_input(input, out, opts, &why, report);
     }
@@ -523,12 +523,12 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
         if let Some((rule, n)) = worse.first() {
             let why = if other_dialect {
                 format!(
-                    "the repaired copy would read as {} ({}), where the input reads as {} ({}), and there it would hold {n} {rule} error(s) more than the input: the copy keeps the input as it is",
+                    "the repaired copy would read as {} ({}), where the input reads as {} ({}), and there it would hold {n} {rule} error(s) more than the input: {KEPT_INPUT}",
                     reads_as.0, reads_as.1, report.format, report.dialect,
                 )
             } else {
                 format!(
-                    "the repaired copy would hold {n} {rule} error(s) more than the input: the copy keeps the input as it is"
+                    "the repaired copy would hold {n} {rule} error(s) more than the input: {KEPT_INPUT}"
                 )
             };
             return keep_input(input, out, opts, &why, report);
@@ -551,6 +551,11 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
     }
     Ok(report)
 }
+
+/// How every reason for keeping the input as it is ends (a check that a
+/// copy is never worse than its input failed): what tells such a repair
+/// from one that found nothing to do.
+pub const KEPT_INPUT: &str = "the copy keeps the input as it is";
 
 /// Make the copy the input as it is, every finding a repair would have
 /// fixed left with the reason `why`.

@@ -43,6 +43,10 @@ pub struct Repaired {
     /// The exact bytes of each edited record before the edit (the log's
     /// `before`, or `before_base64` decoded).
     pub befores: Vec<Vec<u8>>,
+    /// Whether the repair kept the input as it is, a copy of it being
+    /// worse (a finding left with a reason that ends in
+    /// `chatfsck::repair::KEPT_INPUT`).
+    pub kept: bool,
 }
 
 /// The two commands the contract is about.
@@ -97,6 +101,10 @@ pub enum Outcome {
     NotRepaired,
     /// Repaired, with this many edits, and every property held.
     Repaired(usize),
+    /// The copy is the input as it is: any copy the writer made was worse
+    /// (a writer defect the repair's own checks caught), and every
+    /// property held.
+    Kept,
 }
 
 /// Check the contract on `input`, writing copies into `work` (created,
@@ -187,7 +195,11 @@ pub fn check(c: &dyn Chatfsck, input: &Path, work: &Path) -> Result<Outcome, Str
         return Err("a second repair changed the bytes".into());
     }
     conserved(&original, &copied, &report.befores)?;
-    Ok(Outcome::Repaired(report.edits))
+    Ok(if report.kept {
+        Outcome::Kept
+    } else {
+        Outcome::Repaired(report.edits)
+    })
 }
 
 /// The `uuid` of the record on each line (1-based: index 0 is line 1).
