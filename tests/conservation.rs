@@ -475,6 +475,7 @@ const GUARDED: &[&str] = &[
     "anthropic-orphan-tool-result-gained",
     "claude-code-brought-back-record-without-uuid",
     "claude-code-interleaved-message-gained",
+    "claude-code-lost-line-behind-a-bridged-record",
     "claude-code-orphan-tool-call-gained",
     "claude-code-orphan-tool-call-gained-2",
     "claude-code-orphan-tool-call-gained-3",
