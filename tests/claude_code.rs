@@ -656,6 +656,28 @@ fn repair_writes_the_clients_bridge_where_file_order_would_lose_history() {
     assert!(others.is_empty(), "left beside the copy: {others:?}");
 }
 
+/// The same session with its line 2 lost, as a crash loses a line (found
+/// by damaging the sessions of tests/data): lines 2 and 6 hold one uuid,
+/// and both they and line 4 name parents no record has. The client takes
+/// line 6 for that uuid, bridges it to line 5, and stops at line 4 (nothing
+/// within 5 s before it): its request starts with an assistant turn and is
+/// refused. Linked in file order, line 4 hung under line 3, newer than it:
+/// the client's walk then started at line 3 and left lines 4–5 out (the
+/// repair kept the input as it was). As time has it, line 4 goes under the
+/// newest record before it that is not newer (line 1) and line 6 under the
+/// record the client bridges it to: the real client sends every unit but
+/// the replaced call, in a valid request (tests/oracle.rs).
+#[test]
+fn repair_links_as_time_has_it_where_file_order_links_under_a_newer_record() {
+    let (recs, found, others) = repair_data("lost-line-behind-a-bridged-record.jsonl");
+    assert_eq!(recs.len(), 6);
+    assert_eq!(recs[3]["parentUuid"], recs[0]["uuid"], "line 4 → line 1");
+    assert_eq!(recs[5]["parentUuid"], recs[4]["uuid"], "line 6 → line 5");
+    // The replaced record is the input's (report-only): no new finding.
+    assert_eq!(found, ["duplicate-uuid error 6"]);
+    assert!(others.is_empty(), "left beside the copy: {others:?}");
+}
+
 /// The same session with line 7 an exact copy of line 3: the input resumes
 /// from that copy and leaves lines 5–6 out. Once the copy is dropped, the
 /// resume reaches line 5, and linked in file order (under line 4) it sends
@@ -925,8 +947,8 @@ fn a_cycle_broken_at_a_removed_record_is_linked_past_it() {
 /// the client merges into one message), or would not settle (a reply
 /// holding one call id twice, in Codex), or would hold a new error of a
 /// rule that says which history a resume leaves out while its resume
-/// leaves out a record the input's sent (`stale-leaf`), the copy is the
-/// input as it is, and every finding is left with the reason.
+/// leaves out a record the input's sent (`unchained-records`), the copy is
+/// the input as it is, and every finding is left with the reason.
 #[test]
 fn a_copy_worse_than_its_input_keeps_the_input() {
     for (input, name, why) in [
@@ -941,9 +963,9 @@ fn a_copy_worse_than_its_input_keeps_the_input() {
             "the repair does not settle",
         ),
         (
-            "claude-code-stale-leaf-gained",
+            "claude-code-unchained-records-gained",
             "0b1c2d3e-4f50-4617-a8b9-cadbecfd0e1f.jsonl",
-            "would hold 1 stale-leaf error(s) more than the input, and its resume would leave out 1 record(s)",
+            "would hold 1 unchained-records error(s) more than the input, and its resume would leave out 1 record(s)",
         ),
     ] {
         let r = repair_regression(input, name);

@@ -475,7 +475,6 @@ const GUARDED: &[&str] = &[
     "anthropic-orphan-tool-result-gained",
     "claude-code-brought-back-record-without-uuid",
     "claude-code-interleaved-message-gained",
-    "claude-code-lost-line-behind-a-bridged-record",
     "claude-code-orphan-tool-call-gained",
     "claude-code-orphan-tool-call-gained-2",
     "claude-code-orphan-tool-call-gained-3",
@@ -483,7 +482,6 @@ const GUARDED: &[&str] = &[
     "claude-code-orphan-tool-call-gained-5",
     "claude-code-orphan-tool-result-gained",
     "claude-code-second-repair-not-a-no-op",
-    "claude-code-stale-leaf-gained",
     "claude-code-unchained-records-gained",
     "codex-second-repair-not-a-no-op",
     // The copy would be another store's file: damage had hidden what the

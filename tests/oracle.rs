@@ -298,6 +298,11 @@ cases! {
     // too, which sends 6 of 7 units; re-linked in file order, the copy sent 4.
     claude_bridged_behind_a_newer_record: Claude "tests/data/claude-code/bridged-behind-a-newer-record.jsonl"
         Expect::ByDesign { sent: 6, present: 7 };
+    // The same session with line 2 lost: the input's request is refused
+    // (it starts with an assistant turn) and sends 4 of 6 units; the copy,
+    // linked as time has it, is valid and sends all but the replaced call.
+    claude_lost_line_behind_a_bridged_record: Claude "tests/data/claude-code/lost-line-behind-a-bridged-record.jsonl"
+        Expect::ByDesign { sent: 5, present: 6 };
     // Line 2 holds bytes that are not UTF-8 inside its text: the client
     // reads them as U+FFFD and sends the record (the oracle's own count
     // cannot read that line, so it is not among the units present).

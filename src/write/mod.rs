@@ -41,12 +41,15 @@ pub struct Target<'a> {
     pub relink: Relink,
 }
 
-/// Where a Claude Code record whose parent is missing is re-linked when
-/// the client bridges it: to the record before it in file order (the
-/// default, which is where a lost record most often was), or to the
-/// record the client bridges it to. The engine takes the second when the
-/// first would resume less of the input than the client does, or as much
-/// with more errors (`repair::repair`).
+/// Where a Claude Code record whose parent is missing is re-linked: to
+/// the record before it in file order (the default, which is where a lost
+/// record most often was), or as time has it: to the record the client
+/// bridges it to, and otherwise to the newest record before it that is
+/// not newer than it (the client resumes from the newest descendant of the
+/// last record, so under a newer record its walk can start above this
+/// one). The engine takes the second when the first would resume less of
+/// the input than the client does, or as much with more errors
+/// (`repair::repair`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Relink {
     #[default]

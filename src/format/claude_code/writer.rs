@@ -732,13 +732,29 @@ impl Writer for CcWriter {
                         && !r.results.iter().any(|x| x == k)
                 })
             };
+            // Whether the record of uuid `c` is newer than this one, when
+            // links follow time (`Relink::AsBridged`). The client's leaf is
+            // the newest descendant of the last row: a record linked under
+            // a newer one puts that one's branch ahead of its own, and the
+            // walk can start above it.
+            let newer = |c: &str| {
+                if self.relink != Relink::AsBridged {
+                    return false;
+                }
+                let t = last_kept
+                    .get(c)
+                    .and_then(|k| by_start.get(k))
+                    .and_then(|c| c.timestamp_ms);
+                matches!((t, r.timestamp_ms), (Some(t), Some(own)) if t > own)
+            };
             // The newest record before this one that does not descend
-            // from it and would leave no call without its result (and
-            // whether a newer one had to be passed over).
+            // from it, would leave no call without its result and, when
+            // links follow time, is not newer than it (and whether a later
+            // one had to be passed over).
             let before = |prev: &[String], trees: &mut Trees| {
                 let mut passed = false;
                 for c in prev.iter().rev() {
-                    if (own.is_empty() || !trees.same(c, own)) && !opens_a_call(c) {
+                    if (own.is_empty() || !trees.same(c, own)) && !newer(c) && !opens_a_call(c) {
                         return (Some(c.clone()), passed);
                     }
                     passed = true;
@@ -897,13 +913,23 @@ impl Writer for CcWriter {
                             format!("re-linked line {line} to the record before it")
                         }
                         (Some(_), true) => format!(
-                            "re-linked line {line} to the newest record before it that does not descend from it and leaves no tool call without its result"
+                            "re-linked line {line} to the newest record before it that does not descend from it{} and leaves no tool call without its result",
+                            if self.relink == Relink::AsBridged {
+                                ", is not newer than it"
+                            } else {
+                                ""
+                            }
                         ),
                         (None, false) => format!(
                             "re-linked line {line} to the record before it (nothing is before it)"
                         ),
                         (None, true) => format!(
-                            "started the chain at line {line} (every record before it descends from it or would leave a tool call without its result)"
+                            "started the chain at line {line} (every record before it descends from it{} or would leave a tool call without its result)",
+                            if self.relink == Relink::AsBridged {
+                                ", is newer than it"
+                            } else {
+                                ""
+                            }
                         ),
                     };
                     Some((to, rule, what))
