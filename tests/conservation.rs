@@ -273,7 +273,11 @@ fn damage(body: &[u8], how: &str, rng: &mut Rng) -> Option<Vec<u8>> {
 fn corpus(generated: &Path) -> Vec<(String, String, Vec<u8>)> {
     let mut rng = Rng(0x00c0_ffee);
     let mut sources: Vec<(String, PathBuf)> = Vec::new();
-    for e in walkdir::WalkDir::new(common::root().join("fixtures")).sort_by_file_name() {
+    let roots = ["fixtures", "tests/data"].map(|d| common::root().join(d));
+    for e in roots
+        .iter()
+        .flat_map(|r| walkdir::WalkDir::new(r).sort_by_file_name())
+    {
         let e = e.unwrap();
         let p = e.path();
         if e.file_type().is_file()
@@ -300,11 +304,26 @@ fn corpus(generated: &Path) -> Vec<(String, String, Vec<u8>)> {
     for (label, path) in sources {
         let body = std::fs::read(&path).unwrap();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        // Each file as it is, and damaged in three of the ways.
+        // Each file as it is, damaged in three of the ways, and twice
+        // damaged two or three times over (a crash after a bug).
         for _ in 0..3 {
             let how = DAMAGE[rng.below(DAMAGE.len())];
             if let Some(b) = damage(&body, how, &mut rng) {
                 out.push((format!("{label} ({how})"), name.clone(), b));
+            }
+        }
+        for _ in 0..2 {
+            let mut b = body.clone();
+            let mut hows = Vec::new();
+            for _ in 0..2 + rng.below(2) {
+                let how = DAMAGE[rng.below(DAMAGE.len())];
+                if let Some(d) = damage(&b, how, &mut rng) {
+                    b = d;
+                    hows.push(how);
+                }
+            }
+            if !hows.is_empty() {
+                out.push((format!("{label} ({})", hows.join(", ")), name.clone(), b));
             }
         }
         out.push((label, name, body));
