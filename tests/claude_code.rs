@@ -656,6 +656,21 @@ fn repair_writes_the_clients_bridge_where_file_order_would_lose_history() {
     assert!(others.is_empty(), "left beside the copy: {others:?}");
 }
 
+/// One reply written as several records, two of them holding the same
+/// call (a record without a `uuid` repeats a later one's `Write`, from a
+/// repair_file find). Claude Code merges a reply's records and sends one
+/// tool_use per id: the real client resumes this session with a valid
+/// request, the call once, its result after it (tests/oracle.rs). Lint
+/// counted the call twice: one answered, one an `orphan-tool-call`, and a
+/// `duplicate-tool-call-id`; and the repair kept as it was an input whose
+/// copy this is.
+#[test]
+fn a_call_repeated_in_a_reply_is_sent_once() {
+    let path = root().join("tests/data/claude-code/call-repeated-in-a-reply.jsonl");
+    let (_, doc) = lint_json(path.to_str().unwrap(), &[]);
+    assert!(findings(&doc).is_empty(), "{doc:#}");
+}
+
 /// The same session with its line 2 lost, as a crash loses a line (found
 /// by damaging the sessions of tests/data): lines 2 and 6 hold one uuid,
 /// and both they and line 4 name parents no record has. The client takes

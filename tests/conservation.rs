@@ -492,7 +492,6 @@ const GUARDED: &[&str] = &[
     // Writer defects: every copy the writer makes holds an error the input
     // does not (fuzz/README.md, "Open defects").
     "anthropic-orphan-tool-result-gained",
-    "claude-code-brought-back-record-without-uuid",
     "claude-code-interleaved-message-gained",
     "claude-code-orphan-tool-call-gained",
     "claude-code-orphan-tool-call-gained-2",

@@ -303,6 +303,10 @@ cases! {
     // linked as time has it, is valid and sends all but the replaced call.
     claude_lost_line_behind_a_bridged_record: Claude "tests/data/claude-code/lost-line-behind-a-bridged-record.jsonl"
         Expect::ByDesign { sent: 5, present: 6 };
+    // Two records of one reply hold the same call: the client sends it
+    // once (the oracle counts it twice among the units present).
+    claude_call_repeated_in_a_reply: Claude "tests/data/claude-code/call-repeated-in-a-reply.jsonl"
+        Expect::ByDesign { sent: 10, present: 11 };
     // Line 2 holds bytes that are not UTF-8 inside its text: the client
     // reads them as U+FFFD and sends the record (the oracle's own count
     // cannot read that line, so it is not among the units present).

@@ -1065,7 +1065,16 @@ fn walk(mut recs: Vec<Rec>, glued: Vec<Glued>) -> (Vec<Message>, Chain) {
         };
         for g in it {
             if let Some(m) = recs[g].message.take() {
-                msg.parts.extend(m.parts);
+                // One tool_use per id in a reply: a record repeating a call
+                // the reply already holds adds nothing to what the client
+                // sends (2.1.330, through the oracle).
+                let have: std::collections::HashSet<String> = msg
+                    .tool_calls()
+                    .map(|(_, id, _, _)| id.to_string())
+                    .collect();
+                msg.parts.extend(m.parts.into_iter().filter(
+                    |p| !matches!(&p.kind, PartKind::ToolCall { id, .. } if have.contains(id)),
+                ));
                 if m.finish_reason.is_some() {
                     msg.finish_reason = m.finish_reason;
                 }
