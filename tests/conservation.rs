@@ -153,7 +153,13 @@ impl Chatfsck for Binary {
         std::fs::remove_file(&log).map_err(|e| e.to_string())?;
         let edits = doc["edits"].as_array().ok_or("a log without edits")?;
         let mut befores = Vec::new();
+        let mut rewrites = Vec::new();
         for e in edits {
+            if let (Some(b), Some(a)) = (e["before"].as_str(), e["after"].as_str())
+                && b.starts_with('"')
+            {
+                rewrites.push((b.as_bytes().to_vec(), a.as_bytes().to_vec()));
+            }
             if let Some(b) = e["before_base64"].as_str() {
                 befores.push(
                     base64::engine::general_purpose::STANDARD
@@ -174,6 +180,7 @@ impl Chatfsck for Binary {
         Ok(Repaired {
             edits: edits.len(),
             befores,
+            rewrites,
             kept,
         })
     }

@@ -96,7 +96,13 @@ impl contract::Chatfsck for Library {
         };
         let r = chatfsck::repair::repair(input, Some(output), &opts).map_err(|e| e.to_string())?;
         let mut befores = Vec::new();
+        let mut rewrites = Vec::new();
         for e in &r.edits {
+            if let (Some(b), Some(a)) = (&e.before, &e.after)
+                && b.starts_with('"')
+            {
+                rewrites.push((b.clone().into_bytes(), a.clone().into_bytes()));
+            }
             if let Some(b64) = &e.before_base64 {
                 use base64::Engine as _;
                 let bytes = base64::engine::general_purpose::STANDARD
@@ -114,6 +120,7 @@ impl contract::Chatfsck for Library {
         Ok(contract::Repaired {
             edits: r.edits.len(),
             befores,
+            rewrites,
             kept,
         })
     }

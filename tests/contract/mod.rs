@@ -43,6 +43,10 @@ pub struct Repaired {
     /// The exact bytes of each edited record before the edit (the log's
     /// `before`, or `before_base64` decoded).
     pub befores: Vec<Vec<u8>>,
+    /// Each member an edit rewrote in place (a re-linked `parentUuid`):
+    /// its bytes before and after, as the log's `before` and `after` hold
+    /// them.
+    pub rewrites: Vec<(Vec<u8>, Vec<u8>)>,
     /// Whether the repair kept the input as it is, a copy of it being
     /// worse (a finding left with a reason that ends in
     /// `chatfsck::repair::KEPT_INPUT`).
@@ -194,7 +198,7 @@ pub fn check(c: &dyn Chatfsck, input: &Path, work: &Path) -> Result<Outcome, Str
     if twice != copied {
         return Err("a second repair changed the bytes".into());
     }
-    conserved(&original, &copied, &report.befores)?;
+    conserved_with(&original, &copied, &report.befores, &report.rewrites)?;
     Ok(if report.kept {
         Outcome::Kept
     } else {
@@ -245,6 +249,16 @@ pub fn on_line(uuids: &[Option<String>], line: u64) -> Option<&str> {
 /// in the log's `before` of an edit; a line of glued records followed by a
 /// piece that is not one may be split between the two.
 pub fn conserved(input: &[u8], copy: &[u8], befores: &[Vec<u8>]) -> Result<(), String> {
+    conserved_with(input, copy, befores, &[])
+}
+
+/// [`conserved`], knowing the members the repair rewrote in place.
+pub fn conserved_with(
+    input: &[u8],
+    copy: &[u8],
+    befores: &[Vec<u8>],
+    rewrites: &[(Vec<u8>, Vec<u8>)],
+) -> Result<(), String> {
     let mut have = Payloads::default();
     have.add_document(copy);
     for b in befores {
@@ -332,12 +346,27 @@ pub fn conserved(input: &[u8], copy: &[u8], befores: &[Vec<u8>]) -> Result<(), S
                 })
         })
     };
+    // A record one pass rewrote in place (re-linked) and a later pass
+    // removed or rewrote whole: the log or the copy holds it with the new
+    // members.
+    let rewritten_then_moved = |r: &[u8]| {
+        let mut now = r.to_vec();
+        let mut any = false;
+        for (b, a) in rewrites {
+            if let Some(at) = memchr::memmem::find(&now, b) {
+                now.splice(at..at + b.len(), a.iter().copied());
+                any = true;
+            }
+        }
+        any && (befores.contains(&now) || contains(copy, &now))
+    };
     for r in &want.raw {
         if !contains(copy, r)
             && !have.raw.iter().any(|h| contains(h, r))
             && !contains(&logged, &squeeze(r))
             && !split(r)
             && !rewritten(r)
+            && !rewritten_then_moved(r)
         {
             return Err(format!(
                 "record lost: {:?}",
