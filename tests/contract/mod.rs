@@ -348,17 +348,45 @@ pub fn conserved_with(
     };
     // A record one pass rewrote in place (re-linked) and a later pass
     // removed or rewrote whole: the log or the copy holds it with the new
-    // members.
+    // members. Passes can rewrite one member again (a parent re-linked,
+    // then put under an inserted result), and several records can share
+    // an old member with different new ones: every sequence of rewrites
+    // is tried, a few deep.
+    // Records with bytes that are not UTF-8 are also looked for as read,
+    // each invalid sequence as U+FFFD.
+    let copy_read = String::from_utf8_lossy(copy).into_owned().into_bytes();
+    let befores_read: Vec<Vec<u8>> = befores
+        .iter()
+        .map(|b| String::from_utf8_lossy(b).into_owned().into_bytes())
+        .collect();
+    let kept = |now: &[u8]| {
+        contains(copy, now)
+            || contains(&copy_read, now)
+            || befores.iter().chain(&befores_read).any(|b| b == now)
+    };
     let rewritten_then_moved = |r: &[u8]| {
-        let mut now = r.to_vec();
-        let mut any = false;
-        for (b, a) in rewrites {
-            if let Some(at) = memchr::memmem::find(&now, b) {
-                now.splice(at..at + b.len(), a.iter().copied());
-                any = true;
+        let mut seen: HashSet<Vec<u8>> = HashSet::new();
+        let mut frontier = vec![r.to_vec()];
+        for _ in 0..4 {
+            let mut next = Vec::new();
+            for text in &frontier {
+                for (b, a) in rewrites {
+                    let Some(at) = memchr::memmem::find(text, b) else {
+                        continue;
+                    };
+                    let mut now = text.clone();
+                    now.splice(at..at + b.len(), a.iter().copied());
+                    if kept(&now) {
+                        return true;
+                    }
+                    if seen.len() < 256 && seen.insert(now.clone()) {
+                        next.push(now);
+                    }
+                }
             }
+            frontier = next;
         }
-        any && (befores.contains(&now) || contains(copy, &now))
+        false
     };
     for r in &want.raw {
         if !contains(copy, r)
