@@ -3,7 +3,7 @@
 //! (Phoenix's nested JSON, or flat OTLP keys), and the OpenTelemetry GenAI
 //! `gen_ai.input.messages` parts.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -148,18 +148,71 @@ pub fn openinference(list_value: &Value, loc: &Loc) -> (Vec<Message>, Vec<Corrup
     (b.conv.messages, b.conv.corrupt)
 }
 
-/// Append `s` as a JSON string.
-fn push_json_str(out: &mut Vec<u8>, s: &str) {
-    // Writing a string into memory cannot fail.
-    let _ = serde_json::to_writer(out, s);
+/// A value as its text (`text_of`), serialised as a JSON string; none is
+/// an empty one. A string is written from where it is, not copied.
+#[derive(Clone, Copy)]
+struct Text<'a>(Option<&'a Value>);
+
+impl Serialize for Text<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Some(Value::String(t)) => s.serialize_str(t),
+            Some(other) => s.serialize_str(&text_of(other)),
+            None => s.serialize_str(""),
+        }
+    }
 }
 
 /// A content part of an OpenInference message, in the OpenAI shape.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
 enum Part<'a> {
-    /// A text part: its text (none is an empty text).
-    Text(Option<&'a Value>),
-    /// Any other part: its type.
-    Other(String),
+    /// A text part.
+    Text { text: Text<'a> },
+    /// Any other part: its type alone.
+    #[serde(untagged)]
+    Other {
+        #[serde(rename = "type")]
+        kind: String,
+    },
+}
+
+/// A message's content as OpenAI writes it: none, one text as a string,
+/// or a list of parts.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Content<'a> {
+    None(()),
+    One(Text<'a>),
+    Parts(Vec<Part<'a>>),
+}
+
+/// An OpenAI tool call, borrowed from the OpenInference one.
+#[derive(Serialize)]
+struct Call<'a> {
+    id: Text<'a>,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: Function<'a>,
+}
+
+#[derive(Serialize)]
+struct Function<'a> {
+    name: Text<'a>,
+    /// As recorded (a string, an object), null when absent.
+    arguments: Option<&'a Value>,
+}
+
+/// The OpenAI message an OpenInference message records, in the member
+/// order the chat reader has always been given.
+#[derive(Serialize)]
+struct Shape<'a> {
+    role: String,
+    content: Content<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<Text<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_calls: Option<Vec<Call<'a>>>,
 }
 
 /// An OpenInference message as the OpenAI message it records, written as
@@ -167,88 +220,60 @@ enum Part<'a> {
 /// content parts, `tool_calls[].tool_call` the calls, and the role aliases
 /// some instrumentations write (`model`, `function`) their OpenAI roles.
 fn openai_shape(m: &Value) -> Vec<u8> {
-    let mut out = b"{\"role\":".to_vec();
     let role = match m.get("role").map(text_of).as_deref() {
         Some("model") => "assistant".to_string(),
         Some("function") => "tool".to_string(),
         Some(r) => r.to_string(),
         None => String::new(),
     };
-    push_json_str(&mut out, &role);
     let mut parts: Vec<Part<'_>> = Vec::new();
     if let Some(c) = m.get("content").filter(|c| !c.is_null()) {
-        parts.push(Part::Text(Some(c)));
+        parts.push(Part::Text {
+            text: Text(Some(c)),
+        });
     }
     if let Some(contents) = m.get("contents") {
         for c in list(contents) {
             let c = c.get("message_content").unwrap_or(c);
             match c.get("type").map(text_of).as_deref() {
-                Some("text") | None | Some("") => parts.push(Part::Text(c.get("text"))),
-                Some(other) => parts.push(Part::Other(other.to_string())),
+                Some("text") | None | Some("") => parts.push(Part::Text {
+                    text: Text(c.get("text")),
+                }),
+                Some(other) => parts.push(Part::Other {
+                    kind: other.to_string(),
+                }),
             }
         }
     }
-    // A value as its text, written as a JSON string; none is empty.
-    let text = |out: &mut Vec<u8>, t: &Option<&Value>| match t {
-        Some(Value::String(s)) => push_json_str(out, s),
-        Some(other) => push_json_str(out, &text_of(other)),
-        None => out.extend_from_slice(b"\"\""),
+    let content = match parts.as_slice() {
+        [] => Content::None(()),
+        [Part::Text { text }] => Content::One(*text),
+        _ => Content::Parts(parts),
     };
-    out.extend_from_slice(b",\"content\":");
-    // A single text is a string content, as OpenAI writes it.
-    match parts.as_slice() {
-        [] => out.extend_from_slice(b"null"),
-        [Part::Text(t)] => text(&mut out, t),
-        _ => {
-            out.push(b'[');
-            for (i, p) in parts.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                match p {
-                    Part::Text(t) => {
-                        out.extend_from_slice(b"{\"type\":\"text\",\"text\":");
-                        text(&mut out, t);
+    let shape = Shape {
+        role,
+        content,
+        tool_call_id: m.get("tool_call_id").map(|id| Text(Some(id))),
+        tool_calls: m.get("tool_calls").map(|calls| {
+            list(calls)
+                .into_iter()
+                .map(|c| {
+                    let c = c.get("tool_call").unwrap_or(c);
+                    let f = c.get("function");
+                    Call {
+                        id: Text(c.get("id")),
+                        kind: "function",
+                        function: Function {
+                            name: Text(f.and_then(|f| f.get("name"))),
+                            arguments: f.and_then(|f| f.get("arguments")),
+                        },
                     }
-                    Part::Other(ty) => {
-                        out.extend_from_slice(b"{\"type\":");
-                        push_json_str(&mut out, ty);
-                    }
-                }
-                out.push(b'}');
-            }
-            out.push(b']');
-        }
-    }
-    if let Some(id) = m.get("tool_call_id") {
-        out.extend_from_slice(b",\"tool_call_id\":");
-        text(&mut out, &Some(id));
-    }
-    if let Some(calls) = m.get("tool_calls") {
-        out.extend_from_slice(b",\"tool_calls\":[");
-        for (i, c) in list(calls).into_iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            let c = c.get("tool_call").unwrap_or(c);
-            let f = c.get("function");
-            out.extend_from_slice(b"{\"id\":");
-            text(&mut out, &c.get("id"));
-            out.extend_from_slice(b",\"type\":\"function\",\"function\":{\"name\":");
-            text(&mut out, &f.and_then(|f| f.get("name")));
-            out.extend_from_slice(b",\"arguments\":");
-            match f.and_then(|f| f.get("arguments")) {
-                Some(a) => {
-                    let _ = serde_json::to_writer(&mut out, a);
-                }
-                None => out.extend_from_slice(b"null"),
-            }
-            out.extend_from_slice(b"}}");
-        }
-        out.push(b']');
-    }
-    out.push(b'}');
-    out
+                })
+                .collect()
+        }),
+    };
+    // Serialising borrowed strings and trees into memory cannot fail.
+    serde_json::to_vec(&shape).unwrap_or_default()
 }
 
 /// OpenTelemetry GenAI messages: `[{role, parts: [{type: text, content} |
