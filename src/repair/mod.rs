@@ -212,19 +212,7 @@ fn resumes_as_much(input: &Path, out: &Path, opts: &Options, report: Report) -> 
         return Ok(report);
     }
     let before = read_back(input, opts)?;
-    let (was, now) = (before.by_rule(None), copy.by_rule(Some(&before.sent)));
-    let Some((rule, n)) = RESUME_RULES
-        .iter()
-        .map(|r| {
-            (
-                *r,
-                now.get(r)
-                    .unwrap_or(&0)
-                    .saturating_sub(*was.get(r).unwrap_or(&0)),
-            )
-        })
-        .find(|(_, n)| *n > 0)
-    else {
+    let Some((rule, n)) = copy.gained(&before, true, |r| RESUME_RULES.contains(&r)) else {
         return Ok(report);
     };
     // The uuids of the records the repair removed, or gave a new uuid: a
@@ -317,6 +305,31 @@ struct ReadBack {
 }
 
 impl ReadBack {
+    /// The first rule (by name) among those `judged` of which this copy
+    /// holds more errors than `input` did, and how many more. With
+    /// `brought_back_free`, errors on records the input's resume did not
+    /// send (history the repair brought back) are not counted.
+    fn gained(
+        &self,
+        input: &ReadBack,
+        brought_back_free: bool,
+        judged: impl Fn(&'static str) -> bool,
+    ) -> Option<(&'static str, usize)> {
+        let was = input.by_rule(None);
+        let now = self.by_rule(brought_back_free.then_some(&input.sent));
+        let mut gained: Vec<(&'static str, usize)> = now
+            .into_iter()
+            .filter(|(r, _)| judged(r))
+            .filter_map(|(r, n)| {
+                n.checked_sub(*was.get(r).unwrap_or(&0))
+                    .filter(|d| *d > 0)
+                    .map(|d| (r, d))
+            })
+            .collect();
+        gained.sort_unstable();
+        gained.first().copied()
+    }
+
     /// The error findings by rule. With `sent_before`, a finding on a
     /// record that uuid set lacks (history a repair brought back into the
     /// resume, which the input's resume did not send) is not counted.
@@ -508,19 +521,10 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
             .is_some_and(|l: &Vec<Left>| !l.is_empty())
     {
         let (before, copy) = (read_back(input, opts)?, read_copy(out, input, opts)?);
-        let was = before.by_rule(None);
-        let now = copy.by_rule((!other_dialect).then_some(&before.sent));
-        let mut worse: Vec<(&str, usize)> = now
-            .iter()
-            .filter(|(r, _)| other_dialect || !RESUME_RULES.contains(*r))
-            .filter_map(|(r, n)| {
-                n.checked_sub(*was.get(r).unwrap_or(&0))
-                    .filter(|d| *d > 0)
-                    .map(|d| (*r, d))
-            })
-            .collect();
-        worse.sort();
-        if let Some((rule, n)) = worse.first() {
+        let gained = copy.gained(&before, !other_dialect, |r| {
+            other_dialect || !RESUME_RULES.contains(&r)
+        });
+        if let Some((rule, n)) = gained {
             let why = if other_dialect {
                 format!(
                     "the repaired copy would read as {} ({}), where the input reads as {} ({}), and there it would hold {n} {rule} error(s) more than the input: {KEPT_INPUT}",
