@@ -1063,18 +1063,30 @@ fn walk(mut recs: Vec<Rec>, glued: Vec<Glued>) -> (Vec<Message>, Chain) {
         let Some(mut msg) = recs[first].message.take() else {
             continue;
         };
+        // One tool_use per id in a reply: a record repeating a call the
+        // reply already holds adds nothing to what the client sends
+        // (2.1.330, through the oracle).
+        // (Gathered at the reply's second record: most replies have one.)
+        let mut calls: Option<std::collections::HashSet<String>> = None;
         for g in it {
             if let Some(m) = recs[g].message.take() {
-                // One tool_use per id in a reply: a record repeating a call
-                // the reply already holds adds nothing to what the client
-                // sends (2.1.330, through the oracle).
-                let have: std::collections::HashSet<String> = msg
-                    .tool_calls()
-                    .map(|(_, id, _, _)| id.to_string())
+                let calls = calls.get_or_insert_with(|| {
+                    msg.tool_calls()
+                        .map(|(_, id, _, _)| id.to_string())
+                        .collect()
+                });
+                let parts: Vec<_> = m
+                    .parts
+                    .into_iter()
+                    .filter(
+                        |p| !matches!(&p.kind, PartKind::ToolCall { id, .. } if calls.contains(id)),
+                    )
                     .collect();
-                msg.parts.extend(m.parts.into_iter().filter(
-                    |p| !matches!(&p.kind, PartKind::ToolCall { id, .. } if have.contains(id)),
-                ));
+                calls.extend(parts.iter().filter_map(|p| match &p.kind {
+                    PartKind::ToolCall { id, .. } => Some(id.clone()),
+                    _ => None,
+                }));
+                msg.parts.extend(parts);
                 if m.finish_reason.is_some() {
                     msg.finish_reason = m.finish_reason;
                 }

@@ -714,9 +714,10 @@ impl Writer for CcWriter {
             // calls of `c`'s reply without its result: a result written
             // before this record, in another record, sits on another
             // branch, and the client's walk through `c` would not send it.
+            // The kept record of a uuid: the last the copy keeps.
+            let kept_record = |u: &str| last_kept.get(u).and_then(|k| by_start.get(k));
             let opens_a_call = |c: &str| {
-                // The kept record of that uuid: the last the copy keeps.
-                let Some(c) = last_kept.get(c).and_then(|k| by_start.get(k)) else {
+                let Some(c) = kept_record(c) else {
                     return false;
                 };
                 let own_calls: Vec<&str>;
@@ -737,15 +738,13 @@ impl Writer for CcWriter {
             // the newest descendant of the last row: a record linked under
             // a newer one puts that one's branch ahead of its own, and the
             // walk can start above it.
+            let by_time = self.relink == Relink::AsBridged;
             let newer = |c: &str| {
-                if self.relink != Relink::AsBridged {
-                    return false;
-                }
-                let t = last_kept
-                    .get(c)
-                    .and_then(|k| by_start.get(k))
-                    .and_then(|c| c.timestamp_ms);
-                matches!((t, r.timestamp_ms), (Some(t), Some(own)) if t > own)
+                by_time
+                    && matches!(
+                        (kept_record(c).and_then(|c| c.timestamp_ms), r.timestamp_ms),
+                        (Some(t), Some(own)) if t > own
+                    )
             };
             // The newest record before this one that does not descend
             // from it, would leave no call without its result and, when
@@ -914,7 +913,7 @@ impl Writer for CcWriter {
                         }
                         (Some(_), true) => format!(
                             "re-linked line {line} to the newest record before it that does not descend from it{} and leaves no tool call without its result",
-                            if self.relink == Relink::AsBridged {
+                            if by_time {
                                 ", is not newer than it"
                             } else {
                                 ""
@@ -925,11 +924,7 @@ impl Writer for CcWriter {
                         ),
                         (None, true) => format!(
                             "started the chain at line {line} (every record before it descends from it{} or would leave a tool call without its result)",
-                            if self.relink == Relink::AsBridged {
-                                ", is newer than it"
-                            } else {
-                                ""
-                            }
+                            if by_time { ", is newer than it" } else { "" }
                         ),
                     };
                     Some((to, rule, what))
