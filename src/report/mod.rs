@@ -136,11 +136,14 @@ impl CiPaths {
     }
 
     pub fn name(&self, path: &Path) -> CiPath {
+        if let Some(n) = self.named.borrow().get(path) {
+            return n.clone();
+        }
+        let n = ci_path(path, self.base.as_deref());
         self.named
             .borrow_mut()
-            .entry(path.to_path_buf())
-            .or_insert_with(|| ci_path(path, self.base.as_deref()))
-            .clone()
+            .insert(path.to_path_buf(), n.clone());
+        n
     }
 }
 
