@@ -17,7 +17,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use base64::Engine as _;
 use contract::{Chatfsck, Outcome, Repaired};
 
 /// The built binary as the contract's driver.
@@ -151,38 +150,7 @@ impl Chatfsck for Binary {
         )
         .map_err(|e| format!("the repair log is not JSON: {e}"))?;
         std::fs::remove_file(&log).map_err(|e| e.to_string())?;
-        let edits = doc["edits"].as_array().ok_or("a log without edits")?;
-        let mut befores = Vec::new();
-        let mut rewrites = Vec::new();
-        for e in edits {
-            if let (Some(b), Some(a)) = (e["before"].as_str(), e["after"].as_str())
-                && b.starts_with('"')
-            {
-                rewrites.push((b.as_bytes().to_vec(), a.as_bytes().to_vec()));
-            }
-            if let Some(b) = e["before_base64"].as_str() {
-                befores.push(
-                    base64::engine::general_purpose::STANDARD
-                        .decode(b)
-                        .map_err(|e| format!("before_base64: {e}"))?,
-                );
-            } else if let Some(b) = e["before"].as_str() {
-                befores.push(b.as_bytes().to_vec());
-            }
-        }
-        let kept = doc["left"].as_array().is_some_and(|left| {
-            left.iter().any(|l| {
-                l["reason"]
-                    .as_str()
-                    .is_some_and(|r| r.ends_with(chatfsck::repair::KEPT_INPUT))
-            })
-        });
-        Ok(Repaired {
-            edits: edits.len(),
-            befores,
-            rewrites,
-            kept,
-        })
+        Repaired::from_log(&doc)
     }
 
     fn never_repaired(&self, input: &Path) -> bool {

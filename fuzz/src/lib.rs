@@ -95,34 +95,10 @@ impl contract::Chatfsck for Library {
             target: None,
         };
         let r = chatfsck::repair::repair(input, Some(output), &opts).map_err(|e| e.to_string())?;
-        let mut befores = Vec::new();
-        let mut rewrites = Vec::new();
-        for e in &r.edits {
-            if let (Some(b), Some(a)) = (&e.before, &e.after)
-                && b.starts_with('"')
-            {
-                rewrites.push((b.clone().into_bytes(), a.clone().into_bytes()));
-            }
-            if let Some(b64) = &e.before_base64 {
-                use base64::Engine as _;
-                let bytes = base64::engine::general_purpose::STANDARD
-                    .decode(b64)
-                    .map_err(|e| format!("the log's before_base64 is not base64: {e}"))?;
-                befores.push(bytes);
-            } else if let Some(b) = &e.before {
-                befores.push(b.clone().into_bytes());
-            }
-        }
-        let kept = r
-            .left
-            .iter()
-            .any(|l| l.reason.ends_with(chatfsck::repair::KEPT_INPUT));
-        Ok(contract::Repaired {
-            edits: r.edits.len(),
-            befores,
-            rewrites,
-            kept,
-        })
+        // Read as the log the command writes: one reading of it, the
+        // contract's.
+        let doc = serde_json::to_value(&r).map_err(|e| e.to_string())?;
+        contract::Repaired::from_log(&doc)
     }
 
     fn never_repaired(&self, input: &Path) -> bool {

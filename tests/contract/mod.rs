@@ -53,6 +53,47 @@ pub struct Repaired {
     pub kept: bool,
 }
 
+impl Repaired {
+    /// What a repair's log (`repair --log`, the report's JSON) says.
+    pub fn from_log(doc: &serde_json::Value) -> Result<Repaired, String> {
+        use base64::Engine as _;
+        let edits = doc["edits"].as_array().ok_or("a log without edits")?;
+        let mut befores = Vec::new();
+        let mut rewrites = Vec::new();
+        for e in edits {
+            let (before, after) = (e["before"].as_str(), e["after"].as_str());
+            // A member rewritten in place: the log holds the member alone.
+            if let (Some(b), Some(a)) = (before, after)
+                && b.starts_with('"')
+            {
+                rewrites.push((b.as_bytes().to_vec(), a.as_bytes().to_vec()));
+            }
+            if let Some(b64) = e["before_base64"].as_str() {
+                befores.push(
+                    base64::engine::general_purpose::STANDARD
+                        .decode(b64)
+                        .map_err(|e| format!("the log's before_base64 is not base64: {e}"))?,
+                );
+            } else if let Some(b) = before {
+                befores.push(b.as_bytes().to_vec());
+            }
+        }
+        let kept = doc["left"].as_array().is_some_and(|left| {
+            left.iter().any(|l| {
+                l["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.ends_with(chatfsck::repair::KEPT_INPUT))
+            })
+        });
+        Ok(Repaired {
+            edits: edits.len(),
+            befores,
+            rewrites,
+            kept,
+        })
+    }
+}
+
 /// The two commands the contract is about.
 pub trait Chatfsck {
     /// Error-severity findings per rule, or why the input was not read.
@@ -353,16 +394,20 @@ pub fn conserved_with(
     // an old member with different new ones: every sequence of rewrites
     // is tried, a few deep.
     // Records with bytes that are not UTF-8 are also looked for as read,
-    // each invalid sequence as U+FFFD.
-    let copy_read = String::from_utf8_lossy(copy).into_owned().into_bytes();
-    let befores_read: Vec<Vec<u8>> = befores
-        .iter()
-        .map(|b| String::from_utf8_lossy(b).into_owned().into_bytes())
-        .collect();
+    // each invalid sequence as U+FFFD (the copy and the log read so once,
+    // if ever needed).
+    let read = std::cell::OnceCell::new();
     let kept = |now: &[u8]| {
+        let (copy_read, befores_read) = read.get_or_init(|| {
+            let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned().into_bytes();
+            (
+                lossy(copy),
+                befores.iter().map(|b| lossy(b)).collect::<Vec<_>>(),
+            )
+        });
         contains(copy, now)
-            || contains(&copy_read, now)
-            || befores.iter().chain(&befores_read).any(|b| b == now)
+            || contains(copy_read, now)
+            || befores.iter().chain(befores_read).any(|b| b == now)
     };
     let rewritten_then_moved = |r: &[u8]| {
         let mut seen: HashSet<Vec<u8>> = HashSet::new();
