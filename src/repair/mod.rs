@@ -480,11 +480,20 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
             break;
         }
         std::fs::rename(&next, out).map_err(|e| Error::io(out, &e))?;
+        // A conversation named by its file is the input's, not the
+        // scratch copy's (which is gone once the repair ends).
+        let (scratch_name, input_name) = (copy.display().to_string(), input.display().to_string());
+        let as_input = |c: String| match c.strip_prefix(&scratch_name) {
+            Some(rest) => format!("{input_name}{rest}"),
+            None => c,
+        };
         report.edits.extend(again.edits.into_iter().map(|mut e| {
             e.description = format!("{} (pass {pass}, on the repaired copy)", e.description);
+            e.conversation = as_input(e.conversation);
             e
         }));
-        for l in again.left {
+        for mut l in again.left {
+            l.conversation = as_input(l.conversation);
             if !report
                 .left
                 .iter()

@@ -51,6 +51,8 @@ pub struct Repaired {
     /// worse (a finding left with a reason that ends in
     /// `chatfsck::repair::KEPT_INPUT`).
     pub kept: bool,
+    /// The conversation each edit and each finding left names.
+    pub conversations: Vec<String>,
 }
 
 impl Repaired {
@@ -85,11 +87,18 @@ impl Repaired {
                     .is_some_and(|r| r.ends_with(chatfsck::repair::KEPT_INPUT))
             })
         });
+        let left = doc["left"].as_array().map_or(&[][..], |l| l.as_slice());
+        let conversations = edits
+            .iter()
+            .chain(left)
+            .filter_map(|e| e["conversation"].as_str().map(str::to_string))
+            .collect();
         Ok(Repaired {
             edits: edits.len(),
             befores,
             rewrites,
             kept,
+            conversations,
         })
     }
 }
@@ -189,6 +198,17 @@ pub fn check(c: &dyn Chatfsck, input: &Path, work: &Path) -> Result<Outcome, Str
         Err(_) if c.never_repaired(input) => return Ok(Outcome::NotRepaired),
         Err(e) => return Err(format!("repair failed on an input lint reads: {e}")),
     };
+    // The log names the input's conversations, never a file of the
+    // repair's own beside the copy (a later pass reads the copy under a
+    // scratch name, gone once the repair ends).
+    let scratch = first.display().to_string();
+    if let Some(c) = report
+        .conversations
+        .iter()
+        .find(|c| c.starts_with(&scratch))
+    {
+        return Err(format!("the log names a scratch file of the repair: {c}"));
+    }
     let copied = std::fs::read(&copy).map_err(|e| format!("no repaired copy: {e}"))?;
     if report.edits == 0 && copied != original {
         return Err("a repair without edits changed the bytes".into());
