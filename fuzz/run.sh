@@ -5,9 +5,14 @@
 #   fuzz/run.sh [--ci | --seconds N | --runs N] [--jobs N]
 #               [--sanitizer address|none] [TARGET...]
 #
-# CI runs `fuzz/run.sh --ci`: each target from the same seed for a fixed
-# number of executions (a few minutes in all, with the build), so that a
-# run fails only when the code changed, never by luck.
+# CI runs `fuzz/run.sh --ci`: every target replays its regression inputs
+# and its seed corpus (fuzz/seed.py, from fixtures/) and stops; it does not
+# search. A search is not repeatable, even from a fixed -seed: two runs of
+# one build from seed 1 part after a few hundred executions (coverage
+# steers the search, and varies from process to process: hash tables are
+# keyed at random per process), so a gate built on one fails by luck.
+# Searches are the long runs below; what they find is fixed and added to
+# regressions/, which CI replays.
 # The long run whose figures are in fuzz/README.md is
 #   fuzz/run.sh --runs 10000000
 # --sanitizer none builds without AddressSanitizer (its own target
@@ -51,6 +56,11 @@ fi
 export NO_COLOR=1
 
 python3 fuzz/seed.py
+# CI replays the seeds alone (corpus/ also holds what searches added).
+if [ "$ci" = 1 ]; then
+    rm -rf fuzz/target/seeds
+    python3 fuzz/seed.py --out fuzz/target/seeds >/dev/null
+fi
 cd fuzz
 case "$sanitizer" in
     address) dir=target ;;
@@ -61,27 +71,49 @@ cargo fuzz build -O -s "$sanitizer" --target-dir "$dir"
 # The targets run as built: `cargo fuzz run` would rebuild them first
 # whenever a source changed since, in the middle of a long run.
 bin="$dir/$(rustc -vV | sed -n 's/^host: //p')/release"
+# A failing input, as a log shows it: the panic, and the input itself in
+# base64 (a CI machine's artifacts/ is gone once it stops).
+report_failure() {
+    local t=$1 log=$2 status=$3
+    tail -40 "$log" >&2
+    grep -m3 -A2 -E "panicked at|^==[0-9]+==ERROR" "$log" >&2 || true
+    for a in artifacts/"$t"/*; do
+        [ -f "$a" ] || continue
+        echo "== failing input $a ($(wc -c <"$a") bytes), in base64:" >&2
+        base64 -w 0 "$a" >&2
+        echo >&2
+    done
+    echo "fuzz/run.sh: $t failed (exit $status):" artifacts/"$t"/* >&2
+}
+# Replay inputs (no search): every one must pass.
+replay() {
+    local t=$1 what=$2 dir=$3 log="artifacts/$1.replay.log" status=0
+    echo "== $t: replaying $(ls "$dir" | wc -l) $what"
+    mkdir -p "artifacts/$t"
+    "$bin/$t" -runs=0 -timeout=10 -rss_limit_mb=2048 \
+        -artifact_prefix="artifacts/$t/" "$dir" >"$log" 2>&1 || status=$?
+    grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)' "$log" | tail -1 || true
+    if [ "$status" != 0 ] || compgen -G "artifacts/$t/*" >/dev/null; then
+        report_failure "$t" "$log" "$status"
+        exit 1
+    fi
+}
 for t in "${targets[@]}"; do
     if [ -d "regressions/$t" ]; then
-        echo "== $t: replaying $(ls "regressions/$t" | wc -l) regression inputs"
-        "$bin/$t" -runs=0 "regressions/$t"
+        replay "$t" "regression inputs" "regressions/$t"
     fi
 done
+if [ "$ci" = 1 ]; then
+    for t in "${targets[@]}"; do
+        replay "$t" "seed inputs" "target/seeds/$t"
+    done
+    exit 0
+fi
 parallel=()
 # Parallel jobs write their output to fuzz-N.log files instead.
 [ "$jobs" = 1 ] || parallel=(-jobs="$jobs" -workers="$jobs")
-# CI's fixed budgets: executions per target, from seed 1.
-ci_runs() {
-    case "$1" in
-        lint_file) echo 12000 ;;
-        repair_file) echo 600 ;;
-        *) echo 200000 ;;
-    esac
-}
 for t in "${targets[@]}"; do
-    if [ "$ci" = 1 ]; then
-        budget=(-seed=1 -runs="$(ci_runs "$t")")
-    elif [ ${#budget[@]} = 0 ]; then
+    if [ ${#budget[@]} = 0 ]; then
         budget=(-max_total_time=45)
     fi
     echo "== $t: fuzzing (${budget[*]})"
@@ -98,8 +130,7 @@ for t in "${targets[@]}"; do
     # A failing input (crash, contract violation, timeout, leak) is written
     # under artifacts/; any other failure is the fuzzer's own.
     if [ "$status" != 0 ] || compgen -G "artifacts/$t/*" >/dev/null; then
-        tail -40 "$log" >&2
-        echo "fuzz/run.sh: $t failed (exit $status):" artifacts/"$t"/* >&2
+        report_failure "$t" "$log" "$status"
         exit 1
     fi
 done
