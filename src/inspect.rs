@@ -26,6 +26,11 @@ pub struct Row {
     pub parts: Vec<String>,
     pub tool_ids: Vec<String>,
     pub preview: String,
+    /// The other lines the message is built from, in order (a reply
+    /// written as several records, results collected from side
+    /// branches); absent when it is built from its own line alone.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub record_lines: Vec<u64>,
 }
 
 pub use crate::detail::{ChunkRow, LoadedMessage};
@@ -167,6 +172,15 @@ fn row(pos: usize, m: &crate::model::Message) -> Row {
     // room (a `Vec`'s first allocation holds four names).
     parts.shrink_to_fit();
     ids.shrink_to_fit();
+    let own = m.loc.line();
+    let mut record_lines: Vec<u64> = m
+        .parts
+        .iter()
+        .filter_map(|p| p.loc.line())
+        .filter(|l| Some(*l) != own)
+        .collect();
+    record_lines.sort_unstable();
+    record_lines.dedup();
     Row {
         position: pos,
         loc: m.loc.clone(),
@@ -174,6 +188,7 @@ fn row(pos: usize, m: &crate::model::Message) -> Row {
         parts,
         tool_ids: ids,
         preview: preview(&text, PREVIEW),
+        record_lines,
     }
 }
 

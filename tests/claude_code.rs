@@ -1009,3 +1009,55 @@ fn a_copy_worse_than_its_input_keeps_the_input() {
         assert!(stdout(&r.out).contains(why), "{input}: {}", stdout(&r.out));
     }
 }
+
+/// A reply's last call sits on a record without a uuid (line 8), and no
+/// result answers it before the conversation moves on. The client sends
+/// the call with the rest of the reply (merged by `message.id`), finds it
+/// unanswered and removes it without a word (2.1.330: 11 of 13 units).
+/// The repair answers it on a side branch off the record the call's
+/// record hangs from, where the reply's other result hangs: the copy reads
+/// clean and the client sends the call with its placeholder (13 of 14,
+/// tests/oracle.rs). Made from a repair_file find
+/// (`claude-code-call-on-a-record-without-uuid-left-unanswered`), whose
+/// repair once skipped such a call without a word.
+#[test]
+fn a_call_on_a_record_without_uuid_is_answered_off_its_parent() {
+    let name = "call-on-a-record-without-uuid.jsonl";
+    let input = root().join("tests/data/claude-code").join(name);
+    let (_, doc) = lint_json(input.to_str().unwrap(), &[]);
+    assert_eq!(findings(&doc), ["orphan-tool-call error 8"]);
+    let (recs, found, others) = repair_data(name);
+    assert!(found.is_empty(), "{found:?}");
+    assert!(others.is_empty(), "left beside the copy: {others:?}");
+    assert_eq!(recs.len(), 16);
+    let (call, result) = (&recs[7], &recs[8]);
+    assert!(call.get("uuid").is_none());
+    assert_eq!(result["parentUuid"], call["parentUuid"]);
+    assert_eq!(
+        result["message"]["content"][0]["tool_use_id"],
+        "toolu_0111NTR6CCh1e6u1jBAu9yZe"
+    );
+    assert_eq!(result["message"]["content"][0]["is_error"], true);
+    // The fuzz find: every call answered, nothing left without a word.
+    let r = repair_regression(
+        "claude-code-call-on-a-record-without-uuid-left-unanswered",
+        "0b1c2d3e-4f50-4617-a8b9-cadbecfd0e1f.jsonl",
+    );
+    assert_eq!(code(&r.out), 0, "{}", stderr(&r.out));
+    let (_, doc) = lint_json(r.copy.to_str().unwrap(), &[]);
+    assert!(findings(&doc).is_empty(), "{:?}", findings(&doc));
+    let answered: Vec<_> = r.log["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["action"] == "answer-call")
+        .map(|e| e["ids"][0].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        answered,
+        [
+            "toolu_01WZaVU3pU1jT7kGLEBNU5pz",
+            "toolu_0111NTR6CCh1e6u1jBAu9yZe"
+        ]
+    );
+}

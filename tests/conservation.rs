@@ -46,7 +46,11 @@ fn sent_by_resume(
             .into_iter()
             .flatten()
             .flat_map(|c| c["timeline"].as_array().into_iter().flatten())
-            .filter_map(|m| m["line"].as_u64())
+            .flat_map(|m| {
+                let merged = m["record_lines"].as_array().into_iter().flatten();
+                std::iter::once(&m["line"]).chain(merged)
+            })
+            .filter_map(|l| l.as_u64())
             .filter_map(|l| contract::on_line(&uuids, l).map(str::to_string))
             .collect(),
     )

@@ -316,6 +316,12 @@ cases! {
     // The input's request is refused (a thinking signature); the copy,
     // without that record, has its bridged child linked past it.
     claude_bridged_to_a_removed_thinking_block: Claude "tests/data/claude-code/bridged-to-a-removed-thinking-block.jsonl" Expect::Whole;
+    // A reply's call on a record without a uuid, unanswered: the input
+    // sends 11 of 13 units (the client removes the call); the copy, the
+    // call answered off the record it hangs from, 13 of 14. Both leave out
+    // the thinking block of that reply, an earlier turn's.
+    claude_call_on_a_record_without_uuid: Claude "tests/data/claude-code/call-on-a-record-without-uuid.jsonl"
+        Expect::ByDesign { sent: 13, present: 14 };
 }
 
 /// Every Claude Code and Codex fixture has its case above (a new fixture

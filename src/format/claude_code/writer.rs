@@ -165,7 +165,7 @@ impl Writer for CcWriter {
             .iter()
             .any(|r| matches!(r.link, crate::model::chain::Link::Cycle { .. }));
         let mut dropped_by: HashMap<u64, &'static str> = HashMap::new();
-        let mut answered: Vec<(&ChainRecord, String, String, &'static str)> = Vec::new();
+        let mut answered: Vec<(&ChainRecord, String, String, &Planned<'_>)> = Vec::new();
         // Blocks to remove with their record: (where, which, why, the
         // block is thinking).
         let mut thinking: Vec<(&Loc, usize, &Planned<'_>, bool)> = Vec::new();
@@ -284,9 +284,19 @@ impl Writer for CcWriter {
                             continue;
                         }
                         let Some(rec) = by_start.get(&start_of(m.part_loc(*part))) else {
+                            log.left
+                                .push(left(p, conv, "the call is on no record of the chain"));
                             continue;
                         };
-                        answered.push((rec, id.clone(), name.clone(), rule));
+                        // A record without a uuid (the client sends its
+                        // call with the rest of the reply, merged by
+                        // `message.id`) is answered on a side branch off
+                        // its parent, where the reply's other results hang.
+                        if rec.uuid.is_none() && rec.parent.is_none() {
+                            log.left.push(left(p, conv, "the call's record has neither a uuid nor a parent: no result record can be chained to it"));
+                            continue;
+                        }
+                        answered.push((rec, id.clone(), name.clone(), p));
                     }
                     Action::Relink { loc } => {
                         relink.insert(start_of(loc), rule);
@@ -490,13 +500,31 @@ impl Writer for CcWriter {
         // Inserted results, after their call's record.
         let mut inserted_after: HashMap<u64, Vec<(String, String)>> = HashMap::new();
         let mut reparent: HashMap<String, String> = HashMap::new();
-        for (rec, id, name, rule) in &answered {
+        // Results on a side branch: (their uuid, their parent's).
+        let mut side_results: Vec<(String, String)> = Vec::new();
+        for (rec, id, name, p) in &answered {
+            let rule = p.finding.rule;
             let text = records.read(&rec.loc)?;
-            let Some(uuid) = rec.uuid.clone() else {
-                continue;
+            // Chained to the call's record, or (a record without a uuid) to
+            // its parent, when the copy keeps a record of that uuid.
+            let (anchor, under_call) = match (&rec.uuid, &rec.parent) {
+                (Some(u), _) => (u.clone(), true),
+                (None, Some(parent))
+                    if chain.records.iter().any(|r| {
+                        r.uuid.as_deref() == Some(parent.as_str())
+                            && r.kind != RecordKind::Meta
+                            && !plan.recs.get(&start_of(&r.loc)).is_some_and(|e| e.drop)
+                    }) =>
+                {
+                    (parent.clone(), false)
+                }
+                _ => {
+                    log.left.push(left(p, conv, "the call's record has no uuid, and the copy keeps no record of its parent's: no result record can be chained to it"));
+                    continue;
+                }
             };
-            let new_uuid = fresh_uuid(&uuid, id, &mut taken);
-            let record = result_record(&text, &uuid, &new_uuid, id).map_err(|e| {
+            let new_uuid = fresh_uuid(&anchor, id, &mut taken);
+            let record = result_record(&text, &anchor, &new_uuid, id).map_err(|e| {
                 Error::input(
                     &self.input,
                     format!(
@@ -509,8 +537,13 @@ impl Writer for CcWriter {
                 rule,
                 "answer-call",
                 format!(
-                    "inserted an `is_error` tool_result record for `{id}` (`{name}`) after line {}, chained to the call",
-                    rec.loc.line().unwrap_or(0)
+                    "inserted an `is_error` tool_result record for `{id}` (`{name}`) after line {}, {}",
+                    rec.loc.line().unwrap_or(0),
+                    if under_call {
+                        "chained to the call"
+                    } else {
+                        "chained to the record the call's record hangs from (it has no uuid), where the reply's other results hang"
+                    }
                 ),
                 &rec.loc,
             );
@@ -524,7 +557,11 @@ impl Writer for CcWriter {
                 .push((new_uuid.clone(), record));
             // The record the resume walks after the call now follows the
             // result.
-            reparent.insert(uuid, new_uuid);
+            if under_call {
+                reparent.insert(anchor, new_uuid);
+            } else {
+                side_results.push((new_uuid, anchor));
+            }
         }
         // Parents: what is in the copy, and where a link must go.
         let dropped_set: HashSet<u64> = plan
@@ -576,6 +613,9 @@ impl Writer for CcWriter {
         }
         for (call, result) in &reparent {
             trees.join(result, call);
+        }
+        for (result, parent) in &side_results {
+            trees.join(result, parent);
         }
         for (new, parent) in &kept_uuids {
             present.insert(new);
@@ -1121,7 +1161,7 @@ impl Writer for CcWriter {
 fn same_message(
     r: &ChainRecord,
     parent: &str,
-    answered: &[(&ChainRecord, String, String, &'static str)],
+    answered: &[(&ChainRecord, String, String, &Planned<'_>)],
 ) -> bool {
     answered.iter().any(|(c, _, _, _)| {
         c.uuid.as_deref() == Some(parent) && r.message_id.is_some() && r.message_id == c.message_id
