@@ -1601,3 +1601,61 @@ fn replaced_surrogates_log_the_exact_bytes_of_a_record() {
         .unwrap();
     assert_eq!(e["before_base64"], base64(line), "{e:#}");
 }
+
+// A `\u` escape without four hex digits in a field no reader asks for
+// (a Claude Code record's `toolUseResult`, an OpenAI line's `metadata`):
+// sonic-rs, which skips such a field, took it, and lint read the line as
+// a record, where every app's parser (`JSON.parse`, Python's `json`,
+// serde_json) refuses the whole line (Claude Code 2.1.330 skips it and
+// sends 17 of 18 units: tests/oracle.rs). The line is a corrupt record,
+// and the repair drops it into the log. A repair_file find: the writer,
+// which parses with serde_json, failed on the line.
+#[test]
+fn a_bad_unicode_escape_in_a_skipped_field_makes_the_line_corrupt() {
+    let (_cc_dir, cc) = file(
+        "session.jsonl",
+        &std::fs::read(
+            root().join("tests/data/claude-code/bad-unicode-escape-in-a-skipped-field.jsonl"),
+        )
+        .unwrap(),
+    );
+    let openai = concat!(
+        r#"{"role":"user","content":"hi"}"#,
+        "\n",
+        r#"{"role":"assistant","content":"hello","metadata":{"note":"a \uzzzz b","n":1}}"#,
+        "\n",
+        r#"{"role":"user","content":"thanks"}"#,
+        "\n",
+    );
+    let (_dir, generic) = file("session.jsonl", openai.as_bytes());
+    for (input, line) in [(cc, 8), (generic, 2)] {
+        let (_, doc) = lint_json(s(&input), &[]);
+        let corrupt: Vec<_> = doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule"] == "corrupt-record")
+            .collect();
+        assert_eq!(corrupt.len(), 1, "{}: {doc:#}", input.display());
+        assert_eq!(corrupt[0]["location"]["line"], line);
+        assert!(
+            corrupt[0]["summary"]
+                .as_str()
+                .unwrap()
+                .contains("a `\\u` escape without four hex digits"),
+            "{:#}",
+            corrupt[0]
+        );
+        let (out, log) = prove(&input, &[]);
+        let dropped: Vec<_> = log["edits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["action"] == "drop-record")
+            .map(|e| e["before"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(dropped.len(), 1, "{log:#}");
+        assert!(dropped[0].contains(r"\uzzzz"));
+        assert!(!std::fs::read_to_string(&out).unwrap().contains(r"\uzzzz"));
+    }
+}

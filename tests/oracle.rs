@@ -322,6 +322,10 @@ cases! {
     // the thinking block of that reply, an earlier turn's.
     claude_call_on_a_record_without_uuid: Claude "tests/data/claude-code/call-on-a-record-without-uuid.jsonl"
         Expect::ByDesign { sent: 13, present: 14 };
+    // Line 8 holds a `\u` escape without hex digits in its
+    // `toolUseResult`: the client skips the line, and sends 17 of 18 units
+    // (the call it answered is removed); the copy, without it, all 19.
+    claude_bad_unicode_escape_in_a_skipped_field: Claude "tests/data/claude-code/bad-unicode-escape-in-a-skipped-field.jsonl" Expect::Whole;
 }
 
 /// Every Claude Code and Codex fixture has its case above (a new fixture

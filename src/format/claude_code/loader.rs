@@ -21,7 +21,9 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
-use crate::format::records::record::{RawValue, sonic_error};
+use crate::format::records::record::{
+    RawValue, bad_unicode_escape, bad_unicode_escape_reason, sonic_error,
+};
 use crate::model::chain::{
     BRIDGE_MS, BlockIssue, Chain, ChainRecord, Glued, Link, RecordKind, Signature, Unreached,
 };
@@ -333,7 +335,11 @@ impl Reader {
     fn line(&mut self, text: &str, line: u64, start: u64, loc: Loc, torn: bool) {
         let bytes = text.as_bytes();
         // The common case: one record, parsed once.
+        let bad_escape = bad_unicode_escape(bytes);
         let first_err = match sonic_rs::from_slice::<Line<'_>>(bytes) {
+            // The client's `JSON.parse` refuses the line (sonic-rs takes
+            // such an escape in a value it skips).
+            Ok(_) if let Some(at) = bad_escape => Err(bad_unicode_escape_reason(at)),
             Ok(rec) => match self.record(rec, loc.clone(), 0, bytes) {
                 Ok(()) => return,
                 Err(reason) => Err(reason),
@@ -345,6 +351,7 @@ impl Reader {
         let (fixed, surrogates) = replace_lone_surrogates(bytes);
         let data: &[u8] = fixed.as_deref().unwrap_or(bytes);
         if surrogates > 0
+            && bad_escape.is_none()
             && let Ok(rec) = sonic_rs::from_slice::<Line<'_>>(data)
         {
             if let Err(reason) = self.record(rec, loc.clone(), surrogates, bytes) {

@@ -413,6 +413,21 @@ fn build(
         }
         last_seq = Some(seq);
         let value = value_of(row);
+        // The app's `JSON.parse` refuses a `\u` escape without four hex
+        // digits anywhere in the value; sonic-rs takes one in a value it
+        // skips.
+        if let Some(at) = super::records::record::bad_unicode_escape(value) {
+            conv.corrupt.push(crate::model::CorruptRecord::new(
+                loc,
+                format!(
+                    "is not a chunk entry ({})",
+                    super::records::record::bad_unicode_escape_reason(at)
+                ),
+                value,
+                false,
+            ));
+            continue;
+        }
         let decoded = match shared.and_then(|buf| buf.get(row.value.clone())) {
             Some(text) => entry::decode_str(text),
             None => entry::decode(value),

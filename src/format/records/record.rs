@@ -271,6 +271,10 @@ impl Builder {
             return Ok(());
         }
         let rec: Rec<'_> = match sonic_rs::from_slice(bytes) {
+            Ok(_) if let Some(at) = bad_unicode_escape(bytes) => {
+                self.corrupt(loc, bad_unicode_escape_reason(at), bytes, false);
+                return Ok(());
+            }
             Ok(r) => r,
             Err(e) => {
                 let reason = sonic_error(&e);
@@ -533,6 +537,40 @@ pub fn too_deep(bytes: &[u8]) -> bool {
     false
 }
 
+/// Where the first `\u` escape of JSON text is not followed by four hex
+/// digits (0-based byte offset of its backslash). sonic-rs checks the
+/// escapes of the strings it decodes, but in a value it skips (a field no
+/// reader asks for) it takes any four characters after `\u`, where
+/// `JSON.parse`, Python's `json` and serde_json refuse the whole line: the
+/// line is then lost to the app, and must not be read as a record.
+pub fn bad_unicode_escape(bytes: &[u8]) -> Option<usize> {
+    let mut i = 0;
+    while let Some(k) = memchr::memchr(b'\\', &bytes[i..]) {
+        let at = i + k;
+        if bytes.get(at + 1) == Some(&b'u')
+            && !bytes
+                .get(at + 2..at + 6)
+                .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+        {
+            return Some(at);
+        }
+        // The escaped character is consumed with its backslash (`\\`).
+        i = at + 2;
+        if i >= bytes.len() {
+            break;
+        }
+    }
+    None
+}
+
+/// The reason a line with a [`bad_unicode_escape`] at `at` is not read.
+pub fn bad_unicode_escape_reason(at: usize) -> String {
+    format!(
+        "is not valid JSON (a `\\u` escape without four hex digits at column {})",
+        at + 1
+    )
+}
+
 /// The reason a record nested too deep is not read.
 pub fn too_deep_reason() -> String {
     format!(
@@ -590,6 +628,19 @@ pub(crate) fn json_error_short(e: &impl std::fmt::Display) -> String {
 #[cfg(test)]
 mod depth_tests {
     use super::{MAX_DEPTH, too_deep};
+
+    #[test]
+    fn a_unicode_escape_needs_four_hex_digits() {
+        use super::bad_unicode_escape;
+        assert_eq!(bad_unicode_escape(br#"{"a":"x\ur md"}"#), Some(7));
+        assert_eq!(bad_unicode_escape(br#"{"a":"\u12"}"#), Some(6));
+        assert_eq!(bad_unicode_escape(br#"{"a":"\u"#), Some(6));
+        assert_eq!(bad_unicode_escape(br#"{"a":"\u00e9\ud800\n"}"#), None);
+        // An escaped backslash before a `u` is no escape of `u`.
+        assert_eq!(bad_unicode_escape(br#"{"a":"\\ur md"}"#), None);
+        assert_eq!(bad_unicode_escape(br#"{"a":"\\\ur md"}"#), Some(8));
+        assert_eq!(bad_unicode_escape(br#"{"a":"x\"}"#), None);
+    }
 
     #[test]
     fn depth_counts_brackets_outside_strings_only() {
