@@ -291,11 +291,7 @@ impl Writer for CcWriter {
                         // A record without a uuid (the client sends its
                         // call with the rest of the reply, merged by
                         // `message.id`) is answered on a side branch off
-                        // its parent, where the reply's other results hang.
-                        if rec.uuid.is_none() && rec.parent.is_none() {
-                            log.left.push(left(p, conv, "the call's record has neither a uuid nor a parent: no result record can be chained to it"));
-                            continue;
-                        }
+                        // another record of the reply (below).
                         answered.push((rec, id.clone(), name.clone(), p));
                     }
                     Action::Relink { loc } => {
@@ -505,22 +501,42 @@ impl Writer for CcWriter {
         for (rec, id, name, p) in &answered {
             let rule = p.finding.rule;
             let text = records.read(&rec.loc)?;
-            // Chained to the call's record, or (a record without a uuid) to
-            // its parent, when the copy keeps a record of that uuid.
-            let (anchor, under_call) = match (&rec.uuid, &rec.parent) {
-                (Some(u), _) => (u.clone(), true),
-                (None, Some(parent))
-                    if chain.records.iter().any(|r| {
-                        r.uuid.as_deref() == Some(parent.as_str())
+            // Chained to the call's record; or, for a record without a
+            // uuid, off a record of the same reply the copy keeps (its
+            // parent, else the last before it in the file), where the
+            // client collects the reply's results.
+            let (anchor, under_call) = match &rec.uuid {
+                Some(u) => (u.clone(), true),
+                None => {
+                    let of_the_reply = |r: &&ChainRecord| {
+                        r.uuid.is_some()
+                            && r.message_id.is_some()
+                            && r.message_id == rec.message_id
                             && r.kind != RecordKind::Meta
                             && !plan.recs.get(&start_of(&r.loc)).is_some_and(|e| e.drop)
-                    }) =>
-                {
-                    (parent.clone(), false)
-                }
-                _ => {
-                    log.left.push(left(p, conv, "the call's record has no uuid, and the copy keeps no record of its parent's: no result record can be chained to it"));
-                    continue;
+                    };
+                    let parent = rec.parent.as_deref().and_then(|p| {
+                        chain
+                            .records
+                            .iter()
+                            .filter(of_the_reply)
+                            .find(|r| r.uuid.as_deref() == Some(p))
+                    });
+                    let before = || {
+                        chain
+                            .records
+                            .iter()
+                            .rev()
+                            .filter(of_the_reply)
+                            .find(|r| start_of(&r.loc) < start_of(&rec.loc))
+                    };
+                    match parent.or_else(before).and_then(|r| r.uuid.clone()) {
+                        Some(u) => (u, false),
+                        None => {
+                            log.left.push(left(p, conv, "the call's record has no uuid, and the copy keeps no record of its reply that has one: no result record can be chained to it"));
+                            continue;
+                        }
+                    }
                 }
             };
             let new_uuid = fresh_uuid(&anchor, id, &mut taken);
@@ -542,7 +558,7 @@ impl Writer for CcWriter {
                     if under_call {
                         "chained to the call"
                     } else {
-                        "chained to the record the call's record hangs from (it has no uuid), where the reply's other results hang"
+                        "chained to a record of the same reply (the call's record has no uuid), where the client collects the reply's results"
                     }
                 ),
                 &rec.loc,
