@@ -322,6 +322,12 @@ cases! {
     // the thinking block of that reply, an earlier turn's.
     claude_call_on_a_record_without_uuid: Claude "tests/data/claude-code/call-on-a-record-without-uuid.jsonl"
         Expect::ByDesign { sent: 13, present: 14 };
+    // The same session with line 7 lost (the reply's record the uuid-less
+    // call hangs from): the input sends 9 of 12 units; the copy, the call
+    // answered off the reply's first call record, 11 of 12 (the thinking
+    // block, an earlier turn's, is left out of both).
+    claude_call_without_uuid_its_parent_lost: Claude "tests/data/claude-code/call-without-uuid-its-parent-lost.jsonl"
+        Expect::ByDesign { sent: 11, present: 12 };
     // Line 8 holds a `\u` escape without hex digits in its
     // `toolUseResult`: the client skips the line, and sends 17 of 18 units
     // (the call it answered is removed); the copy, without it, all 19.
