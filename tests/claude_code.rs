@@ -1061,3 +1061,30 @@ fn a_call_on_a_record_without_uuid_is_answered_off_its_parent() {
         ]
     );
 }
+
+/// `lost-line-behind-a-bridged-record.jsonl` with a byte that is not UTF-8
+/// inside line 3's `timestamp` (the conservation test's damage): line 3's
+/// time cannot be read. Linked as the client bridges, line 4 went under
+/// line 3 (the record before it, whose time was taken as no newer), and
+/// the client's walk left lines 4-5 out, so the repair kept the input,
+/// whose request is refused (it starts with an assistant turn). A record
+/// whose time cannot be read is now passed over as maybe newer: line 4
+/// goes under line 1, line 6 under line 5, and the client sends every
+/// message in a valid request (2.1.330; line 2 is replaced by line 6).
+#[test]
+fn a_record_whose_time_is_damaged_is_not_linked_under() {
+    let r = repair_regression(
+        "claude-code-linked-under-a-record-whose-time-is-damaged",
+        "d530d2dc-eba4-4a3a-9aa1-0658cddb8af2.jsonl",
+    );
+    assert_eq!(code(&r.out), 0, "{}", stderr(&r.out));
+    let (_, doc) = lint_json(r.copy.to_str().unwrap(), &[]);
+    assert_eq!(findings(&doc), ["duplicate-uuid error 6"]);
+    let bytes = std::fs::read(&r.copy).unwrap();
+    let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+    let rec = |i: usize| -> serde_json::Value { serde_json::from_slice(lines[i]).unwrap() };
+    assert_eq!(rec(3)["parentUuid"], rec(0)["uuid"], "line 4 → line 1");
+    assert_eq!(rec(5)["parentUuid"], rec(4)["uuid"], "line 6 → line 5");
+    // Line 3 is kept byte for byte, its damage included.
+    assert_eq!(lines[2], r.input.split(|&b| b == b'\n').nth(2).unwrap());
+}

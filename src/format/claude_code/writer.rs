@@ -794,13 +794,16 @@ impl Writer for CcWriter {
             // the newest descendant of the last row: a record linked under
             // a newer one puts that one's branch ahead of its own, and the
             // walk can start above it.
+            // A record whose time cannot be read (a damaged `timestamp`)
+            // may be newer: it is passed over too.
             let by_time = self.relink == Relink::AsBridged;
             let newer = |c: &str| {
                 by_time
-                    && matches!(
-                        (kept_record(c).and_then(|c| c.timestamp_ms), r.timestamp_ms),
-                        (Some(t), Some(own)) if t > own
-                    )
+                    && match (kept_record(c).map(|c| c.timestamp_ms), r.timestamp_ms) {
+                        (Some(Some(t)), Some(own)) => t > own,
+                        (Some(None), Some(_)) => true,
+                        _ => false,
+                    }
             };
             // The newest record before this one that does not descend
             // from it, would leave no call without its result and, when
