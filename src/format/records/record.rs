@@ -544,23 +544,20 @@ pub fn too_deep(bytes: &[u8]) -> bool {
 /// `JSON.parse`, Python's `json` and serde_json refuse the whole line: the
 /// line is then lost to the app, and must not be read as a record.
 pub fn bad_unicode_escape(bytes: &[u8]) -> Option<usize> {
-    let mut i = 0;
-    while let Some(k) = memchr::memchr(b'\\', &bytes[i..]) {
-        let at = i + k;
-        if bytes.get(at + 1) == Some(&b'u')
+    // Only `\u` is looked for (one SIMD search; a record's text holds many
+    // other escapes): a backslash starts an escape when an even number of
+    // backslashes runs before it.
+    memchr::memmem::find_iter(bytes, b"\\u").find(|&at| {
+        let run = bytes[..at]
+            .iter()
+            .rev()
+            .take_while(|&&b| b == b'\\')
+            .count();
+        run % 2 == 0
             && !bytes
                 .get(at + 2..at + 6)
                 .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
-        {
-            return Some(at);
-        }
-        // The escaped character is consumed with its backslash (`\\`).
-        i = at + 2;
-        if i >= bytes.len() {
-            break;
-        }
-    }
-    None
+    })
 }
 
 /// The reason a line with a [`bad_unicode_escape`] at `at` is not read.
