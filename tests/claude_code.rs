@@ -1088,3 +1088,32 @@ fn a_record_whose_time_is_damaged_is_not_linked_under() {
     // Line 3 is kept byte for byte, its damage included.
     assert_eq!(lines[2], r.input.split(|&b| b == b'\n').nth(2).unwrap());
 }
+
+/// Line 8's tool result lost its `type` (`"ty@e"`). Claude Code removes a
+/// block without a `type` before it sends the request (2.1.330: the
+/// request is valid, 17 of 19 units, the call that result answered
+/// removed as unanswered), so lint reports it as a warning, not as a
+/// refused request, and the emptied message is no message: no
+/// `interleaved-message` or `empty-message` on it. The repair removes the
+/// record into the log and answers the call: the client sends all 19
+/// (tests/oracle.rs). A repair_file find
+/// (`claude-code-untyped-block-brought-back`): lint called such a block a
+/// refused request, and a re-link that brought it into the resume then
+/// failed the contract.
+#[test]
+fn a_block_without_type_is_what_the_client_drops() {
+    let name = "result-block-without-type.jsonl";
+    let input = root().join("tests/data/claude-code").join(name);
+    let (_, doc) = lint_json(input.to_str().unwrap(), &[]);
+    assert_eq!(
+        findings(&doc),
+        ["orphan-tool-call error 4", "unknown-block-type warning 8"]
+    );
+    let (recs, found, others) = repair_data(name);
+    assert!(found.is_empty(), "{found:?}");
+    assert!(others.is_empty(), "left beside the copy: {others:?}");
+    assert!(
+        recs.iter().all(|r| !r.to_string().contains("\"ty@e\"")),
+        "the untyped block is gone from the copy"
+    );
+}

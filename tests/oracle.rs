@@ -328,6 +328,10 @@ cases! {
     // block, an earlier turn's, is left out of both).
     claude_call_without_uuid_its_parent_lost: Claude "tests/data/claude-code/call-without-uuid-its-parent-lost.jsonl"
         Expect::ByDesign { sent: 11, present: 12 };
+    // Line 8's tool result has no `type`: the client removes the block
+    // and the call it answered, and sends 17 of 19 units in a valid
+    // request; the copy, the record removed and the call answered, all.
+    claude_result_block_without_type: Claude "tests/data/claude-code/result-block-without-type.jsonl" Expect::Whole;
     // Line 8 holds a `\u` escape without hex digits in its
     // `toolUseResult`: the client skips the line, and sends 17 of 18 units
     // (the call it answered is removed); the copy, without it, all 19.

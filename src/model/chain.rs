@@ -120,6 +120,11 @@ pub enum BlockIssue {
         base64_len: u64,
         size: Option<(u64, u64)>,
     },
+    /// A content block without a `type`, which the client removes before
+    /// it sends the request (it is no part of the message read).
+    Untyped {
+        block: usize,
+    },
 }
 
 #[derive(Debug, Clone)]

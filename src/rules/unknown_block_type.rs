@@ -1,11 +1,12 @@
 use super::{Ctx, Rule, at};
 use crate::finding::{Action, Finding, Severity};
+use crate::model::chain::BlockIssue;
 use crate::model::{Dialect, PartKind, Slot};
 
 pub static RULE: Rule = Rule {
     name: "unknown-block-type",
     severity: Severity::Error,
-    summary: "a content block's `type` is none the API knows (or missing): the request is refused",
+    summary: "a content block's `type` is none the API knows (or missing): the request is refused, or Claude Code drops the block",
     repair: Some("remove the record holding only that block (kept in the repair log)"),
     doc: r#"## What it does
 Finds content blocks of Anthropic-shaped messages (Claude Code sessions,
@@ -19,6 +20,12 @@ for one it does not know. Claude Code 2.1.330 sends such a block as it is
 (measured: a `txet` block in an assistant record, a `tool_rezult` in a
 user record), so every resume of the session fails until the block is
 gone.
+
+A block with no `type` at all is another matter in a Claude Code session:
+the client removes it from the request without a word (measured: the
+request is valid; what the block held, a tool result's text say, never
+reaches the model). That is reported as a warning. In an Anthropic
+history sent as it is, the API refuses it (an error).
 
 ## What providers answer
 - Anthropic, an unknown type: ``messages.N.content.M: Input tag 'txet' found using 'type' does not match any of the expected tags: …`` (the API's wording for a tagged union, as for `tools.0`)
@@ -64,6 +71,7 @@ const KNOWN: &[&str] = &[
 ];
 
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    untyped_in_claude_code(ctx, out);
     let conv = ctx.conv;
     if !matches!(
         conv.source.dialect,
@@ -124,6 +132,40 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 }])),
                 None => out.push(f),
             }
+        }
+    }
+}
+
+/// Claude Code's blocks without a `type`: the client removes them before it
+/// sends the request (the loader leaves them out of the message), so the
+/// request goes through and what they held is lost without a word.
+fn untyped_in_claude_code(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(chain) = ctx.conv.chain.as_deref() else {
+        return;
+    };
+    for r in &chain.records {
+        for issue in &r.issues {
+            let BlockIssue::Untyped { block } = issue else {
+                continue;
+            };
+            let line = r.loc.line().unwrap_or(0);
+            let mut f = ctx
+                .finding(
+                    &RULE,
+                    None,
+                    r.loc.clone(),
+                    format!(
+                        "content block {block} on line {line} has no `type`: Claude Code removes it from the request without a word"
+                    ),
+                )
+                .label(&r.loc, format!("content[{block}]"))
+                .note("Claude Code 2.1.330 removes content blocks without a `type` before it sends the request: what the block held is lost from the history the model sees")
+                .fix(vec![Action::DropBlock {
+                    loc: r.loc.clone(),
+                    block: *block,
+                }]);
+            f.severity = Severity::Warning;
+            out.push(f);
         }
     }
 }

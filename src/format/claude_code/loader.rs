@@ -506,8 +506,18 @@ impl Reader {
                             .map(|(_, id, _, _)| id.to_string())
                             .collect();
                     }
-                    message = Some(m);
-                    has_results = r;
+                    // A message whose every block the client removes (no
+                    // `type`) is not sent; the chain still runs through
+                    // its record.
+                    let emptied = m.parts.is_empty()
+                        && meta
+                            .issues
+                            .iter()
+                            .any(|i| matches!(i, BlockIssue::Untyped { .. }));
+                    if !emptied {
+                        message = Some(m);
+                        has_results = r;
+                    }
                 }
                 Some(Err(reason)) => return Err(format!("has a `message` that {reason}")),
                 // A user/assistant record without a message is dropped by
@@ -559,6 +569,13 @@ fn parse_message(
         }
         MsgContent::Blocks(blocks) => {
             for (k, b) in blocks.into_iter().enumerate() {
+                // The client removes a block without a `type` before it
+                // sends the request: it is no part of the message
+                // (`unknown-block-type` reports it).
+                if b.ty.is_none() {
+                    meta.issues.push(BlockIssue::Untyped { block: k });
+                    continue;
+                }
                 let kind = block(b, k, meta)?;
                 results |= matches!(kind, PartKind::ToolResult { .. });
                 msg.push_at(kind, loc.clone(), Slot::Item("content", k));
@@ -573,6 +590,8 @@ fn parse_message(
 }
 
 fn block(b: Block<'_>, k: usize, meta: &mut ChainRecord) -> std::result::Result<PartKind, String> {
+    // A block without a `type` never gets here (see `parse_message`); an
+    // empty one is a type the API does not know.
     let ty = b.ty.as_deref().unwrap_or_default();
     Ok(match ty {
         "text" => PartKind::Text {
@@ -627,9 +646,6 @@ fn block(b: Block<'_>, k: usize, meta: &mut ChainRecord) -> std::result::Result<
                 kind: "image".into(),
             }
         }
-        "" => PartKind::Other {
-            kind: "untyped".into(),
-        },
         other => PartKind::Other {
             kind: other.to_string(),
         },

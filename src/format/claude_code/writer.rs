@@ -443,7 +443,8 @@ impl Writer for CcWriter {
         for (loc, block, p, is_thinking) in thinking {
             let rule = p.finding.rule;
             let (text, raw) = records.read_verbatim(loc)?;
-            let blocks = serde_json::from_str::<Value>(&text)
+            // Read as the client reads it: lone surrogates as U+FFFD.
+            let blocks = serde_json::from_slice::<Value>(&fix_surrogates(text.as_bytes()))
                 .ok()
                 .and_then(|v| v["message"]["content"].as_array().map(Vec::len));
             if blocks != Some(1) {
@@ -469,7 +470,7 @@ impl Writer for CcWriter {
                     rule,
                     "drop-block",
                     format!(
-                        "removed the record on line {line} holding only content block {block}, whose type the API does not know (kept here)"
+                        "removed the record on line {line} holding only content block {block}, whose `type` is missing or none the API knows (kept here)"
                     ),
                     loc,
                 )
