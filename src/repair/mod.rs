@@ -468,6 +468,13 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
         // committed either (a failed repair writes nothing).
         let again = match repair_once(&copy, Some(&next), opts, relink) {
             Ok(r) => r,
+            // A copy that reads as no history at all (the lines an earlier
+            // pass left are all damaged) is worse than any input.
+            Err(Error::NotHistory { cause, .. }) => {
+                let why =
+                    format!("the repaired copy would read as no history ({cause}): {KEPT_INPUT}");
+                return keep_input(input, out, opts, &why, report);
+            }
             Err(e) => {
                 let _ = std::fs::remove_file(out);
                 return Err(e);
