@@ -494,6 +494,25 @@ impl Writer for CcWriter {
             }))
             .collect();
         slots.sort_by_key(|s| start_of(s.loc));
+        // What the copy drops (every drop is planned by now).
+        let dropped_set: HashSet<u64> = plan
+            .recs
+            .iter()
+            .filter(|(_, e)| e.drop)
+            .map(|(k, _)| *k)
+            .collect();
+        let dropped = |s: &Slot<'_>| dropped_set.contains(&start_of(s.loc));
+        // Of the records the copy keeps, the last with each uuid: the one
+        // the client takes for that uuid.
+        let mut last_kept: HashMap<&str, u64> = HashMap::new();
+        for s in &slots {
+            if let Some(u) = s.rec.and_then(|r| r.uuid.as_deref())
+                && !dropped(s)
+            {
+                last_kept.insert(u, start_of(s.loc));
+            }
+        }
+        let kept_record = |u: &str| last_kept.get(u).and_then(|k| by_start.get(k)).copied();
         // Inserted results, after their call's record.
         let mut inserted_after: HashMap<u64, Vec<(String, String)>> = HashMap::new();
         let mut reparent: HashMap<String, String> = HashMap::new();
@@ -509,27 +528,28 @@ impl Writer for CcWriter {
             let (anchor, under_call) = match &rec.uuid {
                 Some(u) => (u.clone(), true),
                 None => {
-                    let of_the_reply = |r: &&ChainRecord| {
-                        r.uuid.is_some()
-                            && r.message_id.is_some()
+                    // A record the client takes for its uuid, of this reply.
+                    let of_the_reply = |r: &ChainRecord| {
+                        r.message_id.is_some()
                             && r.message_id == rec.message_id
                             && r.kind != RecordKind::Meta
-                            && !plan.recs.get(&start_of(&r.loc)).is_some_and(|e| e.drop)
+                            && r.uuid
+                                .as_deref()
+                                .and_then(kept_record)
+                                .is_some_and(|k| std::ptr::eq(k, r))
                     };
-                    let parent = rec.parent.as_deref().and_then(|p| {
-                        chain
-                            .records
-                            .iter()
-                            .filter(of_the_reply)
-                            .find(|r| r.uuid.as_deref() == Some(p))
-                    });
+                    let parent = rec
+                        .parent
+                        .as_deref()
+                        .and_then(kept_record)
+                        .filter(|r| of_the_reply(r));
                     let before = || {
                         chain
                             .records
                             .iter()
                             .rev()
-                            .filter(of_the_reply)
-                            .find(|r| start_of(&r.loc) < start_of(&rec.loc))
+                            .filter(|r| start_of(&r.loc) < start_of(&rec.loc))
+                            .find(|r| of_the_reply(r))
                     };
                     match parent.or_else(before).and_then(|r| r.uuid.clone()) {
                         Some(u) => (u, false),
@@ -581,13 +601,6 @@ impl Writer for CcWriter {
             }
         }
         // Parents: what is in the copy, and where a link must go.
-        let dropped_set: HashSet<u64> = plan
-            .recs
-            .iter()
-            .filter(|(_, e)| e.drop)
-            .map(|(k, _)| *k)
-            .collect();
-        let dropped = |s: &Slot<'_>| dropped_set.contains(&start_of(s.loc));
         let mut present: HashSet<&str> = HashSet::new();
         let mut parent_of_dropped: HashMap<&str, Option<&str>> = HashMap::new();
         for s in &slots {
@@ -681,15 +694,6 @@ impl Writer for CcWriter {
                 parent_of_dropped.insert(u, Some(b));
             }
         }
-        // Of the records the copy keeps, the last with each uuid.
-        let mut last_kept: HashMap<&str, u64> = HashMap::new();
-        for s in &slots {
-            if let Some(u) = s.rec.and_then(|r| r.uuid.as_deref())
-                && !dropped(s)
-            {
-                last_kept.insert(u, start_of(s.loc));
-            }
-        }
         // A record whose parent this repair removes is linked past it, as
         // the client walked through it. Decided before any other re-link:
         // one made earlier in file order (a dangling record's link to the
@@ -771,8 +775,6 @@ impl Writer for CcWriter {
             // calls of `c`'s reply without its result: a result written
             // before this record, in another record, sits on another
             // branch, and the client's walk through `c` would not send it.
-            // The kept record of a uuid: the last the copy keeps.
-            let kept_record = |u: &str| last_kept.get(u).and_then(|k| by_start.get(k));
             let opens_a_call = |c: &str| {
                 let Some(c) = kept_record(c) else {
                     return false;
