@@ -498,26 +498,19 @@ impl Reader {
                 .map(|raw| parse_message(raw, kind, &loc, &mut meta))
             {
                 Some(Ok((m, r))) => {
-                    if kind == RecordKind::Assistant {
-                        meta.calls = m.tool_calls().map(|(_, id, _, _)| id.to_string()).collect();
-                    } else {
-                        meta.results = m
-                            .tool_results()
-                            .map(|(_, id, _, _)| id.to_string())
-                            .collect();
+                    if let Some(m) = &m {
+                        if kind == RecordKind::Assistant {
+                            meta.calls =
+                                m.tool_calls().map(|(_, id, _, _)| id.to_string()).collect();
+                        } else {
+                            meta.results = m
+                                .tool_results()
+                                .map(|(_, id, _, _)| id.to_string())
+                                .collect();
+                        }
                     }
-                    // A message whose every block the client removes (no
-                    // `type`) is not sent; the chain still runs through
-                    // its record.
-                    let emptied = m.parts.is_empty()
-                        && meta
-                            .issues
-                            .iter()
-                            .any(|i| matches!(i, BlockIssue::Untyped { .. }));
-                    if !emptied {
-                        message = Some(m);
-                        has_results = r;
-                    }
+                    message = m;
+                    has_results = r;
                 }
                 Some(Err(reason)) => return Err(format!("has a `message` that {reason}")),
                 // A user/assistant record without a message is dropped by
@@ -542,7 +535,7 @@ fn parse_message(
     kind: RecordKind,
     loc: &Loc,
     meta: &mut ChainRecord,
-) -> std::result::Result<(Message, bool), String> {
+) -> std::result::Result<(Option<Message>, bool), String> {
     let m: Msg<'_> = sonic_rs::from_str(raw.as_raw_str())
         .map_err(|e| format!("is not a message ({})", sonic_error(&e)))?;
     let role = match m.role.as_deref() {
@@ -557,7 +550,7 @@ fn parse_message(
     msg.finish_reason = m.stop_reason;
     let mut results = false;
     let Some(content) = m.content else {
-        return Ok((msg, false));
+        return Ok((Some(msg), false));
     };
     match content {
         MsgContent::Text(s) => {
@@ -568,17 +561,24 @@ fn parse_message(
             );
         }
         MsgContent::Blocks(blocks) => {
+            let mut untyped = false;
             for (k, b) in blocks.into_iter().enumerate() {
                 // The client removes a block without a `type` before it
                 // sends the request: it is no part of the message
                 // (`unknown-block-type` reports it).
                 if b.ty.is_none() {
                     meta.issues.push(BlockIssue::Untyped { block: k });
+                    untyped = true;
                     continue;
                 }
                 let kind = block(b, k, meta)?;
                 results |= matches!(kind, PartKind::ToolResult { .. });
                 msg.push_at(kind, loc.clone(), Slot::Item("content", k));
+            }
+            // A message whose every block the client removes is none; the
+            // chain still runs through its record.
+            if untyped && msg.parts.is_empty() {
+                return Ok((None, false));
             }
         }
         MsgContent::Null => {}
@@ -586,7 +586,7 @@ fn parse_message(
             return Err("has `content` that is neither a string nor a list of parts".into());
         }
     }
-    Ok((msg, results))
+    Ok((Some(msg), results))
 }
 
 fn block(b: Block<'_>, k: usize, meta: &mut ChainRecord) -> std::result::Result<PartKind, String> {
