@@ -777,7 +777,7 @@ pub fn parse_timestamp(s: &str) -> Option<i64> {
 
 /// Replace every lone surrogate escape (`\ud800` not part of a pair) with
 /// `\ufffd`, which has the same length: byte offsets do not move.
-fn replace_lone_surrogates(bytes: &[u8]) -> (Option<Vec<u8>>, u32) {
+pub(super) fn replace_lone_surrogates(bytes: &[u8]) -> (Option<Vec<u8>>, u32) {
     let mut out: Option<Vec<u8>> = None;
     let mut n = 0;
     for (at, _) in lone_surrogates(bytes) {

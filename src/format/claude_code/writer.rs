@@ -1272,12 +1272,12 @@ fn result_record(
     Ok(Value::Object(out).to_string())
 }
 
+/// `piece` with its lone surrogate escapes as `\ufffd`, as the client reads
+/// them (the loader's replacement, always as a copy).
 fn fix_surrogates(piece: &[u8]) -> Vec<u8> {
-    let mut out = piece.to_vec();
-    for (at, _) in super::loader::lone_surrogates(piece) {
-        out[at..at + 6].copy_from_slice(b"\\ufffd");
-    }
-    out
+    super::loader::replace_lone_surrogates(piece)
+        .0
+        .unwrap_or_else(|| piece.to_vec())
 }
 
 /// From the record `up` (one this repair removes, or any), up its parents
