@@ -1320,13 +1320,8 @@ mod tests {
             );
         }
         assert!(lines.len() > 50);
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = move |n: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % n as u64) as usize
-        };
+        let mut rng = fastrand::Rng::with_seed(0x9e37_79b9_7f4a_7c15);
+        let mut next = move |n: usize| rng.usize(..n);
         let bytes: &[u8] = b"\\u\"{}[],:0123456789abcdefxyz -+.eEtrufalsn\x00\x01\x1f\t/";
         let (mut read, mut mutants) = (0, 0);
         while mutants < 20_000 {
