@@ -68,6 +68,11 @@ pub struct Report {
     pub backup: Option<String>,
     pub edits: Vec<Edit>,
     pub left: Vec<Left>,
+    /// Why the copy is the input as it is, when every copy a repair could
+    /// write would be worse than the input (each finding left then gives
+    /// the same reason, ending in [`KEPT_INPUT`]); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kept_input: Option<String>,
     /// The store whose reader read the input (and whose writer wrote the
     /// copy): a file of one dialect can be read by two (a Claude Code
     /// session whose first lines are damaged is read as a chat history).
@@ -600,6 +605,7 @@ fn keep_input(
     Ok(Report {
         edits: Vec::new(),
         left,
+        kept_input: Some(why.to_string()),
         ..report
     })
 }
@@ -718,6 +724,7 @@ fn repair_once(
         backup: None,
         edits: log.edits,
         left: log.left,
+        kept_input: None,
         store,
     })
 }

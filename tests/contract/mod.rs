@@ -48,8 +48,7 @@ pub struct Repaired {
     /// them.
     pub rewrites: Vec<(Vec<u8>, Vec<u8>)>,
     /// Whether the repair kept the input as it is, a copy of it being
-    /// worse (a finding left with a reason that ends in
-    /// `chatfsck::repair::KEPT_INPUT`).
+    /// worse (the log's `kept_input`).
     pub kept: bool,
     /// The conversation each edit and each finding left names.
     pub conversations: Vec<String>,
@@ -80,13 +79,7 @@ impl Repaired {
                 befores.push(b.as_bytes().to_vec());
             }
         }
-        let kept = doc["left"].as_array().is_some_and(|left| {
-            left.iter().any(|l| {
-                l["reason"]
-                    .as_str()
-                    .is_some_and(|r| r.ends_with(chatfsck::repair::KEPT_INPUT))
-            })
-        });
+        let kept = doc["kept_input"].is_string();
         let left = doc["left"].as_array().map_or(&[][..], |l| l.as_slice());
         let conversations = edits
             .iter()
