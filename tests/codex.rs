@@ -54,6 +54,11 @@ const TABLE: &[(&str, &[&str], &[&str])] = &[
         &["drop-record@29", "drop-record@30"],
     ),
     (
+        "not-utf8/byte-in-a-call.jsonl",
+        &["corrupt-record@7:error", "orphan-tool-result@9:error"],
+        &["drop-record@7", "remove-result@9"],
+    ),
+    (
         "torn-tail/torn-last-line.jsonl",
         &["corrupt-record@32:error"],
         &["drop-record@32"],
@@ -295,7 +300,9 @@ fn repairs_round_trip() {
             "{fixture}: {log:#}"
         );
         // Every removed or replaced line is verbatim in the log.
-        let orig = std::fs::read_to_string(&input).unwrap();
+        // (Lossily: a line that is not UTF-8 is logged as its lossy text,
+        // with its bytes in `before_base64`.)
+        let orig = String::from_utf8_lossy(&std::fs::read(&input).unwrap()).into_owned();
         for e in log["edits"].as_array().unwrap() {
             if let Some(b) = e["before"].as_str() {
                 assert!(
@@ -447,4 +454,61 @@ fn a_torn_line_cut_inside_a_character_is_logged_byte_for_byte() {
         ),
         "{log:#}"
     );
+}
+
+/// Lines Codex's reader skips are dropped whole, whatever their lossy text
+/// parses as: a `function_call` with a byte that is not UTF-8 (its lossy
+/// text, with U+FFFD, is valid JSON), and a `response_item` without its
+/// `payload`. The writer once judged both "not one to drop" and kept
+/// them, so the copy still lost their calls' outputs
+/// (fuzz/regressions/repair_file/codex-copy-reads-as-no-history).
+#[test]
+fn lines_codex_cannot_read_are_dropped_whatever_they_parse_as() {
+    let d = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(path("healthy/rollout.jsonl")).unwrap();
+    let mut lines: Vec<Vec<u8>> = text.lines().map(|l| l.as_bytes().to_vec()).collect();
+    // Line 7: a function_call whose timestamp holds a stray byte.
+    let at = lines[6].iter().position(|&b| b == b'T').unwrap() + 1;
+    lines[6][at] = 0xA9;
+    // Line 12: a function_call whose `payload` key is damaged.
+    let l12 = String::from_utf8(lines[11].clone()).unwrap();
+    assert!(l12.contains("\"function_call\""), "{l12}");
+    lines[11] = l12.replacen("\"payload\"", "\"paylofd\"", 1).into_bytes();
+    let mut bytes = lines.join(&b'\n');
+    bytes.push(b'\n');
+    let input = d.path().join("rollout.jsonl");
+    std::fs::write(&input, &bytes).unwrap();
+
+    let o = run(&["lint", "--format", "json", input.to_str().unwrap()]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let got = findings(&doc);
+    for want in ["corrupt-record@7:error", "corrupt-record@12:error"] {
+        assert!(got.iter().any(|g| g == want), "{want} not in {got:?}");
+    }
+
+    let (out, log) = (d.path().join("out.jsonl"), d.path().join("log.json"));
+    let o = run(&[
+        "repair",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--log",
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let log: serde_json::Value = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
+    let dropped: Vec<u64> = log["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["action"] == "drop-record")
+        .filter_map(|e| e["location"]["line"].as_u64())
+        .collect();
+    assert_eq!(dropped, [7, 12], "{log:#}");
+    assert!(log["left"].as_array().unwrap().is_empty(), "{log:#}");
+    let copy = std::fs::read(&out).unwrap();
+    assert!(!copy.windows(9).any(|w| w == b"\"paylofd\""));
+    assert!(std::str::from_utf8(&copy).is_ok());
+    let o = run(&["lint", "--format", "json", out.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stdout));
 }

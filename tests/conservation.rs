@@ -481,10 +481,6 @@ const GUARDED: &[&str] = &[
     "claude-code-second-repair-not-a-no-op",
     "claude-code-unchained-records-gained",
     "codex-second-repair-not-a-no-op",
-    // The Codex writer leaves `function_call` lines that are not UTF-8 and
-    // drops the rest around them: the copy's every first line is damaged,
-    // and it reads as no history.
-    "codex-copy-reads-as-no-history",
     // The copy would be another store's file: damage had hidden what the
     // input is, and what it is decides what a repair of it means.
     "claude-code-copy-read-as-a-copilot-event-log",

@@ -135,15 +135,23 @@ impl Writer for CodexWriter {
                         continue;
                     }
                 };
-                let (before, before_raw) = records.read_verbatim(&loc)?;
+                let bytes = records.read_bytes(&loc)?;
+                let (before, before_raw) = crate::write::verbatim(&bytes);
                 let n = line_no(&loc);
-                let parsed: Option<Value> = serde_json::from_str(&before).ok();
+                // Parsed from the line's own bytes, as Codex's serde_json
+                // reads it: a line that is not UTF-8 is unreadable (its
+                // lossy text would parse, and hide that).
+                let parsed: Option<Value> = serde_json::from_slice(&bytes).ok();
                 let (ty, pt) = parsed.as_ref().map(kinds).unwrap_or_default();
                 let (ty, pt) = (ty.to_string(), pt.to_string());
                 let pt = pt.as_str();
+                // A line Codex's reader skips (`corrupt-record`: not JSON,
+                // not UTF-8, or JSON that is no rollout item) goes whole,
+                // whatever it parses as.
+                let unreadable = parsed.is_none() || p.finding.rule == "corrupt-record";
                 // A line that holds a whole replacement history is never
                 // edited for one of its items.
-                if parsed.is_some() && ty != "response_item" {
+                if !unreadable && ty != "response_item" {
                     leave(
                         format!(
                             "line {n} is a `{ty}` line holding more than this item; it is left as it is"
@@ -154,10 +162,10 @@ impl Writer for CodexWriter {
                 }
                 match action {
                     Action::DropRecord { .. } => {
-                        let what = match (&parsed, pt) {
-                            (None, _) => "the unreadable line",
-                            (Some(_), "reasoning") => "the reasoning item nothing follows",
-                            (Some(_), other) => {
+                        let what = match pt {
+                            _ if unreadable => "the unreadable line",
+                            "reasoning" => "the reasoning item nothing follows",
+                            other => {
                                 leave(
                                     format!("line {n} is a `{other}` item, not one to drop"),
                                     log,
