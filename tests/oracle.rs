@@ -212,6 +212,8 @@ cases! {
     codex_ends_on_reasoning: Codex "fixtures/codex/reasoning-without-follower/ends-on-reasoning.jsonl" Expect::Whole;
     codex_torn_message_after_reasoning: Codex "fixtures/codex/reasoning-without-follower/torn-message-after-reasoning.jsonl" Expect::Whole;
     codex_torn_last_line: Codex "fixtures/codex/torn-tail/torn-last-line.jsonl" Expect::Whole;
+    // The input is not resumed at all (`codex_refuses_a_rollout_that_is_not_utf8`).
+    codex_not_utf8_byte_in_a_call: Codex "fixtures/codex/not-utf8/byte-in-a-call.jsonl" Expect::Whole;
 
     // Claude Code 2.1.330: the healthy fixtures, through repair, today.
     claude_healthy_linear: Claude "fixtures/claude-code/healthy/linear.jsonl" Expect::Whole;
@@ -373,6 +375,42 @@ fn every_client_fixture_has_a_case() {
 /// with it, which is not what the oracle's count shows: it answers the
 /// reply's calls with placeholders of its own and leaves the real results
 /// out (the oracle counts a result by its id, and finds every unit sent).
+/// One byte that is not UTF-8, in one line: Codex does not skip the line,
+/// it refuses the whole rollout, and lint says so.
+#[test]
+fn codex_refuses_a_rollout_that_is_not_utf8() {
+    let (oracle, prefix) = require_oracle();
+    let session = root().join("fixtures/codex/not-utf8/byte-in-a-call.jsonl");
+    let (code_in, doc) = lint_json(session.to_str().unwrap(), &[]);
+    assert_eq!(code_in, 1);
+    let f = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "corrupt-record")
+        .unwrap_or_else(|| panic!("no corrupt-record: {doc:#}"));
+    assert!(
+        f.to_string().contains("stream did not contain valid UTF-8"),
+        "{f:#}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("oracle");
+    let summary = resume(&oracle, &prefix, Client::Codex, &session, &out);
+    assert_eq!(summary["rc"], 1, "{summary:#}");
+    assert_eq!(summary["units_sent"], 0, "{summary:#}");
+    assert!(
+        summary["client_result"]
+            .to_string()
+            .contains("failed to load thread history"),
+        "{summary:#}"
+    );
+    let stderr = std::fs::read_to_string(out.join("stderr.txt")).unwrap();
+    assert!(
+        stderr.contains("stream did not contain valid UTF-8"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn claude_code_replaces_interleaved_results_with_its_own() {
     let (oracle, prefix) = require_oracle();

@@ -351,6 +351,9 @@ pub struct CorruptRecord {
     /// True when this is the last record of the file and has no terminator:
     /// the classic torn write at a crash.
     pub torn_tail: bool,
+    /// True when the record's bytes are not UTF-8 (a client that reads the
+    /// file as text may refuse the whole file, not only this record).
+    pub not_utf8: bool,
 }
 
 impl CorruptRecord {
@@ -372,6 +375,7 @@ impl CorruptRecord {
             reason,
             excerpt: String::from_utf8_lossy(&raw[..cut]).into_owned(),
             torn_tail,
+            not_utf8: std::str::from_utf8(raw).is_err(),
         }
     }
 }

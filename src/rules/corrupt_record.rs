@@ -59,7 +59,9 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             });
         }
         if ctx.conv.source.dialect == crate::model::Dialect::Codex {
-            f = f.note(if rec.torn_tail {
+            f = f.note(if rec.not_utf8 {
+                "Codex reads the whole rollout as UTF-8 text: with this line in it, the resume fails (`failed to load thread history …: stream did not contain valid UTF-8`) and no item of the session reaches the model"
+            } else if rec.torn_tail {
                 "Codex skips this line on resume and says nothing: the item it held (often the turn's final answer) is silently lost; it writes a newline before appending, so the fragment stays in the rollout"
             } else {
                 "Codex skips this line on resume and says nothing: the item it held is silently lost"

@@ -404,6 +404,7 @@ impl Backend for DispatchTraces {
                     reason: "opens a `provider.request` span whose body was never recorded (no `bodies` row)".into(),
                     excerpt: String::new(),
                     torn_tail: false,
+                    not_utf8: false,
                 });
                 loc
             }
