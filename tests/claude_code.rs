@@ -959,8 +959,8 @@ fn a_cycle_broken_at_a_removed_record_is_linked_past_it() {
 /// Never worse: where the writer's copy would hold more errors of a rule
 /// than its input (here a repair_file find, `claude-code-interleaved-
 /// message-gained`: answering a call puts its result between two records
-/// the client merges into one message), or would not settle (a reply
-/// holding one call id twice, in Codex), or would hold a new error of a
+/// the client merges into one message), or would not settle
+/// (`claude-code-second-repair-not-a-no-op`), or would hold a new error of a
 /// rule that says which history a resume leaves out while its resume
 /// leaves out a record the input's sent (`unchained-records`), the copy is
 /// the input as it is, and every finding is left with the reason.
@@ -973,8 +973,8 @@ fn a_copy_worse_than_its_input_keeps_the_input() {
             "would hold 1 interleaved-message error(s) more than the input",
         ),
         (
-            "codex-second-repair-not-a-no-op",
-            "rollout-2025-06-01T10-00-00-0198a2b3-c4d5-7e6f-8a9b-0c1d2e3f4a5b.jsonl",
+            "claude-code-second-repair-not-a-no-op",
+            "0b1c2d3e-4f50-4617-a8b9-cadbecfd0e1f.jsonl",
             "the repair does not settle",
         ),
         (

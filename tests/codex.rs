@@ -512,3 +512,59 @@ fn lines_codex_cannot_read_are_dropped_whatever_they_parse_as() {
     let o = run(&["lint", "--format", "json", out.to_str().unwrap()]);
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stdout));
 }
+
+/// Consecutive reasoning items with no model output after them are each
+/// refused by the Responses API (the next item of each but the last is
+/// reasoning). lint reported the last one only, so each repair pass
+/// dropped one more and a long run never settled
+/// (fuzz/regressions/repair_file/codex-second-repair-not-a-no-op). Each is
+/// reported now, and one pass drops them all.
+#[test]
+fn consecutive_reasoning_items_without_output_are_each_reported() {
+    let d = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(path("reasoning-without-follower/ends-on-reasoning.jsonl"))
+        .unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let last = lines.len();
+    assert!(lines[last - 1].contains("\"reasoning\""));
+    // Two more reasoning items (earlier ones of the file) after the last.
+    let extra: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.contains("\"type\":\"reasoning\""))
+        .take(2)
+        .collect();
+    let mut all = lines.clone();
+    all.extend(&extra);
+    let input = d.path().join("rollout.jsonl");
+    std::fs::write(&input, all.join("\n") + "\n").unwrap();
+
+    let o = run(&["lint", "--format", "json", input.to_str().unwrap()]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let want: Vec<String> = (last..last + 3)
+        .map(|l| format!("reasoning-without-follower@{l}:error"))
+        .collect();
+    assert_eq!(findings(&doc), want, "{doc:#}");
+
+    let (out, log) = (d.path().join("out.jsonl"), d.path().join("log.json"));
+    let o = run(&[
+        "repair",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--log",
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let log: serde_json::Value = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
+    let edits = log["edits"].as_array().unwrap();
+    assert_eq!(edits.len(), 3, "{log:#}");
+    assert!(
+        edits
+            .iter()
+            .all(|e| !e["description"].as_str().unwrap().contains("(pass ")),
+        "a later pass had more to do: {log:#}"
+    );
+    let o = run(&["lint", "--format", "json", out.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stdout));
+}

@@ -10,7 +10,7 @@ pub static RULE: Rule = Rule {
     doc: r#"## What it does
 Finds reasoning items of an OpenAI Responses API history (Codex rollouts)
 that no model output item follows: the history ends on the reasoning, or the
-next item is a tool output or a user message.
+next item is a tool output, a user message or another reasoning item.
 
 ## Why is this bad?
 The Responses API sends a reasoning item together with the item the model
@@ -42,47 +42,58 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     if conv.source.dialect != Dialect::Codex {
         return;
     }
+    let thinking = |k: &PartKind| matches!(k, PartKind::Thinking { .. });
     for (mi, m) in conv.messages.iter().enumerate() {
         if m.role != Role::Assistant {
             continue;
         }
-        // Items of one reply are read into one message: a reasoning item
-        // with nothing after it in its message has no following output.
-        let Some(pi) = m.parts.len().checked_sub(1) else {
-            continue;
-        };
-        if !matches!(m.parts[pi].kind, PartKind::Thinking { .. }) {
-            continue;
+        // Consecutive items of one reply are one message: a reasoning
+        // item's follower is the next part, or past the last part, the
+        // next message's first.
+        for (pi, part) in m.parts.iter().enumerate() {
+            if !thinking(&part.kind) {
+                continue;
+            }
+            let loc = m.part_loc(pi).clone();
+            let mut f = match m.parts.get(pi + 1) {
+                Some(p) if !thinking(&p.kind) => continue,
+                Some(_) => ctx
+                    .finding(
+                        &RULE,
+                        Some(mi),
+                        loc.clone(),
+                        "reasoning item is followed by another reasoning item, not by the model output it belongs to".to_string(),
+                    )
+                    .label(&loc, "reasoning item with no following output")
+                    .label(m.part_loc(pi + 1), "the next item (reasoning)"),
+                None => {
+                    let next = conv.messages.get(mi + 1);
+                    if next.is_some_and(|n| {
+                        n.role == Role::Assistant
+                            && n.parts.first().is_some_and(|p| !thinking(&p.kind))
+                    }) {
+                        continue;
+                    }
+                    let summary = match next {
+                        None => "reasoning item has no following item: the history ends after it"
+                            .to_string(),
+                        Some(n) => format!(
+                            "reasoning item is followed by a {} message, not by the model output it belongs to",
+                            n.role
+                        ),
+                    };
+                    let mut f = ctx
+                        .finding(&RULE, Some(mi), loc.clone(), summary)
+                        .label(&loc, "reasoning item with no following output");
+                    if let Some(n) = next {
+                        f = f.label(&n.loc, format!("the next item ({})", at(conv, mi + 1)));
+                    }
+                    f
+                }
+            };
+            f = f.note("Codex sends it as stored on resume, and the Responses API answers `Item 'rs_…' of type 'reasoning' was provided without its required following item.`");
+            out.push(f.fix(vec![crate::finding::Action::DropRecord { loc }]));
         }
-        let next = conv.messages.get(mi + 1);
-        // The next turn's model output (a new assistant message after a
-        // user turn event) still follows the reasoning directly.
-        if next.is_some_and(|n| {
-            n.role == Role::Assistant
-                && n.parts
-                    .first()
-                    .is_some_and(|p| !matches!(p.kind, PartKind::Thinking { .. }))
-        }) {
-            continue;
-        }
-        let loc = m.part_loc(pi).clone();
-        let summary = match next {
-            None => "reasoning item has no following item: the history ends after it".to_string(),
-            Some(n) => format!(
-                "reasoning item is followed by a {} message, not by the model output it belongs to",
-                n.role
-            ),
-        };
-        let mut f = ctx
-            .finding(&RULE, Some(mi), loc.clone(), summary)
-            .label(&loc, "reasoning item with no following output");
-        if let Some(n) = next {
-            f = f.label(&n.loc, format!("the next item ({})", at(conv, mi + 1)));
-        }
-        out.push(
-            f.note("Codex sends it as stored on resume, and the Responses API answers `Item 'rs_…' of type 'reasoning' was provided without its required following item.`")
-                .fix(vec![crate::finding::Action::DropRecord { loc }]),
-        );
     }
 }
 
@@ -128,6 +139,41 @@ mod tests {
             .msg(Role::Assistant, vec![thinking(), text_part("answer")])
             .build();
         assert_eq!(rules_of(&c, "reasoning-without-follower").len(), 1);
+    }
+
+    /// Consecutive reasoning items are one message's parts: each but the
+    /// last is followed by reasoning, which is no model output. Only the
+    /// last was reported, so a repair dropped one a pass and never
+    /// settled (fuzz/regressions/repair_file/codex-second-repair-not-a-no-op).
+    #[test]
+    fn reasoning_followed_by_reasoning() {
+        let c = conv(Dialect::Codex)
+            .user("go")
+            .msg(Role::Assistant, vec![thinking(), thinking(), thinking()])
+            .result("c1")
+            .build();
+        let f = rules_of(&c, "reasoning-without-follower");
+        assert_eq!(f.len(), 3, "{f:#?}");
+        assert!(
+            f[0].summary.contains("another reasoning item"),
+            "{}",
+            f[0].summary
+        );
+        assert!(f[2].summary.contains("tool message"), "{}", f[2].summary);
+        let c = conv(Dialect::Codex)
+            .user("go")
+            .msg(
+                Role::Assistant,
+                vec![thinking(), thinking(), text_part("answer")],
+            )
+            .build();
+        let f = rules_of(&c, "reasoning-without-follower");
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert!(
+            f[0].summary.contains("another reasoning item"),
+            "{}",
+            f[0].summary
+        );
     }
 
     #[test]
