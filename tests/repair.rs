@@ -724,3 +724,63 @@ fn traces_are_never_repaired() {
     }
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
 }
+
+/// A record the reader takes but serde_json does not: a lone surrogate
+/// escape in a field the reader skips. A line that goes whole is dropped
+/// without being read; an edit inside it is left, with why, and the rest
+/// of the repair goes on. Both once failed the whole repair ("line N
+/// cannot be edited", exit 2; fuzz/regressions/repair_file/
+/// kimi-stray-result-holding-a-lone-surrogate).
+#[test]
+fn a_line_serde_json_cannot_read_is_dropped_or_left_never_fatal() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("context.jsonl");
+    let lines = [
+        r#"{"role": "_checkpoint", "id": 0}"#,
+        r#"{"role":"user","content":"q"}"#,
+        r#"{"role":"assistant","content":"a","x":"\ud800 y","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\": "}}]}"#,
+        r#"{"role":"tool","tool_call_id":"c1","content":"ok"}"#,
+        r#"{"role":"tool","tool_call_id":"gone","content":"stray","x":"\ud800 z"}"#,
+        r#"{"role":"assistant","content":"done"}"#,
+    ];
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let (out, log) = (d.path().join("out.jsonl"), d.path().join("log.json"));
+    let o = run(&[
+        "repair",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--log",
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let log: serde_json::Value = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
+    let edits: Vec<String> = log["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            format!(
+                "{}@{}",
+                e["action"].as_str().unwrap(),
+                e["location"]["line"]
+            )
+        })
+        .collect();
+    assert_eq!(edits, ["remove-result@5"], "{log:#}");
+    let left = log["left"].as_array().unwrap();
+    assert_eq!(left.len(), 1, "{log:#}");
+    assert_eq!(left[0]["rule"], "invalid-tool-arguments", "{log:#}");
+    assert!(
+        left[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("line 3 cannot be rewritten"),
+        "{log:#}"
+    );
+    let copy = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(
+        copy,
+        [lines[0], lines[1], lines[2], lines[3], lines[5]].join("\n") + "\n"
+    );
+}

@@ -153,6 +153,18 @@ fn item<'a>(v: &'a mut Value, field: &str, k: usize) -> Option<&'a mut Value> {
 
 /// Apply ops to a record; returns `None` when nothing of the message is left.
 fn apply(text: &str, ops: &[Op], anthropic: bool) -> std::result::Result<Option<String>, String> {
+    // A line that goes whole is not read: it may hold what the reader
+    // takes and serde_json does not (a lone surrogate escape).
+    if ops.iter().any(|op| {
+        matches!(
+            op,
+            Op::Remove {
+                slot: Slot::Whole(_)
+            }
+        )
+    }) {
+        return Ok(None);
+    }
     let mut v: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
     let mut removals: Vec<(&str, usize)> = Vec::new();
     for op in ops {
@@ -600,8 +612,21 @@ pub fn plan(
     for (key, pd) in pending {
         let before = records.read(&pd.loc)?;
         let line = line_of(&pd.loc);
-        let after = apply(&before, &pd.ops, anthropic)
-            .map_err(|e| Error::input(path, format!("line {line} cannot be edited: {e}")))?;
+        let after = match apply(&before, &pd.ops, anthropic) {
+            Ok(after) => after,
+            // The reader took the line and serde_json does not (a lone
+            // surrogate escape): what would change it is left, with why.
+            Err(e) => {
+                left.extend(pd.entries.into_iter().map(|(e2, summary)| Left {
+                    rule: e2.rule,
+                    conversation: e2.conversation,
+                    location: Some(e2.location),
+                    summary,
+                    reason: format!("line {line} cannot be rewritten: {e}; it is left as it is"),
+                }));
+                continue;
+            }
+        };
         if after.as_deref().is_some_and(|a| same_json(a, &before)) {
             // The ops change nothing (a call without arguments to replace):
             // no edit is made, and none is logged.
