@@ -568,3 +568,22 @@ fn consecutive_reasoning_items_without_output_are_each_reported() {
     let o = run(&["lint", "--format", "json", out.to_str().unwrap()]);
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stdout));
 }
+
+/// Codex reads a lone surrogate escape (its serde_json takes `\ud800` in
+/// an item's `output` and in a field it skips): the oracle sent such a
+/// rollout whole (29/29, valid; docs/clients.md). lint raises nothing.
+#[test]
+fn a_lone_surrogate_escape_is_no_damage_to_codex() {
+    let d = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(path("healthy/rollout.jsonl")).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    assert!(lines[4].contains("\"output\":\""), "{}", lines[4]);
+    lines[4] = lines[4].replacen("\"output\":\"", "\"output\":\"\\ud800 ", 1);
+    lines[8] = lines[8].replacen("\"payload\":{", "\"payload\":{\"x\":\"\\udc00\",", 1);
+    let input = d.path().join("rollout.jsonl");
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let o = run(&["lint", "--format", "json", input.to_str().unwrap()]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(code(&o), 0, "{doc:#}");
+    assert_eq!(findings(&doc), Vec::<String>::new(), "{doc:#}");
+}
