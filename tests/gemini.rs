@@ -762,3 +762,65 @@ fn the_real_client_resumes_repaired_copies_with_valid_pairing() {
         }
     }
 }
+
+/// A prompt holding a byte that is not UTF-8, written as a crash or a bad
+/// disk leaves it: Node reads the line as text, the byte as U+FFFD, and
+/// 0.61.0 sends the prompt so. lint read the line as unparseable and
+/// said the client skips it, and repair dropped a prompt the client
+/// sends; now it reads the line as the client does.
+fn prompt_with_a_byte_not_utf8(dir: &Path) -> PathBuf {
+    let name = "session-2026-05-20T09-15-8d2e7b31.jsonl";
+    let bytes = std::fs::read(root().join(chat(name))).unwrap();
+    let at = memchr_at(&bytes, b"Which routes") + "Which ".len();
+    let mut damaged = bytes[..at].to_vec();
+    damaged.push(0xA9);
+    damaged.extend_from_slice(&bytes[at..]);
+    let path = dir.join(name);
+    std::fs::write(&path, damaged).unwrap();
+    path
+}
+
+fn memchr_at(hay: &[u8], needle: &[u8]) -> usize {
+    hay.windows(needle.len())
+        .position(|w| w == needle)
+        .expect("the fixture holds the text")
+}
+
+#[test]
+fn a_byte_not_utf8_is_read_as_the_client_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = prompt_with_a_byte_not_utf8(dir.path());
+    let (rc, doc) = lint_json(path.to_str().unwrap(), &[]);
+    assert_eq!(rc, 0, "{doc:#}");
+    assert_eq!(doc["findings"], serde_json::json!([]), "{doc:#}");
+    assert_eq!(doc["files"][0]["by_role"]["user"], 2, "{doc:#}");
+    let out = dir.path().join("copy.jsonl");
+    let o = run(&[
+        "repair",
+        path.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&path).unwrap());
+}
+
+#[test]
+#[ignore = "needs the real Gemini CLI: set CHATFSCK_GEMINI_CLI and run with --ignored (.ci/run does)"]
+fn the_real_client_reads_a_byte_not_utf8_as_ufffd() {
+    let cli = gemini_cli();
+    let dir = tempfile::tempdir().unwrap();
+    let (home, project) = scratch_home(dir.path());
+    let mock = Mock::start(dir.path());
+    let chats = home.join(".gemini/tmp/shop-api/chats");
+    prompt_with_a_byte_not_utf8(&chats);
+    let sent = resume(
+        &cli,
+        &home,
+        &project,
+        &mock,
+        "8d2e7b31-3f4a-4c5d-8e6f-70819a2b3c4d",
+    );
+    let text = serde_json::to_string(&sent).unwrap();
+    assert!(text.contains("Which \u{fffd}routes"), "{text}");
+}

@@ -133,7 +133,14 @@ pub fn load(path: &Path, limits: Limits) -> Result<Loaded> {
         if lines.buf.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let value: Value = match serde_json::from_slice(&lines.buf) {
+        // Node reads the file as UTF-8 text, each byte sequence that is not
+        // UTF-8 as U+FFFD, and the line parses (0.61.0 sends the prompt
+        // with U+FFFD in it): so does this reader.
+        let parsed = match std::str::from_utf8(&lines.buf) {
+            Ok(_) => serde_json::from_slice(&lines.buf),
+            Err(_) => serde_json::from_str(&String::from_utf8_lossy(&lines.buf)),
+        };
+        let value: Value = match parsed {
             Ok(v) => v,
             Err(e) => {
                 // The app skips it without a word (`catch {}`).
