@@ -281,18 +281,7 @@ fn repairs_round_trip() {
         ]);
         assert_eq!(code(&o), 0, "{fixture}: {}", stderr(&o));
         let log: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        let mut actions: Vec<String> = log["edits"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| {
-                format!(
-                    "{}@{}",
-                    e["action"].as_str().unwrap(),
-                    e["location"]["line"]
-                )
-            })
-            .collect();
+        let mut actions = edit_lines(&log);
         actions.sort();
         assert_eq!(actions, *want_actions, "{fixture}: {log:#}");
         assert!(
@@ -425,17 +414,7 @@ fn a_torn_line_cut_inside_a_character_is_logged_byte_for_byte() {
     bytes.pop(); // half of `é`: the line is no longer UTF-8
     let input = d.path().join("rollout.jsonl");
     std::fs::write(&input, &bytes).unwrap();
-    let (out, log) = (d.path().join("out.jsonl"), d.path().join("log.json"));
-    let o = run(&[
-        "repair",
-        input.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--log",
-        log.to_str().unwrap(),
-    ]);
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let log: serde_json::Value = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
+    let (_, log) = repair_logged(&input, d.path());
     let dropped: Vec<&serde_json::Value> = log["edits"]
         .as_array()
         .unwrap()
@@ -486,25 +465,12 @@ fn lines_codex_cannot_read_are_dropped_whatever_they_parse_as() {
         assert!(got.iter().any(|g| g == want), "{want} not in {got:?}");
     }
 
-    let (out, log) = (d.path().join("out.jsonl"), d.path().join("log.json"));
-    let o = run(&[
-        "repair",
-        input.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--log",
-        log.to_str().unwrap(),
-    ]);
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let log: serde_json::Value = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
-    let dropped: Vec<u64> = log["edits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["action"] == "drop-record")
-        .filter_map(|e| e["location"]["line"].as_u64())
+    let (out, log) = repair_logged(&input, d.path());
+    let dropped: Vec<String> = edit_lines(&log)
+        .into_iter()
+        .filter(|e| e.starts_with("drop-record"))
         .collect();
-    assert_eq!(dropped, [7, 12], "{log:#}");
+    assert_eq!(dropped, ["drop-record@7", "drop-record@12"], "{log:#}");
     assert!(log["left"].as_array().unwrap().is_empty(), "{log:#}");
     let copy = std::fs::read(&out).unwrap();
     assert!(!copy.windows(9).any(|w| w == b"\"paylofd\""));
@@ -546,17 +512,7 @@ fn consecutive_reasoning_items_without_output_are_each_reported() {
         .collect();
     assert_eq!(findings(&doc), want, "{doc:#}");
 
-    let (out, log) = (d.path().join("out.jsonl"), d.path().join("log.json"));
-    let o = run(&[
-        "repair",
-        input.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--log",
-        log.to_str().unwrap(),
-    ]);
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let log: serde_json::Value = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
+    let (out, log) = repair_logged(&input, d.path());
     let edits = log["edits"].as_array().unwrap();
     assert_eq!(edits.len(), 3, "{log:#}");
     assert!(

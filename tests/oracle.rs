@@ -368,27 +368,26 @@ fn every_client_fixture_has_a_case() {
     );
 }
 
-/// A record of a split reply with another `message.id`, on the branch the
-/// resume walks, between the reply's first record and its calls: the
-/// client sends the rest of the reply, then that record, then the results.
-/// lint reports an `interleaved-message`, and says what the client does
-/// with it, which is not what the oracle's count shows: it answers the
-/// reply's calls with placeholders of its own and leaves the real results
-/// out (the oracle counts a result by its id, and finds every unit sent).
+/// lint of `session` (exit 1): its first finding of `rule`.
+fn the_finding(session: &Path, rule: &str) -> serde_json::Value {
+    let (code_in, doc) = lint_json(session.to_str().unwrap(), &[]);
+    assert_eq!(code_in, 1, "{doc:#}");
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == rule)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {rule}: {doc:#}"))
+}
+
 /// One byte that is not UTF-8, in one line: Codex does not skip the line,
 /// it refuses the whole rollout, and lint says so.
 #[test]
 fn codex_refuses_a_rollout_that_is_not_utf8() {
     let (oracle, prefix) = require_oracle();
     let session = root().join("fixtures/codex/not-utf8/byte-in-a-call.jsonl");
-    let (code_in, doc) = lint_json(session.to_str().unwrap(), &[]);
-    assert_eq!(code_in, 1);
-    let f = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule"] == "corrupt-record")
-        .unwrap_or_else(|| panic!("no corrupt-record: {doc:#}"));
+    let f = the_finding(&session, "corrupt-record");
     assert!(
         f.to_string().contains("stream did not contain valid UTF-8"),
         "{f:#}"
@@ -411,18 +410,18 @@ fn codex_refuses_a_rollout_that_is_not_utf8() {
     );
 }
 
+/// A record of a split reply with another `message.id`, on the branch the
+/// resume walks, between the reply's first record and its calls: the
+/// client sends the rest of the reply, then that record, then the results.
+/// lint reports an `interleaved-message`, and says what the client does
+/// with it, which is not what the oracle's count shows: it answers the
+/// reply's calls with placeholders of its own and leaves the real results
+/// out (the oracle counts a result by its id, and finds every unit sent).
 #[test]
 fn claude_code_replaces_interleaved_results_with_its_own() {
     let (oracle, prefix) = require_oracle();
     let session = root().join("tests/data/claude-code/odd-message-id-on-the-chain.jsonl");
-    let (code_in, doc) = lint_json(session.to_str().unwrap(), &[]);
-    assert_eq!(code_in, 1);
-    let f = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule"] == "interleaved-message")
-        .unwrap_or_else(|| panic!("no interleaved-message: {doc:#}"));
+    let f = the_finding(&session, "interleaved-message");
     assert!(
         f.to_string()
             .contains("[Tool result missing due to internal error]"),

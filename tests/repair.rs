@@ -744,30 +744,8 @@ fn a_line_serde_json_cannot_read_is_dropped_or_left_never_fatal() {
         r#"{"role":"assistant","content":"done"}"#,
     ];
     std::fs::write(&input, lines.join("\n") + "\n").unwrap();
-    let (out, log) = (d.path().join("out.jsonl"), d.path().join("log.json"));
-    let o = run(&[
-        "repair",
-        input.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--log",
-        log.to_str().unwrap(),
-    ]);
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let log: serde_json::Value = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
-    let edits: Vec<String> = log["edits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            format!(
-                "{}@{}",
-                e["action"].as_str().unwrap(),
-                e["location"]["line"]
-            )
-        })
-        .collect();
-    assert_eq!(edits, ["remove-result@5"], "{log:#}");
+    let (out, log) = repair_logged(&input, d.path());
+    assert_eq!(edit_lines(&log), ["remove-result@5"], "{log:#}");
     let left = log["left"].as_array().unwrap();
     assert_eq!(left.len(), 1, "{log:#}");
     assert_eq!(left[0]["rule"], "invalid-tool-arguments", "{log:#}");

@@ -44,6 +44,39 @@ pub fn lint_json(path: &str, extra: &[&str]) -> (i32, serde_json::Value) {
     (code(&o), doc)
 }
 
+/// Repair `input` into `dir/out.jsonl` with its log at `dir/log.json`,
+/// expecting exit 0: the copy's path and the parsed log.
+pub fn repair_logged(input: &Path, dir: &Path) -> (PathBuf, serde_json::Value) {
+    let (out, log) = (dir.join("out.jsonl"), dir.join("log.json"));
+    let o = run(&[
+        "repair",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--log",
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "repair {}: {}", input.display(), stderr(&o));
+    let log = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
+    (out, log)
+}
+
+/// `action@line` of every edit of a repair log, in the log's order.
+pub fn edit_lines(log: &serde_json::Value) -> Vec<String> {
+    log["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            format!(
+                "{}@{}",
+                e["action"].as_str().unwrap(),
+                e["location"]["line"]
+            )
+        })
+        .collect()
+}
+
 /// `rule@line` for every finding, sorted.
 pub fn rule_lines(doc: &serde_json::Value) -> Vec<String> {
     let mut v: Vec<String> = doc["findings"]

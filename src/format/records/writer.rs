@@ -612,33 +612,31 @@ pub fn plan(
     for (key, pd) in pending {
         let before = records.read(&pd.loc)?;
         let line = line_of(&pd.loc);
-        let after = match apply(&before, &pd.ops, anthropic) {
-            Ok(after) => after,
+        let result = apply(&before, &pd.ops, anthropic);
+        let why = match &result {
             // The reader took the line and serde_json does not (a lone
             // surrogate escape): what would change it is left, with why.
-            Err(e) => {
-                left.extend(pd.entries.into_iter().map(|(e2, summary)| Left {
-                    rule: e2.rule,
-                    conversation: e2.conversation,
-                    location: Some(e2.location),
-                    summary,
-                    reason: format!("line {line} cannot be rewritten: {e}; it is left as it is"),
-                }));
-                continue;
-            }
+            Err(e) => Some(format!(
+                "line {line} cannot be rewritten: {e}; it is left as it is"
+            )),
+            // The ops change nothing (a call without arguments to
+            // replace): no edit is made, and none is logged.
+            Ok(Some(a)) if same_json(a, &before) => Some(format!(
+                "line {line} holds nothing this repair can change (no arguments field to replace)"
+            )),
+            Ok(_) => None,
         };
-        if after.as_deref().is_some_and(|a| same_json(a, &before)) {
-            // The ops change nothing (a call without arguments to replace):
-            // no edit is made, and none is logged.
+        if let Some(reason) = why {
             left.extend(pd.entries.into_iter().map(|(e, summary)| Left {
                 rule: e.rule,
                 conversation: e.conversation,
                 location: Some(e.location),
                 summary,
-                reason: format!("line {line} holds nothing this repair can change (no arguments field to replace)"),
+                reason: reason.clone(),
             }));
             continue;
         }
+        let after = result.unwrap_or_default();
         let edit = lines.entry(key).or_default();
         match &after {
             Some(text) => edit.replacement = Some(text.clone()),
