@@ -684,6 +684,11 @@ fn pixel_size(raw: &str) -> Option<(u64, u64)> {
         // JSON may escape `/` as `\/`; nothing else belongs in base64.
         head = head.replace("\\/", "/");
     }
+    // Base64 is ASCII: anything else is no image header (and would not
+    // cut at a multiple of four bytes).
+    if !head.is_ascii() {
+        return None;
+    }
     head.truncate(head.len() / 4 * 4);
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(&head)
@@ -1298,6 +1303,26 @@ fn same_record(a: &Rec, b: &Rec) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An image's data with characters that are not ASCII is no image
+    /// header: the read says so, and does not cut a character in two (a
+    /// panic once, fuzz/regressions/repair_file/
+    /// claude-code-image-data-not-ascii).
+    #[test]
+    fn image_data_that_is_not_ascii_has_no_size() {
+        // A PNG header, then `é` across the cut at a multiple of four.
+        assert_eq!(
+            pixel_size("\"iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB\""),
+            Some((1, 1))
+        );
+        for raw in [
+            "\"iVBé\"",
+            "\"iVBORw0KGgoAAAANSUhEUgAAAAEAAAAé\"",
+            "\"é\\/\"",
+        ] {
+            assert_eq!(pixel_size(raw), None, "{raw}");
+        }
+    }
 
     /// The line parser takes only lines a strict parser takes: sonic-rs
     /// with the `\u` check, against serde_json, over real records with
