@@ -503,3 +503,27 @@ fn a_glued_record_may_be_edited_where_the_log_says() {
     assert!(contract::conserved(input, lost_text, &befores).is_err());
     assert!(contract::conserved(input, copy, &befores[..1]).is_err());
 }
+
+/// A session id is any text the file holds, even a path beside the
+/// repair's copy (a search wrote `…/repair-out/14d6b…` into one, having
+/// seen the contract compare names with its folder `…/repair-out/1`):
+/// the contract does not take it for a scratch file.
+#[test]
+fn a_session_id_that_looks_like_a_scratch_path_is_the_inputs() {
+    let d = tempfile::tempdir().unwrap();
+    let work = d.path().join("out");
+    let id = "4c2ddfdc-b619-4525-8d03-1950fb1b0257";
+    let text =
+        std::fs::read_to_string(common::root().join("fixtures/claude-code/healthy/linear.jsonl"))
+            .unwrap()
+            .replace(id, &format!("{}/14d6b", work.display()));
+    // A torn last line: the repair drops it and logs the conversation.
+    let mut cut = text.trim_end().len() - 20;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let input = d.path().join(format!("{id}.jsonl"));
+    std::fs::write(&input, &text[..cut]).unwrap();
+    let outcome = contract::check(&Binary, &input, &work);
+    assert!(outcome.is_ok(), "{:?}", outcome.err());
+}

@@ -193,12 +193,15 @@ pub fn check(c: &dyn Chatfsck, input: &Path, work: &Path) -> Result<Outcome, Str
     };
     // The log names the input's conversations, never a file of the
     // repair's own beside the copy (a later pass reads the copy under a
-    // scratch name, gone once the repair ends).
-    let scratch = first.display().to_string();
+    // scratch name, gone once the repair ends): a path under the copy's
+    // folder, compared component by component (as text, `…/1` was a
+    // prefix of a session id `…/14d6b…`). A name the input itself holds
+    // is the input's: a session id can be any text, and a search once
+    // wrote the scratch folder's path into one.
     if let Some(c) = report
         .conversations
         .iter()
-        .find(|c| c.starts_with(&scratch))
+        .find(|c| Path::new(c).starts_with(&first) && !contains(&original, c.as_bytes()))
     {
         return Err(format!("the log names a scratch file of the repair: {c}"));
     }
