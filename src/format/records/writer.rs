@@ -65,6 +65,18 @@ enum Op {
     },
 }
 
+impl Op {
+    /// The whole record goes (its message has nothing else).
+    fn removes_the_line(&self) -> bool {
+        matches!(
+            self,
+            Op::Remove {
+                slot: Slot::Whole(_)
+            }
+        )
+    }
+}
+
 struct Pending {
     loc: Loc,
     ops: Vec<Op>,
@@ -155,14 +167,7 @@ fn item<'a>(v: &'a mut Value, field: &str, k: usize) -> Option<&'a mut Value> {
 fn apply(text: &str, ops: &[Op], anthropic: bool) -> std::result::Result<Option<String>, String> {
     // A line that goes whole is not read: it may hold what the reader
     // takes and serde_json does not (a lone surrogate escape).
-    if ops.iter().any(|op| {
-        matches!(
-            op,
-            Op::Remove {
-                slot: Slot::Whole(_)
-            }
-        )
-    }) {
+    if ops.iter().any(Op::removes_the_line) {
         return Ok(None);
     }
     let mut v: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
@@ -188,7 +193,7 @@ fn apply(text: &str, ops: &[Op], anthropic: bool) -> std::result::Result<Option<
             } => removals.push((field, *k)),
             Op::Remove {
                 slot: Slot::Whole(_),
-            } => return Ok(None),
+            } => unreachable!("a line that goes whole is not parsed"),
             Op::AddResults { blocks, prepend } => {
                 let content = v.get("content").cloned().unwrap_or(Value::Null);
                 let mut list = match content {
