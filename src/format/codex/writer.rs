@@ -145,10 +145,10 @@ impl Writer for CodexWriter {
                 let (ty, pt) = parsed.as_ref().map(kinds).unwrap_or_default();
                 let (ty, pt) = (ty.to_string(), pt.to_string());
                 let pt = pt.as_str();
-                // A line Codex's reader skips (`corrupt-record`: not JSON,
-                // not UTF-8, or JSON that is no rollout item) goes whole,
-                // whatever it parses as.
-                let unreadable = parsed.is_none() || p.finding.rule == "corrupt-record";
+                // A line the reader found corrupt (not JSON, not UTF-8, or
+                // JSON that is no rollout item: Codex skips it or refuses
+                // the file) goes whole, whatever it parses as.
+                let unreadable = parsed.is_none() || conv.corrupt.iter().any(|c| c.loc == loc);
                 // A line that holds a whole replacement history is never
                 // edited for one of its items.
                 if !unreadable && ty != "response_item" {
