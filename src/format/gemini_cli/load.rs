@@ -136,10 +136,12 @@ pub fn load(path: &Path, limits: Limits) -> Result<Loaded> {
         // Node reads the file as UTF-8 text, each byte sequence that is not
         // UTF-8 as U+FFFD, and the line parses (0.61.0 sends the prompt
         // with U+FFFD in it): so does this reader.
-        let parsed = match std::str::from_utf8(&lines.buf) {
-            Ok(_) => serde_json::from_slice(&lines.buf),
-            Err(_) => serde_json::from_str(&String::from_utf8_lossy(&lines.buf)),
-        };
+        // (Only a line serde_json refuses is looked at again.)
+        let parsed =
+            serde_json::from_slice(&lines.buf).or_else(|e| match std::str::from_utf8(&lines.buf) {
+                Ok(_) => Err(e),
+                Err(_) => serde_json::from_str(&String::from_utf8_lossy(&lines.buf)),
+            });
         let value: Value = match parsed {
             Ok(v) => v,
             Err(e) => {
