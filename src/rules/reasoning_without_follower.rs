@@ -54,43 +54,42 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             if !thinking(&part.kind) {
                 continue;
             }
-            let loc = m.part_loc(pi).clone();
-            let mut f = match m.parts.get(pi + 1) {
+            // What follows it, when that is no model output: its summary,
+            // and the next item (none when the history ends).
+            let (summary, next) = match m.parts.get(pi + 1) {
                 Some(p) if !thinking(&p.kind) => continue,
-                Some(_) => ctx
-                    .finding(
-                        &RULE,
-                        Some(mi),
-                        loc.clone(),
-                        "reasoning item is followed by another reasoning item, not by the model output it belongs to".to_string(),
-                    )
-                    .label(&loc, "reasoning item with no following output")
-                    .label(m.part_loc(pi + 1), "the next item (reasoning)"),
-                None => {
-                    let next = conv.messages.get(mi + 1);
-                    if next.is_some_and(|n| {
-                        n.role == Role::Assistant
-                            && n.parts.first().is_some_and(|p| !thinking(&p.kind))
-                    }) {
+                Some(_) => (
+                    "reasoning item is followed by another reasoning item, not by the model output it belongs to".to_string(),
+                    Some((m.part_loc(pi + 1), "the next item (reasoning)".to_string())),
+                ),
+                None => match conv.messages.get(mi + 1) {
+                    Some(n)
+                        if n.role == Role::Assistant
+                            && n.parts.first().is_some_and(|p| !thinking(&p.kind)) =>
+                    {
                         continue;
                     }
-                    let summary = match next {
-                        None => "reasoning item has no following item: the history ends after it"
-                            .to_string(),
-                        Some(n) => format!(
+                    Some(n) => (
+                        format!(
                             "reasoning item is followed by a {} message, not by the model output it belongs to",
                             n.role
                         ),
-                    };
-                    let mut f = ctx
-                        .finding(&RULE, Some(mi), loc.clone(), summary)
-                        .label(&loc, "reasoning item with no following output");
-                    if let Some(n) = next {
-                        f = f.label(&n.loc, format!("the next item ({})", at(conv, mi + 1)));
-                    }
-                    f
-                }
+                        Some((&n.loc, format!("the next item ({})", at(conv, mi + 1)))),
+                    ),
+                    None => (
+                        "reasoning item has no following item: the history ends after it"
+                            .to_string(),
+                        None,
+                    ),
+                },
             };
+            let loc = m.part_loc(pi).clone();
+            let mut f = ctx
+                .finding(&RULE, Some(mi), loc.clone(), summary)
+                .label(&loc, "reasoning item with no following output");
+            if let Some((at_loc, label)) = next {
+                f = f.label(at_loc, label);
+            }
             f = f.note("Codex sends it as stored on resume, and the Responses API answers `Item 'rs_…' of type 'reasoning' was provided without its required following item.`");
             out.push(f.fix(vec![crate::finding::Action::DropRecord { loc }]));
         }
