@@ -762,3 +762,34 @@ fn a_line_serde_json_cannot_read_is_dropped_or_left_never_fatal() {
         [lines[0], lines[1], lines[2], lines[3], lines[5]].join("\n") + "\n"
     );
 }
+
+#[test]
+fn a_lone_surrogate_escape_is_replaced_in_place_and_its_record_kept() {
+    // Python's `json` reads the prompt; the old reading called the line
+    // "not valid JSON" and the repair dropped the user's prompt.
+    for (input, line) in [
+        ("fixtures/lone-surrogate/kimi-user-prompt.jsonl", 3),
+        (
+            "fixtures/lone-surrogate/openai-tool-output-surrogateescape.jsonl",
+            4,
+        ),
+    ] {
+        let r = prove(input, &[]);
+        assert_eq!(
+            edit_lines(&r.log),
+            [format!("replace-surrogates@{line}")],
+            "{:#}",
+            r.log
+        );
+        let before = std::fs::read_to_string(root().join(input)).unwrap();
+        let after = std::fs::read_to_string(&r.out).unwrap();
+        let mut want = before.clone();
+        for esc in ["\\ud83d", "\\udc80", "\\udcff"] {
+            want = want.replace(esc, "\\ufffd");
+        }
+        assert_ne!(before, want);
+        assert_eq!(after, want, "only the escapes change");
+        let (code, doc) = lint_json(r.out.to_str().unwrap(), &["--fail-on", "info"]);
+        assert_eq!(code, 0, "{doc:#}");
+    }
+}

@@ -424,6 +424,11 @@ pub struct Conversation {
     pub by_design: Vec<ByDesign>,
     /// Gemini: the model of each model turn and the signed function calls.
     pub signatures: Option<Box<Signatures>>,
+    /// Records read with their lone surrogate escapes (`\ud800`) taken as
+    /// U+FFFD, as the app's lenient JSON reader takes them, and how many
+    /// each holds (provider-shaped histories; Claude Code counts them on
+    /// its chain's records).
+    pub lone_surrogates: Vec<(Loc, u32)>,
 }
 
 /// A tool call its app never answers, by design: (message, part) and why.
@@ -450,6 +455,7 @@ impl Conversation {
             missing: Vec::new(),
             by_design: Vec::new(),
             signatures: None,
+            lone_surrogates: Vec::new(),
         }
     }
 }

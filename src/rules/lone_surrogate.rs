@@ -13,10 +13,14 @@ that was not valid UTF-16.
 
 ## Why is this bad?
 Claude Code 2.1.x reads the record and sends U+FFFD in its place, so the
-resume works. Strict JSON readers (Rust's serde_json and sonic-rs, for
-example) reject the whole line; Python reads it but cannot encode the text
-as UTF-8 again; and a request that carries the escape to the API is
-refused.
+resume works (a warning). Strict JSON readers (Rust's serde_json and
+sonic-rs, for example) reject the whole line; Python reads it but cannot
+encode the text as UTF-8 again; and a request that carries the escape to
+the API is refused. So in a provider-shaped history (kimi-cli's Python,
+Cline's `JSON.parse`, an OpenAI or Anthropic JSONL) the record loads and
+the next request fails: an error. chatfsck reads such a record as the
+lenient readers do, the escape as U+FFFD, rather than as a line that is
+not JSON.
 
 ## What providers answer
 - Anthropic (its JSON decoder, on a request body holding the escape): `no low surrogate in string`
@@ -35,6 +39,13 @@ the rest of the record is untouched.
 
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(chain) = ctx.conv.chain.as_deref() else {
+        // A recorded request was sent as it is: what the provider did with
+        // it is the trace's to say.
+        if ctx.conv.trace.is_none() {
+            for (loc, n) in &ctx.conv.lone_surrogates {
+                out.push(read_by_a_lenient_reader(ctx, loc, *n));
+            }
+        }
         return;
     };
     for r in chain.records.iter().filter(|r| r.lone_surrogates > 0) {
@@ -56,4 +67,26 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             .fix(vec![crate::finding::Action::ReplaceSurrogates { loc: r.loc.clone() }]),
         );
     }
+}
+
+/// A provider-shaped record read with its escapes as U+FFFD, as Python's
+/// `json` (kimi-cli) and `JSON.parse` (Cline, Roo Code) read them: the
+/// history loads, but no client of these patches the text on the way out.
+fn read_by_a_lenient_reader(ctx: &Ctx<'_>, loc: &crate::model::Loc, n: u32) -> Finding {
+    let line = loc.line().unwrap_or(0);
+    let mut f = ctx
+        .finding(
+            &RULE,
+            None,
+            loc.clone(),
+            format!(
+                "line {line} has {n} lone surrogate escape{}: Python's `json` and `JSON.parse` read it, but a request carrying the text fails",
+                if n == 1 { "" } else { "s" },
+            ),
+        )
+        .label(loc, "a `\\uD800`–`\\uDFFF` escape that is not half of a pair")
+        .note("Python cannot encode the text as UTF-8 for the request (`surrogates not allowed`); sent as an escape, the API answers `no low surrogate in string`; a strict reader (serde_json) refuses the line")
+        .fix(vec![crate::finding::Action::ReplaceSurrogates { loc: loc.clone() }]);
+    f.severity = Severity::Error;
+    f
 }

@@ -50,7 +50,6 @@ fn supports(_: Dialect, a: &Action) -> bool {
             | Action::RetypeResult { .. }
             | Action::Relink { .. }
             | Action::SplitLine { .. }
-            | Action::ReplaceSurrogates { .. }
             | Action::DropThinking { .. }
             | Action::SetMessageId { .. }
             | Action::DropBlock { .. }

@@ -22,7 +22,8 @@ use serde::Deserialize;
 
 use crate::error::{Error, Result};
 use crate::format::records::record::{
-    RawValue, bad_unicode_escape, bad_unicode_escape_reason, sonic_error,
+    RawValue, bad_unicode_escape, bad_unicode_escape_reason, lone_surrogates,
+    replace_lone_surrogates, sonic_error,
 };
 use crate::model::chain::{
     BRIDGE_MS, BlockIssue, Chain, ChainRecord, Glued, Link, RecordKind, Signature, Unreached,
@@ -780,66 +781,11 @@ pub fn parse_timestamp(s: &str) -> Option<i64> {
     Some(((days * 24 + h) * 60 + mi) * 60_000 + se * 1000 + ms - offset_min * 60_000)
 }
 
-/// Replace every lone surrogate escape (`\ud800` not part of a pair) with
-/// `\ufffd`, which has the same length: byte offsets do not move.
-pub(super) fn replace_lone_surrogates(bytes: &[u8]) -> (Option<Vec<u8>>, u32) {
-    let mut out: Option<Vec<u8>> = None;
-    let mut n = 0;
-    for (at, _) in lone_surrogates(bytes) {
-        let o = out.get_or_insert_with(|| bytes.to_vec());
-        o[at..at + 6].copy_from_slice(b"\\ufffd");
-        n += 1;
-    }
-    (out, n)
-}
-
 fn count_escapes(bytes: &[u8], any: u32) -> u32 {
     if any == 0 {
         return 0;
     }
     lone_surrogates(bytes).count() as u32
-}
-
-fn hex4(b: &[u8]) -> Option<u16> {
-    let s = std::str::from_utf8(b.get(..4)?).ok()?;
-    u16::from_str_radix(s, 16).ok()
-}
-
-/// Positions of the lone surrogate escapes of a JSON text (a `\` that
-/// starts `\uD800`–`\uDFFF` not forming a pair), with their code unit.
-pub fn lone_surrogates(bytes: &[u8]) -> impl Iterator<Item = (usize, u16)> + '_ {
-    let mut i = 0;
-    std::iter::from_fn(move || {
-        while let Some(off) = memchr::memchr(b'\\', &bytes[i..]) {
-            let at = i + off;
-            let &next = bytes.get(at + 1)?;
-            if next != b'u' {
-                i = at + 2;
-                continue;
-            }
-            let Some(u) = hex4(&bytes[at + 2..]) else {
-                i = at + 2;
-                continue;
-            };
-            i = at + 6;
-            match u {
-                0xD800..=0xDBFF => {
-                    if bytes.get(at + 6) == Some(&b'\\')
-                        && bytes.get(at + 7) == Some(&b'u')
-                        && hex4(&bytes[(at + 8).min(bytes.len())..])
-                            .is_some_and(|l| (0xDC00..=0xDFFF).contains(&l))
-                    {
-                        i = at + 12;
-                        continue;
-                    }
-                    return Some((at, u));
-                }
-                0xDC00..=0xDFFF => return Some((at, u)),
-                _ => {}
-            }
-        }
-        None
-    })
 }
 
 /// Records the walk may use: loaded by the client, not replaced.

@@ -1275,7 +1275,7 @@ fn result_record(
 /// `piece` with its lone surrogate escapes as `\ufffd`, as the client reads
 /// them (the loader's replacement, always as a copy).
 fn fix_surrogates(piece: &[u8]) -> Vec<u8> {
-    super::loader::replace_lone_surrogates(piece)
+    crate::format::records::record::replace_lone_surrogates(piece)
         .0
         .unwrap_or_else(|| piece.to_vec())
 }

@@ -270,6 +270,8 @@ impl Builder {
             self.corrupt(loc, too_deep_reason(), bytes, false);
             return Ok(());
         }
+        let fixed: Vec<u8>;
+        let mut surrogates = 0;
         let rec: Rec<'_> = match sonic_rs::from_slice(bytes) {
             Ok(_) if let Some(at) = bad_unicode_escape(bytes) => {
                 self.corrupt(loc, bad_unicode_escape_reason(at), bytes, false);
@@ -277,9 +279,24 @@ impl Builder {
             }
             Ok(r) => r,
             Err(e) => {
-                let reason = sonic_error(&e);
-                self.corrupt(loc, reason, bytes, torn_tail && e.is_eof());
-                return Ok(());
+                // Python's `json` and `JSON.parse` read a lone surrogate
+                // escape, which sonic-rs refuses in a value it decodes: a
+                // provider-shaped message is read as they read it (the
+                // escape as U+FFFD), and `lone-surrogate` says what the
+                // request then does.
+                let (f, n) = replace_lone_surrogates(bytes);
+                fixed = f.unwrap_or_default();
+                match sonic_rs::from_slice::<Rec<'_>>(&fixed) {
+                    Ok(r) if n > 0 && r.role.is_some() && bad_unicode_escape(bytes).is_none() => {
+                        surrogates = n;
+                        r
+                    }
+                    _ => {
+                        let reason = sonic_error(&e);
+                        self.corrupt(loc, reason, bytes, torn_tail && e.is_eof());
+                        return Ok(());
+                    }
+                }
             }
         };
         let text = bytes;
@@ -325,7 +342,12 @@ impl Builder {
             None => Err(format!("is a {} record", family_name(family))),
         };
         match result {
-            Ok(()) => self.records += 1,
+            Ok(()) => {
+                self.records += 1;
+                if surrogates > 0 {
+                    self.conv.lone_surrogates.push((loc, surrogates));
+                }
+            }
             Err(reason) => self.corrupt(loc, reason, text, false),
         }
         Ok(())
@@ -566,6 +588,61 @@ pub fn bad_unicode_escape_reason(at: usize) -> String {
         "is not valid JSON (a `\\u` escape without four hex digits at column {})",
         at + 1
     )
+}
+
+/// Replace every lone surrogate escape (`\ud800` not part of a pair) with
+/// `\ufffd`, which has the same length: byte offsets do not move.
+pub fn replace_lone_surrogates(bytes: &[u8]) -> (Option<Vec<u8>>, u32) {
+    let mut out: Option<Vec<u8>> = None;
+    let mut n = 0;
+    for (at, _) in lone_surrogates(bytes) {
+        let o = out.get_or_insert_with(|| bytes.to_vec());
+        o[at..at + 6].copy_from_slice(b"\\ufffd");
+        n += 1;
+    }
+    (out, n)
+}
+
+fn hex4(b: &[u8]) -> Option<u16> {
+    let s = std::str::from_utf8(b.get(..4)?).ok()?;
+    u16::from_str_radix(s, 16).ok()
+}
+
+/// Positions of the lone surrogate escapes of a JSON text (a `\` that
+/// starts `\uD800`–`\uDFFF` not forming a pair), with their code unit.
+pub fn lone_surrogates(bytes: &[u8]) -> impl Iterator<Item = (usize, u16)> + '_ {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while let Some(off) = memchr::memchr(b'\\', &bytes[i..]) {
+            let at = i + off;
+            let &next = bytes.get(at + 1)?;
+            if next != b'u' {
+                i = at + 2;
+                continue;
+            }
+            let Some(u) = hex4(&bytes[at + 2..]) else {
+                i = at + 2;
+                continue;
+            };
+            i = at + 6;
+            match u {
+                0xD800..=0xDBFF => {
+                    if bytes.get(at + 6) == Some(&b'\\')
+                        && bytes.get(at + 7) == Some(&b'u')
+                        && hex4(&bytes[(at + 8).min(bytes.len())..])
+                            .is_some_and(|l| (0xDC00..=0xDFFF).contains(&l))
+                    {
+                        i = at + 12;
+                        continue;
+                    }
+                    return Some((at, u));
+                }
+                0xDC00..=0xDFFF => return Some((at, u)),
+                _ => {}
+            }
+        }
+        None
+    })
 }
 
 /// The reason a record nested too deep is not read.

@@ -63,6 +63,8 @@ enum Op {
         blocks: Vec<Value>,
         prepend: bool,
     },
+    /// Each lone surrogate escape of the line as `\ufffd`, in place.
+    ReplaceSurrogates,
 }
 
 impl Op {
@@ -170,6 +172,23 @@ fn apply(text: &str, ops: &[Op], anthropic: bool) -> std::result::Result<Option<
     if ops.iter().any(Op::removes_the_line) {
         return Ok(None);
     }
+    // The escapes go first, in the text, as the reader read them; a line
+    // with nothing else to change keeps every other byte.
+    let fixed;
+    let text = if ops.iter().any(|o| matches!(o, Op::ReplaceSurrogates)) {
+        fixed = String::from_utf8(
+            crate::format::records::record::replace_lone_surrogates(text.as_bytes())
+                .0
+                .unwrap_or_else(|| text.as_bytes().to_vec()),
+        )
+        .map_err(|e| e.to_string())?;
+        if ops.iter().all(|o| matches!(o, Op::ReplaceSurrogates)) {
+            return Ok(Some(fixed));
+        }
+        fixed.as_str()
+    } else {
+        text
+    };
     let mut v: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
     let mut removals: Vec<(&str, usize)> = Vec::new();
     for op in ops {
@@ -194,6 +213,7 @@ fn apply(text: &str, ops: &[Op], anthropic: bool) -> std::result::Result<Option<
             Op::Remove {
                 slot: Slot::Whole(_),
             } => unreachable!("a line that goes whole is not parsed"),
+            Op::ReplaceSurrogates => {}
             Op::AddResults { blocks, prepend } => {
                 let content = v.get("content").cloned().unwrap_or(Value::Null);
                 let mut list = match content {
@@ -391,6 +411,18 @@ pub fn plan(
                     (e.before, e.before_base64) = (Some(text), raw);
                     lines.entry(key_of(loc)).or_default().drop = true;
                     log.push(e);
+                }
+                Action::ReplaceSurrogates { loc } => {
+                    let e = entry(
+                        p,
+                        "replace-surrogates",
+                        format!(
+                            "replaced the lone surrogate escapes on line {} with `\\ufffd`",
+                            line_of(loc)
+                        ),
+                        loc.clone(),
+                    );
+                    op(loc, Op::ReplaceSurrogates, e, p.finding, &mut pending);
                 }
                 Action::ReplaceArguments {
                     message,
