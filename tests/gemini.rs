@@ -658,6 +658,15 @@ fn resume(
     session: &str,
 ) -> Vec<serde_json::Value> {
     let before = mock.requests().len();
+    run_resume(cli, home, project, mock, session);
+    mock.requests()
+        .into_iter()
+        .nth(before)
+        .unwrap_or_else(|| panic!("gemini --resume {session} sent no request"))
+}
+
+/// Resume a session with the real client, which must succeed.
+fn run_resume(cli: &Path, home: &Path, project: &Path, mock: &Mock, session: &str) {
     let o = std::process::Command::new(cli)
         .args([
             "-m",
@@ -687,10 +696,6 @@ fn resume(
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
-    mock.requests()
-        .into_iter()
-        .nth(before)
-        .unwrap_or_else(|| panic!("gemini --resume {session} sent no request"))
 }
 
 /// Where a request breaks the Gemini API's pairing rules: a model turn
@@ -823,4 +828,80 @@ fn the_real_client_reads_a_byte_not_utf8_as_ufffd() {
     );
     let text = serde_json::to_string(&sent).unwrap();
     assert!(text.contains("Which \u{fffd}routes"), "{text}");
+}
+
+/// A prompt holding a lone surrogate escape (`\ud800`): `JSON.parse`
+/// reads the line and 0.61.0 sends the escape as it is. lint read the line
+/// as unparseable, said the client skips it, and repair dropped a prompt
+/// the client sends.
+fn prompt_with_a_lone_surrogate(dir: &Path) -> PathBuf {
+    let name = "session-2026-05-20T09-15-8d2e7b31.jsonl";
+    let text = std::fs::read_to_string(root().join(chat(name))).unwrap();
+    assert!(text.contains("Which routes"));
+    let path = dir.join(name);
+    std::fs::write(
+        &path,
+        text.replacen("Which routes", "Which \\ud800routes", 1),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn a_lone_surrogate_escape_is_read_and_reported_not_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = prompt_with_a_lone_surrogate(dir.path());
+    let (rc, doc) = lint_json(path.to_str().unwrap(), &["--fail-on", "warning"]);
+    assert_eq!(rc, 1, "{doc:#}");
+    let findings = doc["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{doc:#}");
+    assert_eq!(findings[0]["rule"], "lone-surrogate", "{doc:#}");
+    assert_eq!(findings[0]["severity"], "warning", "{doc:#}");
+    assert!(
+        findings[0]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("Gemini CLI reads the line and sends the escape as it is"),
+        "{doc:#}"
+    );
+    assert_eq!(doc["files"][0]["by_role"]["user"], 2, "{doc:#}");
+    // The Gemini writer does not rewrite the escape: the prompt stays, as
+    // the client sends it, and the finding is left with its reason.
+    let out = dir.path().join("copy.jsonl");
+    let log = dir.path().join("log.json");
+    let o = run(&[
+        "repair",
+        path.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--log",
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&path).unwrap());
+    let log: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&log).unwrap()).unwrap();
+    assert_eq!(log["edits"], serde_json::json!([]), "{log:#}");
+    assert_eq!(log["left"][0]["rule"], "lone-surrogate", "{log:#}");
+}
+
+#[test]
+#[ignore = "needs the real Gemini CLI: set CHATFSCK_GEMINI_CLI and run with --ignored (.ci/run does)"]
+fn the_real_client_sends_a_lone_surrogate_escape_as_it_is() {
+    let cli = gemini_cli();
+    let dir = tempfile::tempdir().unwrap();
+    let (home, project) = scratch_home(dir.path());
+    let mock = Mock::start(dir.path());
+    let chats = home.join(".gemini/tmp/shop-api/chats");
+    prompt_with_a_lone_surrogate(&chats);
+    run_resume(
+        &cli,
+        &home,
+        &project,
+        &mock,
+        "8d2e7b31-3f4a-4c5d-8e6f-70819a2b3c4d",
+    );
+    // serde_json refuses the escape: the mock's log is searched as text.
+    let log = std::fs::read_to_string(&mock.log).unwrap();
+    assert!(log.contains("Which \\ud800routes"), "{log}");
 }

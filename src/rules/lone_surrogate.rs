@@ -18,9 +18,10 @@ sonic-rs, for example) reject the whole line; Python reads it but cannot
 encode the text as UTF-8 again; and a request that carries the escape to
 the API is refused. So in a provider-shaped history (kimi-cli's Python,
 Cline's `JSON.parse`, an OpenAI or Anthropic JSONL) the record loads and
-the next request fails: an error. chatfsck reads such a record as the
-lenient readers do, the escape as U+FFFD, rather than as a line that is
-not JSON.
+the next request fails: an error. Gemini CLI 0.61.0 reads the record
+and sends the escape as it is; what the Gemini API answers was not
+established (a warning). chatfsck reads such a record as these readers
+do, the escape as U+FFFD, rather than as a line that is not JSON.
 
 ## What providers answer
 - Anthropic (its JSON decoder, on a request body holding the escape): `no low surrogate in string`
@@ -74,14 +75,30 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
 /// history loads, but no client of these patches the text on the way out.
 fn read_by_a_lenient_reader(ctx: &Ctx<'_>, loc: &crate::model::Loc, n: u32) -> Finding {
     let line = loc.line().unwrap_or(0);
+    let s = if n == 1 { "" } else { "s" };
+    if ctx.conv.source.dialect == crate::model::Dialect::GeminiCli {
+        // Seen with 0.61.0: the record loads and its text goes out with the
+        // escape in it; the Gemini API's answer to that was not established.
+        return ctx
+            .finding(
+                &RULE,
+                None,
+                loc.clone(),
+                format!(
+                    "line {line} has {n} lone surrogate escape{s}: Gemini CLI reads the line and sends the escape as it is"
+                ),
+            )
+            .label(loc, "a `\\uD800`–`\\uDFFF` escape that is not half of a pair")
+            .note("what the Gemini API answers to a request holding it is not established; a strict reader (serde_json) refuses the line")
+            .fix(vec![crate::finding::Action::ReplaceSurrogates { loc: loc.clone() }]);
+    }
     let mut f = ctx
         .finding(
             &RULE,
             None,
             loc.clone(),
             format!(
-                "line {line} has {n} lone surrogate escape{}: Python's `json` and `JSON.parse` read it, but a request carrying the text fails",
-                if n == 1 { "" } else { "s" },
+                "line {line} has {n} lone surrogate escape{s}: Python's `json` and `JSON.parse` read it, but a request carrying the text fails",
             ),
         )
         .label(loc, "a `\\uD800`–`\\uDFFF` escape that is not half of a pair")

@@ -11,6 +11,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::error::{Error, Result};
+use crate::format::records::record::replace_lone_surrogates;
 use crate::model::{CorruptRecord, Format, Loc};
 use crate::source::Limits;
 use crate::source::lines::{LineReader, Next};
@@ -44,6 +45,9 @@ pub struct Loaded {
     pub terminated: bool,
     /// A metadata line carries `messages`: the legacy document on one line.
     legacy: bool,
+    /// Lines read with their lone surrogate escapes as U+FFFD, and how
+    /// many each holds.
+    pub lone_surrogates: Vec<(Loc, u32)>,
 }
 
 /// An insertion-ordered map: a replaced value keeps its first position.
@@ -142,6 +146,20 @@ pub fn load(path: &Path, limits: Limits) -> Result<Loaded> {
                 Ok(_) => Err(e),
                 Err(_) => serde_json::from_str(&String::from_utf8_lossy(&lines.buf)),
             });
+        // `JSON.parse` also takes a lone surrogate escape, and 0.61.0
+        // sends it as it is; serde_json refuses it. The line is read with
+        // each such escape as `\ufffd` (same length: offsets hold).
+        let mut fixed = None;
+        let parsed = parsed.or_else(|e| {
+            let text = String::from_utf8_lossy(&lines.buf);
+            let (Some(f), n) = replace_lone_surrogates(text.as_bytes()) else {
+                return Err(e);
+            };
+            let f = String::from_utf8_lossy(&f).into_owned();
+            let v = serde_json::from_str(&f).map_err(|_| e)?;
+            fixed = Some((f, n));
+            Ok(v)
+        });
         let value: Value = match parsed {
             Ok(v) => v,
             Err(e) => {
@@ -155,7 +173,13 @@ pub fn load(path: &Path, limits: Limits) -> Result<Loaded> {
                 continue;
             }
         };
-        let raw = String::from_utf8_lossy(&lines.buf).into_owned();
+        let raw = match fixed {
+            Some((text, n)) => {
+                out.lone_surrogates.push((loc.clone(), n));
+                text
+            }
+            None => String::from_utf8_lossy(&lines.buf).into_owned(),
+        };
         apply(&mut map, &mut out, &mut metadata, value, raw, loc);
     }
     if !metadata || out.legacy {
@@ -352,6 +376,7 @@ fn load_document(path: &Path, limits: Limits) -> Result<Loaded> {
         meta: 1,
         terminated: data.ends_with(b"\n"),
         legacy: true,
+        lone_surrogates: Vec::new(),
     })
 }
 

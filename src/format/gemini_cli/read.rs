@@ -57,6 +57,14 @@ pub fn conversation(loaded: Loaded, info: Arc<SourceInfo>) -> Conversation {
         }
     }
     conv.signatures = Some(Box::new(sigs));
+    // A line whose records the CLI sends (a later line may replace them).
+    let sent: std::collections::BTreeSet<u64> =
+        conv.messages.iter().filter_map(|m| m.loc.line()).collect();
+    conv.lone_surrogates = loaded
+        .lone_surrogates
+        .into_iter()
+        .filter(|(loc, _)| loc.line().is_some_and(|l| sent.contains(&l)))
+        .collect();
     conv
 }
 
