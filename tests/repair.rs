@@ -793,3 +793,29 @@ fn a_lone_surrogate_escape_is_replaced_in_place_and_its_record_kept() {
         assert_eq!(code, 0, "{doc:#}");
     }
 }
+
+#[test]
+fn a_member_named_twice_is_read_as_python_reads_it() {
+    // Python's `json` and `JSON.parse` keep the last value of a member
+    // named twice; lint called such a line "not a message record" and
+    // the repair dropped it, though the app reads it.
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("history.jsonl");
+    let lines = [
+        r#"{"role":"user","content":"lost to the app","content":"list the files"}"#,
+        r#"{"role":"assistant","content":"","tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{}"}}],"tool_calls":[{"id":"c2","type":"function","function":{"name":"ls","arguments":"{}"}}]}"#,
+        r#"{"role":"tool","tool_call_id":"c2","content":"a.txt"}"#,
+        r#"{"role":"assistant","content":"One file: a.txt."}"#,
+    ];
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let (code, doc) = lint_json(input.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(doc["summary"]["messages"], 4, "{doc:#}");
+    let o = run(&["inspect", input.to_str().unwrap(), "--format", "json"]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("list the files") && !text.contains("lost to the app"),
+        "{text}"
+    );
+    assert!(text.contains("c2") && !text.contains("\"c1\""), "{text}");
+}

@@ -279,15 +279,17 @@ impl Builder {
             }
             Ok(r) => r,
             Err(e) => {
-                // Python's `json` and `JSON.parse` read a lone surrogate
-                // escape, which sonic-rs refuses in a value it decodes: a
-                // provider-shaped message is read as they read it (the
-                // escape as U+FFFD), and `lone-surrogate` says what the
-                // request then does.
-                let (f, n) = replace_lone_surrogates(bytes);
-                fixed = f.unwrap_or_default();
+                // Python's `json` and `JSON.parse`, which provider-shaped
+                // histories are read with, are more lenient than sonic-rs:
+                // a provider-shaped message is read as they read it.
+                let Some((text, n)) = as_lenient_readers_read(bytes) else {
+                    let reason = sonic_error(&e);
+                    self.corrupt(loc, reason, bytes, torn_tail && e.is_eof());
+                    return Ok(());
+                };
+                fixed = text;
                 match sonic_rs::from_slice::<Rec<'_>>(&fixed) {
-                    Ok(r) if n > 0 && r.role.is_some() && bad_unicode_escape(bytes).is_none() => {
+                    Ok(r) if r.role.is_some() && bad_unicode_escape(bytes).is_none() => {
                         surrogates = n;
                         r
                     }
@@ -643,6 +645,20 @@ pub fn lone_surrogates(bytes: &[u8]) -> impl Iterator<Item = (usize, u16)> + '_ 
         }
         None
     })
+}
+
+/// A record sonic-rs refuses as Python's `json` and `JSON.parse` read it,
+/// written out again for sonic-rs: each lone surrogate escape as U+FFFD
+/// (`lone-surrogate` says what the request then does, and how many there
+/// were), and a member named twice with its last value, the one they keep
+/// (the earlier value is lost to the app as well). `None` when serde_json
+/// refuses the text too.
+pub fn as_lenient_readers_read(bytes: &[u8]) -> Option<(Vec<u8>, u32)> {
+    let (fixed, n) = replace_lone_surrogates(bytes);
+    let text = fixed.as_deref().unwrap_or(bytes);
+    // Members named twice: serde_json's tree keeps the last of each.
+    let tree: serde_json::Value = serde_json::from_slice(text).ok()?;
+    Some((serde_json::to_vec(&tree).ok()?, n))
 }
 
 /// The reason a record nested too deep is not read.
