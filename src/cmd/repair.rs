@@ -421,7 +421,7 @@ fn in_place(input: &Path, opts: &repair::Options) -> Result<Report, Error> {
             .write(true)
             .create_new(true)
             .open(&backup)?;
-        std::io::copy(&mut from, &mut to)?;
+        crate::source::copy_all(&mut from, &mut to)?;
         to.sync_all()
     })();
     if let Err(e) = copied {

@@ -166,3 +166,21 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>> {
     }
     Ok(out)
 }
+
+/// `std::io::copy`, carried on when a signal interrupts it. Between two
+/// files it has the kernel copy (`copy_file_range`), and that path returns
+/// `EINTR` as an error instead of trying again (a fuzzer's timer signal
+/// failed a repair so); each file's offset stands where the interrupted
+/// call left it, so the next call goes on from there.
+pub fn copy_all<R: std::io::Read + ?Sized, W: std::io::Write + ?Sized>(
+    from: &mut R,
+    to: &mut W,
+) -> std::io::Result<()> {
+    loop {
+        match std::io::copy(from, to) {
+            Ok(_) => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}

@@ -154,7 +154,7 @@ impl Snapshot {
         };
         let copied = std::fs::File::open(&self.file)
             .map_err(|e| Error::io(&self.file, &e))
-            .and_then(|mut from| std::io::copy(&mut from, &mut &*dest).map_err(out));
+            .and_then(|mut from| super::copy_all(&mut from, &mut &*dest).map_err(out));
         if began {
             self.conn.execute_batch("COMMIT").map_err(db)?;
         }

@@ -164,7 +164,7 @@ fn sync_filesystem(_dir: &File) -> std::io::Result<()> {
 pub fn copy(input: &Path, dest: &Path, force: bool) -> Result<()> {
     let tmp = Atomic::new(dest)?;
     let mut from = File::open(input).map_err(|e| Error::io(input, &e))?;
-    std::io::copy(&mut from, &mut tmp.file())
+    crate::source::copy_all(&mut from, &mut tmp.file())
         .map_err(|e| out_err(dest, format!("copying {}: {e}", input.display())))?;
     tmp.commit(dest, force, Some(input))
 }
