@@ -867,20 +867,8 @@ fn a_lone_surrogate_escape_is_read_and_reported_not_skipped() {
     assert_eq!(doc["files"][0]["by_role"]["user"], 2, "{doc:#}");
     // The Gemini writer does not rewrite the escape: the prompt stays, as
     // the client sends it, and the finding is left with its reason.
-    let out = dir.path().join("copy.jsonl");
-    let log = dir.path().join("log.json");
-    let o = run(&[
-        "repair",
-        path.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--log",
-        log.to_str().unwrap(),
-    ]);
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let (out, log) = repair_logged(&path, dir.path());
     assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&path).unwrap());
-    let log: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&log).unwrap()).unwrap();
     assert_eq!(log["edits"], serde_json::json!([]), "{log:#}");
     assert_eq!(log["left"][0]["rule"], "lone-surrogate", "{log:#}");
 }

@@ -1,5 +1,6 @@
 use super::{Ctx, Rule};
 use crate::finding::{Finding, Severity};
+use crate::model::{Dialect, Loc};
 
 pub static RULE: Rule = Rule {
     name: "lone-surrogate",
@@ -39,71 +40,69 @@ the rest of the record is untouched.
 };
 
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
-    let Some(chain) = ctx.conv.chain.as_deref() else {
-        // A recorded request was sent as it is: what the provider did with
-        // it is the trace's to say.
-        if ctx.conv.trace.is_none() {
-            for (loc, n) in &ctx.conv.lone_surrogates {
-                out.push(read_by_a_lenient_reader(ctx, loc, *n));
+    match ctx.conv.chain.as_deref() {
+        Some(chain) => {
+            for r in chain.records.iter().filter(|r| r.lone_surrogates > 0) {
+                out.push(finding(ctx, &r.loc, r.lone_surrogates));
             }
         }
-        return;
-    };
-    for r in chain.records.iter().filter(|r| r.lone_surrogates > 0) {
-        let line = r.loc.line().unwrap_or(0);
-        let n = r.lone_surrogates;
-        out.push(
-            ctx.finding(
-                &RULE,
-                None,
-                r.loc.clone(),
-                format!(
-                    "line {line} has {n} lone surrogate escape{}: Claude Code sends U+FFFD in {}",
-                    if n == 1 { "" } else { "s" },
-                    if n == 1 { "its place" } else { "their place" }
-                ),
-            )
-            .label(&r.loc, "a `\\uD800`–`\\uDFFF` escape that is not half of a pair")
-            .note("strict JSON readers reject the line; sent as is, the API answers `no low surrogate in string`")
-            .fix(vec![crate::finding::Action::ReplaceSurrogates { loc: r.loc.clone() }]),
-        );
+        // A recorded request was sent as it is: what the provider did with
+        // it is the trace's to say.
+        None if ctx.conv.trace.is_some() => {}
+        None => {
+            for (loc, n) in &ctx.conv.lone_surrogates {
+                out.push(finding(ctx, loc, *n));
+            }
+        }
     }
 }
 
-/// A provider-shaped record read with its escapes as U+FFFD, as Python's
-/// `json` (kimi-cli) and `JSON.parse` (Cline, Roo Code) read them: the
-/// history loads, but no client of these patches the text on the way out.
-fn read_by_a_lenient_reader(ctx: &Ctx<'_>, loc: &crate::model::Loc, n: u32) -> Finding {
+/// The finding for `n` lone escapes on the record at `loc`, saying what
+/// the app's reader does with them.
+fn finding(ctx: &Ctx<'_>, loc: &Loc, n: u32) -> Finding {
     let line = loc.line().unwrap_or(0);
     let s = if n == 1 { "" } else { "s" };
-    if ctx.conv.source.dialect == crate::model::Dialect::GeminiCli {
-        // Seen with 0.61.0: the record loads and its text goes out with the
-        // escape in it; the Gemini API's answer to that was not established.
-        return ctx
-            .finding(
-                &RULE,
-                None,
-                loc.clone(),
-                format!(
-                    "line {line} has {n} lone surrogate escape{s}: Gemini CLI reads the line and sends the escape as it is"
-                ),
-            )
-            .label(loc, "a `\\uD800`–`\\uDFFF` escape that is not half of a pair")
-            .note("what the Gemini API answers to a request holding it is not established; a strict reader (serde_json) refuses the line")
-            .fix(vec![crate::finding::Action::ReplaceSurrogates { loc: loc.clone() }]);
-    }
+    let (does, note, severity) = match ctx.conv.source.dialect {
+        // Claude Code 2.1.x reads the record and sends U+FFFD instead.
+        Dialect::ClaudeCode => (
+            format!(
+                "Claude Code sends U+FFFD in {}",
+                if n == 1 { "its place" } else { "their place" }
+            ),
+            "strict JSON readers reject the line; sent as is, the API answers `no low surrogate in string`",
+            Severity::Warning,
+        ),
+        // Seen with 0.61.0: the record loads and its text goes out with
+        // the escape in it; the Gemini API's answer was not established.
+        Dialect::GeminiCli => (
+            "Gemini CLI reads the line and sends the escape as it is".to_string(),
+            "what the Gemini API answers to a request holding it is not established; a strict reader (serde_json) refuses the line",
+            Severity::Warning,
+        ),
+        // Python's `json` (kimi-cli) and `JSON.parse` (Cline, Roo Code)
+        // read it, and no client of these patches the text on the way out.
+        _ => (
+            "Python's `json` and `JSON.parse` read it, but a request carrying the text fails"
+                .to_string(),
+            "Python cannot encode the text as UTF-8 for the request (`surrogates not allowed`); sent as an escape, the API answers `no low surrogate in string`; a strict reader (serde_json) refuses the line",
+            Severity::Error,
+        ),
+    };
     let mut f = ctx
         .finding(
             &RULE,
             None,
             loc.clone(),
-            format!(
-                "line {line} has {n} lone surrogate escape{s}: Python's `json` and `JSON.parse` read it, but a request carrying the text fails",
-            ),
+            format!("line {line} has {n} lone surrogate escape{s}: {does}"),
         )
-        .label(loc, "a `\\uD800`–`\\uDFFF` escape that is not half of a pair")
-        .note("Python cannot encode the text as UTF-8 for the request (`surrogates not allowed`); sent as an escape, the API answers `no low surrogate in string`; a strict reader (serde_json) refuses the line")
-        .fix(vec![crate::finding::Action::ReplaceSurrogates { loc: loc.clone() }]);
-    f.severity = Severity::Error;
+        .label(
+            loc,
+            "a `\\uD800`–`\\uDFFF` escape that is not half of a pair",
+        )
+        .note(note)
+        .fix(vec![crate::finding::Action::ReplaceSurrogates {
+            loc: loc.clone(),
+        }]);
+    f.severity = severity;
     f
 }
