@@ -82,9 +82,9 @@ fn finding(ctx: &Ctx<'_>, loc: &Loc, n: u32) -> Finding {
         // Python's `json` (kimi-cli) and `JSON.parse` (Cline, Roo Code)
         // read it, and no client of these patches the text on the way out.
         _ => (
-            "Python's `json` and `JSON.parse` read it, but a request carrying the text fails"
+            "Python's `json` and `JSON.parse` read it, but the request cannot carry the text"
                 .to_string(),
-            "Python cannot encode the text as UTF-8 for the request (`surrogates not allowed`); sent as an escape, the API answers `no low surrogate in string`; a strict reader (serde_json) refuses the line",
+            "Python fails to encode it as UTF-8 (`surrogates not allowed`); sent as an escape, Anthropic's API refuses it (`no low surrogate in string`); a strict reader (serde_json) refuses the line",
             Severity::Error,
         ),
     };
