@@ -813,19 +813,8 @@ fn a_byte_not_utf8_is_read_as_the_client_reads_it() {
 #[test]
 #[ignore = "needs the real Gemini CLI: set CHATFSCK_GEMINI_CLI and run with --ignored (.ci/run does)"]
 fn the_real_client_reads_a_byte_not_utf8_as_ufffd() {
-    let cli = gemini_cli();
-    let dir = tempfile::tempdir().unwrap();
-    let (home, project) = scratch_home(dir.path());
-    let mock = Mock::start(dir.path());
-    let chats = home.join(".gemini/tmp/shop-api/chats");
-    prompt_with_a_byte_not_utf8(&chats);
-    let sent = resume(
-        &cli,
-        &home,
-        &project,
-        &mock,
-        "8d2e7b31-3f4a-4c5d-8e6f-70819a2b3c4d",
-    );
+    let (_dir, mock) = resume_damaged(prompt_with_a_byte_not_utf8);
+    let sent = mock.requests().into_iter().next().expect("a request");
     let text = serde_json::to_string(&sent).unwrap();
     assert!(text.contains("Which \u{fffd}routes"), "{text}");
 }
@@ -876,12 +865,21 @@ fn a_lone_surrogate_escape_is_read_and_reported_not_skipped() {
 #[test]
 #[ignore = "needs the real Gemini CLI: set CHATFSCK_GEMINI_CLI and run with --ignored (.ci/run does)"]
 fn the_real_client_sends_a_lone_surrogate_escape_as_it_is() {
+    let (_dir, mock) = resume_damaged(prompt_with_a_lone_surrogate);
+    // serde_json refuses the escape: the mock's log is searched as text.
+    let log = std::fs::read_to_string(&mock.log).unwrap();
+    assert!(log.contains("Which \\ud800routes"), "{log}");
+}
+
+/// Resume `8d2e7b31` with the real client against the mock, after
+/// `damage` rewrote its recording in a scratch HOME; the scratch folder
+/// (kept while the mock's log is read) and the mock.
+fn resume_damaged(damage: fn(&Path) -> PathBuf) -> (tempfile::TempDir, Mock) {
     let cli = gemini_cli();
     let dir = tempfile::tempdir().unwrap();
     let (home, project) = scratch_home(dir.path());
     let mock = Mock::start(dir.path());
-    let chats = home.join(".gemini/tmp/shop-api/chats");
-    prompt_with_a_lone_surrogate(&chats);
+    damage(&home.join(".gemini/tmp/shop-api/chats"));
     run_resume(
         &cli,
         &home,
@@ -889,7 +887,5 @@ fn the_real_client_sends_a_lone_surrogate_escape_as_it_is() {
         &mock,
         "8d2e7b31-3f4a-4c5d-8e6f-70819a2b3c4d",
     );
-    // serde_json refuses the escape: the mock's log is searched as text.
-    let log = std::fs::read_to_string(&mock.log).unwrap();
-    assert!(log.contains("Which \\ud800routes"), "{log}");
+    (dir, mock)
 }
