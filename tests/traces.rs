@@ -930,3 +930,76 @@ fn records_outside_any_turn_do_not_shift_turn_numbers() {
     assert!(text.contains(&format!("{SEED}/turn-3/step-1")), "{text}");
     assert!(!text.contains(&format!("{SEED}/turn-4/")), "{text}");
 }
+
+/// A lone surrogate escape (`\ud83d`, an emoji cut in two) in what a
+/// tracing app wrote: Phoenix's Python and an OTLP exporter's reader take
+/// it, as U+FFFD. chatfsck read the whole span as "not valid JSON", lost
+/// its prompt and its finish reason, and reported a cut answer and a
+/// prompt that was never recorded. Each damaged copy now reads as its
+/// fixture does: the same findings, every request with all its messages.
+#[test]
+fn a_lone_surrogate_escape_in_a_trace_is_read_as_its_app_reads_it() {
+    let d = tempfile::tempdir().unwrap();
+    let requests = |path: &str| -> Vec<(String, usize, serde_json::Value)> {
+        let o = run(&["inspect", "--format", "json", path]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        doc["trace"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|c| c["requests"].as_array().unwrap())
+            .map(|r| {
+                (
+                    r["id"].as_str().unwrap().to_string(),
+                    r["messages"].as_u64().unwrap() as usize,
+                    r["finish_reason"].clone(),
+                )
+            })
+            .collect()
+    };
+    let summaries = |path: &str| -> Vec<String> {
+        let (_, doc) = lint_json(path, &[]);
+        findings(&doc)
+            .iter()
+            .map(|f| format!("{} {}", f["rule"], f["summary"]))
+            .collect()
+    };
+    let same = |fixture: &str, damaged: &Path| {
+        let (fixture, damaged) = (
+            root().join(fixture).to_string_lossy().into_owned(),
+            damaged.to_string_lossy().into_owned(),
+        );
+        assert_eq!(summaries(&damaged), summaries(&fixture), "{damaged}");
+        assert_eq!(requests(&damaged), requests(&fixture), "{damaged}");
+    };
+
+    // Phoenix: in a prompt's text.
+    let db = d.path().join("phoenix.db");
+    std::fs::copy(root().join(PHOENIX), &db).unwrap();
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let attrs: String = c
+        .query_row("SELECT attributes FROM spans WHERE id = 4", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert!(attrs.contains(r#""content":"You are"#));
+    let cut = attrs.replacen(r#""content":"You are"#, r#""content":"\ud83dYou are"#, 1);
+    c.execute("UPDATE spans SET attributes = ?1 WHERE id = 4", [&cut])
+        .unwrap();
+    drop(c);
+    same(PHOENIX, &db);
+
+    // OTLP: in a prompt's text, and in the raw answer the finish reason
+    // is read from (`output.value`, JSON in a string: the escape is
+    // written `\\ud83d` there).
+    let text = std::fs::read_to_string(root().join(OTLP_OI)).unwrap();
+    let first = text.lines().next().unwrap();
+    assert!(first.contains("Summarise the") && first.contains(r#"\"text\":\"v2.3"#));
+    let cut = text
+        .replacen("Summarise the", r"Summarise \ud83dthe", 1)
+        .replacen(r#"\"text\":\"v2.3"#, r#"\"text\":\"\\ud83dv2.3"#, 1);
+    let otlp = d.path().join("otlp-openinference.jsonl");
+    std::fs::write(&otlp, cut).unwrap();
+    same(OTLP_OI, &otlp);
+}

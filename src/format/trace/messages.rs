@@ -20,6 +20,37 @@ static PROMPT: Handlers = Handlers {
     codex: None,
 };
 
+/// Parse JSON a tracing app wrote as the app's own reader reads it: a
+/// lone surrogate escape (`\ud83d` of an emoji cut in two), which
+/// Python's `json` and `JSON.parse` take and serde_json refuses in a
+/// string it decodes, is read as U+FFFD. The escapes are replaced in a
+/// copy kept in `mended`, of the same length, so offsets into the text
+/// hold for it too. Any other error is the text's own. The span was
+/// recorded as it was sent: what the provider made of the escape is the
+/// span's status to say, so no finding is made of it.
+pub fn parse_lenient<'a, T: Deserialize<'a>>(
+    text: &'a str,
+    mended: &'a std::cell::OnceCell<String>,
+) -> serde_json::Result<T> {
+    let first = match serde_json::from_str(text) {
+        Ok(v) => return Ok(v),
+        Err(e) => e,
+    };
+    let (Some(fixed), _) = chat::replace_lone_surrogates(text.as_bytes()) else {
+        return Err(first);
+    };
+    // ASCII replaced by ASCII: still UTF-8.
+    let Ok(fixed) = String::from_utf8(fixed) else {
+        return Err(first);
+    };
+    serde_json::from_str(mended.get_or_init(|| fixed))
+}
+
+/// [`parse_lenient`] into a value that owns its data.
+pub fn parse_owned<T: serde::de::DeserializeOwned>(text: &str) -> serde_json::Result<T> {
+    parse_lenient(text, &std::cell::OnceCell::new())
+}
+
 /// What an OpenAI-compatible request body says besides its messages.
 #[derive(Debug, Default)]
 pub struct RequestMeta {
@@ -42,7 +73,8 @@ struct Body<'a> {
 /// holding the body); a body or message that does not parse becomes a
 /// corrupt record of the conversation.
 pub fn openai_request(body: &str, loc: &Loc, conv: Conversation) -> (Conversation, RequestMeta) {
-    let parsed: Body<'_> = match serde_json::from_str(body) {
+    let mended = std::cell::OnceCell::new();
+    let parsed: Body<'_> = match parse_lenient(body, &mended) {
         Ok(b) => b,
         Err(e) => {
             let mut conv = conv;
@@ -367,7 +399,7 @@ pub fn path<'a>(v: &'a Value, dotted: &str) -> Option<&'a Value> {
 /// A value that may be a JSON document serialised as a string.
 pub fn decoded(v: &Value) -> Option<Value> {
     match v {
-        Value::String(s) => serde_json::from_str(s).ok(),
+        Value::String(s) => parse_owned(s).ok(),
         Value::Null => None,
         other => Some(other.clone()),
     }

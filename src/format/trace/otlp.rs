@@ -245,7 +245,8 @@ pub fn detect(path: &Path, limits: Limits) -> Result<Option<Mode>> {
             return detect_document(path, limits);
         }
         let head: String = t.chars().take(64).collect();
-        return match serde_json::from_str::<Doc<'_>>(t) {
+        let mended = std::cell::OnceCell::new();
+        return match messages::parse_lenient::<Doc<'_>>(t, &mended) {
             Ok(Doc {
                 resource_spans: Some(_),
             }) => Ok(Some(Mode::Lines)),
@@ -279,7 +280,8 @@ fn detect_document(path: &Path, limits: Limits) -> Result<Option<Mode>> {
     let Ok(text) = std::str::from_utf8(&data) else {
         return Ok(None);
     };
-    match serde_json::from_str::<Doc<'_>>(text.trim_start_matches('\u{feff}')) {
+    let mended = std::cell::OnceCell::new();
+    match messages::parse_lenient::<Doc<'_>>(text.trim_start_matches('\u{feff}'), &mended) {
         Ok(Doc {
             resource_spans: Some(_),
         }) => Ok(Some(Mode::Document)),
@@ -340,7 +342,10 @@ fn index_record(
         start: base,
         end: base + text.len() as u64,
     };
-    let doc: Doc<'_> = match serde_json::from_str(text) {
+    // Offsets are taken in the text parsed: the mended copy, when the
+    // text has lone surrogate escapes, is as long as the text.
+    let mended = std::cell::OnceCell::new();
+    let doc: Doc<'_> = match messages::parse_lenient(text, &mended) {
         Ok(d) => d,
         Err(e) => {
             let mut c = messages::corrupt(&whole, json_error(&e), text);
@@ -353,7 +358,7 @@ fn index_record(
         // Metrics or logs in the same file: not ours, never corruption.
         return;
     };
-    let origin = text.as_ptr() as usize;
+    let origin = mended.get().map_or(text, String::as_str).as_ptr() as usize;
     for r in rs {
         let res_conv = r
             .resource
@@ -377,13 +382,15 @@ fn index_record(
                 start: base + off as u64,
                 end: base + (off + raw.get().len()) as u64,
             };
-            let s: SpanDoc = match serde_json::from_str(raw.get()) {
+            // The span as the file holds it (not as mended).
+            let own = &text[off..off + raw.get().len()];
+            let s: SpanDoc = match messages::parse_owned(own) {
                 Ok(s) => s,
                 Err(e) => {
                     stray.push(messages::corrupt(
                         &loc,
                         format!("holds a span that {}", json_error(&e)),
-                        raw.get(),
+                        own,
                     ));
                     continue;
                 }
@@ -707,7 +714,7 @@ impl Backend for Otlp {
             end: m.end,
         };
         let text = read_span(&mut self.file, &m).map_err(|e| Error::io(&self.path, &e))?;
-        let span: SpanDoc = serde_json::from_str(&text).map_err(|e| {
+        let span: SpanDoc = messages::parse_owned(&text).map_err(|e| {
             Error::input(
                 &self.path,
                 format!(

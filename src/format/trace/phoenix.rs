@@ -22,6 +22,7 @@ use serde_json::value::RawValue;
 use super::messages::{self, decoded, list, path as at};
 use super::{Backend, Group, normalise_finish, request_id};
 use crate::error::{Error, Result};
+use crate::format::records::record::lone_surrogates;
 use crate::model::{Conversation, Dialect, Format, Loc, SourceInfo, SpanStatus, TraceStep};
 use crate::source::sqlite::{self, Snapshot, quote_ident};
 
@@ -167,22 +168,30 @@ fn member_at<'a>(object: &Members<'a>, dotted: &str) -> Option<&'a RawValue> {
 
 impl IndexKeys {
     fn of(attrs: &str) -> IndexKeys {
-        let Some(top) = members(attrs) else {
-            return IndexKeys::default();
+        let top = members(attrs);
+        let flat = top
+            .as_ref()
+            .is_none_or(|top| top.keys().any(|k| k.0.contains('.')));
+        // A key with a lone surrogate escape is refused by the split into
+        // members, and read as U+FFFD by the tree (as by Phoenix's Python).
+        let lone = || lone_surrogates(attrs.as_bytes()).next().is_some();
+        let top = match top {
+            Some(top) if !flat && !lone() => top,
+            // Flat keys, or text the split refuses: read as the request's
+            // own read does.
+            _ => {
+                let v = messages::parse_owned::<Value>(attrs).map_or(Value::Null, nested);
+                return IndexKeys {
+                    llm: at(&v, "openinference.span.kind").and_then(Value::as_str) == Some("LLM")
+                        || at(&v, "llm.input_messages").is_some(),
+                    session: at(&v, "session.id")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                };
+            }
         };
-        if top.keys().any(|k| k.0.contains('.')) {
-            // Flat keys: fold them as the request's own read does.
-            let v = serde_json::from_str::<Value>(attrs).map_or(Value::Null, nested);
-            return IndexKeys {
-                llm: at(&v, "openinference.span.kind").and_then(Value::as_str) == Some("LLM")
-                    || at(&v, "llm.input_messages").is_some(),
-                session: at(&v, "session.id")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-            };
-        }
         let string = |dotted: &str| {
-            member_at(&top, dotted).and_then(|r| serde_json::from_str::<String>(r.get()).ok())
+            member_at(&top, dotted).and_then(|r| messages::parse_owned::<String>(r.get()).ok())
         };
         IndexKeys {
             llm: string("openinference.span.kind").as_deref() == Some("LLM")
@@ -489,7 +498,7 @@ fn build(
         rowid: Some(*rowid),
     };
     let mut conv = Conversation::new(request_id(id, *turn_index, *step_index), info.clone());
-    let attrs = match row.attrs.as_deref().map(serde_json::from_str::<Value>) {
+    let attrs = match row.attrs.as_deref().map(messages::parse_owned::<Value>) {
         Some(Ok(v)) => nested(v),
         Some(Err(e)) => {
             conv.corrupt.push(messages::corrupt(
@@ -513,7 +522,7 @@ fn build(
     let events = row
         .events
         .as_deref()
-        .and_then(|e| serde_json::from_str::<Value>(e).ok())
+        .and_then(|e| messages::parse_owned::<Value>(e).ok())
         .unwrap_or(Value::Null);
     let error = row
         .status_message
@@ -721,7 +730,7 @@ mod tests {
 
     /// The index's reading, as the whole tree answers it.
     fn from_tree(attrs: &str) -> (bool, Option<String>) {
-        let v = serde_json::from_str::<Value>(attrs).map_or(Value::Null, nested);
+        let v = messages::parse_owned::<Value>(attrs).map_or(Value::Null, nested);
         (
             at(&v, "openinference.span.kind").and_then(Value::as_str) == Some("LLM")
                 || at(&v, "llm.input_messages").is_some(),
@@ -747,6 +756,9 @@ mod tests {
             r#"{"se\u0073sion":{"id":"escaped key"}}"#,
             r#"[{"session":{"id":"x"}}]"#,
             r#"{"session":{"id":"torn"#,
+            r#"{"session":{"id":"cut \ud83d"}}"#,
+            r#"{"k\udc00":1,"session":{"id":"s"}}"#,
+            r#"{"llm":{"input_messages":[{"message":{"content":"\ud800"}}]},"session":{"id":"s"}}"#,
             r#"{"session":{"id":"x"}} trailing"#,
             r#""text""#,
             "",
