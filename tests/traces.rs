@@ -990,6 +990,21 @@ fn a_lone_surrogate_escape_in_a_trace_is_read_as_its_app_reads_it() {
     drop(c);
     same(PHOENIX, &db);
 
+    // dispatch's trace: in a step's attributes, which hold its finish
+    // reason (JSON.stringify writes a lone surrogate as an escape).
+    let db = d.path().join("traces.db");
+    std::fs::copy(root().join(TRACES), &db).unwrap();
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let n = c
+        .execute(
+            r#"UPDATE records SET attributes = replace(attributes, '"finishReason":"stop"', '"finishReason":"stop","note":"cut \ud83d"') WHERE id = '5dea85f046a74589'"#,
+            [],
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+    drop(c);
+    same(TRACES, &db);
+
     // OTLP: in a prompt's text, and in the raw answer the finish reason
     // is read from (`output.value`, JSON in a string: the escape is
     // written `\\ud83d` there).

@@ -155,7 +155,7 @@ impl Rec {
     fn attributes(&self) -> serde_json::Map<String, Value> {
         self.attrs
             .as_deref()
-            .and_then(|a| serde_json::from_str::<Value>(a).ok())
+            .and_then(|a| messages::parse_owned::<Value>(a).ok())
             .and_then(|v| match v {
                 Value::Object(o) => Some(o),
                 _ => None,
