@@ -21,8 +21,10 @@ the API is refused. So in a provider-shaped history (kimi-cli's Python,
 Cline's `JSON.parse`, an OpenAI or Anthropic JSONL) the record loads and
 the next request fails: an error. Gemini CLI 0.61.0 reads the record
 and sends the escape as it is; what the Gemini API answers was not
-established (a warning). chatfsck reads such a record as these readers
-do, the escape as U+FFFD, rather than as a line that is not JSON.
+established (a warning). opencode 1.18.33 reads a `part` or `message`
+row's `data` holding one and sends U+FFFD in its place (a warning).
+chatfsck reads such a record as these readers do, the escape as
+U+FFFD, rather than as a line that is not JSON.
 
 ## What providers answer
 - Anthropic (its JSON decoder, on a request body holding the escape): `no low surrogate in string`
@@ -60,7 +62,10 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
 /// The finding for `n` lone escapes on the record at `loc`, saying what
 /// the app's reader does with them.
 fn finding(ctx: &Ctx<'_>, loc: &Loc, n: u32) -> Finding {
-    let line = loc.line().unwrap_or(0);
+    let at = match loc {
+        Loc::Line { line, .. } => format!("line {line}"),
+        Loc::Row { table, key, .. } => format!("{} row `{key}`", &**table),
+    };
     let s = if n == 1 { "" } else { "s" };
     let (does, note, severity) = match ctx.conv.source.dialect {
         // Claude Code 2.1.x reads the record and sends U+FFFD instead.
@@ -79,6 +84,16 @@ fn finding(ctx: &Ctx<'_>, loc: &Loc, n: u32) -> Finding {
             "what the Gemini API answers to a request holding it is not established; a strict reader (serde_json) refuses the line",
             Severity::Warning,
         ),
+        // Seen with opencode 1.18.33: the row loads and the request
+        // carries U+FFFD where the escape was.
+        Dialect::Opencode => (
+            format!(
+                "opencode sends U+FFFD in {}",
+                if n == 1 { "its place" } else { "their place" }
+            ),
+            "strict JSON readers (serde_json) refuse the row's `data`; sent as is, the escape is refused (Anthropic: `no low surrogate in string`)",
+            Severity::Warning,
+        ),
         // Python's `json` (kimi-cli) and `JSON.parse` (Cline, Roo Code)
         // read it, and no client of these patches the text on the way out.
         _ => (
@@ -93,7 +108,7 @@ fn finding(ctx: &Ctx<'_>, loc: &Loc, n: u32) -> Finding {
             &RULE,
             None,
             loc.clone(),
-            format!("line {line} has {n} lone surrogate escape{s}: {does}"),
+            format!("{at} has {n} lone surrogate escape{s}: {does}"),
         )
         .label(
             loc,

@@ -187,15 +187,23 @@ fn stem(file: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// A file of the tree as a record, with its parsed object when it is one.
+/// A file of the tree as a record, with its parsed object when it is one
+/// (read as `JSON.parse` reads it: each lone surrogate escape is noted
+/// in `conv` for `lone-surrogate`).
 fn record(
     root: &Path,
     file: &Path,
     limits: Limits,
+    conv: &mut Conversation,
 ) -> Result<(Record, std::result::Result<Value, String>)> {
     let data = read(file, limits)?;
-    let parsed = match serde_json::from_slice::<Value>(&data) {
-        Ok(v @ Value::Object(_)) => Ok(v),
+    let parsed = match super::parse_lenient(&data) {
+        Ok((v @ Value::Object(_), n)) => {
+            if n > 0 {
+                conv.lone_surrogates.push((loc(root, file), n));
+            }
+            Ok(v)
+        }
         Ok(_) => Err("is not a JSON object".to_string()),
         Err(e) => Err(format!("is not JSON ({e})")),
     };
@@ -218,7 +226,7 @@ fn read_session(
     let mut conv = Conversation::new(id, info.clone());
     let mut msgs = Vec::new();
     for file in files(&root.join("message").join(id))? {
-        let (rec, parsed) = record(root, &file, limits)?;
+        let (rec, parsed) = record(root, &file, limits, &mut conv)?;
         let info = match parsed {
             Ok(v) => v,
             Err(why) => {
@@ -228,7 +236,7 @@ fn read_session(
         };
         let mut parts = Vec::new();
         for pf in files(&root.join("part").join(&rec.id))? {
-            let (prec, parsed) = record(root, &pf, limits)?;
+            let (prec, parsed) = record(root, &pf, limits, &mut conv)?;
             match parsed {
                 Ok(v) => parts.push((prec.loc, v)),
                 Err(why) => super::corrupt_record(&mut conv, &prec, "part file", why),

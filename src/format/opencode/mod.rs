@@ -196,7 +196,7 @@ fn read_session(
     )?;
     let mut msgs = Vec::new();
     for row in messages {
-        let info: Value = match serde_json::from_slice(&row.data) {
+        let info: Value = match parse_data(&mut conv, "message", &row) {
             Ok(v @ Value::Object(_)) => v,
             Ok(_) => {
                 corrupt(
@@ -223,7 +223,7 @@ fn read_session(
             "SELECT rowid, id, data FROM part WHERE message_id = ?1 ORDER BY id",
             &row.id,
         )? {
-            match serde_json::from_slice(&p.data) {
+            match parse_data(&mut conv, "part", &p) {
                 Ok(v @ Value::Object(_)) => parts.push((loc("part", &p.id, p.rowid), v)),
                 Ok(_) => corrupt(&mut conv, "part", &p, "`data` is not a JSON object".into()),
                 Err(e) => corrupt(&mut conv, "part", &p, format!("`data` is not JSON ({e})")),
@@ -238,6 +238,34 @@ fn read_session(
     }
     build(&mut conv, msgs);
     Ok(conv)
+}
+
+/// A row's `data` as opencode's `JSON.parse` reads it: a lone surrogate
+/// escape (an emoji cut in two), which serde_json refuses, as U+FFFD;
+/// each such row is noted for `lone-surrogate`.
+fn parse_data(
+    conv: &mut Conversation,
+    table: &'static str,
+    row: &Row,
+) -> serde_json::Result<Value> {
+    let (v, surrogates) = parse_lenient(&row.data)?;
+    if surrogates > 0 {
+        conv.lone_surrogates
+            .push((loc(table, &row.id, row.rowid), surrogates));
+    }
+    Ok(v)
+}
+
+/// JSON as `JSON.parse` reads it, and how many lone surrogate escapes it
+/// read as U+FFFD.
+pub(crate) fn parse_lenient(data: &[u8]) -> serde_json::Result<(Value, u32)> {
+    match serde_json::from_slice(data) {
+        Ok(v) => Ok((v, 0)),
+        Err(e) => match crate::format::records::record::replace_lone_surrogates(data) {
+            (Some(fixed), n) => serde_json::from_slice(&fixed).map(|v| (v, n)),
+            _ => Err(e),
+        },
+    }
 }
 
 fn corrupt(conv: &mut Conversation, table: &'static str, row: &Row, reason: String) {

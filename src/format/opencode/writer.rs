@@ -4,7 +4,9 @@
 //! "metadata":{"interrupted":true},"time":{"start":…,"end":…}}`, #44254),
 //! every other key of the part kept; or, with `--orphan-calls=drop`, the
 //! part row is deleted. Only those `part` rows change: no `event` row is
-//! invented, every other table and row stays as it was. The copy is made
+//! invented, every other table and row stays as it was. A row whose
+//! `data` holds lone surrogate escapes gets `\ufffd` in their place (what
+//! opencode sends), every other byte kept. The copy is made
 //! with SQLite's backup API from the forensic snapshot and must pass
 //! `PRAGMA integrity_check`.
 
@@ -15,6 +17,7 @@ use serde_json::{Value, json};
 use crate::config::{OrphanCalls, RepairPolicy};
 use crate::error::{Error, Result};
 use crate::finding::Action;
+use crate::format::records::record::replace_lone_surrogates;
 use crate::model::{Conversation, Dialect, Loc, PartKind};
 use crate::source::sqlite;
 use crate::write::sqlite::{db_err, edit_sqlite_copy};
@@ -25,7 +28,10 @@ pub const ABORTED: &str = "Tool execution aborted";
 
 /// What this writer carries out: settling an unanswered tool part.
 pub fn supports(_: Dialect, a: &Action) -> bool {
-    matches!(a, Action::AnswerCall { .. })
+    matches!(
+        a,
+        Action::AnswerCall { .. } | Action::ReplaceSurrogates { .. }
+    )
 }
 
 enum Change {
@@ -33,9 +39,13 @@ enum Change {
     Settle,
     /// Delete the part row.
     Delete,
+    /// Replace the lone surrogate escapes of the row's `data`.
+    Mend,
 }
 
 struct PartEdit {
+    /// `part` or `message`.
+    table: &'static str,
     rowid: i64,
     change: Change,
     /// The log entry.
@@ -60,10 +70,51 @@ pub fn new(t: &Target<'_>) -> Result<Box<dyn Writer>> {
     }))
 }
 
+impl PartWriter {
+    /// Plan the mending of a row's lone surrogate escapes.
+    fn mend(&mut self, conv: &Conversation, p: &Planned<'_>, loc: &Loc, log: &mut Log) {
+        let Loc::Row {
+            table,
+            rowid: Some(rowid),
+            ..
+        } = loc
+        else {
+            return;
+        };
+        let table = match &**table {
+            "message" => "message",
+            "part" => "part",
+            _ => return,
+        };
+        self.edits.push(PartEdit {
+            table,
+            rowid: *rowid,
+            change: Change::Mend,
+            entry: log.edits.len(),
+        });
+        log.edits.push(Edit {
+            rule: p.finding.rule,
+            conversation: conv.id.clone(),
+            action: "replace-surrogates",
+            description: "replaced the lone surrogate escapes with `\\ufffd`".to_string(),
+            location: loc.clone(),
+            before: None,
+            before_base64: None,
+            after: None,
+            synthesized: false,
+            ids: Vec::new(),
+        });
+    }
+}
+
 impl Writer for PartWriter {
     fn plan(&mut self, conv: &Conversation, planned: &[Planned<'_>], log: &mut Log) -> Result<()> {
         for p in planned {
             for action in &p.fix.actions {
+                if let Action::ReplaceSurrogates { loc } = action {
+                    self.mend(conv, p, loc, log);
+                    continue;
+                }
                 let Action::AnswerCall { message, part } = action else {
                     continue;
                 };
@@ -98,6 +149,7 @@ impl Writer for PartWriter {
                     ),
                 };
                 self.edits.push(PartEdit {
+                    table: "part",
                     rowid: *rowid,
                     change,
                     entry: log.edits.len(),
@@ -124,16 +176,45 @@ impl Writer for PartWriter {
             return Ok(());
         };
         let snap = sqlite::open(&self.input)?;
+        // Escapes are mended first: a part settled or deleted afterwards
+        // starts from the mended text.
+        let mut edits: Vec<&PartEdit> = self.edits.iter().collect();
+        edits.sort_by_key(|e| !matches!(e.change, Change::Mend));
         edit_sqlite_copy(&self.input, output, self.force, snap, |tx| {
-            for e in &self.edits {
-                let (before, created): (String, i64) = tx
-                    .query_row(
+            for e in edits {
+                let (select, update) = match e.table {
+                    "message" => (
+                        "SELECT CAST(data AS TEXT), time_created FROM message WHERE rowid = ?1",
+                        "UPDATE message SET data = ?1 WHERE rowid = ?2",
+                    ),
+                    _ => (
                         "SELECT CAST(data AS TEXT), time_created FROM part WHERE rowid = ?1",
-                        [e.rowid],
-                        |r| Ok((r.get(0)?, r.get(1)?)),
-                    )
+                        "UPDATE part SET data = ?1 WHERE rowid = ?2",
+                    ),
+                };
+                let (before, created): (String, i64) = tx
+                    .query_row(select, [e.rowid], |r| Ok((r.get(0)?, r.get(1)?)))
                     .map_err(|err| db_err(output, err))?;
                 let after = match e.change {
+                    Change::Mend => {
+                        let (Some(fixed), _) = replace_lone_surrogates(before.as_bytes()) else {
+                            return Err(Error::Output {
+                                path: output.clone(),
+                                cause: format!(
+                                    "{} row {} no longer holds a lone surrogate escape",
+                                    e.table, e.rowid
+                                ),
+                            });
+                        };
+                        // ASCII replaced by ASCII.
+                        let after = String::from_utf8(fixed).map_err(|_| Error::Output {
+                            path: output.clone(),
+                            cause: format!("{} row {} is not UTF-8", e.table, e.rowid),
+                        })?;
+                        tx.execute(update, rusqlite::params![after, e.rowid])
+                            .map_err(|err| db_err(output, err))?;
+                        Some(after)
+                    }
                     Change::Delete => {
                         tx.execute("DELETE FROM part WHERE rowid = ?1", [e.rowid])
                             .map_err(|err| db_err(output, err))?;
@@ -164,7 +245,7 @@ impl Writer for PartWriter {
 /// (`{}` when there is none), the start time kept (else the part's
 /// creation time), and every other key of the part as it was.
 pub fn settled(data: &str, created: i64) -> Option<String> {
-    let mut v: Value = serde_json::from_str(data).ok()?;
+    let (mut v, _) = super::parse_lenient(data.as_bytes()).ok()?;
     let obj = v.as_object_mut()?;
     let state = obj.get("state").cloned().unwrap_or(Value::Null);
     let input = match state.get("input") {
