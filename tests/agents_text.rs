@@ -808,3 +808,42 @@ fn roo_condensed_messages_are_not_sent_and_not_reported() {
         "{doc:#}"
     );
 }
+
+/// A Copilot CLI event whose text holds a lone surrogate escape (an
+/// emoji cut in two): Copilot CLI runs on Node, whose `JSON.parse` reads
+/// the line. lint said the line was not valid JSON (a `corrupt-record`
+/// error, the prompt lost); it reads the prompt, the escape as U+FFFD,
+/// and says so in a `lone-surrogate` warning.
+#[test]
+fn a_copilot_cli_event_with_a_lone_surrogate_escape_is_read() {
+    let id = "3c9d1e7a-58b2-4f60-9a1d-7e2b4c6f8a01";
+    let text =
+        std::fs::read_to_string(root().join(format!("{COPILOT}/{id}/events.jsonl"))).unwrap();
+    assert!(text.contains(r#""content":"Which routes"#));
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join(id);
+    std::fs::create_dir_all(&session).unwrap();
+    let path = session.join("events.jsonl");
+    std::fs::write(
+        &path,
+        text.replacen(
+            r#""content":"Which routes"#,
+            r#""content":"Which \ud83droutes"#,
+            1,
+        ),
+    )
+    .unwrap();
+    let path = path.to_str().unwrap();
+    let (dialect, messages, calls, results, meta, corrupt) = counts(path);
+    assert_eq!(dialect, "copilot-cli");
+    assert_eq!((messages, calls, results, meta, corrupt), (5, 2, 2, 5, 0));
+    let (code, doc) = lint_json(path, &[]);
+    assert_eq!(findings(&doc), ["lone-surrogate:warning@2#null"]);
+    assert_eq!(code, 0, "{doc:#}");
+    let inspect = run(&["inspect", "--format", "json", path]);
+    assert!(
+        stdout(&inspect).contains("Which \u{fffd}routes"),
+        "{}",
+        stdout(&inspect)
+    );
+}

@@ -23,7 +23,8 @@ the next request fails: an error. Gemini CLI 0.61.0 reads the record
 and sends the escape as it is; what the Gemini API answers was not
 established (a warning). opencode 1.18.33 reads a `part` or `message`
 row's `data` holding one and sends U+FFFD in its place (a warning).
-chatfsck reads such a record as these readers do, the escape as
+Copilot CLI runs on Node, whose `JSON.parse` reads the line; what it
+sends was not established (a warning). chatfsck reads such a record as these readers do, the escape as
 U+FFFD, rather than as a line that is not JSON.
 
 ## What providers answer
@@ -92,6 +93,12 @@ fn finding(ctx: &Ctx<'_>, loc: &Loc, n: u32) -> Finding {
                 if n == 1 { "its place" } else { "their place" }
             ),
             "strict JSON readers (serde_json) refuse the row's `data`; sent as is, the escape is refused (Anthropic: `no low surrogate in string`)",
+            Severity::Warning,
+        ),
+        // Closed source, run on Node: not seen resuming one.
+        Dialect::CopilotCli => (
+            "a `JSON.parse` reader takes the line, the escape as U+FFFD".to_string(),
+            "what Copilot CLI sends in its place was not established; strict JSON readers (serde_json) refuse the line, and sent as is the escape is refused (Anthropic: `no low surrogate in string`)",
             Severity::Warning,
         ),
         // Python's `json` (kimi-cli) and `JSON.parse` (Cline, Roo Code)

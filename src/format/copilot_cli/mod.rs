@@ -146,7 +146,21 @@ pub(crate) fn each_line(
             start: lines.start,
             end: lines.end(),
         };
-        match serde_json::from_slice::<Value>(bytes) {
+        // A lone surrogate escape (an emoji cut in two) is read as
+        // `JSON.parse` reads it, as U+FFFD, and noted for `lone-surrogate`.
+        let parsed = serde_json::from_slice::<Value>(bytes).or_else(|e| {
+            match super::records::record::replace_lone_surrogates(bytes) {
+                (Some(fixed), n) => {
+                    let v = serde_json::from_slice::<Value>(&fixed).map_err(|_| e)?;
+                    if v.is_object() {
+                        conv.lone_surrogates.push((loc.clone(), n));
+                    }
+                    Ok(v)
+                }
+                _ => Err(e),
+            }
+        });
+        match parsed {
             Ok(Value::Object(m)) => each(conv, m, loc),
             Ok(_) => conv.corrupt.push(CorruptRecord::new(
                 loc,
