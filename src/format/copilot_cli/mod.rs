@@ -148,19 +148,14 @@ pub(crate) fn each_line(
         };
         // A lone surrogate escape (an emoji cut in two) is read as
         // `JSON.parse` reads it, as U+FFFD, and noted for `lone-surrogate`.
-        let parsed = serde_json::from_slice::<Value>(bytes).or_else(|e| {
-            match super::records::record::replace_lone_surrogates(bytes) {
-                (Some(fixed), n) => {
-                    let v = serde_json::from_slice::<Value>(&fixed).map_err(|_| e)?;
-                    if v.is_object() {
-                        conv.lone_surrogates.push((loc.clone(), n));
-                    }
-                    Ok(v)
-                }
-                _ => Err(e),
-            }
-        });
-        match parsed {
+        let parsed = super::records::record::tree_as_lenient_readers_read(bytes);
+        if let Ok((v, n)) = &parsed
+            && *n > 0
+            && v.is_object()
+        {
+            conv.lone_surrogates.push((loc.clone(), *n));
+        }
+        match parsed.map(|(v, _)| v) {
             Ok(Value::Object(m)) => each(conv, m, loc),
             Ok(_) => conv.corrupt.push(CorruptRecord::new(
                 loc,

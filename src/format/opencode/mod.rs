@@ -256,17 +256,7 @@ fn parse_data(
     Ok(v)
 }
 
-/// JSON as `JSON.parse` reads it, and how many lone surrogate escapes it
-/// read as U+FFFD.
-pub(crate) fn parse_lenient(data: &[u8]) -> serde_json::Result<(Value, u32)> {
-    match serde_json::from_slice(data) {
-        Ok(v) => Ok((v, 0)),
-        Err(e) => match crate::format::records::record::replace_lone_surrogates(data) {
-            (Some(fixed), n) => serde_json::from_slice(&fixed).map(|v| (v, n)),
-            _ => Err(e),
-        },
-    }
-}
+pub(crate) use crate::format::records::record::tree_as_lenient_readers_read as parse_lenient;
 
 fn corrupt(conv: &mut Conversation, table: &'static str, row: &Row, reason: String) {
     conv.corrupt.push(CorruptRecord::new(

@@ -661,6 +661,21 @@ pub fn as_lenient_readers_read(bytes: &[u8]) -> Option<(Vec<u8>, u32)> {
     Some((serde_json::to_vec(&tree).ok()?, n))
 }
 
+/// `bytes` parsed into a tree as Python's `json` and `JSON.parse` read
+/// them: each lone surrogate escape as U+FFFD (and how many there were),
+/// a member named twice with its last value. An error is serde_json's,
+/// on the text with its escapes replaced when it has any (the offsets
+/// are the same).
+pub fn tree_as_lenient_readers_read(bytes: &[u8]) -> serde_json::Result<(serde_json::Value, u32)> {
+    match serde_json::from_slice(bytes) {
+        Ok(v) => Ok((v, 0)),
+        Err(e) => match replace_lone_surrogates(bytes) {
+            (Some(fixed), n) => serde_json::from_slice(&fixed).map(|v| (v, n)),
+            _ => Err(e),
+        },
+    }
+}
+
 /// The reason a record nested too deep is not read.
 pub fn too_deep_reason() -> String {
     format!(
