@@ -648,3 +648,51 @@ fn snapshots_of_lint_human_and_json() {
         insta::assert_snapshot!(format!("agents_lint_json__{name}"), json);
     }
 }
+
+/// A bubble whose text holds a lone surrogate escape (an emoji cut in
+/// two): Cursor reads its rows with `JSON.parse`, which takes it. lint
+/// said the bubble was not JSON (a `corrupt-record` error, the prompt
+/// lost); it reads the prompt, the escape as U+FFFD, and says so in a
+/// `lone-surrogate` warning.
+#[test]
+fn a_cursor_bubble_with_a_lone_surrogate_escape_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("state.vscdb");
+    std::fs::copy(root().join(CURSOR), &db).unwrap();
+    let key = "bubbleId:7a21307b-c742-491d-ac90-21fdab1f1746:b0c1e2a3-0001-4f00-8000-000000000001";
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let value: String = c
+        .query_row(
+            "SELECT value FROM cursorDiskKV WHERE key = ?1",
+            [key],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let at = value.find(r#""text":""#).unwrap() + r#""text":""#.len();
+    let cut = format!(r"{}\ud83d{}", &value[..at], &value[at..]);
+    c.execute(
+        "UPDATE cursorDiskKV SET value = ?1 WHERE key = ?2",
+        [cut.as_str(), key],
+    )
+    .unwrap();
+    drop(c);
+    let path = db.to_str().unwrap();
+    let (before, fixture) = lint_json(CURSOR, &[]);
+    let (code, doc) = lint_json(path, &[]);
+    assert_eq!(code, before);
+    let mut want = findings(&fixture);
+    want.push(format!("lone-surrogate@cursorDiskKV:{key} warning"));
+    let mut got = findings(&doc);
+    got.sort();
+    want.sort();
+    assert_eq!(got, want, "{doc:#}");
+    let o = run(&[
+        "inspect",
+        "--format",
+        "json",
+        path,
+        "--conversation",
+        "7a21307b-c742-491d-ac90-21fdab1f1746",
+    ]);
+    assert!(stdout(&o).contains('\u{fffd}'), "{}", stdout(&o));
+}

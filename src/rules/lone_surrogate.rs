@@ -23,8 +23,8 @@ the next request fails: an error. Gemini CLI 0.61.0 reads the record
 and sends the escape as it is; what the Gemini API answers was not
 established (a warning). opencode 1.18.33 reads a `part` or `message`
 row's `data` holding one and sends U+FFFD in its place (a warning).
-Copilot CLI runs on Node, whose `JSON.parse` reads the line; what it
-sends was not established (a warning). chatfsck reads such a record as these readers do, the escape as
+Copilot CLI (Node) and Cursor (Electron) read it with `JSON.parse`;
+what they send was not established (a warning). chatfsck reads such a record as these readers do, the escape as
 U+FFFD, rather than as a line that is not JSON.
 
 ## What providers answer
@@ -95,10 +95,11 @@ fn finding(ctx: &Ctx<'_>, loc: &Loc, n: u32) -> Finding {
             "strict JSON readers (serde_json) refuse the row's `data`; sent as is, the escape is refused (Anthropic: `no low surrogate in string`)",
             Severity::Warning,
         ),
-        // Closed source, run on Node: not seen resuming one.
-        Dialect::CopilotCli => (
-            "a `JSON.parse` reader takes the line, the escape as U+FFFD".to_string(),
-            "what Copilot CLI sends in its place was not established; strict JSON readers (serde_json) refuse the line, and sent as is the escape is refused (Anthropic: `no low surrogate in string`)",
+        // Closed source, run on Node (Copilot CLI) or Electron (Cursor):
+        // not seen resuming one.
+        Dialect::CopilotCli | Dialect::Cursor => (
+            "a `JSON.parse` reader takes it, the escape as U+FFFD".to_string(),
+            "what the app sends in its place was not established; strict JSON readers (serde_json) refuse the record, and sent as is the escape is refused (Anthropic: `no low surrogate in string`)",
             Severity::Warning,
         ),
         // Python's `json` (kimi-cli) and `JSON.parse` (Cline, Roo Code)

@@ -226,7 +226,7 @@ fn read_composer(
         .collect::<rusqlite::Result<_>>()?;
     // Older composers keep their bubbles inline, in `conversation`.
     let mut inline = Vec::new();
-    let headers: Option<Vec<Option<String>>> = match serde_json::from_slice::<Value>(&data) {
+    let headers: Option<Vec<Option<String>>> = match lenient(&mut conv, &data_loc, &data) {
         Ok(mut v) => {
             let headers = v
                 .get("fullConversationHeadersOnly")
@@ -303,11 +303,22 @@ fn read_composer(
     Ok(conv)
 }
 
+/// A row's JSON as Cursor's `JSON.parse` reads it: a lone surrogate
+/// escape (an emoji cut in two) as U+FFFD, the row noted for
+/// `lone-surrogate`.
+fn lenient(conv: &mut Conversation, at: &Loc, bytes: &[u8]) -> serde_json::Result<Value> {
+    let (v, n) = crate::format::records::record::tree_as_lenient_readers_read(bytes)?;
+    if n > 0 {
+        conv.lone_surrogates.push((at.clone(), n));
+    }
+    Ok(v)
+}
+
 /// Add one bubble: a user message, a part of the current assistant run, or
 /// a meta record.
 fn add_bubble(conv: &mut Conversation, b: &Bubble, run_open: &mut bool) {
     let at = loc(&b.key, b.rowid);
-    let v: Value = match serde_json::from_slice(&b.value) {
+    let v: Value = match lenient(conv, &at, &b.value) {
         Ok(v @ Value::Object(_)) => v,
         Ok(_) => {
             conv.corrupt.push(CorruptRecord::new(
