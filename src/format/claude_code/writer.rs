@@ -1069,6 +1069,20 @@ impl Writer for CcWriter {
             self.plan = Some(Plan::default());
             return Ok(());
         }
+        // A re-link's `before` is the member as read; where the member's
+        // bytes are not UTF-8 (a uuid that held a damaged byte), the log
+        // keeps them exactly, as it keeps every other record that is not.
+        for e in edits.iter_mut().filter(|e| e.action == "relink") {
+            let bytes = records.read_bytes(&e.location)?;
+            if std::str::from_utf8(&bytes).is_ok() {
+                continue;
+            }
+            if let Some((key, _, end)) = parent_member(&bytes)
+                && let (text, Some(raw)) = crate::write::verbatim(&bytes[key..end])
+            {
+                (e.before, e.before_base64) = (Some(text), Some(raw));
+            }
+        }
         edits.sort_by_key(|e| (e.location.line().unwrap_or(0), start_of(&e.location)));
         log.edits.extend(edits);
         self.plan = Some(plan);
@@ -1378,21 +1392,12 @@ fn set_message_id(piece: &[u8], old: &str, new: &str) -> Option<Vec<u8>> {
     Some(with_string(piece, at, new))
 }
 
-/// Replace the value of the record's `parentUuid` (a string or null), or
-/// give a record that has none its first key.
-fn set_parent(piece: &[u8], to: Option<&str>) -> Option<Vec<u8>> {
+/// Where the record's first `"parentUuid":` member is: the start of its
+/// key, and the start and end of its value (a string or null).
+fn parent_member(piece: &[u8]) -> Option<(usize, usize, usize)> {
     let key = b"\"parentUuid\":";
-    let Some(at) = memchr::memmem::find(piece, key) else {
-        let (to, rest) = (to?, piece.strip_prefix(b"{")?);
-        let mut out = format!("{{\"parentUuid\":{}", json_string(to)).into_bytes();
-        if !rest.trim_ascii_start().starts_with(b"}") {
-            out.push(b',');
-        }
-        out.extend_from_slice(rest);
-        return Some(out);
-    };
-    let at = at + key.len();
-    let mut s = at;
+    let at = memchr::memmem::find(piece, key)?;
+    let mut s = at + key.len();
     while piece.get(s).is_some_and(u8::is_ascii_whitespace) {
         s += 1;
     }
@@ -1401,6 +1406,22 @@ fn set_parent(piece: &[u8], to: Option<&str>) -> Option<Vec<u8>> {
         b'n' if piece[s..].starts_with(b"null") => s + 4,
         _ => return None,
     };
+    Some((at, s, e))
+}
+
+/// Replace the value of the record's `parentUuid` (a string or null), or
+/// give a record that has none its first key.
+fn set_parent(piece: &[u8], to: Option<&str>) -> Option<Vec<u8>> {
+    if memchr::memmem::find(piece, b"\"parentUuid\":").is_none() {
+        let (to, rest) = (to?, piece.strip_prefix(b"{")?);
+        let mut out = format!("{{\"parentUuid\":{}", json_string(to)).into_bytes();
+        if !rest.trim_ascii_start().starts_with(b"}") {
+            out.push(b',');
+        }
+        out.extend_from_slice(rest);
+        return Some(out);
+    }
+    let (_, s, e) = parent_member(piece)?;
     let mut out = Vec::with_capacity(piece.len() + 40);
     out.extend_from_slice(&piece[..s]);
     match to {
