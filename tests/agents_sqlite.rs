@@ -696,3 +696,59 @@ fn a_cursor_bubble_with_a_lone_surrogate_escape_is_read() {
     ]);
     assert!(stdout(&o).contains('\u{fffd}'), "{}", stdout(&o));
 }
+
+/// One goose `messages` row whose `content_json` does not parse: goose's
+/// loader gives up on the whole session (`serde_json::from_str(…)?` in
+/// `SessionStorage::get_conversation`), so the finding says nothing of
+/// it can be resumed; the repair drops the row, logged, and the copy
+/// loads.
+#[test]
+fn a_goose_row_that_does_not_parse_fails_the_whole_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("sessions.db");
+    std::fs::copy(root().join(GOOSE), &db).unwrap();
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let n = c
+        .execute(
+            "UPDATE messages SET content_json = substr(content_json, 1, 30) WHERE id = 4",
+            [],
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+    drop(c);
+    let path = db.to_str().unwrap();
+    let (code, doc) = lint_json(path, &[]);
+    assert_eq!(code, 1);
+    let bad: Vec<&Value> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "corrupt-record")
+        .collect();
+    assert_eq!(bad.len(), 1, "{doc:#}");
+    assert_eq!(bad[0]["location"]["rowid"], 4);
+    assert!(
+        bad[0]["notes"]
+            .to_string()
+            .contains("goose cannot load this session at all"),
+        "{:#}",
+        bad[0]
+    );
+    let (out, log) = repair_logged(&db, dir.path());
+    let dropped: Vec<&Value> = log["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["rule"] == "corrupt-record")
+        .collect();
+    assert_eq!(dropped.len(), 1, "{log:#}");
+    let (_, again) = lint_json(out.to_str().unwrap(), &[]);
+    assert!(
+        again["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["rule"] != "corrupt-record"),
+        "{again:#}"
+    );
+}

@@ -58,6 +58,14 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 "Claude Code 2.1.x skips the line on resume: what it held is lost, and the records chained to it lose their parent (see `dangling-parent`)"
             });
         }
+        // goose's `SessionStorage::get_conversation` (block/goose
+        // session_manager.rs, at 0164300 and dbec165) parses each row's
+        // `content_json` with `serde_json::from_str(&content_json)?`.
+        if ctx.conv.source.dialect == crate::model::Dialect::Goose
+            && matches!(rec.loc, crate::model::Loc::Row { .. })
+        {
+            f = f.note("goose cannot load this session at all: its loader parses every row's `content_json` and gives up on the first that does not parse (serde_json's error), so nothing of the session is resumed; without this row it loads");
+        }
         if ctx.conv.source.dialect == crate::model::Dialect::Codex {
             f = f.note(if rec.not_utf8 {
                 "Codex reads the whole rollout as UTF-8 text: with this line in it, the resume fails (`failed to load thread history …: stream did not contain valid UTF-8`) and no item of the session reaches the model"
