@@ -606,3 +606,36 @@ fn a_mapped_table_is_found_as_sqlite_finds_it_views_included() {
         assert_eq!(doc["files"][0]["conversations"], 3, "{table}");
     }
 }
+
+/// A message row whose `content_blocks` text holds a lone surrogate
+/// escape (an emoji cut in two), in a SQLite store: `JSON.parse` reads
+/// it. lint called the row not valid JSON and lost the message, which
+/// then raised an `index-gap` ("`message_idx` 0 is missing") and a
+/// `role-order` warning that were not so. It is a `lone-surrogate`
+/// error: the row loads, and the request cannot carry the text.
+#[test]
+fn a_lone_surrogate_escape_in_a_message_row_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("gbrain.db");
+    std::fs::copy(root().join(GBRAIN), &db).unwrap();
+    let n = Connection::open(&db)
+        .unwrap()
+        .execute(
+            r"UPDATE subagent_messages SET content_blocks = replace(content_blocks, 'Dream cycle', 'Dream \ud83dcycle') WHERE job_id = 42 AND message_idx = 0",
+            [],
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+    let rules = |doc: &Value| -> Vec<String> {
+        findings(doc)
+            .iter()
+            .map(|f| format!("{} {}", f["rule"], f["severity"]))
+            .collect()
+    };
+    let (_, fixture) = lint_json(GBRAIN, &[]);
+    let (code, doc) = lint_json(db.to_str().unwrap(), &[]);
+    assert_eq!(code, 1);
+    let mut want = rules(&fixture);
+    want.push("\"lone-surrogate\" \"error\"".to_string());
+    assert_eq!(rules(&doc), want, "{doc:#}");
+}

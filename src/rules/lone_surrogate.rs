@@ -18,8 +18,8 @@ resume works (a warning). Strict JSON readers (Rust's serde_json and
 sonic-rs, for example) reject the whole line; Python reads it but cannot
 encode the text as UTF-8 again; and a request that carries the escape to
 the API is refused. So in a provider-shaped history (kimi-cli's Python,
-Cline's `JSON.parse`, an OpenAI or Anthropic JSONL) the record loads and
-the next request fails: an error. Gemini CLI 0.61.0 reads the record
+Cline's `JSON.parse`, an OpenAI or Anthropic JSONL, a message table such
+as gbrain's) the record loads and the next request fails: an error. Gemini CLI 0.61.0 reads the record
 and sends the escape as it is; what the Gemini API answers was not
 established (a warning). opencode 1.18.33 reads a `part` or `message`
 row's `data` holding one and sends U+FFFD in its place (a warning).

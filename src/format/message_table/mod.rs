@@ -523,7 +523,8 @@ pub fn build(raw: RawConv, layout: &Layout, info: &Arc<SourceInfo>) -> Conversat
                 Err(String::new())
             };
             match parsed {
-                Ok(()) => {}
+                Ok(0) => {}
+                Ok(lone) => conv.lone_surrogates.push((loc.clone(), lone)),
                 // A text column holds plain text, JSON-looking or not.
                 Err(_) if layout.text_content => {
                     msg.push_at(

@@ -411,12 +411,23 @@ pub(crate) fn content_text(c: Content<'_>) -> String {
 /// Parse content given as JSON text (a list of blocks, a string or null)
 /// into parts. Shared with the message-table source, whose rows hold
 /// Anthropic blocks.
-pub(crate) fn parse_content_json(text: &str, msg: &mut Message, loc: &Loc) -> Result<(), String> {
+///
+/// A lone surrogate escape (an emoji cut in two), which sonic-rs refuses
+/// in a string it decodes, is read as `JSON.parse` and Python's `json`
+/// read it, as U+FFFD; the count of such escapes is returned.
+pub(crate) fn parse_content_json(text: &str, msg: &mut Message, loc: &Loc) -> Result<u32, String> {
     if too_deep(text.as_bytes()) {
         return Err(too_deep_reason());
     }
-    let c: Content<'_> = sonic_rs::from_str(text).map_err(|e| sonic_error(&e))?;
-    parse_content(c, msg, loc, &mut Evidence::default())
+    let err = match sonic_rs::from_str::<Content<'_>>(text) {
+        Ok(c) => return parse_content(c, msg, loc, &mut Evidence::default()).map(|()| 0),
+        Err(e) => sonic_error(&e),
+    };
+    let (Some(fixed), n) = replace_lone_surrogates(text.as_bytes()) else {
+        return Err(err);
+    };
+    let c: Content<'_> = sonic_rs::from_slice(&fixed).map_err(|e| sonic_error(&e))?;
+    parse_content(c, msg, loc, &mut Evidence::default()).map(|()| n)
 }
 
 /// Parse message content (a string, or a list of parts/blocks) into parts.
