@@ -477,3 +477,75 @@ fn a_wal_store_with_frames_but_no_shm_is_read_from_a_copy() {
     );
     assert_eq!(before, dir_fingerprints(d.path()));
 }
+
+/// A chunk whose value holds a lone surrogate escape (an emoji cut in
+/// two): dispatch's `JSON.parse` reads it. lint called the row "not a
+/// chunk entry" and lost the chunk, which moved the rest: a false
+/// `seq-gap`, a false `role-order` and a collision summary that named the
+/// wrong message. It is a `lone-surrogate` error; the repair replaces the
+/// escape with `\ufffd` in place before it renumbers the row, and a
+/// second repair changes nothing.
+#[test]
+fn a_lone_surrogate_escape_in_a_chunk_is_read_and_mended() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("seed-000.db");
+    std::fs::copy(root().join("fixtures/dispatch/seed-000.db"), &db).unwrap();
+    let key = format!("conv:{SEED}:chunk:0000000003");
+    let n = rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute(
+            r"UPDATE kv SET value = replace(value, 'Hello! How', 'Hello! \ud83dHow') WHERE key = ?1",
+            [&key],
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+    let rules = |doc: &serde_json::Value| -> Vec<String> {
+        doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| format!("{} {}", f["rule"], f["summary"]))
+            .collect()
+    };
+    let (_, fixture) = lint_json("fixtures/dispatch/seed-000.db", &[]);
+    let (_, doc) = lint_json(db.to_str().unwrap(), &[]);
+    let mut want = rules(&fixture);
+    want.push(format!(
+        "\"lone-surrogate\" \"kv row `{key}` has 1 lone surrogate escape: Python's `json` and `JSON.parse` read it, but the request cannot carry the text\""
+    ));
+    assert_eq!(rules(&doc), want);
+
+    let (out, log) = repair_logged(&db, dir.path());
+    let mended: Vec<&serde_json::Value> = log["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["action"] == "replace-surrogates")
+        .collect();
+    assert_eq!(mended.len(), 1, "{log:#}");
+    let before = mended[0]["before"].as_str().unwrap();
+    let after = mended[0]["after"].as_str().unwrap();
+    assert!(before.contains(r"Hello! \ud83dHow"), "{before}");
+    assert_eq!(after, before.replace(r"\ud83d", r"\ufffd"));
+    let (_, again) = lint_json(out.to_str().unwrap(), &[]);
+    assert!(
+        again["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["rule"] != "lone-surrogate" && f["rule"] != "msgidx-collision"),
+        "{again:#}"
+    );
+    let second = dir.path().join("second.db");
+    let o = run(&[
+        "repair",
+        out.to_str().unwrap(),
+        "-o",
+        second.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(&second).unwrap()
+    );
+}

@@ -432,6 +432,23 @@ fn build(
             Some(text) => entry::decode_str(text),
             None => entry::decode(value),
         };
+        // dispatch's `JSON.parse` reads a lone surrogate escape (an emoji
+        // cut in two) as U+FFFD; sonic-rs refuses it in a string it
+        // decodes. Such a value is decoded from a copy with the escapes
+        // replaced, and the row noted for `lone-surrogate`.
+        let mended;
+        let decoded = match decoded {
+            Err(e) => match super::records::record::replace_lone_surrogates(value) {
+                (Some(fixed), n) => {
+                    mended = fixed;
+                    entry::decode(&mended)
+                        .inspect(|_| conv.lone_surrogates.push((loc.clone(), n)))
+                        .map_err(|_| e)
+                }
+                _ => Err(e),
+            },
+            ok => ok,
+        };
         let entry = match decoded {
             Ok(e) => e,
             Err(e) => {

@@ -2,7 +2,8 @@
 //!
 //! The copy is made with SQLite's backup API from a forensic snapshot of the
 //! input, then edited in one transaction: only the `value` of chunks whose
-//! `msgIdx` changes (and rows that do not parse) are touched. Keys, seq,
+//! `msgIdx` changes (and rows that do not parse, and rows whose lone
+//! surrogate escapes become `\ufffd` in place) are touched. Keys, seq,
 //! chunk content, other namespaces, other tables and the schema stay as
 //! they are. The result must pass `PRAGMA integrity_check`.
 
@@ -16,9 +17,13 @@ use crate::write::sqlite::{db_err, edit_sqlite_copy};
 use crate::write::{Edit, Log, Planned, Target, Writer};
 
 /// What this writer carries out: renumbering a conversation's message
-/// indices, and dropping rows that do not parse.
+/// indices, dropping rows that do not parse, and replacing lone surrogate
+/// escapes.
 pub fn supports(_: Dialect, a: &Action) -> bool {
-    matches!(a, Action::RenumberIndices | Action::DropRecord { .. })
+    matches!(
+        a,
+        Action::RenumberIndices | Action::DropRecord { .. } | Action::ReplaceSurrogates { .. }
+    )
 }
 
 /// The writer of one repair: row edits planned conversation by
@@ -59,6 +64,10 @@ pub struct Plan {
     renumber: Vec<(i64, i64, usize)>,
     /// (rowid, index of the log entry)
     delete: Vec<(i64, usize)>,
+    /// Rows whose lone surrogate escapes become `\ufffd`, in place:
+    /// (rowid, index of the log entry). Done first: a row renumbered too
+    /// is renumbered from the mended text.
+    mend: Vec<(i64, usize)>,
 }
 
 fn plan_conversation(
@@ -100,6 +109,27 @@ fn plan_conversation(
                         });
                     }
                 }
+                Action::ReplaceSurrogates { loc } => {
+                    let Loc::Row {
+                        rowid: Some(rowid), ..
+                    } = loc
+                    else {
+                        continue;
+                    };
+                    plan.mend.push((*rowid, log.len()));
+                    log.push(Edit {
+                        rule: p.finding.rule,
+                        conversation: conv.id.clone(),
+                        action: "replace-surrogates",
+                        description: "replaced the lone surrogate escapes with `\\ufffd`".into(),
+                        location: loc.clone(),
+                        before: None,
+                        before_base64: None,
+                        after: None,
+                        synthesized: false,
+                        ids: Vec::new(),
+                    });
+                }
                 Action::DropRecord { loc } => {
                     let Loc::Row {
                         rowid: Some(rowid), ..
@@ -133,6 +163,31 @@ fn plan_conversation(
 fn write(input: &Path, output: &Path, plan: &Plan, log: &mut [Edit], force: bool) -> Result<()> {
     let snap = sqlite::open(input)?;
     edit_sqlite_copy(input, output, force, snap, |tx| {
+        for &(rowid, entry) in &plan.mend {
+            let before: String = tx
+                .query_row("SELECT value FROM kv WHERE rowid = ?1", [rowid], |r| {
+                    r.get(0)
+                })
+                .map_err(|e| db_err(output, e))?;
+            let no_longer = || Error::Output {
+                path: output.to_path_buf(),
+                cause: format!("row {rowid} no longer holds a lone surrogate escape"),
+            };
+            let (Some(fixed), _) =
+                crate::format::records::record::replace_lone_surrogates(before.as_bytes())
+            else {
+                return Err(no_longer());
+            };
+            // ASCII replaced by ASCII.
+            let after = String::from_utf8(fixed).map_err(|_| no_longer())?;
+            tx.execute(
+                "UPDATE kv SET value = ?1 WHERE rowid = ?2",
+                rusqlite::params![after, rowid],
+            )
+            .map_err(|e| db_err(output, e))?;
+            log[entry].before = Some(before);
+            log[entry].after = Some(after);
+        }
         for &(rowid, new, entry) in &plan.renumber {
             // Statements prepared once for every row (a store with many
             // collisions renumbers tens of thousands).
@@ -140,11 +195,14 @@ fn write(input: &Path, output: &Path, plan: &Plan, log: &mut [Edit], force: bool
                 .prepare_cached("SELECT value FROM kv WHERE rowid = ?1")
                 .and_then(|mut st| st.query_row([rowid], |r| r.get(0)))
                 .map_err(|e| db_err(output, e))?;
-            let mut v: serde_json::Value =
-                serde_json::from_str(&before).map_err(|e| Error::Output {
-                    path: output.to_path_buf(),
-                    cause: format!("row {rowid} no longer parses: {e}"),
-                })?;
+            // Read as the reader read it: a lone surrogate escape as
+            // U+FFFD, which the rewritten value then holds.
+            let (mut v, _) =
+                crate::format::records::record::tree_as_lenient_readers_read(before.as_bytes())
+                    .map_err(|e| Error::Output {
+                        path: output.to_path_buf(),
+                        cause: format!("row {rowid} no longer parses: {e}"),
+                    })?;
             v["msgIdx"] = serde_json::Value::from(new);
             let after = serde_json::to_string(&v).expect("a Value serialises");
             tx.prepare_cached("UPDATE kv SET value = ?1 WHERE rowid = ?2")
