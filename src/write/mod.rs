@@ -88,6 +88,31 @@ pub struct Edit {
     pub ids: Vec<String>,
 }
 
+impl Edit {
+    /// An edit of the record at `location`, its before and after to be
+    /// filled in when the copy is written; nothing synthesized, no ids.
+    pub fn new(
+        rule: &'static str,
+        conversation: &str,
+        action: &'static str,
+        description: String,
+        location: Loc,
+    ) -> Edit {
+        Edit {
+            rule,
+            conversation: conversation.to_string(),
+            action,
+            description,
+            location,
+            before: None,
+            before_base64: None,
+            after: None,
+            synthesized: false,
+            ids: Vec::new(),
+        }
+    }
+}
+
 /// A finding the repair leaves as it is, and why.
 #[derive(Debug, Clone, Serialize)]
 pub struct Left {

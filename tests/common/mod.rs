@@ -191,3 +191,23 @@ pub fn dir_fingerprints(dir: &Path) -> Vec<(String, Option<(String, std::time::S
     v.sort();
     v
 }
+
+/// Repair `copy` (a repaired copy) again into `dir/second` under its own
+/// file name, and assert the second copy is byte for byte the first.
+pub fn assert_second_repair_changes_nothing(copy: &Path, dir: &Path) {
+    let second = dir.join("second").join(copy.file_name().unwrap());
+    std::fs::create_dir_all(second.parent().unwrap()).unwrap();
+    let o = run(&[
+        "repair",
+        copy.to_str().unwrap(),
+        "-o",
+        second.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(copy).unwrap(),
+        std::fs::read(&second).unwrap(),
+        "a second repair of {} changed it",
+        copy.display()
+    );
+}

@@ -95,18 +95,13 @@ fn plan_conversation(
                             continue;
                         };
                         plan.renumber.push((*rowid, new, log.len()));
-                        log.push(Edit {
-                            rule: p.finding.rule,
-                            conversation: conv.id.clone(),
-                            action: "renumber-indices",
-                            description: format!("seq {}: msgIdx {} → {new}", c.seq, c.msg_idx),
-                            location: c.loc.clone(),
-                            before: None,
-                            before_base64: None,
-                            after: None,
-                            synthesized: false,
-                            ids: Vec::new(),
-                        });
+                        log.push(Edit::new(
+                            p.finding.rule,
+                            &conv.id,
+                            "renumber-indices",
+                            format!("seq {}: msgIdx {} → {new}", c.seq, c.msg_idx),
+                            c.loc.clone(),
+                        ));
                     }
                 }
                 Action::ReplaceSurrogates { loc } => {
@@ -117,18 +112,13 @@ fn plan_conversation(
                         continue;
                     };
                     plan.mend.push((*rowid, log.len()));
-                    log.push(Edit {
-                        rule: p.finding.rule,
-                        conversation: conv.id.clone(),
-                        action: "replace-surrogates",
-                        description: "replaced the lone surrogate escapes with `\\ufffd`".into(),
-                        location: loc.clone(),
-                        before: None,
-                        before_base64: None,
-                        after: None,
-                        synthesized: false,
-                        ids: Vec::new(),
-                    });
+                    log.push(Edit::new(
+                        p.finding.rule,
+                        &conv.id,
+                        "replace-surrogates",
+                        "replaced the lone surrogate escapes with `\\ufffd`".into(),
+                        loc.clone(),
+                    ));
                 }
                 Action::DropRecord { loc } => {
                     let Loc::Row {
@@ -138,19 +128,13 @@ fn plan_conversation(
                         continue;
                     };
                     plan.delete.push((*rowid, log.len()));
-                    log.push(Edit {
-                        rule: p.finding.rule,
-                        conversation: conv.id.clone(),
-                        action: "drop-record",
-                        description: "deleted the row that does not parse (kept verbatim here)"
-                            .into(),
-                        location: loc.clone(),
-                        before: None,
-                        before_base64: None,
-                        after: None,
-                        synthesized: false,
-                        ids: Vec::new(),
-                    });
+                    log.push(Edit::new(
+                        p.finding.rule,
+                        &conv.id,
+                        "drop-record",
+                        "deleted the row that does not parse (kept verbatim here)".into(),
+                        loc.clone(),
+                    ));
                 }
                 _ => {}
             }

@@ -92,18 +92,13 @@ impl PartWriter {
             change: Change::Mend,
             entry: log.edits.len(),
         });
-        log.edits.push(Edit {
-            rule: p.finding.rule,
-            conversation: conv.id.clone(),
-            action: "replace-surrogates",
-            description: "replaced the lone surrogate escapes with `\\ufffd`".to_string(),
-            location: loc.clone(),
-            before: None,
-            before_base64: None,
-            after: None,
-            synthesized: false,
-            ids: Vec::new(),
-        });
+        log.edits.push(Edit::new(
+            p.finding.rule,
+            &conv.id,
+            "replace-surrogates",
+            "replaced the lone surrogate escapes with `\\ufffd`".to_string(),
+            loc.clone(),
+        ));
     }
 }
 
