@@ -439,7 +439,7 @@ fn pairing_errors_catches_unanswered_calls_and_orphan_results() {
 /// A text part whose `data` holds a lone surrogate escape (an emoji cut
 /// in two): opencode 1.18.33 reads the part and sends U+FFFD in its
 /// place. lint said the part was "not JSON" and its message had no
-/// content (a `corrupt-record` and an `empty-message` error); it is a
+/// content (a `corrupt-record` error and an `empty-message` warning); it is a
 /// `lone-surrogate` warning, and the repaired copy, the escape replaced
 /// with `\ufffd` in place, sends the same request.
 #[test]
