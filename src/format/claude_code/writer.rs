@@ -1254,7 +1254,9 @@ fn result_record(
     uuid: &str,
     call: &str,
 ) -> std::result::Result<String, String> {
-    let v: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    // Read as the client reads it: lone surrogates as U+FFFD.
+    let v: Value =
+        serde_json::from_slice(&fix_surrogates(text.as_bytes())).map_err(|e| e.to_string())?;
     let mut out = serde_json::Map::new();
     out.insert("parentUuid".into(), Value::String(parent.into()));
     for k in [
