@@ -458,6 +458,14 @@ impl Conversation {
             lone_surrogates: Vec::new(),
         }
     }
+
+    /// Note that the record at `loc` was read with `n` lone surrogate
+    /// escapes as U+FFFD (nothing when `n` is 0).
+    pub fn note_lone_surrogates(&mut self, loc: &Loc, n: u32) {
+        if n > 0 {
+            self.lone_surrogates.push((loc.clone(), n));
+        }
+    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,30 @@ pub fn db_err(output: &Path, e: rusqlite::Error) -> Error {
     }
 }
 
+/// Replace the lone surrogate escapes of one row's text with `\ufffd`,
+/// in place, every other byte kept: `select` reads the text by rowid
+/// (`?1`), `update` writes it (`?1` the text, `?2` the rowid); `mend`
+/// is the format's replacement (`None`: nothing to replace). Returns the
+/// text before and after, for the log.
+pub fn mend_surrogates_in_row(
+    tx: &rusqlite::Transaction<'_>,
+    output: &Path,
+    (select, update): (&str, &str),
+    rowid: i64,
+    mend: impl FnOnce(&str) -> Option<String>,
+) -> Result<(String, String)> {
+    let before: String = tx
+        .query_row(select, [rowid], |r| r.get(0))
+        .map_err(|e| db_err(output, e))?;
+    let after = mend(&before).ok_or_else(|| Error::Output {
+        path: output.to_path_buf(),
+        cause: format!("row {rowid} no longer holds a lone surrogate escape"),
+    })?;
+    tx.execute(update, rusqlite::params![after, rowid])
+        .map_err(|e| db_err(output, e))?;
+    Ok((before, after))
+}
+
 /// Copy a SQLite input (from its forensic snapshot: see
 /// [`crate::source::sqlite::Snapshot::copy_main_file`]) into a temporary
 /// file beside `output`, apply `edit` to the copy in one

@@ -148,15 +148,11 @@ pub(crate) fn each_line(
         };
         // A lone surrogate escape (an emoji cut in two) is read as
         // `JSON.parse` reads it, as U+FFFD, and noted for `lone-surrogate`.
-        let parsed = super::records::record::tree_as_lenient_readers_read(bytes);
-        if let Ok((v, n)) = &parsed
-            && *n > 0
-            && v.is_object()
-        {
-            conv.lone_surrogates.push((loc.clone(), *n));
-        }
-        match parsed.map(|(v, _)| v) {
-            Ok(Value::Object(m)) => each(conv, m, loc),
+        match super::records::record::tree_as_lenient_readers_read(bytes) {
+            Ok((Value::Object(m), lone)) => {
+                conv.note_lone_surrogates(&loc, lone);
+                each(conv, m, loc)
+            }
             Ok(_) => conv.corrupt.push(CorruptRecord::new(
                 loc,
                 "is a JSON value but not an object".into(),

@@ -33,6 +33,7 @@ use serde_json::Value;
 use super::store::{Opened, Probe, Store, Writing};
 use crate::error::{Error, Result};
 use crate::finding::Action;
+use crate::format::records::record::tree_as_lenient_readers_read;
 use crate::model::{
     ArgEncoding, Arguments, Conversation, CorruptRecord, Dialect, Format, Loc, Message,
     MissingRecord, Name, PartKind, Role, SourceInfo,
@@ -226,8 +227,11 @@ fn read_composer(
         .collect::<rusqlite::Result<_>>()?;
     // Older composers keep their bubbles inline, in `conversation`.
     let mut inline = Vec::new();
-    let headers: Option<Vec<Option<String>>> = match lenient(&mut conv, &data_loc, &data) {
-        Ok(mut v) => {
+    // Read as Cursor's `JSON.parse` reads it: a lone surrogate escape (an
+    // emoji cut in two) as U+FFFD, noted for `lone-surrogate`.
+    let headers: Option<Vec<Option<String>>> = match tree_as_lenient_readers_read(&data) {
+        Ok((mut v, lone)) => {
+            conv.note_lone_surrogates(&data_loc, lone);
             let headers = v
                 .get("fullConversationHeadersOnly")
                 .and_then(Value::as_array)
@@ -303,23 +307,15 @@ fn read_composer(
     Ok(conv)
 }
 
-/// A row's JSON as Cursor's `JSON.parse` reads it: a lone surrogate
-/// escape (an emoji cut in two) as U+FFFD, the row noted for
-/// `lone-surrogate`.
-fn lenient(conv: &mut Conversation, at: &Loc, bytes: &[u8]) -> serde_json::Result<Value> {
-    let (v, n) = crate::format::records::record::tree_as_lenient_readers_read(bytes)?;
-    if n > 0 {
-        conv.lone_surrogates.push((at.clone(), n));
-    }
-    Ok(v)
-}
-
 /// Add one bubble: a user message, a part of the current assistant run, or
 /// a meta record.
 fn add_bubble(conv: &mut Conversation, b: &Bubble, run_open: &mut bool) {
     let at = loc(&b.key, b.rowid);
-    let v: Value = match lenient(conv, &at, &b.value) {
-        Ok(v @ Value::Object(_)) => v,
+    let v: Value = match tree_as_lenient_readers_read(&b.value) {
+        Ok((v @ Value::Object(_), lone)) => {
+            conv.note_lone_surrogates(&at, lone);
+            v
+        }
         Ok(_) => {
             conv.corrupt.push(CorruptRecord::new(
                 at,

@@ -436,21 +436,18 @@ fn build(
         // cut in two) as U+FFFD; sonic-rs refuses it in a string it
         // decodes. Such a value is decoded from a copy with the escapes
         // replaced, and the row noted for `lone-surrogate`.
-        let mended;
-        let decoded = match decoded {
-            Err(e) => match super::records::record::replace_lone_surrogates(value) {
-                (Some(fixed), n) => {
-                    mended = fixed;
-                    entry::decode(&mended)
-                        .inspect(|_| conv.lone_surrogates.push((loc.clone(), n)))
-                        .map_err(|_| e)
-                }
-                _ => Err(e),
-            },
-            ok => ok,
-        };
+        let mended = std::cell::OnceCell::new();
+        let decoded = super::records::record::or_with_surrogates_mended(
+            decoded,
+            value,
+            &mended,
+            entry::decode,
+        );
         let entry = match decoded {
-            Ok(e) => e,
+            Ok((e, lone)) => {
+                conv.note_lone_surrogates(&loc, lone);
+                e
+            }
             Err(e) => {
                 conv.corrupt.push(crate::model::CorruptRecord::new(
                     loc,

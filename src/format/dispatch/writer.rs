@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::finding::Action;
+use crate::format::records::record::replace_lone_surrogates_in;
 use crate::model::{Conversation, Dialect, Loc};
 use crate::source::sqlite;
-use crate::write::sqlite::{db_err, edit_sqlite_copy};
+use crate::write::sqlite::{db_err, edit_sqlite_copy, mend_surrogates_in_row};
 use crate::write::{Edit, Log, Planned, Target, Writer};
 
 /// What this writer carries out: renumbering a conversation's message
@@ -148,27 +149,16 @@ fn write(input: &Path, output: &Path, plan: &Plan, log: &mut [Edit], force: bool
     let snap = sqlite::open(input)?;
     edit_sqlite_copy(input, output, force, snap, |tx| {
         for &(rowid, entry) in &plan.mend {
-            let before: String = tx
-                .query_row("SELECT value FROM kv WHERE rowid = ?1", [rowid], |r| {
-                    r.get(0)
-                })
-                .map_err(|e| db_err(output, e))?;
-            let no_longer = || Error::Output {
-                path: output.to_path_buf(),
-                cause: format!("row {rowid} no longer holds a lone surrogate escape"),
-            };
-            let (Some(fixed), _) =
-                crate::format::records::record::replace_lone_surrogates(before.as_bytes())
-            else {
-                return Err(no_longer());
-            };
-            // ASCII replaced by ASCII.
-            let after = String::from_utf8(fixed).map_err(|_| no_longer())?;
-            tx.execute(
-                "UPDATE kv SET value = ?1 WHERE rowid = ?2",
-                rusqlite::params![after, rowid],
-            )
-            .map_err(|e| db_err(output, e))?;
+            let (before, after) = mend_surrogates_in_row(
+                tx,
+                output,
+                (
+                    "SELECT value FROM kv WHERE rowid = ?1",
+                    "UPDATE kv SET value = ?1 WHERE rowid = ?2",
+                ),
+                rowid,
+                replace_lone_surrogates_in,
+            )?;
             log[entry].before = Some(before);
             log[entry].after = Some(after);
         }

@@ -523,8 +523,7 @@ pub fn build(raw: RawConv, layout: &Layout, info: &Arc<SourceInfo>) -> Conversat
                 Err(String::new())
             };
             match parsed {
-                Ok(0) => {}
-                Ok(lone) => conv.lone_surrogates.push((loc.clone(), lone)),
+                Ok(lone) => conv.note_lone_surrogates(&loc, lone),
                 // A text column holds plain text, JSON-looking or not.
                 Err(_) if layout.text_content => {
                     msg.push_at(

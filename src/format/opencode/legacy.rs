@@ -197,11 +197,10 @@ fn record(
     conv: &mut Conversation,
 ) -> Result<(Record, std::result::Result<Value, String>)> {
     let data = read(file, limits)?;
-    let parsed = match super::parse_lenient(&data) {
-        Ok((v @ Value::Object(_), n)) => {
-            if n > 0 {
-                conv.lone_surrogates.push((loc(root, file), n));
-            }
+    let at = loc(root, file);
+    let parsed = match crate::format::records::record::tree_as_lenient_readers_read(&data) {
+        Ok((v @ Value::Object(_), lone)) => {
+            conv.note_lone_surrogates(&at, lone);
             Ok(v)
         }
         Ok(_) => Err("is not a JSON object".to_string()),
@@ -209,7 +208,7 @@ fn record(
     };
     Ok((
         Record {
-            loc: loc(root, file),
+            loc: at,
             id: stem(file),
             data,
         },

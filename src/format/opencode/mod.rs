@@ -38,6 +38,7 @@ pub mod writer;
 
 use super::store::{Opened, Probe, Store, Writing};
 use crate::error::Result;
+use crate::format::records::record::tree_as_lenient_readers_read;
 use crate::model::{
     ArgEncoding, Arguments, Conversation, CorruptRecord, Dialect, Format, Loc, Message, Name,
     PartKind, Role, SourceInfo,
@@ -196,8 +197,15 @@ fn read_session(
     )?;
     let mut msgs = Vec::new();
     for row in messages {
-        let info: Value = match parse_data(&mut conv, "message", &row) {
-            Ok(v @ Value::Object(_)) => v,
+        let at = loc("message", &row.id, row.rowid);
+        // Read as opencode's `JSON.parse` reads it: a lone surrogate
+        // escape (an emoji cut in two) as U+FFFD, noted for
+        // `lone-surrogate`.
+        let info: Value = match tree_as_lenient_readers_read(&row.data) {
+            Ok((v @ Value::Object(_), lone)) => {
+                conv.note_lone_surrogates(&at, lone);
+                v
+            }
             Ok(_) => {
                 corrupt(
                     &mut conv,
@@ -223,14 +231,18 @@ fn read_session(
             "SELECT rowid, id, data FROM part WHERE message_id = ?1 ORDER BY id",
             &row.id,
         )? {
-            match parse_data(&mut conv, "part", &p) {
-                Ok(v @ Value::Object(_)) => parts.push((loc("part", &p.id, p.rowid), v)),
+            match tree_as_lenient_readers_read(&p.data) {
+                Ok((v @ Value::Object(_), lone)) => {
+                    let at = loc("part", &p.id, p.rowid);
+                    conv.note_lone_surrogates(&at, lone);
+                    parts.push((at, v));
+                }
                 Ok(_) => corrupt(&mut conv, "part", &p, "`data` is not a JSON object".into()),
                 Err(e) => corrupt(&mut conv, "part", &p, format!("`data` is not JSON ({e})")),
             }
         }
         let rec = Record {
-            loc: loc("message", &row.id, row.rowid),
+            loc: at,
             id: row.id,
             data: row.data,
         };
@@ -239,24 +251,6 @@ fn read_session(
     build(&mut conv, msgs);
     Ok(conv)
 }
-
-/// A row's `data` as opencode's `JSON.parse` reads it: a lone surrogate
-/// escape (an emoji cut in two), which serde_json refuses, as U+FFFD;
-/// each such row is noted for `lone-surrogate`.
-fn parse_data(
-    conv: &mut Conversation,
-    table: &'static str,
-    row: &Row,
-) -> serde_json::Result<Value> {
-    let (v, surrogates) = parse_lenient(&row.data)?;
-    if surrogates > 0 {
-        conv.lone_surrogates
-            .push((loc(table, &row.id, row.rowid), surrogates));
-    }
-    Ok(v)
-}
-
-pub(crate) use crate::format::records::record::tree_as_lenient_readers_read as parse_lenient;
 
 fn corrupt(conv: &mut Conversation, table: &'static str, row: &Row, reason: String) {
     conv.corrupt.push(CorruptRecord::new(

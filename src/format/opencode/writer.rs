@@ -17,10 +17,10 @@ use serde_json::{Value, json};
 use crate::config::{OrphanCalls, RepairPolicy};
 use crate::error::{Error, Result};
 use crate::finding::Action;
-use crate::format::records::record::replace_lone_surrogates;
+use crate::format::records::record::replace_lone_surrogates_in;
 use crate::model::{Conversation, Dialect, Loc, PartKind};
 use crate::source::sqlite;
-use crate::write::sqlite::{db_err, edit_sqlite_copy};
+use crate::write::sqlite::{db_err, edit_sqlite_copy, mend_surrogates_in_row};
 use crate::write::{Edit, Log, Planned, Target, Writer};
 
 /// The error text opencode stores for a tool it aborted.
@@ -177,45 +177,35 @@ impl Writer for PartWriter {
         edits.sort_by_key(|e| !matches!(e.change, Change::Mend));
         edit_sqlite_copy(&self.input, output, self.force, snap, |tx| {
             for e in edits {
-                let (select, update) = match e.table {
-                    "message" => (
-                        "SELECT CAST(data AS TEXT), time_created FROM message WHERE rowid = ?1",
-                        "UPDATE message SET data = ?1 WHERE rowid = ?2",
-                    ),
-                    _ => (
-                        "SELECT CAST(data AS TEXT), time_created FROM part WHERE rowid = ?1",
-                        "UPDATE part SET data = ?1 WHERE rowid = ?2",
-                    ),
-                };
-                let (before, created): (String, i64) = tx
-                    .query_row(select, [e.rowid], |r| Ok((r.get(0)?, r.get(1)?)))
-                    .map_err(|err| db_err(output, err))?;
-                let after = match e.change {
+                let (before, after) = match e.change {
                     Change::Mend => {
-                        let (Some(fixed), _) = replace_lone_surrogates(before.as_bytes()) else {
-                            return Err(Error::Output {
-                                path: output.clone(),
-                                cause: format!(
-                                    "{} row {} no longer holds a lone surrogate escape",
-                                    e.table, e.rowid
-                                ),
-                            });
+                        let sql = match e.table {
+                            "message" => (
+                                "SELECT CAST(data AS TEXT) FROM message WHERE rowid = ?1",
+                                "UPDATE message SET data = ?1 WHERE rowid = ?2",
+                            ),
+                            _ => (
+                                "SELECT CAST(data AS TEXT) FROM part WHERE rowid = ?1",
+                                "UPDATE part SET data = ?1 WHERE rowid = ?2",
+                            ),
                         };
-                        // ASCII replaced by ASCII.
-                        let after = String::from_utf8(fixed).map_err(|_| Error::Output {
-                            path: output.clone(),
-                            cause: format!("{} row {} is not UTF-8", e.table, e.rowid),
-                        })?;
-                        tx.execute(update, rusqlite::params![after, e.rowid])
-                            .map_err(|err| db_err(output, err))?;
-                        Some(after)
+                        let (before, after) = mend_surrogates_in_row(
+                            tx,
+                            output,
+                            sql,
+                            e.rowid,
+                            replace_lone_surrogates_in,
+                        )?;
+                        (before, Some(after))
                     }
                     Change::Delete => {
+                        let (before, _) = part_row(tx, output, e.rowid)?;
                         tx.execute("DELETE FROM part WHERE rowid = ?1", [e.rowid])
                             .map_err(|err| db_err(output, err))?;
-                        None
+                        (before, None)
                     }
                     Change::Settle => {
+                        let (before, created) = part_row(tx, output, e.rowid)?;
                         let after = settled(&before, created).ok_or_else(|| Error::Output {
                             path: output.clone(),
                             cause: format!("part row {} no longer parses as a tool part", e.rowid),
@@ -225,7 +215,7 @@ impl Writer for PartWriter {
                             rusqlite::params![after, e.rowid],
                         )
                         .map_err(|err| db_err(output, err))?;
-                        Some(after)
+                        (before, Some(after))
                     }
                 };
                 log.edits[e.entry].before = Some(before);
@@ -236,11 +226,22 @@ impl Writer for PartWriter {
     }
 }
 
+/// A part row's `data` as text, and its creation time.
+fn part_row(tx: &rusqlite::Transaction<'_>, output: &Path, rowid: i64) -> Result<(String, i64)> {
+    tx.query_row(
+        "SELECT CAST(data AS TEXT), time_created FROM part WHERE rowid = ?1",
+        [rowid],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+    .map_err(|err| db_err(output, err))
+}
+
 /// The part's `data` with its state settled as aborted: the input kept
 /// (`{}` when there is none), the start time kept (else the part's
 /// creation time), and every other key of the part as it was.
 pub fn settled(data: &str, created: i64) -> Option<String> {
-    let (mut v, _) = super::parse_lenient(data.as_bytes()).ok()?;
+    let (mut v, _) =
+        crate::format::records::record::tree_as_lenient_readers_read(data.as_bytes()).ok()?;
     let obj = v.as_object_mut()?;
     let state = obj.get("state").cloned().unwrap_or(Value::Null);
     let input = match state.get("input") {

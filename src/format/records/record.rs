@@ -419,14 +419,14 @@ pub(crate) fn parse_content_json(text: &str, msg: &mut Message, loc: &Loc) -> Re
     if too_deep(text.as_bytes()) {
         return Err(too_deep_reason());
     }
-    let err = match sonic_rs::from_str::<Content<'_>>(text) {
-        Ok(c) => return parse_content(c, msg, loc, &mut Evidence::default()).map(|()| 0),
-        Err(e) => sonic_error(&e),
-    };
-    let (Some(fixed), n) = replace_lone_surrogates(text.as_bytes()) else {
-        return Err(err);
-    };
-    let c: Content<'_> = sonic_rs::from_slice(&fixed).map_err(|e| sonic_error(&e))?;
+    let mended = std::cell::OnceCell::new();
+    let (c, n) = or_with_surrogates_mended(
+        sonic_rs::from_str::<Content<'_>>(text),
+        text.as_bytes(),
+        &mended,
+        sonic_rs::from_slice,
+    )
+    .map_err(|e| sonic_error(&e))?;
     parse_content(c, msg, loc, &mut Evidence::default()).map(|()| n)
 }
 
@@ -616,6 +616,40 @@ pub fn replace_lone_surrogates(bytes: &[u8]) -> (Option<Vec<u8>>, u32) {
     (out, n)
 }
 
+/// [`replace_lone_surrogates`] of a text, as a text; `None` when it holds
+/// no lone surrogate escape.
+pub fn replace_lone_surrogates_in(text: &str) -> Option<String> {
+    let (fixed, _) = replace_lone_surrogates(text.as_bytes());
+    // ASCII replaced by ASCII: still UTF-8 (the lossy read changes
+    // nothing; it only spares a panic).
+    fixed.map(|f| {
+        String::from_utf8(f).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    })
+}
+
+/// What a lenient reader (Python's `json`, `JSON.parse`) makes of text a
+/// strict parser refused. `first` is the strict parse of `bytes`; when it
+/// failed and the text holds lone surrogate escapes (an emoji cut in two),
+/// `parse` reads a copy kept in `mended` with each escape replaced by
+/// `\ufffd`. The copy is as long as the text, so offsets into one hold
+/// for the other. Returns the value and how many escapes were replaced;
+/// an error is the copy's when there was a copy to read.
+pub fn or_with_surrogates_mended<'a, T, E>(
+    first: Result<T, E>,
+    bytes: &'a [u8],
+    mended: &'a std::cell::OnceCell<Vec<u8>>,
+    parse: impl FnOnce(&'a [u8]) -> Result<T, E>,
+) -> Result<(T, u32), E> {
+    let err = match first {
+        Ok(v) => return Ok((v, 0)),
+        Err(e) => e,
+    };
+    let (Some(fixed), n) = replace_lone_surrogates(bytes) else {
+        return Err(err);
+    };
+    parse(mended.get_or_init(|| fixed)).map(|v| (v, n))
+}
+
 fn hex4(b: &[u8]) -> Option<u16> {
     let s = std::str::from_utf8(b.get(..4)?).ok()?;
     u16::from_str_radix(s, 16).ok()
@@ -665,10 +699,8 @@ pub fn lone_surrogates(bytes: &[u8]) -> impl Iterator<Item = (usize, u16)> + '_ 
 /// (the earlier value is lost to the app as well). `None` when serde_json
 /// refuses the text too.
 pub fn as_lenient_readers_read(bytes: &[u8]) -> Option<(Vec<u8>, u32)> {
-    let (fixed, n) = replace_lone_surrogates(bytes);
-    let text = fixed.as_deref().unwrap_or(bytes);
     // Members named twice: serde_json's tree keeps the last of each.
-    let tree: serde_json::Value = serde_json::from_slice(text).ok()?;
+    let (tree, n) = tree_as_lenient_readers_read(bytes).ok()?;
     Some((serde_json::to_vec(&tree).ok()?, n))
 }
 
@@ -678,13 +710,12 @@ pub fn as_lenient_readers_read(bytes: &[u8]) -> Option<(Vec<u8>, u32)> {
 /// on the text with its escapes replaced when it has any (the offsets
 /// are the same).
 pub fn tree_as_lenient_readers_read(bytes: &[u8]) -> serde_json::Result<(serde_json::Value, u32)> {
-    match serde_json::from_slice(bytes) {
-        Ok(v) => Ok((v, 0)),
-        Err(e) => match replace_lone_surrogates(bytes) {
-            (Some(fixed), n) => serde_json::from_slice(&fixed).map(|v| (v, n)),
-            _ => Err(e),
-        },
-    }
+    or_with_surrogates_mended(
+        serde_json::from_slice(bytes),
+        bytes,
+        &std::cell::OnceCell::new(),
+        serde_json::from_slice,
+    )
 }
 
 /// The reason a record nested too deep is not read.

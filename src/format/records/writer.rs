@@ -176,12 +176,8 @@ fn apply(text: &str, ops: &[Op], anthropic: bool) -> std::result::Result<Option<
     // with nothing else to change keeps every other byte.
     let fixed;
     let text = if ops.iter().any(|o| matches!(o, Op::ReplaceSurrogates)) {
-        fixed = String::from_utf8(
-            crate::format::records::record::replace_lone_surrogates(text.as_bytes())
-                .0
-                .unwrap_or_else(|| text.as_bytes().to_vec()),
-        )
-        .map_err(|e| e.to_string())?;
+        fixed = crate::format::records::record::replace_lone_surrogates_in(text)
+            .unwrap_or_else(|| text.to_string());
         if ops.iter().all(|o| matches!(o, Op::ReplaceSurrogates)) {
             return Ok(Some(fixed));
         }

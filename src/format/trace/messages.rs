@@ -23,27 +23,22 @@ static PROMPT: Handlers = Handlers {
 /// Parse JSON a tracing app wrote as the app's own reader reads it: a
 /// lone surrogate escape (`\ud83d` of an emoji cut in two), which
 /// Python's `json` and `JSON.parse` take and serde_json refuses in a
-/// string it decodes, is read as U+FFFD. The escapes are replaced in a
-/// copy kept in `mended`, of the same length, so offsets into the text
-/// hold for it too. Any other error is the text's own. The span was
+/// string it decodes, is read as U+FFFD
+/// ([`chat::or_with_surrogates_mended`]: the copy in `mended` is as long
+/// as the text, so offsets into the text hold for it too). The span was
 /// recorded as it was sent: what the provider made of the escape is the
 /// span's status to say, so no finding is made of it.
 pub fn parse_lenient<'a, T: Deserialize<'a>>(
     text: &'a str,
-    mended: &'a std::cell::OnceCell<String>,
+    mended: &'a std::cell::OnceCell<Vec<u8>>,
 ) -> serde_json::Result<T> {
-    let first = match serde_json::from_str(text) {
-        Ok(v) => return Ok(v),
-        Err(e) => e,
-    };
-    let (Some(fixed), _) = chat::replace_lone_surrogates(text.as_bytes()) else {
-        return Err(first);
-    };
-    // ASCII replaced by ASCII: still UTF-8.
-    let Ok(fixed) = String::from_utf8(fixed) else {
-        return Err(first);
-    };
-    serde_json::from_str(mended.get_or_init(|| fixed))
+    chat::or_with_surrogates_mended(
+        serde_json::from_str(text),
+        text.as_bytes(),
+        mended,
+        serde_json::from_slice,
+    )
+    .map(|(v, _)| v)
 }
 
 /// [`parse_lenient`] into a value that owns its data.

@@ -358,7 +358,7 @@ fn index_record(
         // Metrics or logs in the same file: not ours, never corruption.
         return;
     };
-    let origin = mended.get().map_or(text, String::as_str).as_ptr() as usize;
+    let origin = mended.get().map_or(text.as_bytes(), Vec::as_slice).as_ptr() as usize;
     for r in rs {
         let res_conv = r
             .resource
@@ -382,9 +382,12 @@ fn index_record(
                 start: base + off as u64,
                 end: base + (off + raw.get().len()) as u64,
             };
-            // The span as the file holds it (not as mended).
+            // The span as the file holds it (not as mended), for evidence.
+            // What is parsed is `raw`: the mended text when the record
+            // needed mending, else the file's, read leniently (a record
+            // can parse with the escape inside a value it does not decode).
             let own = &text[off..off + raw.get().len()];
-            let s: SpanDoc = match messages::parse_owned(own) {
+            let s: SpanDoc = match messages::parse_owned(raw.get()) {
                 Ok(s) => s,
                 Err(e) => {
                     stray.push(messages::corrupt(
