@@ -1072,7 +1072,11 @@ impl Writer for CcWriter {
         // A re-link's `before` is the member as read; where the member's
         // bytes are not UTF-8 (a uuid that held a damaged byte), the log
         // keeps them exactly, as it keeps every other record that is not.
-        for e in edits.iter_mut().filter(|e| e.action == "relink") {
+        // Only a member read with a U+FFFD can be one: the others are not
+        // read again.
+        for e in edits.iter_mut().filter(|e| {
+            e.action == "relink" && e.before.as_deref().is_some_and(|b| b.contains('\u{fffd}'))
+        }) {
             let bytes = records.read_bytes(&e.location)?;
             if std::str::from_utf8(&bytes).is_ok() {
                 continue;
