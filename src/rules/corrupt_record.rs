@@ -62,7 +62,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         // session_manager.rs, at 0164300 and dbec165) parses each row's
         // `content_json` with `serde_json::from_str(&content_json)?`.
         if ctx.conv.source.dialect == crate::model::Dialect::Goose
-            && matches!(rec.loc, crate::model::Loc::Row { .. })
+            && ctx.conv.source.format == crate::model::Format::SqliteTable
         {
             f = f.note("goose cannot load this session at all: its loader parses every row's `content_json` and gives up on the first that does not parse (serde_json's error), so nothing of the session is resumed; without this row it loads");
         }
