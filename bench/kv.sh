@@ -84,6 +84,6 @@ printf '  chatfsck lint --format json best %6.3f s\n' "$ours"
 printf '  ratio chatfsck / sqlite3    %6.2f   (target <= 1.5)\n' "$(echo "$ours / $base" | bc -l)"
 [ -n "$one" ] && printf '  chatfsck on one core        %6.3f s (%.2fx slower than on %s cores)\n' "$one" "$(echo "$one / $ours" | bc -l)" "$(nproc)"
 printf '  chatfsck peak RSS           %6.1f MiB (target < 100)\n' "$(echo "$rss / 1024" | bc -l)"
-printf '  chatfsck wrote to files     %6.1f MiB (journal mode %s%s)\n' "$(echo "$blocks * 512 / 1048576" | bc -l)" "$(sqlite3 "$DB" 'PRAGMA journal_mode;')" "$([ -e "$DB-wal" ] && echo ", -wal $(du -k "$DB-wal" | cut -f1) KiB" || echo ", no -wal")"
+printf '  chatfsck wrote to files     %6.1f MiB (journal mode %s%s)\n' "$(echo "$blocks * 512 / 1048576" | bc -l)" "$(sqlite3 -readonly "$DB" 'PRAGMA journal_mode;')" "$([ -e "$DB-wal" ] && echo ", -wal $(du -k "$DB-wal" | cut -f1) KiB" || echo ", no -wal")"
 printf '  collisions found            %s/%s\n' "$collisions" "$expected"
 [ "$collisions" = "$expected" ]
