@@ -160,6 +160,28 @@ impl Snapshot {
         }
         copied.map(|_| true)
     }
+
+    /// Copy the database with SQLite's backup API into a new file at
+    /// `dest`, inside one read transaction of the snapshot's. Without one,
+    /// each step of the backup (100 pages) begins a read of its own; on a
+    /// WAL database opened with a read-only `-shm` SQLite takes every such
+    /// read for a change to the database and starts the backup again from
+    /// its first page, so a store of more than 100 pages was never copied:
+    /// the repair ran forever.
+    pub fn backup_to(&self, dest: &Path) -> rusqlite::Result<()> {
+        let began = self.conn.is_autocommit();
+        if began {
+            self.conn.execute_batch("BEGIN")?;
+            // The first read begins the read transaction.
+            self.conn
+                .query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()))?;
+        }
+        let copied = self.conn.backup(rusqlite::MAIN_DB, dest, None);
+        if began {
+            self.conn.execute_batch("COMMIT")?;
+        }
+        copied
+    }
 }
 
 /// What a read of a snapshot must confirm at its end: that the structure

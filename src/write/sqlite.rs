@@ -54,9 +54,7 @@ pub fn edit_sqlite_copy(
 ) -> Result<()> {
     let tmp = atomic::Atomic::new(output)?;
     if !snap.copy_main_file(tmp.file(), tmp.path())? {
-        snap.conn
-            .backup(rusqlite::MAIN_DB, tmp.path(), None)
-            .map_err(|e| db_err(output, e))?;
+        snap.backup_to(tmp.path()).map_err(|e| db_err(output, e))?;
     }
     // Written while it was copied: nothing is written.
     snap.check().verify_unchanged()?;
