@@ -34,7 +34,7 @@
 //! other store has the whole file checked. A source opened by `format` is
 //! wrapped in [`Guarded`], which verifies when the source ends or fails;
 //! lint verifies after a trace read on demand. A repair's copy passes
-//! `PRAGMA integrity_check` (`write::sqlite`), a full check of what was
+//! `PRAGMA quick_check` (`write::sqlite`), a full check of what was
 //! copied; the input is checked only when the copy or its edit fails, to
 //! tell damage in the input from a failed edit ([`Check::explain`]).
 

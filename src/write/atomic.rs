@@ -73,6 +73,19 @@ impl Atomic {
         Ok(BufWriter::with_capacity(256 * 1024, f))
     }
 
+    /// Start writing what the file holds to disk, for a caller with more
+    /// to do before [`Atomic::commit`] (a SQLite copy, edited and checked
+    /// after it was copied): run on a thread of its own, it leaves the
+    /// commit's flush only what was written since. Nothing in a batch,
+    /// which flushes its file system once at the end. Its error must be
+    /// reported: after a flush that failed, the commit's may succeed.
+    pub fn flush_early(&self, dest: &Path) -> Result<()> {
+        if BATCHED.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        self.tmp.as_file().sync_data().map_err(|e| out_err(dest, e))
+    }
+
     /// Flush to disk, give the copy the input's permissions, and rename it
     /// into place.
     pub fn commit(self, dest: &Path, force: bool, like: Option<&Path>) -> Result<()> {

@@ -5,7 +5,7 @@
 //! `msgIdx` changes (and rows that do not parse, and rows whose lone
 //! surrogate escapes become `\ufffd` in place) are touched. Keys, seq,
 //! chunk content, other namespaces, other tables and the schema stay as
-//! they are. The result must pass `PRAGMA integrity_check`.
+//! they are. The result must pass `PRAGMA quick_check`.
 
 use std::path::{Path, PathBuf};
 

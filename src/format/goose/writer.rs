@@ -15,7 +15,7 @@
 //!
 //! Every removed or replaced row is in the repair log. The copy is made
 //! with SQLite's backup API from the forensic snapshot and must pass
-//! `PRAGMA integrity_check`.
+//! `PRAGMA quick_check`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

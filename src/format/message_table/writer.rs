@@ -7,7 +7,7 @@
 //! `persistMessage` leaves them.
 //! - SQLite: the copy is made with SQLite's backup API from a forensic
 //!   snapshot, the rows are inserted in one transaction, and the result must
-//!   pass `PRAGMA integrity_check` before it is moved into place.
+//!   pass `PRAGMA quick_check` before it is moved into place.
 //! - PostgreSQL: the source is never modified. `--emit-sql FILE` writes a
 //!   reviewable script (one transaction, INSERTs that do nothing when the
 //!   row already exists, so it can run twice); `--target URL` applies the

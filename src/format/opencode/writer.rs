@@ -8,7 +8,7 @@
 //! `data` holds lone surrogate escapes gets `\ufffd` in their place (what
 //! opencode sends), every other byte kept. The copy is made
 //! with SQLite's backup API from the forensic snapshot and must pass
-//! `PRAGMA integrity_check`.
+//! `PRAGMA quick_check`.
 
 use std::path::{Path, PathBuf};
 
