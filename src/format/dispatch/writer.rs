@@ -13,8 +13,7 @@ use crate::error::{Error, Result};
 use crate::finding::Action;
 use crate::format::records::record::replace_lone_surrogates_in;
 use crate::model::{Conversation, Dialect, Loc};
-use crate::source::sqlite;
-use crate::write::sqlite::{db_err, edit_sqlite_copy, mend_surrogates_in_row};
+use crate::write::sqlite::{Copying, db_err, mend_surrogates_in_row};
 use crate::write::{Edit, Log, Planned, Target, Writer};
 
 /// What this writer carries out: renumbering a conversation's message
@@ -31,7 +30,9 @@ pub fn supports(_: Dialect, a: &Action) -> bool {
 /// conversation (never the conversations), applied to a copy at the end.
 pub struct KvWriter {
     input: PathBuf,
-    output: Option<PathBuf>,
+    /// The copy of the input, begun while its conversations are read;
+    /// none without an output.
+    copying: Option<Copying>,
     force: bool,
     plan: Plan,
 }
@@ -39,7 +40,10 @@ pub struct KvWriter {
 pub fn new(t: &Target<'_>) -> Result<Box<dyn Writer>> {
     Ok(Box::new(KvWriter {
         input: t.input.to_path_buf(),
-        output: t.output.map(Path::to_path_buf),
+        copying: t
+            .output
+            .map(|out| Copying::begin(t.input, out))
+            .transpose()?,
         force: t.force,
         plan: Plan::default(),
     }))
@@ -52,8 +56,8 @@ impl Writer for KvWriter {
     }
 
     fn write(self: Box<Self>, log: &mut Log) -> Result<()> {
-        match &self.output {
-            Some(out) => write(&self.input, out, &self.plan, &mut log.edits, self.force),
+        match self.copying {
+            Some(copying) => write(&self.input, copying, &self.plan, &mut log.edits, self.force),
             None => Ok(()),
         }
     }
@@ -145,9 +149,10 @@ fn plan_conversation(
 
 /// Copy the input with the backup API, apply the plan, check integrity,
 /// and move the result into place. Fills the log's before/after values.
-fn write(input: &Path, output: &Path, plan: &Plan, log: &mut [Edit], force: bool) -> Result<()> {
-    let snap = sqlite::open(input)?;
-    edit_sqlite_copy(input, output, force, snap, |tx| {
+fn write(input: &Path, copying: Copying, plan: &Plan, log: &mut [Edit], force: bool) -> Result<()> {
+    let output = copying.output().to_path_buf();
+    let output = output.as_path();
+    copying.edit(input, force, |tx| {
         for &(rowid, entry) in &plan.mend {
             let (before, after) = mend_surrogates_in_row(
                 tx,
