@@ -141,15 +141,7 @@ impl Snapshot {
         let db = |e: rusqlite::Error| Error::input(&self.file, cause(&e));
         let began = match self.access {
             Access::Immutable => false,
-            Access::ReadOnly if self.conn.is_autocommit() => {
-                self.conn.execute_batch("BEGIN").map_err(db)?;
-                // The first read takes the shared lock.
-                self.conn
-                    .query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()))
-                    .map_err(db)?;
-                true
-            }
-            Access::ReadOnly => false,
+            Access::ReadOnly => self.begin_read().map_err(db)?,
             Access::ReadOnlyShm | Access::Copy => return Ok(false),
         };
         let copied = std::fs::File::open(&self.file)
@@ -169,18 +161,26 @@ impl Snapshot {
     /// its first page, so a store of more than 100 pages was never copied:
     /// the repair ran forever.
     pub fn backup_to(&self, dest: &Path) -> rusqlite::Result<()> {
-        let began = self.conn.is_autocommit();
-        if began {
-            self.conn.execute_batch("BEGIN")?;
-            // The first read begins the read transaction.
-            self.conn
-                .query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()))?;
-        }
+        let began = self.begin_read()?;
         let copied = self.conn.backup(rusqlite::MAIN_DB, dest, None);
         if began {
             self.conn.execute_batch("COMMIT")?;
         }
         copied
+    }
+
+    /// Begin a read transaction on the snapshot's connection, unless one
+    /// is open: whether this call began it (its caller then ends it with
+    /// `COMMIT`).
+    fn begin_read(&self) -> rusqlite::Result<bool> {
+        if !self.conn.is_autocommit() {
+            return Ok(false);
+        }
+        self.conn.execute_batch("BEGIN")?;
+        // The first read takes the shared lock and begins the transaction.
+        self.conn
+            .query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()))?;
+        Ok(true)
     }
 }
 

@@ -78,9 +78,7 @@ impl Copying {
         let copied = std::thread::Builder::new()
             .name("copy".into())
             .spawn(move || {
-                if !snap.copy_main_file(tmp.file(), tmp.path())? {
-                    snap.backup_to(tmp.path()).map_err(|e| db_err(&out, e))?;
-                }
+                copy_snapshot(&snap, &tmp, &out)?;
                 Ok(Copied { snap, tmp })
             })
             .map_err(|e| Error::Output {
@@ -105,16 +103,14 @@ impl Copying {
         force: bool,
         edit: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<()>,
     ) -> Result<()> {
-        let copied = self.copied.take().map(std::thread::JoinHandle::join);
         let output = &self.output;
-        let failed = || Error::Output {
-            path: output.clone(),
-            cause: "copying the input failed".into(),
+        let Some(Ok(copied)) = self.copied.take().map(std::thread::JoinHandle::join) else {
+            return Err(Error::Output {
+                path: output.clone(),
+                cause: "copying the input failed".into(),
+            });
         };
-        let Copied { snap, tmp } = match copied {
-            Some(Ok(copied)) => copied?,
-            _ => return Err(failed()),
-        };
+        let Copied { snap, tmp } = copied?;
         edit_copied(input, output, force, snap, tmp, edit)
     }
 }
@@ -132,10 +128,22 @@ pub fn edit_sqlite_copy(
     edit: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<()>,
 ) -> Result<()> {
     let tmp = atomic::Atomic::new(output)?;
+    copy_snapshot(&snap, &tmp, output)?;
+    edit_copied(input, output, force, snap, tmp, edit)
+}
+
+/// Copy the snapshot's database into the temporary file: its main file by
+/// the kernel where that file alone is the database, with the backup API
+/// otherwise.
+fn copy_snapshot(
+    snap: &crate::source::sqlite::Snapshot,
+    tmp: &atomic::Atomic,
+    output: &Path,
+) -> Result<()> {
     if !snap.copy_main_file(tmp.file(), tmp.path())? {
         snap.backup_to(tmp.path()).map_err(|e| db_err(output, e))?;
     }
-    edit_copied(input, output, force, snap, tmp, edit)
+    Ok(())
 }
 
 /// [`edit_sqlite_copy`] once the copy is made.
@@ -175,9 +183,8 @@ fn edit_copied(
         (edited, flushed)
     });
     // The copy passed quick_check, a check of every page of what was
-    // copied and edited.
-    // If it failed, the input's own structure check tells a damaged input
-    // (named as such) from a failed edit.
+    // copied and edited. If it failed, the input's own structure check
+    // tells a damaged input (named as such) from a failed edit.
     edited.map_err(|e| snap.check().explain(e))?;
     flushed?;
     drop(snap);
@@ -191,9 +198,9 @@ fn edit_copied(
 /// spill of the page cache and again at commit: sixteen syncs for the
 /// benchmark's million-chunk store) therefore guards nothing: the copy is
 /// edited without a journal and SQLite does not sync. No `-journal` is
-/// left beside the output by a run killed while it edits. A WAL-mode copy stays in
-/// WAL mode (the mode is part of the file; a rollback journal's is not):
-/// its `-wal` is checkpointed into the copy, unsynced, when the
+/// left beside the output by a run killed while it edits. A WAL-mode copy
+/// stays in WAL mode (the mode is part of the file; a rollback journal's
+/// is not): its `-wal` is checkpointed into the copy, unsynced, when the
 /// connection closes.
 fn private_copy_pragmas(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "synchronous", "OFF")?;
@@ -210,10 +217,11 @@ fn private_copy_pragmas(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
 /// The check is `PRAGMA quick_check`, the pragma of lint's structure
 /// check of an input: every page of every b-tree, the free list, each
 /// page used once, NOT NULL and CHECK constraints. `integrity_check`
-/// also looks up every row in each of its table's indexes, which took 2.6 times as long (1.06 s
-/// against 0.41 s on the benchmark's 720 MB store, a third of the whole
-/// repair); the edits are SQLite statements, which keep the indexes, and
-/// an index that disagrees with its table was so in the input.
+/// also looks up every row in each of its table's indexes, which took
+/// 2.6 times as long (1.06 s against 0.41 s on the benchmark's 720 MB
+/// store, a third of the whole repair); the edits are SQLite statements,
+/// which keep the indexes, and an index that disagrees with its table was
+/// so in the input.
 fn finish_sqlite(conn: rusqlite::Connection, output: &Path) -> Result<()> {
     let err = |e: rusqlite::Error| Error::Output {
         path: output.to_path_buf(),

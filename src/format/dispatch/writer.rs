@@ -109,35 +109,31 @@ fn plan_conversation(
                         ));
                     }
                 }
-                Action::ReplaceSurrogates { loc } => {
+                Action::ReplaceSurrogates { loc } | Action::DropRecord { loc } => {
                     let Loc::Row {
                         rowid: Some(rowid), ..
                     } = loc
                     else {
                         continue;
                     };
-                    plan.mend.push((*rowid, log.len()));
-                    log.push(Edit::new(
-                        p.finding.rule,
-                        &conv.id,
-                        "replace-surrogates",
-                        "replaced the lone surrogate escapes with `\\ufffd`".into(),
-                        loc.clone(),
-                    ));
-                }
-                Action::DropRecord { loc } => {
-                    let Loc::Row {
-                        rowid: Some(rowid), ..
-                    } = loc
-                    else {
-                        continue;
+                    let (rows, edit, description) = match action {
+                        Action::ReplaceSurrogates { .. } => (
+                            &mut plan.mend,
+                            "replace-surrogates",
+                            "replaced the lone surrogate escapes with `\\ufffd`",
+                        ),
+                        _ => (
+                            &mut plan.delete,
+                            "drop-record",
+                            "deleted the row that does not parse (kept verbatim here)",
+                        ),
                     };
-                    plan.delete.push((*rowid, log.len()));
+                    rows.push((*rowid, log.len()));
                     log.push(Edit::new(
                         p.finding.rule,
                         &conv.id,
-                        "drop-record",
-                        "deleted the row that does not parse (kept verbatim here)".into(),
+                        edit,
+                        description.into(),
                         loc.clone(),
                     ));
                 }
@@ -147,8 +143,9 @@ fn plan_conversation(
     }
 }
 
-/// Copy the input with the backup API, apply the plan, check integrity,
-/// and move the result into place. Fills the log's before/after values.
+/// Wait for the copy begun when the writer was made, apply the plan,
+/// check the copy, and move it into place. Fills the log's before/after
+/// values.
 fn write(input: &Path, copying: Copying, plan: &Plan, log: &mut [Edit], force: bool) -> Result<()> {
     let output = copying.output().to_path_buf();
     let output = output.as_path();
