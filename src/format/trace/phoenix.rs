@@ -471,6 +471,32 @@ impl Phoenix {
     }
 }
 
+/// Wait for a build `read_ahead` gave the thread pool. The caller is
+/// often one of the pool's own threads (a directory's files are read on
+/// them), and a build spawned there waits in that thread's own queue: a
+/// blocking wait would hold a thread the build needs, and with every
+/// thread of the pool waiting so (two Phoenix databases in a directory
+/// on two cores, or one on one), nothing ran and lint never ended. So
+/// the waiting thread runs the pool's pending work itself; once the pool
+/// has none for it, its builds are running on other threads, which never
+/// wait, and a blocking wait ends.
+fn wait_built<T>(
+    built: &std::sync::mpsc::Receiver<T>,
+) -> std::result::Result<T, std::sync::mpsc::RecvError> {
+    loop {
+        match built.try_recv() {
+            Ok(v) => return Ok(v),
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                return Err(std::sync::mpsc::RecvError);
+            }
+            Err(std::sync::mpsc::TryRecvError::Empty) => {}
+        }
+        if rayon::yield_now() != Some(rayon::Yield::Executed) {
+            return built.recv();
+        }
+    }
+}
+
 /// A group's request: (group, spans rowid, trace id, turn, step).
 type Plan = (String, i64, String, usize, usize);
 
@@ -713,7 +739,7 @@ impl Backend for Phoenix {
         self.read_ahead((self.open_group, index))?;
         let next = self.ahead.pop_front().expect("read ahead");
         self.ahead_bytes -= next.bytes;
-        match next.built.recv() {
+        match wait_built(&next.built) {
             Ok(Ok(conv)) => Ok(conv),
             Ok(Err(panic)) => std::panic::resume_unwind(panic),
             Err(_) => Err(Error::input(
