@@ -456,27 +456,12 @@ fn a_wal_store_in_every_state_is_repaired_and_left_untouched() {
         let out = tempfile::tempdir().unwrap();
         let copy = out.path().join("store.db");
         std::thread::sleep(std::time::Duration::from_millis(20));
-        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("chatfsck"))
-            .args(["repair", db.to_str().unwrap(), "-o", copy.to_str().unwrap()])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let start = std::time::Instant::now();
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if start.elapsed().as_secs() >= 60 {
-                child.kill().unwrap();
-                child.wait().unwrap();
-                panic!("{state}: the repair ran for a minute and was killed");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        };
-        let mut err = String::new();
-        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
-        assert_eq!(status.code(), Some(0), "{state}: {err}");
+        let o = run_within_a_minute(
+            &["repair", db.to_str().unwrap(), "-o", copy.to_str().unwrap()],
+            &[],
+            state,
+        );
+        assert_eq!(code(&o), 0, "{state}: {}", stderr(&o));
         assert_eq!(before, dir_fingerprints(d.path()), "{state}");
         let conn = rusqlite::Connection::open(&copy).unwrap();
         let check: String = conn

@@ -1029,34 +1029,13 @@ fn a_lone_surrogate_escape_in_a_trace_is_read_as_its_app_reads_it() {
 fn a_directory_of_phoenix_databases_is_read_on_any_number_of_threads() {
     let mut reports = Vec::new();
     for threads in ["1", "2", "3"] {
-        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("chatfsck"))
-            .current_dir(root())
-            .env("RAYON_NUM_THREADS", threads)
-            .args(["lint", "--format", "json", "fixtures/traces/"])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut out = child.stdout.take().unwrap();
-        let reader = std::thread::spawn(move || {
-            let mut s = String::new();
-            std::io::Read::read_to_string(&mut out, &mut s).unwrap();
-            s
-        });
-        let start = std::time::Instant::now();
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if start.elapsed().as_secs() >= 60 {
-                child.kill().unwrap();
-                child.wait().unwrap();
-                panic!("{threads} thread(s): lint ran for a minute and was killed");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        };
-        assert_eq!(status.code(), Some(1), "{threads} thread(s)");
-        reports.push(reader.join().unwrap());
+        let o = run_within_a_minute(
+            &["lint", "--format", "json", "fixtures/traces/"],
+            &[("RAYON_NUM_THREADS", threads)],
+            &format!("{threads} thread(s)"),
+        );
+        assert_eq!(code(&o), 1, "{threads} thread(s): {}", stderr(&o));
+        reports.push(stdout(&o));
     }
     assert!(reports.iter().all(|r| r == &reports[0]));
     let doc: serde_json::Value = serde_json::from_str(&reports[0]).unwrap();

@@ -211,3 +211,43 @@ pub fn assert_second_repair_changes_nothing(copy: &Path, dir: &Path) {
         copy.display()
     );
 }
+
+/// Run chatfsck with `args` (and `env`) in the repository's root, and
+/// fail if it has not ended within a minute (it is killed first): for a
+/// test of a hang. Its output, as [`run`] gives it.
+pub fn run_within_a_minute(args: &[&str], env: &[(&str, &str)], what: &str) -> Output {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("chatfsck"))
+        .current_dir(root())
+        .envs(env.iter().copied())
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let read = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            pipe.read_to_end(&mut bytes).unwrap();
+            bytes
+        })
+    };
+    let stdout = read(Box::new(child.stdout.take().unwrap()));
+    let stderr = read(Box::new(child.stderr.take().unwrap()));
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed().as_secs() >= 60 {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("{what}: chatfsck ran for a minute and was killed");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    }
+}
