@@ -1117,3 +1117,61 @@ fn a_block_without_type_is_what_the_client_drops() {
         "the untyped block is gone from the copy"
     );
 }
+
+/// A record that names a member twice (`timestamp` on line 3, a text
+/// block's `text` on line 13, a result's `tool_use_id` on line 17): the
+/// client's `JSON.parse` keeps the last value of each, and the resume
+/// sends every unit (the oracle, 2.1.330: 19 of 19). lint called line 3
+/// "not a message record" that the client skips, said the resume kept 17
+/// of 18 messages, and the repair dropped the line: its copy sent 18.
+/// Each is now read as the client reads it, and the copy is the input.
+#[test]
+fn a_member_named_twice_is_read_as_the_client_reads_it() {
+    let input = root().join("tests/data/claude-code/member-named-twice.jsonl");
+    let (code, doc) = lint_json(input.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert!(findings(&doc).is_empty(), "{doc:#}");
+    let o = run(&["inspect", input.to_str().unwrap(), "--format", "json"]);
+    let text = stdout(&o);
+    assert!(!text.contains("a draft the client never reads"), "{text}");
+    assert!(!text.contains("toolu_not_this_one"), "{text}");
+    let d = tempfile::tempdir().unwrap();
+    let (out, log) = repair_logged(&input, d.path());
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&input).unwrap());
+    assert_eq!(log["edits"].as_array().unwrap().len(), 0, "{log:#}");
+}
+
+/// Line 4 names `parentUuid` twice: its own parent first, a uuid no record
+/// has last. The client reads the last and bridges the record to line 3
+/// (a warning). The re-link edited the first `parentUuid`, which the
+/// client does not read; the record is now written as the client reads
+/// it, the parent once, re-linked, and the log keeps the line as it was.
+#[test]
+fn a_parent_named_twice_is_relinked_where_the_client_reads_it() {
+    let input = root().join("tests/data/claude-code/parent-named-twice.jsonl");
+    let (_, doc) = lint_json(input.to_str().unwrap(), &[]);
+    assert_eq!(findings(&doc), ["dangling-parent warning 4"]);
+    let d = tempfile::tempdir().unwrap();
+    let (out, log) = repair_logged(&input, d.path());
+    let was = std::fs::read_to_string(&input).unwrap();
+    let copy = std::fs::read_to_string(&out).unwrap();
+    let line4 = copy.lines().nth(3).unwrap();
+    let rec: serde_json::Value = serde_json::from_str(line4).unwrap();
+    assert_eq!(line4.matches("\"parentUuid\":").count(), 1, "{line4}");
+    assert_eq!(rec["parentUuid"], "f4dfad6e-e564-4e66-b8b0-b469f5204e23");
+    let others = |t: &str| -> Vec<String> {
+        t.lines()
+            .enumerate()
+            .filter(|(i, _)| *i != 3)
+            .map(|(_, l)| l.to_string())
+            .collect()
+    };
+    assert_eq!(others(&copy), others(&was), "only line 4 changes");
+    let edits = log["edits"].as_array().unwrap();
+    assert_eq!(edits.len(), 1, "{log:#}");
+    assert_eq!(edits[0]["action"], "relink");
+    assert_eq!(edits[0]["before"], was.lines().nth(3).unwrap());
+    let (code, doc) = lint_json(out.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_second_repair_changes_nothing(&out, d.path());
+}

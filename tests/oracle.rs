@@ -313,6 +313,10 @@ cases! {
     // reads them as U+FFFD and sends the record (the oracle's own count
     // cannot read that line, so it is not among the units present).
     claude_invalid_utf8_in_text: Claude "tests/data/claude-code/invalid-utf8-in-text.jsonl" Expect::Whole;
+    // Members named twice, read as the client reads them: the copy is the
+    // input; and a `parentUuid` named twice, re-linked where it is read.
+    claude_member_named_twice: Claude "tests/data/claude-code/member-named-twice.jsonl" Expect::Whole;
+    claude_parent_named_twice: Claude "tests/data/claude-code/parent-named-twice.jsonl" Expect::Whole;
     // The input sends 4 of 7 units; the copy, linked in file order, all.
     claude_copy_over_a_bridged_branch: Claude "tests/data/claude-code/copy-over-a-bridged-branch.jsonl" Expect::Whole;
     // The input's request is refused (a thinking signature); the copy,

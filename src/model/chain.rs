@@ -153,6 +153,9 @@ pub struct ChainRecord {
     pub duplicate_of: Option<(usize, bool)>,
     /// Lone surrogate escapes (`\ud800`) in the record's text.
     pub lone_surrogates: u32,
+    /// The record names a member twice (in it or in its message): it was
+    /// read as the client reads it, each member with its last value.
+    pub named_twice: bool,
     pub issues: Vec<BlockIssue>,
     /// Tool results of the record whose call is in no record of the file.
     pub stray_results: Vec<String>,

@@ -22,8 +22,8 @@ use serde::Deserialize;
 
 use crate::error::{Error, Result};
 use crate::format::records::record::{
-    RawValue, bad_unicode_escape, bad_unicode_escape_reason, lone_surrogates,
-    replace_lone_surrogates, sonic_error,
+    RawValue, as_lenient_readers_read, bad_unicode_escape, bad_unicode_escape_reason,
+    lone_surrogates, replace_lone_surrogates, sonic_error,
 };
 use crate::model::chain::{
     BRIDGE_MS, BlockIssue, Chain, ChainRecord, Glued, Link, RecordKind, Signature, Unreached,
@@ -341,7 +341,7 @@ impl Reader {
             // The client's `JSON.parse` refuses the line (sonic-rs takes
             // such an escape in a value it skips).
             Ok(_) if let Some(at) = bad_escape => Err(bad_unicode_escape_reason(at)),
-            Ok(rec) => match self.record(rec, loc.clone(), 0, bytes) {
+            Ok(rec) => match self.record(rec, loc.clone(), 0, bytes, false) {
                 Ok(()) => return,
                 Err(reason) => Err(reason),
             },
@@ -355,15 +355,20 @@ impl Reader {
             && bad_escape.is_none()
             && let Ok(rec) = sonic_rs::from_slice::<Line<'_>>(data)
         {
-            if let Err(reason) = self.record(rec, loc.clone(), surrogates, bytes) {
+            if let Err(reason) = self.record(rec, loc.clone(), surrogates, bytes, false)
+                && !self.named_twice(&reason, loc.clone(), bytes)
+            {
                 self.corrupt(loc, reason, bytes, false);
             }
             return;
         }
         let first_err = match first_err {
+            Ok(e) if self.named_twice(&e.to_string(), loc.clone(), bytes) => return,
             Ok(e) => e,
             Err(reason) => {
-                self.corrupt(loc, reason, bytes, false);
+                if !self.named_twice(&reason, loc.clone(), bytes) {
+                    self.corrupt(loc, reason, bytes, false);
+                }
                 return;
             }
         };
@@ -412,16 +417,15 @@ impl Reader {
                 end: start + e as u64,
             };
             let n = count_escapes(&bytes[s..e], surrogates);
-            match sonic_rs::from_slice::<Line<'_>>(piece) {
-                Ok(rec) => {
-                    if let Err(reason) = self.record(rec, ploc.clone(), n, &bytes[s..e]) {
-                        self.corrupt(ploc, reason, &bytes[s..e], false);
-                    }
-                }
-                Err(err) => {
-                    let reason = sonic_error(&err);
-                    self.corrupt(ploc, reason, &bytes[s..e], false);
-                }
+            let reason = match sonic_rs::from_slice::<Line<'_>>(piece) {
+                Ok(rec) => match self.record(rec, ploc.clone(), n, &bytes[s..e], false) {
+                    Ok(()) => continue,
+                    Err(reason) => reason,
+                },
+                Err(err) => sonic_error(&err),
+            };
+            if !self.named_twice(&reason, ploc.clone(), &bytes[s..e]) {
+                self.corrupt(ploc, reason, &bytes[s..e], false);
             }
         }
         if let Some(at) = failed_at {
@@ -441,6 +445,25 @@ impl Reader {
         }
     }
 
+    /// A record refused only because it names a member twice (sonic-rs's
+    /// "duplicate field", in the record or its message), read as the
+    /// client's `JSON.parse` reads it: each member with its last value.
+    /// The record is marked (`named_twice`): the writer then writes it as
+    /// read, and logs it as it was. `false` when that is not why, or the
+    /// record does not read so either: the caller reports it.
+    fn named_twice(&mut self, reason: &str, loc: Loc, raw: &[u8]) -> bool {
+        if !reason.contains("duplicate field") || bad_unicode_escape(raw).is_some() {
+            return false;
+        }
+        let Some((text, surrogates)) = as_lenient_readers_read(raw) else {
+            return false;
+        };
+        let Ok(rec) = sonic_rs::from_slice::<Line<'_>>(&text) else {
+            return false;
+        };
+        self.record(rec, loc, surrogates, raw, true).is_ok()
+    }
+
     /// Read one record; `Err` is the reason its message cannot be read
     /// (nothing was recorded: the caller may retry or report it).
     fn record(
@@ -449,6 +472,7 @@ impl Reader {
         loc: Loc,
         lone_surrogates: u32,
         raw: &[u8],
+        named_twice: bool,
     ) -> std::result::Result<(), String> {
         let Some(ty) = rec.ty.as_deref() else {
             self.corrupt(
@@ -488,6 +512,7 @@ impl Reader {
             unreached: Unreached::No,
             duplicate_of: None,
             lone_surrogates,
+            named_twice,
             issues: Vec::new(),
             stray_results: Vec::new(),
         };

@@ -17,6 +17,7 @@ use crate::config::OrphanCalls;
 use crate::config::RepairPolicy as Policy;
 use crate::error::{Error, Result};
 use crate::finding::Action;
+use crate::format::records::record::as_lenient_readers_read;
 use crate::model::chain::{ChainRecord, RecordKind};
 use crate::model::{Conversation, Loc, PartKind};
 use crate::source::Limits;
@@ -59,6 +60,9 @@ struct RecEdit {
     /// A new uuid: (the old, the new).
     uuid: Option<(String, String)>,
     surrogates: bool,
+    /// The record names a member twice: written as the client reads it,
+    /// each member once with its last value, before it is edited.
+    as_read: bool,
     /// A new `message.id`: (the old, the new).
     message_id: Option<(String, String)>,
     /// Records written right after this one.
@@ -1087,6 +1091,31 @@ impl Writer for CcWriter {
                 (e.before, e.before_base64) = (Some(text), Some(raw));
             }
         }
+        // A record that names a member twice was read as the client reads
+        // it, each member with its last value. An edit of its bytes would
+        // change the first of two `parentUuid`s, which the client does not
+        // read; so an edited one is written as it was read, and its first
+        // edit's `before` is the whole record as it was: the values named
+        // first, which the client never read either, are in the log.
+        for (start, x) in plan.recs.iter_mut() {
+            let in_place =
+                x.parent.is_some() || x.uuid.is_some() || x.message_id.is_some() || x.surrogates;
+            let Some(r) = by_start.get(start).filter(|r| r.named_twice) else {
+                continue;
+            };
+            if x.drop || !in_place {
+                continue;
+            }
+            let Some(e) = edits.iter_mut().find(|e| start_of(&e.location) == *start) else {
+                continue;
+            };
+            x.as_read = true;
+            let (text, raw) = crate::write::verbatim(&records.read_bytes(&r.loc)?);
+            (e.before, e.before_base64) = (Some(text), raw);
+            e.description.push_str(
+                "; the record names a member twice and is written as the client reads it, each member once with its last value",
+            );
+        }
         edits.sort_by_key(|e| (e.location.line().unwrap_or(0), start_of(&e.location)));
         log.edits.extend(edits);
         self.plan = Some(plan);
@@ -1138,7 +1167,16 @@ impl Writer for CcWriter {
                     }
                     let mut piece = buf[s..e].to_vec();
                     if let Some(x) = edit {
-                        if x.surrogates {
+                        if x.as_read {
+                            piece = as_lenient_readers_read(&piece).map(|(t, _)| t).ok_or_else(
+                                || {
+                                    Error::input(
+                                        &self.input,
+                                        format!("line {}: the record no longer reads", line.number),
+                                    )
+                                },
+                            )?;
+                        } else if x.surrogates {
                             piece = fix_surrogates(&piece);
                         }
                         if let Some((old, new)) = &x.uuid {
