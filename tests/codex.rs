@@ -543,3 +543,23 @@ fn a_lone_surrogate_escape_is_no_damage_to_codex() {
     assert_eq!(code(&o), 0, "{doc:#}");
     assert_eq!(findings(&doc), Vec::<String>::new(), "{doc:#}");
 }
+
+/// Members named twice: `timestamp` on line 4, `type` at the top of line
+/// 5 and `call_id` in its payload, the payload's `type` on line 9. Codex
+/// 0.169.0 reads each with its last value and sends every unit (the
+/// oracle: 29 of 29, and never the first `call_id`). lint called lines 5
+/// and 9 records Codex skips, with their calls unanswered, and the repair
+/// dropped both outputs. Now each is read as Codex reads it.
+#[test]
+fn a_member_named_twice_is_read_as_codex_reads_it() {
+    let input = root().join("tests/data/codex/member-named-twice.jsonl");
+    let (code, doc) = lint_json(input.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(doc["summary"]["messages"], 17, "{doc:#}");
+    let o = run(&["inspect", input.to_str().unwrap(), "--format", "json"]);
+    assert!(!stdout(&o).contains("call_not_this_one"), "{}", stdout(&o));
+    let d = tempfile::tempdir().unwrap();
+    let (out, log) = repair_logged(&input, d.path());
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&input).unwrap());
+    assert_eq!(log["edits"].as_array().unwrap().len(), 0, "{log:#}");
+}

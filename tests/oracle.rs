@@ -200,6 +200,9 @@ macro_rules! cases {
 cases! {
     // Codex 0.169.0: every fixture, repaired.
     codex_healthy_rollout: Codex "fixtures/codex/healthy/rollout.jsonl" Expect::Whole;
+    // Members named twice, at the top and in payloads: read with their
+    // last values, as Codex reads them; the copy is the input.
+    codex_member_named_twice: Codex "tests/data/codex/member-named-twice.jsonl" Expect::Whole;
     // 1 of the copy's 29 items follows the compacted line; the 28 before
     // it are replaced by replacement_history, by design.
     codex_compacted_replacement_history: Codex "fixtures/codex/compacted/compacted-replacement-history.jsonl"

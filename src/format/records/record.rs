@@ -270,7 +270,7 @@ impl Builder {
             self.corrupt(loc, too_deep_reason(), bytes, false);
             return Ok(());
         }
-        let fixed: Vec<u8>;
+        let mut fixed: Vec<u8> = Vec::new();
         let mut surrogates = 0;
         let rec: Rec<'_> = match sonic_rs::from_slice(bytes) {
             Ok(_) if let Some(at) = bad_unicode_escape(bytes) => {
@@ -281,7 +281,9 @@ impl Builder {
             Err(e) => {
                 // Python's `json` and `JSON.parse`, which provider-shaped
                 // histories are read with, are more lenient than sonic-rs:
-                // a provider-shaped message is read as they read it.
+                // a provider-shaped message is read as they read it. So is
+                // a Codex line: Codex 0.169.0 reads a member named twice
+                // with its last value, at the top or in the payload.
                 let Some((text, n)) = as_lenient_readers_read(bytes) else {
                     let reason = sonic_error(&e);
                     self.corrupt(loc, reason, bytes, torn_tail && e.is_eof());
@@ -289,7 +291,10 @@ impl Builder {
                 };
                 fixed = text;
                 match sonic_rs::from_slice::<Rec<'_>>(&fixed) {
-                    Ok(r) if r.role.is_some() && bad_unicode_escape(bytes).is_none() => {
+                    Ok(r)
+                        if (r.role.is_some() || (r.ty.is_some() && r.payload.is_some()))
+                            && bad_unicode_escape(bytes).is_none() =>
+                    {
                         surrogates = n;
                         r
                     }
@@ -339,10 +344,22 @@ impl Builder {
             Family::ClaudeCode => self.handlers.claude_code,
             Family::Codex => self.handlers.codex,
         };
-        let result = match handler {
+        let mut result = match handler {
             Some(read) => read(self, rec, loc.clone()),
             None => Err(format!("is a {} record", family_name(family))),
         };
+        // A member named twice inside a Codex payload: read again as Codex
+        // reads it, each member with its last value.
+        if let (Err(reason), Family::Codex, Some(read), true) =
+            (&result, family, handler, fixed.is_empty())
+            && reason.contains("duplicate field")
+            && bad_unicode_escape(bytes).is_none()
+            && let Some((text, n)) = as_lenient_readers_read(bytes)
+            && let Ok(rec) = sonic_rs::from_slice::<Rec<'_>>(&text)
+        {
+            result = read(self, rec, loc.clone());
+            surrogates = n;
+        }
         match result {
             Ok(()) => {
                 self.records += 1;
