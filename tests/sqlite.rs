@@ -592,3 +592,57 @@ fn a_lone_surrogate_escape_in_a_chunk_is_read_and_mended() {
     );
     assert_second_repair_changes_nothing(&out, dir.path());
 }
+
+/// A chunk whose `text` is named twice: dispatch's `JSON.parse` keeps the
+/// last value. lint called the row "not a chunk entry" and lost the
+/// chunk (a false `corrupt-record`, and a false `seq-gap` after it). It
+/// is now read as the app reads it: the findings are the fixture's, and
+/// the conversation holds the last text, never the first.
+#[test]
+fn a_member_named_twice_in_a_chunk_is_read_as_the_app_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("seed-000.db");
+    std::fs::copy(root().join("fixtures/dispatch/seed-000.db"), &db).unwrap();
+    let key = format!("conv:{SEED}:chunk:0000000003");
+    let n = rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute(
+            r#"UPDATE kv SET value = replace(value, '"text":"Hello! How', '"text":"a draft the app never reads","text":"Hello! How') WHERE key = ?1"#,
+            [&key],
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+    let rules = |doc: &serde_json::Value| -> Vec<String> {
+        doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| format!("{} {}", f["rule"], f["summary"]))
+            .collect()
+    };
+    let (_, fixture) = lint_json("fixtures/dispatch/seed-000.db", &[]);
+    let (_, doc) = lint_json(db.to_str().unwrap(), &[]);
+    assert_eq!(rules(&doc), rules(&fixture));
+    let o = run(&[
+        "inspect",
+        db.to_str().unwrap(),
+        "--conversation",
+        SEED,
+        "--format",
+        "json",
+    ]);
+    let text = stdout(&o);
+    assert!(text.contains("Hello! How can I help"), "{text}");
+    assert!(!text.contains("a draft the app never reads"), "{text}");
+    let (out, _) = repair_logged(&db, dir.path());
+    let (_, again) = lint_json(out.to_str().unwrap(), &[]);
+    assert!(
+        again["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["rule"] != "corrupt-record" && f["rule"] != "seq-gap"),
+        "{again:#}"
+    );
+    assert_second_repair_changes_nothing(&out, dir.path());
+}

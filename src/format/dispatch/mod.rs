@@ -443,6 +443,20 @@ fn build(
             &mended,
             entry::decode,
         );
+        // A member named twice: `JSON.parse` keeps its last value, and so
+        // does this second reading (serde_json's tree, written out again).
+        let lenient = std::cell::OnceCell::new();
+        let decoded = match decoded {
+            Err(e) if e.to_string().contains("duplicate field") => {
+                match super::records::record::as_lenient_readers_read(value) {
+                    Some((text, lone)) => entry::decode(lenient.get_or_init(|| text))
+                        .map(|e| (e, lone))
+                        .map_err(|_| e),
+                    None => Err(e),
+                }
+            }
+            other => other,
+        };
         let entry = match decoded {
             Ok((e, lone)) => {
                 conv.note_lone_surrogates(&loc, lone);
