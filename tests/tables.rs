@@ -639,3 +639,43 @@ fn a_lone_surrogate_escape_in_a_message_row_is_read() {
     want.push("\"lone-surrogate\" \"error\"".to_string());
     assert_eq!(rules(&doc), want, "{doc:#}");
 }
+
+/// Members named twice in gbrain's `content_blocks` (a text block's
+/// `text`, a call's `name`): `JSON.parse` and `jsonb` keep the last value.
+/// lint called the row's `content_blocks` (`message_idx` 1) "not a message
+/// record" and lost the message, which turned the fixture's gap at
+/// `message_idx` 2 into a gap of two (1-2). It is read as the app reads it:
+/// the fixture's findings, and a repair that settles.
+#[test]
+fn gbrain_members_named_twice_are_read_as_the_app_reads_them() {
+    let d = copy_to_tmp(&[GBRAIN]);
+    let db = d.path().join("gbrain.db");
+    Connection::open(&db)
+        .unwrap()
+        .execute_batch(
+            r#"UPDATE subagent_messages SET content_blocks = replace(replace(content_blocks,
+                   '"text":"I''ll start', '"text":"a draft","text":"I''ll start'),
+                   '"name":"brain_list_pages"', '"name":"x","name":"brain_list_pages"')
+               WHERE rowid = 2;"#,
+        )
+        .unwrap();
+    let text: String = Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT content_blocks FROM subagent_messages WHERE rowid = 2",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(
+        text.contains(r#""name":"x","name":"brain_list_pages""#),
+        "{text}"
+    );
+    let (_, fixture) = lint_json(GBRAIN, &[]);
+    let (_, doc) = lint_json(db.to_str().unwrap(), &[]);
+    assert_eq!(rule_locs(&doc), rule_locs(&fixture), "{doc:#}");
+    let (out, _) = repair_logged(&db, d.path());
+    let (code, _) = lint_json(out.to_str().unwrap(), &["--fail-on", "error"]);
+    assert_eq!(code, 0);
+    assert_second_repair_changes_nothing(&out, d.path());
+}

@@ -437,12 +437,25 @@ pub(crate) fn parse_content_json(text: &str, msg: &mut Message, loc: &Loc) -> Re
         return Err(too_deep_reason());
     }
     let mended = std::cell::OnceCell::new();
-    let (c, n) = or_with_surrogates_mended(
+    let lenient = std::cell::OnceCell::new();
+    let (c, n) = match or_with_surrogates_mended(
         sonic_rs::from_str::<Content<'_>>(text),
         text.as_bytes(),
         &mended,
         sonic_rs::from_slice,
-    )
+    ) {
+        // A member named twice: `JSON.parse` and PostgreSQL's `jsonb`
+        // keep its last value, and so does serde_json's tree.
+        Err(e) if e.to_string().contains("duplicate field") => {
+            match as_lenient_readers_read(text.as_bytes()) {
+                Some((t, n)) => sonic_rs::from_slice::<Content<'_>>(lenient.get_or_init(|| t))
+                    .map(|c| (c, n))
+                    .map_err(|_| e),
+                None => Err(e),
+            }
+        }
+        other => other,
+    }
     .map_err(|e| sonic_error(&e))?;
     parse_content(c, msg, loc, &mut Evidence::default()).map(|()| n)
 }
