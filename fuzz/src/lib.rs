@@ -115,8 +115,10 @@ impl contract::Chatfsck for Library {
 pub use contract::NAMES;
 
 /// This process's scratch directory (under /dev/shm when there is one:
-/// every execution writes a file), removed by nobody: the fuzzer's
-/// process is short-lived and the names are reused.
+/// every execution writes a file). The fuzzer ends a process with
+/// `exit`, so a directory outlives its process: each process removes
+/// those of processes that are gone (a fork-mode run starts a process per
+/// job, thousands in a long run).
 pub fn scratch() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
@@ -125,10 +127,31 @@ pub fn scratch() -> &'static Path {
         } else {
             std::env::temp_dir()
         };
+        sweep(&base);
         let dir = base.join(format!("chatfsck-fuzz-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("scratch directory");
         dir
     })
+}
+
+/// Remove the scratch directories under `base` whose process is gone.
+fn sweep(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("chatfsck-fuzz-"))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 pub use contract::named;
