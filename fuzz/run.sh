@@ -2,8 +2,8 @@
 # Build the fuzz targets, replay every regression input, then fuzz each
 # target for a bounded time or number of executions.
 #
-#   fuzz/run.sh [--ci | --seconds N | --runs N] [--jobs N]
-#               [--sanitizer address|none] [TARGET...]
+#   fuzz/run.sh [--ci | --seconds N | --runs N] [--jobs N | --fork N]
+#               [--timeout S] [--sanitizer address|none] [TARGET...]
 #
 # CI runs `fuzz/run.sh --ci`: every target replays its regression inputs
 # and its seed corpus (fuzz/seed.py, from fixtures/) and stops; it does not
@@ -15,6 +15,13 @@
 # regressions/, which CI replays.
 # The long run whose figures are in fuzz/README.md is
 #   fuzz/run.sh --runs 10000000
+# and on two cores, one search whose executions add up (libFuzzer's fork
+# mode: a process per job, the corpus merged between jobs), beside other
+# work at the lowest priority:
+#   nice -n 19 fuzz/run.sh --sanitizer none --fork 2 --timeout 60 \
+#       --runs 10000000 lint_file
+# --timeout: an input running longer is a hang (default 10 s); raise it
+# when the run shares the machine, where a slow input waits for a core.
 # --sanitizer none builds without AddressSanitizer (its own target
 # directory, target/sanitizer-none): 3-7 times the executions per second.
 # ASan checks the unsafe code (the bundled SQLite, SIMD scanners); the
@@ -28,6 +35,8 @@ cd "$(dirname "$0")/.."
 budget=()
 ci=0
 jobs=1
+fork=0
+timeout=10
 sanitizer=address
 targets=()
 while [ $# -gt 0 ]; do
@@ -36,8 +45,10 @@ while [ $# -gt 0 ]; do
         --seconds) budget=(-max_total_time="$2"); shift 2 ;;
         --runs) budget=(-runs="$2"); shift 2 ;;
         --jobs) jobs="$2"; shift 2 ;;
+        --fork) fork="$2"; shift 2 ;;
+        --timeout) timeout="$2"; shift 2 ;;
         --sanitizer) sanitizer="$2"; shift 2 ;;
-        -h|--help) sed -n 2,20p "$0"; exit 0 ;;
+        -h|--help) sed -n 2,28p "$0"; exit 0 ;;
         -*) echo "fuzz/run.sh: unknown option $1" >&2; exit 2 ;;
         *) targets+=("$1"); shift ;;
     esac
@@ -114,6 +125,12 @@ fi
 parallel=()
 # Parallel jobs write their output to fuzz-N.log files instead.
 [ "$jobs" = 1 ] || parallel=(-jobs="$jobs" -workers="$jobs")
+if [ "$fork" != 0 ]; then
+    parallel=(-fork="$fork")
+    # Each job's inputs, corpus and log are files in libFuzzer's temporary
+    # directory, written and removed a job at a time: keep them in memory.
+    if [ -d /dev/shm ]; then export TMPDIR=/dev/shm; fi
+fi
 for t in "${targets[@]}"; do
     if [ ${#budget[@]} = 0 ]; then
         budget=(-max_total_time=45)
@@ -125,7 +142,7 @@ for t in "${targets[@]}"; do
     log="artifacts/$t.log"
     status=0
     "$bin/$t" "corpus/$t" \
-        "${budget[@]}" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
+        "${budget[@]}" -max_len=16384 -timeout="$timeout" -rss_limit_mb=2048 \
         "${parallel[@]}" -print_final_stats=1 \
         -artifact_prefix="artifacts/$t/" >"$log" 2>&1 || status=$?
     grep -E '^(#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units|stat::peak_rss_mb)' "$log" || true
