@@ -1175,3 +1175,46 @@ fn a_parent_named_twice_is_relinked_where_the_client_reads_it() {
     assert_eq!(code, 0, "{doc:#}");
     assert_second_repair_changes_nothing(&out, d.path());
 }
+
+/// The same record with a byte that is not UTF-8 in its tool input
+/// (found by `repair_file`, `claude-code-named-twice-record-not-utf8-relinked`).
+/// The client decodes the line with that byte as U+FFFD and reads the
+/// record; so does lint. The repair, which writes such a record as read,
+/// parsed the raw bytes instead and failed ("line 4: the record no longer
+/// reads", exit 2). It now writes the record as read, the byte as U+FFFD,
+/// and the log keeps the line's own bytes.
+#[test]
+fn a_parent_named_twice_in_a_record_not_utf8_is_relinked() {
+    let was =
+        std::fs::read(root().join("tests/data/claude-code/parent-named-twice.jsonl")).unwrap();
+    let at = was
+        .windows(11)
+        .position(|w| w == b"def main():")
+        .expect("line 4's tool input");
+    let mut bytes = was.clone();
+    bytes.splice(at + 5..at + 5, [0xFF]);
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("parent-named-twice.jsonl");
+    std::fs::write(&input, &bytes).unwrap();
+    let (_, doc) = lint_json(input.to_str().unwrap(), &[]);
+    assert_eq!(findings(&doc), ["dangling-parent warning 4"]);
+    let out_dir = d.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let (out, log) = repair_logged(&input, &out_dir);
+    let copy = std::fs::read_to_string(&out).expect("the copy is UTF-8");
+    let line4 = copy.lines().nth(3).unwrap();
+    let rec: serde_json::Value = serde_json::from_str(line4).unwrap();
+    assert_eq!(line4.matches("\"parentUuid\":").count(), 1, "{line4}");
+    assert_eq!(rec["parentUuid"], "f4dfad6e-e564-4e66-b8b0-b469f5204e23");
+    assert!(line4.contains("def m\u{FFFD}ain():"), "{line4}");
+    let edits = log["edits"].as_array().unwrap();
+    assert_eq!(edits.len(), 1, "{log:#}");
+    assert_eq!(edits[0]["action"], "relink");
+    use base64::Engine as _;
+    let raw_line4 = bytes.split(|&b| b == b'\n').nth(3).unwrap();
+    let raw_line4 = base64::engine::general_purpose::STANDARD.encode(raw_line4);
+    assert_eq!(edits[0]["before_base64"], raw_line4, "{log:#}");
+    let (code, doc) = lint_json(out.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_second_repair_changes_nothing(&out, &out_dir);
+}

@@ -1168,14 +1168,18 @@ impl Writer for CcWriter {
                     let mut piece = buf[s..e].to_vec();
                     if let Some(x) = edit {
                         if x.as_read {
-                            piece = as_lenient_readers_read(&piece).map(|(t, _)| t).ok_or_else(
-                                || {
+                            // Read as the loader reads the line: each
+                            // sequence that is not UTF-8 as U+FFFD (the
+                            // log keeps the record's own bytes).
+                            let text = String::from_utf8_lossy(&piece);
+                            piece = as_lenient_readers_read(text.as_bytes())
+                                .map(|(t, _)| t)
+                                .ok_or_else(|| {
                                     Error::input(
                                         &self.input,
                                         format!("line {}: the record no longer reads", line.number),
                                     )
-                                },
-                            )?;
+                                })?;
                         } else if x.surrogates {
                             piece = fix_surrogates(&piece);
                         }
