@@ -126,6 +126,10 @@ parallel=()
 # Parallel jobs write their output to fuzz-N.log files instead.
 [ "$jobs" = 1 ] || parallel=(-jobs="$jobs" -workers="$jobs")
 if [ "$fork" != 0 ]; then
+    if [ "$jobs" != 1 ]; then
+        echo "fuzz/run.sh: --jobs and --fork are two ways to run in parallel: give one" >&2
+        exit 2
+    fi
     parallel=(-fork="$fork")
     # Each job's inputs, corpus and log are files in libFuzzer's temporary
     # directory, written and removed a job at a time: keep them in memory.
@@ -145,7 +149,8 @@ for t in "${targets[@]}"; do
         "${budget[@]}" -max_len=16384 -timeout="$timeout" -rss_limit_mb=2048 \
         "${parallel[@]}" -print_final_stats=1 \
         -artifact_prefix="artifacts/$t/" >"$log" 2>&1 || status=$?
-    grep -E '^(#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units|stat::peak_rss_mb)' "$log" || true
+    # Fork mode's parent ends with `INFO: fuzzed for N iterations`.
+    grep -E '^(#[0-9]+[[:space:]]+DONE|INFO: fuzzed for|stat::number_of_executed_units|stat::peak_rss_mb)' "$log" || true
     # A failing input (crash, contract violation, timeout, leak) is written
     # under artifacts/; any other failure is the fuzzer's own.
     if [ "$status" != 0 ] || compgen -G "artifacts/$t/*" >/dev/null; then

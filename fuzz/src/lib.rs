@@ -115,10 +115,11 @@ impl contract::Chatfsck for Library {
 pub use contract::NAMES;
 
 /// This process's scratch directory (under /dev/shm when there is one:
-/// every execution writes a file). The fuzzer ends a process with
-/// `exit`, so a directory outlives its process: each process removes
-/// those of processes that are gone (a fork-mode run starts a process per
-/// job, thousands in a long run).
+/// every execution writes a file), named with chatfsck's own temporary
+/// tag (`fuzz-chatfsck-<pid>-`). The fuzzer ends a process with `exit`,
+/// so a directory outlives its process: each process removes those of
+/// processes that are gone, as chatfsck sweeps its own (a fork-mode run
+/// starts a process per job, thousands in a long run).
 pub fn scratch() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
@@ -127,35 +128,11 @@ pub fn scratch() -> &'static Path {
         } else {
             std::env::temp_dir()
         };
-        sweep(&base);
-        let dir = base.join(format!("chatfsck-fuzz-{}", std::process::id()));
+        chatfsck::cleanup::sweep(&base, "fuzz-");
+        let dir = base.join(format!("fuzz-{}", chatfsck::cleanup::tag()));
         std::fs::create_dir_all(&dir).expect("scratch directory");
         dir
     })
-}
-
-/// Remove the scratch directories under `base` whose process is gone
-/// (told by `/proc`: without it, none is removed).
-fn sweep(base: &Path) {
-    if !Path::new("/proc/self").exists() {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(base) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let name = e.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix("chatfsck-fuzz-"))
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if !Path::new(&format!("/proc/{pid}")).exists() {
-            let _ = std::fs::remove_dir_all(e.path());
-        }
-    }
 }
 
 pub use contract::named;
