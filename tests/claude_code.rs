@@ -1185,14 +1185,13 @@ fn a_parent_named_twice_is_relinked_where_the_client_reads_it() {
 /// and the log keeps the line's own bytes.
 #[test]
 fn a_parent_named_twice_in_a_record_not_utf8_is_relinked() {
-    let was =
+    let mut bytes =
         std::fs::read(root().join("tests/data/claude-code/parent-named-twice.jsonl")).unwrap();
-    let at = was
+    let at = bytes
         .windows(11)
         .position(|w| w == b"def main():")
         .expect("line 4's tool input");
-    let mut bytes = was.clone();
-    bytes.splice(at + 5..at + 5, [0xFF]);
+    bytes.insert(at + 5, 0xFF);
     let d = tempfile::tempdir().unwrap();
     let input = d.path().join("parent-named-twice.jsonl");
     std::fs::write(&input, &bytes).unwrap();

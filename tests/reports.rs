@@ -393,15 +393,12 @@ fn no_progress_bar_or_stray_output_in_machine_formats() {
 }
 
 /// Microsoft's SARIF Multitool (.ci/run installs it; without it the test
-/// fails and says so): every SARIF log
-/// chatfsck writes for the fixtures passes `validate --rule-kind "Sarif;Gh"`
-/// (the SARIF spec plus GitHub code scanning's ingestion rules) with no
-/// error.
+/// fails and says so, as those that need Chromium, PostgreSQL or the real
+/// clients do): every SARIF log chatfsck writes for the fixtures passes
+/// `validate --rule-kind "Sarif;Gh"` (the SARIF spec plus GitHub code
+/// scanning's ingestion rules) with no error.
 #[test]
 fn sarif_passes_the_sarif_multitool_validator() {
-    // Without the validator this test cannot run: it fails and says so,
-    // as the tests that need Chromium, PostgreSQL or the real clients do
-    // (a test that returns early would pass without checking anything).
     let Some(tool) = std::env::var_os("CHATFSCK_SARIF_VALIDATOR") else {
         panic!(
             "CHATFSCK_SARIF_VALIDATOR is not set: .ci/run installs \
