@@ -1126,6 +1126,11 @@ impl Writer for CcWriter {
         let (Some(out), Some(plan)) = (&self.output, &self.plan) else {
             return Err(Error::not_history(&self.input, "holds no conversation"));
         };
+        if plan.pieces.is_empty() {
+            // No line to look at: every line is written as it is, so the
+            // copy is the file, copied by the kernel.
+            return crate::write::atomic::copy(&self.input, out, self.force);
+        }
         let werr = crate::write::lines::output_error(out);
         crate::write::lines::rewrite(
             &self.input,

@@ -305,6 +305,10 @@ impl Writer for CodexWriter {
         let (Some(output), true) = (&self.output, self.planned) else {
             return Err(Error::not_history(&self.input, "holds no conversation"));
         };
+        if self.lines.is_empty() {
+            // No line to change: the copy is the file, copied by the kernel.
+            return crate::write::atomic::copy(&self.input, output, self.force);
+        }
         let werr = crate::write::lines::output_error(output);
         crate::write::lines::rewrite(
             &self.input,
