@@ -78,6 +78,11 @@ pub struct Report {
     /// session whose first lines are damaged is read as a chat history).
     #[serde(skip)]
     pub store: &'static str,
+    /// What lint makes of the copy, read by the pass that settled it (a
+    /// dry pass that found nothing to change): the checks that judge the
+    /// copy afterwards read it from here, not from the file again.
+    #[serde(skip)]
+    settled_read: Option<Box<ReadBack>>,
 }
 
 /// Decide, for the findings of one conversation, which fixes apply.
@@ -212,7 +217,7 @@ fn resumes_as_much(input: &Path, out: &Path, opts: &Options, report: Report) -> 
         return Ok(report);
     }
     // Most copies hold no error of these rules: one read settles it.
-    let copy = read_copy(out, input, opts)?;
+    let copy = copy_read(&report, out, input, opts)?;
     if !copy.errors.iter().any(|(r, _)| RESUME_RULES.contains(r)) {
         return Ok(report);
     }
@@ -272,14 +277,14 @@ fn linked(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Report>
     let Ok(want) = format::claude_code::resumed_at(input, opts.limits) else {
         return Ok(report);
     };
-    let judge = |p: &Path| -> Option<(usize, usize)> {
-        let got = read_copy(p, input, opts).ok()?;
+    let judge = |r: &Report, p: &Path| -> Option<(usize, usize)> {
+        let got = copy_read(r, p, input, opts).ok()?;
         Some((
             want.iter().filter(|u| !got.sent.contains(*u)).count(),
             got.errors.len(),
         ))
     };
-    let Some(first) = judge(out) else {
+    let Some(first) = judge(&report, out) else {
         return Ok(report);
     };
     if first == (0, 0) {
@@ -293,7 +298,7 @@ fn linked(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Report>
     let Ok(mut other) = settle(input, Some(&alt), opts, Relink::AsBridged) else {
         return Ok(report);
     };
-    if judge(&alt).is_none_or(|second| second >= first) {
+    if judge(&other, &alt).is_none_or(|second| second >= first) {
         return Ok(report);
     }
     std::fs::rename(&alt, out).map_err(|e| Error::io(out, &e))?;
@@ -304,6 +309,7 @@ fn linked(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Report>
 /// What lint makes of a file, read back: the uuids Claude Code's resume
 /// of it sends (none for other stores), and its error findings, each with
 /// the uuid of the Claude Code record it is on.
+#[derive(Debug, Default, Clone)]
 struct ReadBack {
     sent: std::collections::HashSet<String>,
     errors: Vec<(&'static str, Option<String>)>,
@@ -357,14 +363,20 @@ impl ReadBack {
 
 fn read_back(path: &Path, opts: &Options) -> Result<ReadBack> {
     let mut src = format::open_with(path, opts.limits, opts.mapping.as_ref())?;
-    let mut back = ReadBack {
-        sent: std::collections::HashSet::new(),
-        errors: Vec::new(),
-    };
+    let mut back = ReadBack::default();
     while let Some(conv) = src.next_conversation() {
         let conv = conv?;
-        back.sent
-            .extend(format::claude_code::resumed(&conv).map(str::to_string));
+        back.add(&conv, &crate::lint::check(&conv, &opts.selection));
+        src.done(conv);
+    }
+    Ok(back)
+}
+
+impl ReadBack {
+    /// Add one conversation, with the findings lint makes of it.
+    fn add(&mut self, conv: &crate::model::Conversation, findings: &[Finding]) {
+        self.sent
+            .extend(format::claude_code::resumed(conv).map(str::to_string));
         // The uuid of the record on each line (Claude Code).
         let mut by_line: HashMap<u64, &str> = HashMap::new();
         for r in conv.chain.iter().flat_map(|c| c.records.iter()) {
@@ -372,7 +384,7 @@ fn read_back(path: &Path, opts: &Options) -> Result<ReadBack> {
                 by_line.entry(line).or_insert(u);
             }
         }
-        for f in crate::lint::check(&conv, &opts.selection) {
+        for f in findings {
             if f.severity == crate::finding::Severity::Error {
                 let uuid = f
                     .loc
@@ -380,12 +392,10 @@ fn read_back(path: &Path, opts: &Options) -> Result<ReadBack> {
                     .and_then(crate::model::Loc::line)
                     .and_then(|l| by_line.get(&l))
                     .map(|u| u.to_string());
-                back.errors.push((f.rule, uuid));
+                self.errors.push((f.rule, uuid));
             }
         }
-        src.done(conv);
     }
-    Ok(back)
 }
 
 /// A registered temporary directory beside `out` (removed on drop, and
@@ -425,10 +435,24 @@ fn read_copy(out: &Path, input: &Path, opts: &Options) -> Result<ReadBack> {
     read_back(&copy, opts)
 }
 
+/// What lint makes of the copy at `out`: as the pass that settled it read
+/// it, or read again.
+fn copy_read<'a>(
+    report: &'a Report,
+    out: &Path,
+    input: &Path,
+    opts: &Options,
+) -> Result<std::borrow::Cow<'a, ReadBack>> {
+    Ok(match &report.settled_read {
+        Some(r) => std::borrow::Cow::Borrowed(&**r),
+        None => std::borrow::Cow::Owned(read_copy(out, input, opts)?),
+    })
+}
+
 /// Repair `input` into `output`, then repair the copy again until a pass
 /// changes nothing (a fix can uncover another finding).
 fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -> Result<Report> {
-    let mut report = repair_once(input, output, opts, relink)?;
+    let mut report = repair_once(input, output, opts, relink, None)?;
     let Some(out) = output else {
         return Ok(report);
     };
@@ -449,29 +473,49 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
             settled = true;
             break;
         }
+        // The copy is read under the input's file name, linked into a
+        // directory of its own beside it (not in its own folder, whose
+        // other files a reader may look at).
         let (_registered, scratch) = scratch_beside(out)?;
-        let (a, b) = (scratch.path().join("a"), scratch.path().join("b"));
-        for d in [&a, &b] {
-            std::fs::create_dir(d).map_err(|e| Error::io(d, &e))?;
-        }
-        let (copy, next) = (a.join(name), b.join(name));
+        let copy = scratch.path().join(name);
         link_as(out, &copy)?;
+        // A dry pass first: a text store's writer logs every edit as it
+        // plans it, so the pass that settles the copy (most often the
+        // first after the repair) writes nothing. A pass that would edit
+        // the copy runs again, writing.
+        let dry = Options {
+            dry_run: true,
+            ..opts.clone()
+        };
+        let next = scratch
+            .path()
+            .join(format!("{}.next", crate::cleanup::tag()));
+        let mut read = ReadBack::default();
+        let again = match repair_once(&copy, None, &dry, relink, Some(&mut read)) {
+            Ok(r) if r.edits.is_empty() || r.store != report.store => Ok(r),
+            Ok(_) => repair_once(&copy, Some(&next), opts, relink, None),
+            Err(e) => Err(e),
+        };
         // A copy another store's reader reads (a Copilot CLI event log, a
         // provider-shaped history) is no repair of this store's file: the
         // repair it would get is another program's, or none.
-        if let Ok(src) = format::open_with(&copy, opts.limits, opts.mapping.as_ref()) {
-            let store = format::store_of(&src.info()).map_or("", |s| s.name);
-            if store != report.store {
-                let why = format!(
-                    "the repaired copy would be read by the {store} reader, where the input is read by the {} reader: {KEPT_INPUT}",
-                    report.store
-                );
-                return keep_input(input, out, opts, &why, report);
-            }
+        let store = match &again {
+            Ok(r) => r.store,
+            Err(_) => match format::open_with(&copy, opts.limits, opts.mapping.as_ref()) {
+                Ok(src) => format::store_of(&src.info()).map_or("", |s| s.name),
+                Err(_) => report.store,
+            },
+        };
+        if store != report.store {
+            let why = format!(
+                "the repaired copy would be read by the {store} reader, where the input is read by the {} reader: {KEPT_INPUT}",
+                report.store
+            );
+            return keep_input(input, out, opts, &why, report);
         }
         // A pass that fails leaves nothing: not the copy an earlier pass
         // committed either (a failed repair writes nothing).
-        let again = match repair_once(&copy, Some(&next), opts, relink) {
+        let again = match again {
             Ok(r) => r,
             // A copy that reads as no history at all (the lines an earlier
             // pass left are all damaged) is worse than any input.
@@ -489,6 +533,7 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
         if again.edits.is_empty() {
             reads_as = (again.format, again.dialect);
             settled = true;
+            report.settled_read = Some(Box::new(read));
             break;
         }
         std::fs::rename(&next, out).map_err(|e| Error::io(out, &e))?;
@@ -541,7 +586,10 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
             .as_ref()
             .is_some_and(|l: &Vec<Left>| !l.is_empty())
     {
-        let (before, copy) = (read_back(input, opts)?, read_copy(out, input, opts)?);
+        let (before, copy) = (
+            read_back(input, opts)?,
+            copy_read(&report, out, input, opts)?,
+        );
         let gained = copy.gained(&before, !other_dialect, |r| {
             other_dialect || !RESUME_RULES.contains(&r)
         });
@@ -606,16 +654,19 @@ fn keep_input(
         edits: Vec::new(),
         left,
         kept_input: Some(why.to_string()),
+        settled_read: None,
         ..report
     })
 }
 
 /// One pass: repair `input` into `output`.
+/// With `back`, what lint makes of the input is added to it as well.
 fn repair_once(
     input: &Path,
     output: Option<&Path>,
     opts: &Options,
     relink: Relink,
+    mut back: Option<&mut ReadBack>,
 ) -> Result<Report> {
     let pg = source::is_postgres(input);
     if pg {
@@ -688,6 +739,9 @@ fn repair_once(
             .prepared()
             .and_then(|p| p.downcast::<Vec<Finding>>().ok())
             .map_or_else(|| crate::lint::check(&conv, &opts.selection), |p| *p);
+        if let Some(b) = back.as_deref_mut() {
+            b.add(&conv, &findings);
+        }
         let planned = plan(&findings, &opts.policy, &mut log.left);
         writer.plan(&conv, &planned, &mut log)?;
         last = Some(conv.source.clone());
@@ -726,5 +780,75 @@ fn repair_once(
         left: log.left,
         kept_input: None,
         store,
+        settled_read: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The text files under `dir`, recursively (JSON Lines and JSON).
+    fn text_files(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                text_files(&p, out);
+            } else if p.extension().is_some_and(|e| e == "jsonl" || e == "json") {
+                out.push(p);
+            }
+        }
+    }
+
+    /// `settle` learns whether a pass would edit the copy from a dry pass:
+    /// a text store's writer logs every edit (and every finding left) as
+    /// it plans, before it writes. So a dry pass and a pass that writes
+    /// report the same, on every text fixture a repair reads.
+    #[test]
+    fn a_dry_pass_plans_what_a_written_pass_does() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        for d in ["fixtures", "tests/data"] {
+            text_files(&root.join(d), &mut files);
+        }
+        let opts = Options {
+            selection: Default::default(),
+            policy: Default::default(),
+            limits: Default::default(),
+            dry_run: false,
+            force: false,
+            mapping: None,
+            emit_sql: None,
+            target: None,
+        };
+        let dry = Options {
+            dry_run: true,
+            ..opts.clone()
+        };
+        let work = tempfile::tempdir().unwrap();
+        let mut compared = 0;
+        for (i, f) in files.iter().enumerate() {
+            let out = work.path().join(i.to_string());
+            std::fs::create_dir(&out).unwrap();
+            let out = out.join(f.file_name().unwrap());
+            for relink in [Relink::FileOrder, Relink::AsBridged] {
+                let written = repair_once(f, Some(&out), &opts, relink, None);
+                let planned = repair_once(f, None, &dry, relink, None);
+                let _ = std::fs::remove_file(&out);
+                let (Ok(w), Ok(p)) = (written, planned) else {
+                    continue;
+                };
+                let json = |r: &Report| {
+                    serde_json::to_value((&r.edits, &r.left, r.format, r.dialect, r.store)).unwrap()
+                };
+                assert_eq!(json(&p), json(&w), "{}", f.display());
+                compared += 1;
+            }
+        }
+        assert!(compared > 100, "only {compared} repairs compared");
+    }
 }
