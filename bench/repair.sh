@@ -2,29 +2,35 @@
 # Repair benchmark: `chatfsck repair` against `chatfsck lint` on the same
 # input, pair by pair in the same run, with peak RSS and bytes written to
 # files: a directory of OpenAI JSONL sessions (gen_corpus.py, 3000 files,
-# ~300 MB by default) and dispatch's chunk store (gen_kv.py, a million
-# chunks, ~720 MB). Target: repair <= 2x lint, memory bounded. The tree
-# repair is also timed against copying the tree and flushing it to disk,
-# what writing any copy costs. The repaired copy is removed before each
-# run (untimed).
-#   bench/repair.sh [--files N] [--mb MB] [--chunks N] [--runs N]
+# ~300 MB by default), a ~/.claude/projects tree of the real Claude Code
+# sessions with a fifth of its files damaged as crashes damage them
+# (gen_claude_tree.py, ~300 MB), and dispatch's chunk store (gen_kv.py, a
+# million chunks, ~720 MB). Target: repair <= 2x lint, memory bounded. The
+# tree repairs are also timed against copying the tree and flushing it to
+# disk, what writing any copy costs. The repaired copy is removed before
+# each run (untimed).
+#   bench/repair.sh [--files N] [--mb MB] [--claude-mb MB] [--chunks N] [--runs N]
 set -euo pipefail
 FILES=3000
 MB=300
+CLAUDE_MB=300
 CHUNKS=1000000
 RUNS=5
 while [ $# -gt 0 ]; do
   case "$1" in
     --files) FILES="$2"; shift 2 ;;
     --mb) MB="$2"; shift 2 ;;
+    --claude-mb) CLAUDE_MB="$2"; shift 2 ;;
     --chunks) CHUNKS="$2"; shift 2 ;;
     --runs) RUNS="$2"; shift 2 ;;
-    *) echo "usage: bench/repair.sh [--files N] [--mb MB] [--chunks N] [--runs N]" >&2; exit 2 ;;
+    *) echo "usage: bench/repair.sh [--files N] [--mb MB] [--claude-mb MB] [--chunks N] [--runs N]" >&2; exit 2 ;;
   esac
 done
 source "$(dirname "$0")/lib.sh"
 python3 "$HERE/gen_corpus.py" --out "$BENCH_DIR" --files "$FILES" --mb "$MB" > /dev/null
 CORPUS="$BENCH_DIR/corpus"
+python3 "$HERE/gen_claude_tree.py" --out "$BENCH_DIR/claude" --mb "$CLAUDE_MB"
+CLAUDE="$BENCH_DIR/claude/projects"
 DB="$BENCH_DIR/kv/dispatch-$CHUNKS.db"
 [ -f "$DB" ] || python3 "$HERE/gen_kv.py" --chunks "$CHUNKS" --out "$DB"
 OUT="$BENCH_DIR/repaired"
@@ -50,6 +56,15 @@ settle
 python3 "$HERE/pairs.py" --runs "$RUNS" --before "$BEFORE" \
   --a "chatfsck repair" "$BIN repair $CORPUS -o $OUT" \
   --b "cp -r + sync -f" "sh -c 'cp -r $CORPUS $OUT && sync -f $OUT'"
+settle
+printf 'Claude Code tree: %s (%s MB, %s files)\n' "$CLAUDE" "$(du -sm "$CLAUDE" | cut -f1)" "$(find "$CLAUDE" -type f | wc -l)"
+python3 "$HERE/pairs.py" --runs "$RUNS" --before "$BEFORE" \
+  --a "chatfsck repair" "$BIN repair $CLAUDE -o $OUT" \
+  --b "chatfsck lint" "$BIN lint --format json $CLAUDE"
+settle
+python3 "$HERE/pairs.py" --runs "$RUNS" --before "$BEFORE" \
+  --a "chatfsck repair" "$BIN repair $CLAUDE -o $OUT" \
+  --b "cp -r + sync -f" "sh -c 'cp -r $CLAUDE $OUT && sync -f $OUT'"
 settle
 printf 'store: %s (%s MB)\n' "$DB" "$(du -m "$DB" | cut -f1)"
 python3 "$HERE/pairs.py" --runs "$RUNS" --warm "$DB" --before "$BEFORE" \
