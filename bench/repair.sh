@@ -46,26 +46,22 @@ BEFORE="sh -c 'if [ -e $OUT ]; then mv $OUT $TRASH/\$(date +%s%N); fi'"
 settle() { rm -rf "$OUT" "$TRASH"; mkdir -p "$TRASH"; sync; sleep 35; }
 settle
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg)"
-printf 'corpus: %s (%s MB)\n' "$CORPUS" "$(du -sm "$CORPUS" | cut -f1)"
-python3 "$HERE/pairs.py" --runs "$RUNS" --before "$BEFORE" \
-  --a "chatfsck repair" "$BIN repair $CORPUS -o $OUT" \
-  --b "chatfsck lint" "$BIN lint --format json $CORPUS"
-settle
-# The floor of any tree repair: writing the same files and flushing them
-# to disk once, as `repair DIR -o OUTDIR` does (cp, then syncfs).
-python3 "$HERE/pairs.py" --runs "$RUNS" --before "$BEFORE" \
-  --a "chatfsck repair" "$BIN repair $CORPUS -o $OUT" \
-  --b "cp -r + sync -f" "sh -c 'cp -r $CORPUS $OUT && sync -f $OUT'"
-settle
-printf 'Claude Code tree: %s (%s MB, %s files)\n' "$CLAUDE" "$(du -sm "$CLAUDE" | cut -f1)" "$(find "$CLAUDE" -type f | wc -l)"
-python3 "$HERE/pairs.py" --runs "$RUNS" --before "$BEFORE" \
-  --a "chatfsck repair" "$BIN repair $CLAUDE -o $OUT" \
-  --b "chatfsck lint" "$BIN lint --format json $CLAUDE"
-settle
-python3 "$HERE/pairs.py" --runs "$RUNS" --before "$BEFORE" \
-  --a "chatfsck repair" "$BIN repair $CLAUDE -o $OUT" \
-  --b "cp -r + sync -f" "sh -c 'cp -r $CLAUDE $OUT && sync -f $OUT'"
-settle
+# A tree's repair against its lint, then against the floor of any tree
+# repair: writing the same files and flushing them to disk once, as
+# `repair DIR -o OUTDIR` does (cp, then syncfs).
+tree() {
+  printf '%s: %s (%s MB, %s files)\n' "$1" "$2" "$(du -sm "$2" | cut -f1)" "$(find "$2" -type f | wc -l)"
+  python3 "$HERE/pairs.py" --runs "$RUNS" --before "$BEFORE" \
+    --a "chatfsck repair" "$BIN repair $2 -o $OUT" \
+    --b "chatfsck lint" "$BIN lint --format json $2"
+  settle
+  python3 "$HERE/pairs.py" --runs "$RUNS" --before "$BEFORE" \
+    --a "chatfsck repair" "$BIN repair $2 -o $OUT" \
+    --b "cp -r + sync -f" "sh -c 'cp -r $2 $OUT && sync -f $OUT'"
+  settle
+}
+tree "OpenAI JSONL corpus" "$CORPUS"
+tree "Claude Code tree" "$CLAUDE"
 printf 'store: %s (%s MB)\n' "$DB" "$(du -m "$DB" | cut -f1)"
 python3 "$HERE/pairs.py" --runs "$RUNS" --warm "$DB" --before "$BEFORE" \
   --a "chatfsck repair" "$BIN repair $DB -o $OUT" \

@@ -22,7 +22,7 @@ fuzz_target!(|data: &[u8]| {
         detail: lint::DETAIL_LIMIT,
         ..Options::default()
     };
-    let outcome = match lint::lint(&[path.clone()], &opts) {
+    let outcome = match lint::lint(std::slice::from_ref(&path), &opts) {
         Ok(o) => o,
         Err(e) => {
             check_error(&e.to_string(), &path);

@@ -84,16 +84,7 @@ impl contract::Chatfsck for Library {
     }
 
     fn repair(&self, input: &Path, output: &Path) -> Result<contract::Repaired, String> {
-        let opts = chatfsck::repair::Options {
-            selection: Default::default(),
-            policy: Default::default(),
-            limits: Default::default(),
-            dry_run: false,
-            force: false,
-            mapping: None,
-            emit_sql: None,
-            target: None,
-        };
+        let opts = chatfsck::repair::Options::default();
         let r = chatfsck::repair::repair(input, Some(output), &opts).map_err(|e| e.to_string())?;
         // Read as the log the command writes: one reading of it, the
         // contract's.
@@ -237,7 +228,7 @@ mod tests {
     fn the_word_scan_finds_what_a_character_scan_finds() {
         let chars = (0..=0x10FFFFu32)
             .filter_map(char::from_u32)
-            .filter(|c| (*c as u32) < 0x3000 || forbidden(*c) || *c as u32 % 4099 == 0);
+            .filter(|c| (*c as u32) < 0x3000 || forbidden(*c) || (*c as u32).is_multiple_of(4099));
         for c in chars {
             for pad in 0..9 {
                 for around in ["", "\u{20AC}\u{00A9}\n\t", "\u{2028}~ "] {

@@ -28,7 +28,7 @@ use crate::write::{Log, Planned, Relink, Target, atomic};
 pub use crate::config::{OrphanCalls as OrphanPolicy, RepairPolicy as Policy};
 pub use crate::write::{Edit, Left, PLACEHOLDER};
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Options {
     pub selection: Selection,
     pub policy: Policy,
@@ -815,16 +815,7 @@ mod tests {
         for d in ["fixtures", "tests/data"] {
             text_files(&root.join(d), &mut files);
         }
-        let opts = Options {
-            selection: Default::default(),
-            policy: Default::default(),
-            limits: Default::default(),
-            dry_run: false,
-            force: false,
-            mapping: None,
-            emit_sql: None,
-            target: None,
-        };
+        let opts = Options::default();
         let dry = Options {
             dry_run: true,
             ..opts.clone()
