@@ -473,12 +473,25 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
             settled = true;
             break;
         }
-        // The copy is read under the input's file name, linked into a
-        // directory of its own beside it (not in its own folder, whose
-        // other files a reader may look at).
-        let (_registered, scratch) = scratch_beside(out)?;
-        let copy = scratch.path().join(name);
-        link_as(out, &copy)?;
+        // The copy is read under the input's file name. A Claude Code
+        // session's reader reads the file alone: a copy that has that
+        // name is read where it is. Any other is linked into a directory
+        // of its own beside it (not read in its own folder, whose other
+        // files a reader may look at: a Cline task's).
+        let in_place = out.file_name() == Some(name) && report.dialect == Dialect::ClaudeCode;
+        let mut scratch = if in_place {
+            None
+        } else {
+            Some(scratch_beside(out)?)
+        };
+        let copy = match &scratch {
+            Some((_, dir)) => {
+                let copy = dir.path().join(name);
+                link_as(out, &copy)?;
+                copy
+            }
+            None => out.to_path_buf(),
+        };
         // A dry pass first: a text store's writer logs every edit as it
         // plans it, so the pass that settles the copy (most often the
         // first after the repair) writes nothing. A pass that would edit
@@ -487,13 +500,20 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
             dry_run: true,
             ..opts.clone()
         };
-        let next = scratch
-            .path()
-            .join(format!("{}.next", crate::cleanup::tag()));
         let mut read = ReadBack::default();
+        let mut next = None;
         let again = match repair_once(&copy, None, &dry, relink, Some(&mut read)) {
             Ok(r) if r.edits.is_empty() || r.store != report.store => Ok(r),
-            Ok(_) => repair_once(&copy, Some(&next), opts, relink, None),
+            Ok(_) => {
+                let dir = match &scratch {
+                    Some((_, dir)) => dir.path().to_path_buf(),
+                    None => scratch.insert(scratch_beside(out)?).1.path().to_path_buf(),
+                };
+                let written = dir.join(format!("{}.next", crate::cleanup::tag()));
+                let r = repair_once(&copy, Some(&written), opts, relink, None);
+                next = Some(written);
+                r
+            }
             Err(e) => Err(e),
         };
         // A copy another store's reader reads (a Copilot CLI event log, a
@@ -536,6 +556,10 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
             report.settled_read = Some(Box::new(read));
             break;
         }
+        let next = next.ok_or_else(|| Error::Output {
+            path: out.to_path_buf(),
+            cause: "internal: a pass that edits the copy wrote none".into(),
+        })?;
         std::fs::rename(&next, out).map_err(|e| Error::io(out, &e))?;
         // A conversation named by its file is the input's, not the
         // scratch copy's (which is gone once the repair ends).
