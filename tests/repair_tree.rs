@@ -88,6 +88,29 @@ fn a_directory_is_repaired_into_a_mirrored_tree() {
     assert_eq!(snapshot(&sessions), before);
     // Every history is mirrored at its relative path.
     assert_eq!(histories(&out), histories(&sessions));
+    // And nothing else is left there: no scratch folder of a settle pass,
+    // no copy a pass wrote, no temporary file.
+    let entries = |d: &Path| -> Vec<String> {
+        let mut v: Vec<String> = walkdir::WalkDir::new(d)
+            .into_iter()
+            .map(|e| {
+                e.unwrap()
+                    .path()
+                    .strip_prefix(d)
+                    .unwrap()
+                    .display()
+                    .to_string()
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let input = entries(&sessions);
+    let stray: Vec<String> = entries(&out)
+        .into_iter()
+        .filter(|e| !input.contains(e))
+        .collect();
+    assert!(stray.is_empty(), "left in the output tree: {stray:?}");
     let files = doc["files"].as_array().unwrap();
     assert_eq!(files.len(), histories(&sessions).len());
     assert!(doc["errors"].as_array().unwrap().is_empty(), "{doc:#}");
