@@ -168,6 +168,11 @@ pub trait Writer {
     /// does every finding it cannot carry out, with the reason.
     fn plan(&mut self, conv: &Conversation, planned: &[Planned<'_>], log: &mut Log) -> Result<()>;
     /// Write the repaired copy. Not called on a dry run.
+    ///
+    /// A text store's writer (JSON Lines, JSON) adds nothing to `log`
+    /// here: its edits are all known once planned. `repair` relies on it,
+    /// learning from a dry pass whether a pass would edit a repaired copy
+    /// again (`repair::tests::a_dry_pass_plans_what_a_written_pass_does`).
     fn write(self: Box<Self>, log: &mut Log) -> Result<()>;
 }
 
