@@ -960,10 +960,13 @@ fn a_cycle_broken_at_a_removed_record_is_linked_past_it() {
 /// than its input (here a repair_file find, `claude-code-interleaved-
 /// message-gained`: answering a call puts its result between two records
 /// the client merges into one message), or would not settle
-/// (`claude-code-second-repair-not-a-no-op`), or would hold a new error of a
-/// rule that says which history a resume leaves out while its resume
-/// leaves out a record the input's sent (`unchained-records`), the copy is
-/// the input as it is, and every finding is left with the reason.
+/// (`claude-code-second-repair-not-a-no-op`), the copy is the input as it
+/// is, and every finding is left with the reason. (A copy with a new error
+/// of a rule that says which history a resume leaves out, whose resume
+/// leaves out a record the input's sent, is kept so too; its find,
+/// `claude-code-unchained-records-gained`, is repaired since lint reads a
+/// stop-hook summary whose parent is lost as the client does: see
+/// `a_stop_hook_summary_whose_parent_is_lost_is_not_the_leaf`.)
 #[test]
 fn a_copy_worse_than_its_input_keeps_the_input() {
     for (input, name, why) in [
@@ -976,11 +979,6 @@ fn a_copy_worse_than_its_input_keeps_the_input() {
             "claude-code-second-repair-not-a-no-op",
             "0b1c2d3e-4f50-4617-a8b9-cadbecfd0e1f.jsonl",
             "the repair does not settle",
-        ),
-        (
-            "claude-code-unchained-records-gained",
-            "0b1c2d3e-4f50-4617-a8b9-cadbecfd0e1f.jsonl",
-            "would hold 1 unchained-records error(s) more than the input, and its resume would leave out 1 record(s)",
         ),
     ] {
         let r = repair_regression(input, name);
@@ -1216,4 +1214,52 @@ fn a_parent_named_twice_in_a_record_not_utf8_is_relinked() {
     let (code, doc) = lint_json(out.to_str().unwrap(), &["--fail-on", "info"]);
     assert_eq!(code, 0, "{doc:#}");
     assert_second_repair_changes_nothing(&out, &out_dir);
+}
+
+/// The final answer of a turn lost (a write that never reached the
+/// disk), the stop-hook summary written after it kept: the summary's
+/// parent is gone, and nothing within 5 s is older. The client does not
+/// resume from that summary: it sends the whole history
+/// (`tests/oracle.rs`, 12 units of 12), where lint said it sent none (an
+/// error on the summary, "the resume keeps 0 of 9 messages").
+#[test]
+fn a_stop_hook_summary_whose_parent_is_lost_is_not_the_leaf() {
+    let input = root().join("tests/data/claude-code/stop-hook-after-a-lost-answer.jsonl");
+    let (code, doc) = lint_json(input.to_str().unwrap(), &[]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(findings(&doc), Vec::<String>::new(), "{doc:#}");
+    assert_eq!(doc["summary"]["messages"], 9, "{doc:#}");
+}
+
+/// A new prompt whose parent is a `progress` record, whose own parent is
+/// lost with nothing within 5 s older: the client does not load the
+/// progress record, takes its parent, finds none, and sends the prompt
+/// alone (1 unit of 13, `tests/oracle.rs`). The repair re-links the
+/// prompt past the progress record; it used to make no edit and leave no
+/// finding (its parent, the progress record, is in the file).
+#[test]
+fn a_record_under_a_progress_record_whose_parent_is_lost_is_relinked() {
+    let input = root()
+        .join("tests/data/claude-code/prompt-under-a-progress-record-whose-parent-is-lost.jsonl");
+    let (_, doc) = lint_json(input.to_str().unwrap(), &[]);
+    assert_eq!(findings(&doc), ["dangling-parent error 21"], "{doc:#}");
+    assert_eq!(doc["summary"]["messages"], 1, "{doc:#}");
+    let d = tempfile::tempdir().unwrap();
+    let (out, log) = repair_logged(&input, d.path());
+    let edits = log["edits"].as_array().unwrap();
+    assert_eq!(edits.len(), 1, "{log:#}");
+    assert_eq!(edits[0]["action"], "relink", "{log:#}");
+    let line21 = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .nth(20)
+        .unwrap()
+        .to_string();
+    let rec: serde_json::Value = serde_json::from_str(&line21).unwrap();
+    // Line 19's tool result, the record before it that is loaded.
+    assert_eq!(rec["parentUuid"], "3e0ce3c0-5860-4ede-83c3-d3104f02f84d");
+    let (code, doc) = lint_json(out.to_str().unwrap(), &[]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(doc["summary"]["messages"], 10, "{doc:#}");
+    assert_second_repair_changes_nothing(&out, d.path());
 }

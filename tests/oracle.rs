@@ -345,6 +345,15 @@ cases! {
     // `toolUseResult`: the client skips the line, and sends 17 of 18 units
     // (the call it answered is removed); the copy, without it, all 19.
     claude_bad_unicode_escape_in_a_skipped_field: Claude "tests/data/claude-code/bad-unicode-escape-in-a-skipped-field.jsonl" Expect::Whole;
+    // hook-progress-chain.jsonl with its final answer (line 20) lost: the
+    // stop-hook summary after it hangs from a lost record, 8 s after the
+    // last one loaded. The client sends the whole history, as lint now
+    // says (it said none was sent); the copy is the input.
+    claude_stop_hook_after_a_lost_answer: Claude "tests/data/claude-code/stop-hook-after-a-lost-answer.jsonl" Expect::Whole;
+    // The same, the summary a new prompt: the input sends the prompt
+    // alone (1 unit of 13); the copy, the prompt re-linked past the
+    // progress record it hangs from, all 13.
+    claude_prompt_under_a_progress_record_whose_parent_is_lost: Claude "tests/data/claude-code/prompt-under-a-progress-record-whose-parent-is-lost.jsonl" Expect::Whole;
 }
 
 /// Every Claude Code and Codex fixture has its case above (a new fixture

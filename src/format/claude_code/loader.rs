@@ -931,6 +931,28 @@ fn walk(mut recs: Vec<Rec>, glued: Vec<Glued>) -> (Vec<Message>, Chain) {
         cur
     };
     let last = (0..n).rev().find(|&i| eligible(&recs[i].meta));
+    // A leaf that is no user or assistant record, whose parent is lost
+    // with nothing within 5 s older to bridge to (a stop-hook summary
+    // written after a record that never reached the disk), would start a
+    // walk that sends nothing. The client resumes from the last user or
+    // assistant row instead: the real client sent a whole session's
+    // history where that walk found none (`tests/oracle.rs`).
+    let stranded = |recs: &[Rec], leaf: usize| {
+        !recs[leaf].meta.kind.is_message()
+            && matches!(parents[leaf], Parent::Missing(_))
+            && bridge(recs, leaf, &vec![false; n], side, &mut None)
+                .is_none_or(|(_, gap)| gap > BRIDGE_MS)
+    };
+    let last_message = (0..n)
+        .rev()
+        .find(|&i| eligible(&recs[i].meta) && recs[i].meta.kind.is_message());
+    let choose = |recs: &[Rec], l: usize| -> usize {
+        let leaf = choose(recs, l);
+        match last_message {
+            Some(m) if m != l && stranded(recs, leaf) => choose(recs, m),
+            _ => leaf,
+        }
+    };
     let leaf = last.map(|l| choose(&recs, l));
     // The leaf without a record written again at the end.
     let natural_last = (0..n)

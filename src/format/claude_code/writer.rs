@@ -885,7 +885,12 @@ impl Writer for CcWriter {
                         })
                 } else if let Some(p) = r.parent.as_deref()
                     && (present.contains(p) || inserted.contains(p))
+                    && asked.is_none()
                 {
+                    // Its parent is in the copy. (A record lint asks to
+                    // re-link whose parent is in the file hangs under a
+                    // `progress` record, which the client does not load:
+                    // it takes that record's parent, which is lost.)
                     None
                 } else if let Some(p) = r.parent.as_deref()
                     && let Some(up) = parent_of_dropped.get(p).copied()
@@ -1054,12 +1059,20 @@ impl Writer for CcWriter {
         // A copy without a message is no history: no client resumes it,
         // and it may no longer even read as a Claude Code session. The
         // copy then keeps the input as it is and every finding is left,
-        // with the reason.
+        // with the reason. The messages are those of the whole file, not
+        // only of the input's resume: a record whose parent is lost can
+        // leave the resume with none, and the re-link that mends it brings
+        // them back.
+        let dropped = |loc: &Loc| plan.recs.get(&start_of(loc)).is_some_and(|e| e.drop);
         let keeps = crate::write::keeps_a_message(
             conv,
-            |loc| plan.recs.get(&start_of(loc)).is_some_and(|e| e.drop),
+            dropped,
             plan.recs.values().any(|e| !e.insert_after.is_empty()),
-        );
+        ) || conv
+            .chain
+            .iter()
+            .flat_map(|c| c.records.iter())
+            .any(|r| r.kind.is_message() && !dropped(&r.loc));
         if !keeps {
             for p in planned {
                 let said = log
