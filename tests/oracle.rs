@@ -464,3 +464,95 @@ fn claude_code_replaces_interleaved_results_with_its_own() {
         "the real result was sent: {request}"
     );
 }
+
+/// Real sessions damaged as a crash damages them, repaired, resumed by the
+/// real client: every Claude Code session of the corpus (../shared/corpus)
+/// with one line lost in its middle (a write that never reached the disk
+/// while later ones did). Whatever the input's resume does (it may send a
+/// fraction of the history, or a request the provider refuses), the copy's
+/// is a valid request that sends at least as much of the file's history,
+/// and no result the client made up.
+#[test]
+fn claude_corpus_sessions_with_a_lost_line_resume_once_repaired() {
+    let (oracle, prefix) = require_oracle();
+    let corpus = root().join("../shared/corpus");
+    assert!(corpus.is_dir(), "no corpus at {}", corpus.display());
+    let mut sessions: Vec<PathBuf> = walkdir::WalkDir::new(&corpus)
+        .into_iter()
+        .map(Result::unwrap)
+        .map(walkdir::DirEntry::into_path)
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .filter(|p| {
+            let text = std::fs::read_to_string(p).unwrap_or_default();
+            text.contains("\"sessionId\"") && text.lines().count() >= 8
+        })
+        .collect();
+    sessions.sort();
+    assert!(sessions.len() >= 8, "{sessions:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let cases: Vec<(usize, &PathBuf)> = sessions.iter().enumerate().collect();
+    // Two at a time: each resume starts the client, a second of CPU.
+    let failures: Vec<String> = std::thread::scope(|s| {
+        // Collected: both workers start before either is joined.
+        #[allow(clippy::needless_collect)]
+        let workers: Vec<_> = cases
+            .chunks(cases.len().div_ceil(2))
+            .map(|chunk| {
+                let (oracle, prefix, dir) = (&oracle, &prefix, dir.path());
+                s.spawn(move || {
+                    let mut failed = Vec::new();
+                    for &(i, session) in chunk {
+                        let work = dir.join(i.to_string());
+                        let (input, copy) = (work.join("in"), work.join("out"));
+                        std::fs::create_dir_all(&input).unwrap();
+                        std::fs::create_dir_all(&copy).unwrap();
+                        let name = session.file_name().unwrap();
+                        let text = std::fs::read_to_string(session).unwrap();
+                        let mut lines: Vec<&str> = text.lines().collect();
+                        lines.remove(lines.len() / 2);
+                        let damaged = input.join(name);
+                        std::fs::write(&damaged, lines.join("\n") + "\n").unwrap();
+                        let repaired = copy.join(name);
+                        let o = run(&[
+                            "repair",
+                            damaged.to_str().unwrap(),
+                            "-o",
+                            repaired.to_str().unwrap(),
+                        ]);
+                        if code(&o) != 0 {
+                            failed.push(format!("{}: repair failed: {}", session.display(), stderr(&o)));
+                            continue;
+                        }
+                        let before = resume(oracle, prefix, Client::Claude, &damaged, &work.join("o1"));
+                        let after = resume(oracle, prefix, Client::Claude, &repaired, &work.join("o2"));
+                        let request =
+                            std::fs::read_to_string(work.join("o2").join("request.json")).unwrap_or_default();
+                        let ok = after["rc"] == 0
+                            && after["valid"] == true
+                            && after["units_sent"].as_u64() >= before["units_sent"].as_u64()
+                            && !request.contains("[Tool result missing due to internal error]");
+                        if !ok {
+                            failed.push(format!(
+                                "{}: the input sent {} of {} units (valid {}), the copy {} of {} (valid {}, rc {})",
+                                session.display(),
+                                before["units_sent"],
+                                before["units_present"],
+                                before["valid"],
+                                after["units_sent"],
+                                after["units_present"],
+                                after["valid"],
+                                after["rc"]
+                            ));
+                        }
+                    }
+                    failed
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    });
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
