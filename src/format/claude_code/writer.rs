@@ -1406,11 +1406,7 @@ fn string_end(piece: &[u8], start: usize) -> Option<usize> {
 /// `id`, a quoted record) with another value is passed over.
 fn string_at(piece: &[u8], key: &[u8], old: &str) -> Option<(usize, usize)> {
     let mut found = None;
-    for at in memchr::memmem::find_iter(piece, key) {
-        let mut s = at + key.len();
-        while piece.get(s).is_some_and(u8::is_ascii_whitespace) {
-            s += 1;
-        }
+    for (_, s) in members(piece, key) {
         if piece.get(s) != Some(&b'"') {
             continue;
         }
@@ -1429,6 +1425,23 @@ fn string_at(piece: &[u8], key: &[u8], old: &str) -> Option<(usize, usize)> {
     found
 }
 
+/// Each member named `key` (its quoted name, `"uuid"`) in `piece`: where
+/// the name starts and where its value does. JSON allows whitespace
+/// around the colon; a name inside a string is escaped (`\"uuid\"`), so
+/// it never matches.
+fn members<'a>(piece: &'a [u8], key: &'a [u8]) -> impl Iterator<Item = (usize, usize)> + 'a {
+    let skip = |mut i: usize| {
+        while piece.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        i
+    };
+    memchr::memmem::find_iter(piece, key).filter_map(move |at| {
+        let colon = skip(at + key.len());
+        (piece.get(colon) == Some(&b':')).then(|| (at, skip(colon + 1)))
+    })
+}
+
 /// `piece` with the byte range `at` replaced by `value` written as a JSON
 /// string.
 fn with_string(piece: &[u8], (s, e): (usize, usize), value: &str) -> Vec<u8> {
@@ -1442,14 +1455,14 @@ fn with_string(piece: &[u8], (s, e): (usize, usize), value: &str) -> Vec<u8> {
 
 /// Replace the record's `"uuid":"old"` (the only one) with the new uuid.
 fn set_uuid(piece: &[u8], old: &str, new: &str) -> Option<Vec<u8>> {
-    let at = string_at(piece, b"\"uuid\":", old)?;
+    let at = string_at(piece, b"\"uuid\"", old)?;
     Some(with_string(piece, at, new))
 }
 
 /// Where the record's message id `old` is ([`string_at`] of `"id":`; a
 /// tool call's id is never a message's: `toolu_…`, `msg_…`).
 fn message_id_at(piece: &[u8], old: &str) -> Option<(usize, usize)> {
-    string_at(piece, b"\"id\":", old)
+    string_at(piece, b"\"id\"", old)
 }
 
 /// Replace the record's message id `old` ([`message_id_at`]) with `new`.
@@ -1461,12 +1474,7 @@ fn set_message_id(piece: &[u8], old: &str, new: &str) -> Option<Vec<u8>> {
 /// Where the record's first `"parentUuid":` member is: the start of its
 /// key, and the start and end of its value (a string or null).
 fn parent_member(piece: &[u8]) -> Option<(usize, usize, usize)> {
-    let key = b"\"parentUuid\":";
-    let at = memchr::memmem::find(piece, key)?;
-    let mut s = at + key.len();
-    while piece.get(s).is_some_and(u8::is_ascii_whitespace) {
-        s += 1;
-    }
+    let (at, s) = members(piece, b"\"parentUuid\"").next()?;
     let e = match piece.get(s)? {
         b'"' => string_end(piece, s)?,
         b'n' if piece[s..].starts_with(b"null") => s + 4,
@@ -1478,7 +1486,7 @@ fn parent_member(piece: &[u8]) -> Option<(usize, usize, usize)> {
 /// Replace the value of the record's `parentUuid` (a string or null), or
 /// give a record that has none its first key.
 fn set_parent(piece: &[u8], to: Option<&str>) -> Option<Vec<u8>> {
-    if memchr::memmem::find(piece, b"\"parentUuid\":").is_none() {
+    if members(piece, b"\"parentUuid\"").next().is_none() {
         let (to, rest) = (to?, piece.strip_prefix(b"{")?);
         let mut out = format!("{{\"parentUuid\":{}", json_string(to)).into_bytes();
         if !rest.trim_ascii_start().starts_with(b"}") {
@@ -1501,6 +1509,38 @@ fn set_parent(piece: &[u8], to: Option<&str>) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// JSON allows whitespace around a member's colon: the member is
+    /// found there too (a repair_file find, `claude-code-parent-key-
+    /// spaced-before-its-colon`: the re-link failed the whole repair, or
+    /// would have added a second `parentUuid`, the first of which a
+    /// reader that keeps the last would pass over).
+    #[test]
+    fn a_member_is_found_with_whitespace_around_its_colon() {
+        let r = br#"{"parentUuid"  :  "a","uuid" :"b","message":{"id"	:"m"}}"#;
+        assert_eq!(
+            set_parent(r, None).unwrap(),
+            br#"{"parentUuid"  :  null,"uuid" :"b","message":{"id"	:"m"}}"#.to_vec()
+        );
+        assert_eq!(
+            set_parent(r, Some("c")).unwrap(),
+            br#"{"parentUuid"  :  "c","uuid" :"b","message":{"id"	:"m"}}"#.to_vec()
+        );
+        assert_eq!(
+            set_uuid(r, "b", "d").unwrap(),
+            br#"{"parentUuid"  :  "a","uuid" :"d","message":{"id"	:"m"}}"#.to_vec()
+        );
+        assert_eq!(
+            set_message_id(r, "m", "n").unwrap(),
+            br#"{"parentUuid"  :  "a","uuid" :"b","message":{"id"	:"n"}}"#.to_vec()
+        );
+        // A name inside a string is escaped: never a member.
+        let q = br#"{"text":"\"parentUuid\" : \"x\"","parentUuid":"a"}"#;
+        assert_eq!(
+            set_parent(q, Some("c")).unwrap(),
+            br#"{"text":"\"parentUuid\" : \"x\"","parentUuid":"c"}"#.to_vec()
+        );
+    }
 
     #[test]
     fn a_uuid_is_replaced_only_where_it_is_the_record_s() {
