@@ -89,12 +89,7 @@ impl Chatfsck for Binary {
     }
 
     /// From `inspect`'s timelines ([`sent_by_resume`]).
-    fn resumes_as_much(
-        &self,
-        input: &Path,
-        copy: &Path,
-        removed: &std::collections::HashSet<String>,
-    ) -> bool {
+    fn resumes_as_much(&self, input: &Path, copy: &Path, removed: &contract::Removed) -> bool {
         let sent = |p| sent_by_resume(p, contract::uuids_by_line);
         match (sent(input), sent(copy)) {
             (Some(a), Some(b)) => contract::sends_all(&a, &b, removed),
@@ -479,6 +474,7 @@ const GUARDED: &[&str] = &[
     "claude-code-orphan-tool-call-gained-5",
     "claude-code-orphan-tool-result-gained",
     "claude-code-second-repair-not-a-no-op",
+    "claude-code-stale-leaf-gained-after-a-uuid-rewrite",
     // The copy would be another store's file: damage had hidden what the
     // input is, and what it is decides what a repair of it means.
     "claude-code-copy-read-as-a-copilot-event-log",

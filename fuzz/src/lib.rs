@@ -70,12 +70,7 @@ impl contract::Chatfsck for Library {
         t
     }
 
-    fn resumes_as_much(
-        &self,
-        input: &Path,
-        copy: &Path,
-        removed: &std::collections::HashSet<String>,
-    ) -> bool {
+    fn resumes_as_much(&self, input: &Path, copy: &Path, removed: &contract::Removed) -> bool {
         let resumed = |p: &Path| chatfsck::format::claude_code::resumed_at(p, Default::default());
         match (resumed(input), resumed(copy)) {
             (Ok(a), Ok(b)) => contract::sends_all(&a, &b, removed),

@@ -225,23 +225,39 @@ fn resumes_as_much(input: &Path, out: &Path, opts: &Options, report: Report) -> 
     let Some((rule, n)) = copy.gained(&before, true, |r| RESUME_RULES.contains(&r)) else {
         return Ok(report);
     };
-    // The uuids of the records the repair removed, or gave a new uuid: a
-    // `before` that is a record, or a record's `uuid` member.
-    let rewritten: std::collections::HashSet<String> = report
-        .edits
-        .iter()
-        .filter_map(|e| e.before.as_deref())
-        .filter_map(|b| {
-            let v = serde_json::from_str::<serde_json::Value>(b)
-                .or_else(|_| serde_json::from_str(&format!("{{{b}}}")))
-                .ok()?;
-            v.get("uuid")?.as_str().map(str::to_string)
-        })
-        .collect();
+    // The uuids of the records the repair removed (a `before` that is a
+    // record: its bytes are in the log), and of those it gave a new uuid
+    // (a `uuid` member before and after): a renamed record counts as sent
+    // only when the copy's resume sends it under its new uuid.
+    let uuid_of = |b: &str| -> Option<String> {
+        let v = serde_json::from_str::<serde_json::Value>(b)
+            .or_else(|_| serde_json::from_str(&format!("{{{b}}}")))
+            .ok()?;
+        v.get("uuid")?.as_str().map(str::to_string)
+    };
+    let mut removed = std::collections::HashSet::new();
+    let mut renamed = HashMap::new();
+    for e in &report.edits {
+        let Some((b, old)) = e.before.as_deref().and_then(|b| Some((b, uuid_of(b)?))) else {
+            continue;
+        };
+        match e.after.as_deref().and_then(uuid_of) {
+            Some(new) if b.trim_start().starts_with('"') => {
+                renamed.insert(old, new);
+            }
+            _ => {
+                removed.insert(old);
+            }
+        }
+    }
     let lost = before
         .sent
         .iter()
-        .filter(|u| !copy.sent.contains(*u) && !rewritten.contains(*u))
+        .filter(|u| {
+            !copy.sent.contains(*u)
+                && !removed.contains(*u)
+                && !renamed.get(*u).is_some_and(|n| copy.sent.contains(n))
+        })
         .count();
     if lost == 0 {
         return Ok(report);

@@ -113,10 +113,9 @@ pub trait Chatfsck {
         BTreeMap::new()
     }
     /// Whether the copy's resume sends every record the input's resume
-    /// sends (Claude Code), but those the repair removed (their uuids in
-    /// `removed`, their bytes in the log). A driver that cannot tell
-    /// answers no.
-    fn resumes_as_much(&self, _input: &Path, _copy: &Path, _removed: &HashSet<String>) -> bool {
+    /// sends (Claude Code), but those the repair removed (`removed`). A
+    /// driver that cannot tell answers no.
+    fn resumes_as_much(&self, _input: &Path, _copy: &Path, _removed: &Removed) -> bool {
         false
     }
     /// Repair `input` into `output`.
@@ -126,16 +125,48 @@ pub trait Chatfsck {
     fn never_repaired(&self, input: &Path) -> bool;
 }
 
-/// Whether every record `input`'s resume sends is sent by `copy`'s, or
-/// was removed by the repair.
-pub fn sends_all(
-    input: &HashSet<String>,
-    copy: &HashSet<String>,
-    removed: &HashSet<String>,
-) -> bool {
-    input
-        .iter()
-        .all(|u| copy.contains(u) || removed.contains(u))
+/// The records a repair took out of the copy, by uuid: those it removed
+/// (their bytes in the log), and those it gave a new uuid (old to new).
+#[derive(Default)]
+pub struct Removed {
+    pub whole: HashSet<String>,
+    pub renamed: std::collections::HashMap<String, String>,
+}
+
+impl Removed {
+    /// From a repair's log: each `before` that is a record, and each
+    /// `uuid` member rewritten in place.
+    pub fn of(report: &Repaired) -> Removed {
+        let uuid_member = |b: &[u8]| -> Option<String> {
+            let v: serde_json::Value =
+                serde_json::from_str(&format!("{{{}}}", String::from_utf8_lossy(b))).ok()?;
+            v.get("uuid")?.as_str().map(str::to_string)
+        };
+        Removed {
+            whole: report
+                .befores
+                .iter()
+                .flat_map(|b| uuids_by_line(b))
+                .flatten()
+                .collect(),
+            renamed: report
+                .rewrites
+                .iter()
+                .filter_map(|(b, a)| Some((uuid_member(b)?, uuid_member(a)?)))
+                .collect(),
+        }
+    }
+}
+
+/// Whether every record `input`'s resume sends is sent by `copy`'s (a
+/// record the repair gave a new uuid, under that uuid), or was removed by
+/// the repair.
+pub fn sends_all(input: &HashSet<String>, copy: &HashSet<String>, removed: &Removed) -> bool {
+    input.iter().all(|u| {
+        copy.contains(u)
+            || removed.whole.contains(u)
+            || removed.renamed.get(u).is_some_and(|n| copy.contains(n))
+    })
 }
 
 /// How one input fared.
@@ -226,15 +257,8 @@ pub fn check(c: &dyn Chatfsck, input: &Path, work: &Path) -> Result<Outcome, Str
             // Rules whose errors say which history a Claude Code resume
             // leaves out: judged by what the resume sends.
             if chatfsck::repair::RESUME_RULES.contains(&rule.as_str())
-                && *keeps.get_or_insert_with(|| {
-                    let removed = report
-                        .befores
-                        .iter()
-                        .flat_map(|b| uuids_by_line(b))
-                        .flatten()
-                        .collect();
-                    c.resumes_as_much(input, &copy, &removed)
-                })
+                && *keeps
+                    .get_or_insert_with(|| c.resumes_as_much(input, &copy, &Removed::of(&report)))
             {
                 continue;
             }
