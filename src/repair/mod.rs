@@ -828,22 +828,6 @@ fn repair_once(
 mod tests {
     use super::*;
 
-    /// The text files under `dir`, recursively (JSON Lines and JSON).
-    fn text_files(dir: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-        entries.sort();
-        for p in entries {
-            if p.is_dir() {
-                text_files(&p, out);
-            } else if p.extension().is_some_and(|e| e == "jsonl" || e == "json") {
-                out.push(p);
-            }
-        }
-    }
-
     /// `settle` learns whether a pass would edit the copy from a dry pass:
     /// a text store's writer logs every edit (and every finding left) as
     /// it plans, before it writes. So a dry pass and a pass that writes
@@ -851,10 +835,13 @@ mod tests {
     #[test]
     fn a_dry_pass_plans_what_a_written_pass_does() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut files = Vec::new();
-        for d in ["fixtures", "tests/data"] {
-            text_files(&root.join(d), &mut files);
-        }
+        // The text files of the fixtures (JSON Lines and JSON).
+        let files: Vec<PathBuf> = ["fixtures", "tests/data"]
+            .iter()
+            .flat_map(|d| walkdir::WalkDir::new(root.join(d)).sort_by_file_name())
+            .filter_map(|e| e.ok().map(walkdir::DirEntry::into_path))
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl" || e == "json"))
+            .collect();
         let opts = Options::default();
         let dry = Options {
             dry_run: true,
