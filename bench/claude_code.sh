@@ -15,23 +15,10 @@ bin=${CHATFSCK_BIN:-$repo/target/release/chatfsck}
 target_mb=${TARGET_MB:-1000}
 runs=${RUNS:-3}
 [ -x "$bin" ] || { echo "no $bin: cargo build --release first" >&2; exit 2; }
-mapfile -t sessions < <(grep -l '"sessionId"' -r "$corpus" --include='*.jsonl' | sort)
-[ ${#sessions[@]} -gt 0 ] || { echo "no Claude Code session under $corpus" >&2; exit 2; }
-if [ ! -d "$dir" ] || [ "$(du -sm "$dir" | cut -f1)" -lt "$target_mb" ]; then
-    rm -rf "$dir"
-    mkdir -p "$dir"
-    n=0
-    while [ "$(du -sm "$dir" | cut -f1)" -lt "$target_mb" ]; do
-        p=$dir/project-$n
-        mkdir -p "$p"
-        i=0
-        for s in "${sessions[@]}"; do
-            i=$((i + 1))
-            cp "$s" "$p/session-$i.jsonl"
-        done
-        n=$((n + 1))
-    done
-fi
+# The tree, laid out by gen_claude_tree.py (undamaged; rebuilt only when
+# missing or made with another size).
+python3 "$repo/bench/gen_claude_tree.py" --out "$(dirname "$dir")" --mb "$target_mb" \
+    --damaged 0 --corpus "$corpus" >/dev/null
 bytes=$(find "$dir" -type f -name '*.jsonl' -print0 | du -cb --files0-from=- | tail -1 | cut -f1)
 files=$(find "$dir" -type f -name '*.jsonl' | wc -l)
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg); $files files, $bytes bytes"

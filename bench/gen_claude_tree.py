@@ -6,7 +6,8 @@
 The real Claude Code sessions of ../shared/corpus (every .jsonl holding a
 "sessionId", sub-agent files included) are copied into project folders
 (DIR/projects/project-N/session-K.jsonl) until the tree holds about MB
-megabytes, as bench/claude_code.sh lays them out. Then a share of the files
+megabytes (bench/claude_code.sh times lint on such a tree, undamaged:
+--damaged 0). Then a share of the files
 (--damaged, seeded: the same tree every time) gets one of the two kinds of
 damage a crash leaves in an append-only log:
 
