@@ -88,22 +88,34 @@ fn a_wal_only_database_is_read_whole_and_left_untouched() {
     );
 }
 
-/// A WAL database with frames and no `-shm` is read from a private copy in
-/// the temporary directory; every command removes it before it exits,
-/// whether it read the store to the end or stopped early. (Reader threads
-/// still alive at exit used to leave one copy of the evidence behind per
-/// run.)
+/// No command leaves anything in the temporary directory. A WAL database
+/// with frames and no `-shm` is read in place; one with a hot `-journal`
+/// is read from a private copy, which every command removes before it
+/// exits, whether it read the store to the end or stopped early. (Reader
+/// threads still alive at exit used to leave one copy of the evidence
+/// behind per run.) The copy shows the store as SQLite rolls it back: no
+/// torn row.
 #[test]
-fn the_private_copy_of_a_wal_database_is_removed() {
+fn the_private_copy_of_a_database_is_removed() {
     let d = copy_to_tmp(&[
         "fixtures/dispatch/wal/dispatch.db",
         "fixtures/dispatch/wal/dispatch.db-wal",
         "fixtures/dispatch/wal/traces.db",
         "fixtures/dispatch/wal/traces.db-wal",
     ]);
+    let hot = hot_journal_store(d.path(), "hot.db", 20, 6);
+    let hot = hot.to_string_lossy().into_owned();
+    let (status, doc) = lint_json(&hot, &[]);
+    assert_eq!(status, 0, "{doc}");
+    assert_eq!(doc["files"][0]["conversations"], 20);
     let db = d.path().join("dispatch.db").to_string_lossy().into_owned();
     let traces = d.path().join("traces.db").to_string_lossy().into_owned();
     let out = d.path().join("repaired.db").to_string_lossy().into_owned();
+    let hot_out = d
+        .path()
+        .join("hot-repaired.db")
+        .to_string_lossy()
+        .into_owned();
     let tmp = tempfile::tempdir().unwrap();
     for args in [
         vec!["lint", db.as_str()],
@@ -113,6 +125,10 @@ fn the_private_copy_of_a_wal_database_is_removed() {
         vec!["inspect", db.as_str(), "--conversation", SEED],
         vec!["repair", db.as_str(), "-o", out.as_str()],
         vec!["diff", db.as_str(), out.as_str()],
+        vec!["lint", hot.as_str()],
+        vec!["inspect", hot.as_str(), "--conversation", "00000003"],
+        vec!["repair", hot.as_str(), "-o", hot_out.as_str()],
+        vec!["diff", hot.as_str(), hot_out.as_str()],
     ] {
         let o = assert_cmd::Command::cargo_bin("chatfsck")
             .unwrap()
@@ -271,50 +287,13 @@ fn a_database_locked_by_a_writer_is_reported_as_locked() {
     );
 }
 
-/// An interrupted run (Ctrl-C) removes the private copy of the WAL database
-/// it was reading (a WAL with frames and no `-shm`), and exits 130 with one
-/// line.
+/// An interrupted run (Ctrl-C) removes the private copy of the database it
+/// was reading (one with a hot `-journal`), and exits 130 with one line.
 #[cfg(unix)]
 #[test]
 fn an_interrupted_run_removes_its_private_copy() {
     let d = tempfile::tempdir().unwrap();
-    let db = d.path().join("big.db");
-    let mut conn = rusqlite::Connection::open(&db).unwrap();
-    // Its rows stay in the WAL, and the -shm goes: only then is the
-    // database read from a private copy.
-    conn.set_db_config(
-        rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
-        true,
-    )
-    .unwrap();
-    conn.execute_batch(
-        "PRAGMA journal_mode = WAL;
-         PRAGMA wal_autocheckpoint = 0;
-         CREATE TABLE kv (namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (namespace, key));",
-    )
-    .unwrap();
-    let tx = conn.transaction().unwrap();
-    {
-        let mut insert = tx
-            .prepare("INSERT INTO kv VALUES ('conversation-store', ?1, ?2)")
-            .unwrap();
-        let text = "words of a long enough chunk ".repeat(8);
-        for c in 0..800 {
-            for seq in 1..=500u32 {
-                let role = if seq % 2 == 1 { "user" } else { "assistant" };
-                let value = format!(
-                    r#"{{"chunk":{{"type":"text","text":"{text}{seq}"}},"role":"{role}","msgIdx":{},"chunkIdx":0}}"#,
-                    seq - 1
-                );
-                insert
-                    .execute((format!("conv:{c:08x}:chunk:{seq:010}"), value))
-                    .unwrap();
-            }
-        }
-    }
-    tx.commit().unwrap();
-    drop(conn);
-    std::fs::remove_file(d.path().join("big.db-shm")).unwrap();
+    let db = hot_journal_store(d.path(), "big.db", 800, 500);
     let tmp = tempfile::tempdir().unwrap();
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("chatfsck"))
         .args(["lint", db.to_str().unwrap()])
@@ -367,12 +346,82 @@ fn lint_with_tmpdir(db: &str, tmp: &std::path::Path) -> std::process::Output {
         .unwrap()
 }
 
+/// A chunk store of `convs` conversations of `turns` chunks in rollback
+/// mode, caught in the middle of a write as a crash leaves it: every
+/// 97th row rewritten by a transaction whose pages reached the main file
+/// before it committed, beside the `-journal` that holds those pages as
+/// they were (hot: no process holds the database). SQLite rolls it back
+/// before it reads, which writes the main file: the one database chatfsck
+/// reads from a private copy. `dir` holds only `name` and its `-journal`.
+fn hot_journal_store(
+    dir: &std::path::Path,
+    name: &str,
+    convs: u32,
+    turns: u32,
+) -> std::path::PathBuf {
+    let work = tempfile::tempdir().unwrap();
+    let src = work.path().join("src.db");
+    let mut conn = rusqlite::Connection::open(&src).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE kv (namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (namespace, key));",
+    )
+    .unwrap();
+    let tx = conn.transaction().unwrap();
+    {
+        let mut insert = tx
+            .prepare("INSERT INTO kv VALUES ('conversation-store', ?1, ?2)")
+            .unwrap();
+        let text = "words of a long enough chunk ".repeat(8);
+        for c in 0..convs {
+            for seq in 1..=turns {
+                let role = if seq % 2 == 1 { "user" } else { "assistant" };
+                let value = format!(
+                    r#"{{"chunk":{{"type":"text","text":"{text}{seq}"}},"role":"{role}","msgIdx":{},"chunkIdx":0}}"#,
+                    seq - 1
+                );
+                insert
+                    .execute((format!("conv:{c:08x}:chunk:{seq:010}"), value))
+                    .unwrap();
+            }
+        }
+    }
+    tx.commit().unwrap();
+    // A cache of two pages spills every page the update dirties to the
+    // main file, after the journal.
+    conn.execute_batch(
+        "PRAGMA cache_size = 2; BEGIN;
+         UPDATE kv SET value = 'torn' WHERE rowid % 97 = 0;",
+    )
+    .unwrap();
+    let db = dir.join(name);
+    std::fs::copy(&src, &db).unwrap();
+    std::fs::copy(
+        work.path().join("src.db-journal"),
+        dir.join(format!("{name}-journal")),
+    )
+    .unwrap();
+    conn.execute_batch("ROLLBACK").unwrap();
+    // The main file holds the torn rows: only a rollback hides them.
+    let torn: i64 = rusqlite::Connection::open_with_flags(
+        format!("file:{}?immutable=1", db.display()),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI,
+    )
+    .unwrap()
+    .query_row("SELECT count(*) FROM kv WHERE value = 'torn'", [], |r| {
+        r.get(0)
+    })
+    .unwrap();
+    assert!(torn > 0);
+    db
+}
+
 /// The seed store in WAL mode, as dispatch leaves it after a checkpoint:
 /// `state` is "absent" (no `-wal`, no `-shm`: the app closed it),
 /// "empty" (a 0-byte `-wal`, no `-shm`), "empty+shm" (a 0-byte `-wal` and a
 /// `-shm`: the app is open and idle after a truncating checkpoint), or
 /// "checkpointed" (a `-wal` whose frames the main file already holds, no
-/// `-shm`). `filler_kib` of rows in a table of their own make the store
+/// `-shm`), or "frames" (a `-wal` with a table the main file lacks, no
+/// `-shm`: the app's files copied without it). `filler_kib` of rows in a table of their own make the store
 /// larger (a store of a few pages is copied in one step).
 fn seed_in_wal_mode(dir: &std::path::Path, state: &str, filler_kib: usize) -> std::path::PathBuf {
     let db = dir.join("store.db");
@@ -401,6 +450,18 @@ fn seed_in_wal_mode(dir: &std::path::Path, state: &str, filler_kib: usize) -> st
         )
         .unwrap();
     }
+    if state == "frames" {
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )
+        .unwrap();
+        conn.execute_batch(
+            "PRAGMA wal_autocheckpoint = 0;
+             CREATE TABLE in_wal (x); INSERT INTO in_wal VALUES (1);",
+        )
+        .unwrap();
+    }
     drop(conn);
     let side = |suffix: &str| dir.join(format!("store.db{suffix}"));
     match state {
@@ -410,7 +471,7 @@ fn seed_in_wal_mode(dir: &std::path::Path, state: &str, filler_kib: usize) -> st
             std::fs::write(side("-wal"), b"").unwrap();
             std::fs::write(side("-shm"), vec![0u8; 32768]).unwrap();
         }
-        "checkpointed" => {
+        "checkpointed" | "frames" => {
             assert!(std::fs::metadata(side("-wal")).unwrap().len() > 32);
             std::fs::remove_file(side("-shm")).unwrap();
         }
@@ -448,7 +509,7 @@ fn a_checkpointed_wal_store_is_read_in_place_without_a_copy() {
 /// a copy that holds every table, and leaves the store as it was.
 #[test]
 fn a_wal_store_in_every_state_is_repaired_and_left_untouched() {
-    for state in ["absent", "empty", "empty+shm", "checkpointed"] {
+    for state in ["absent", "empty", "empty+shm", "checkpointed", "frames"] {
         let d = tempfile::tempdir().unwrap();
         // 2 MiB: about 500 pages, five steps of the backup.
         let db = seed_in_wal_mode(d.path(), state, 2048);
@@ -472,6 +533,12 @@ fn a_wal_store_in_every_state_is_repaired_and_left_untouched() {
             .query_row("SELECT count(*) FROM filler", [], |r| r.get(0))
             .unwrap();
         assert_eq!(filler, 2048, "{state}");
+        if state == "frames" {
+            let in_wal: i64 = conn
+                .query_row("SELECT count(*) FROM in_wal", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(in_wal, 1, "the copy lacks what only the -wal held");
+        }
         drop(conn);
         let o = run(&["lint", "--format", "json", copy.to_str().unwrap()]);
         assert_eq!(
@@ -500,12 +567,14 @@ fn a_wal_store_with_frames_and_its_shm_is_read_in_place() {
     assert_eq!(before, dir_fingerprints(d.path()));
 }
 
-/// Without its `-shm`, a WAL that holds rows the main file lacks can only
-/// be read from a private copy (SQLite would create the `-shm` beside the
-/// input): it still shows those rows, leaves the input as it was, and the
-/// copy is gone when the run ends.
+/// Issue 15: without its `-shm`, a WAL that holds rows the main file lacks
+/// was read from a private copy of the whole database in the temporary
+/// directory (SQLite would create the `-shm` beside the input). It is read
+/// in place, the WAL index in memory: every command reads its rows with no
+/// temporary directory at all, creates nothing beside the input, and
+/// leaves every byte and time of it as it was.
 #[test]
-fn a_wal_store_with_frames_but_no_shm_is_read_from_a_copy() {
+fn a_wal_store_with_frames_but_no_shm_is_read_in_place() {
     let d = copy_to_tmp(&[
         "fixtures/dispatch/wal/dispatch.db",
         "fixtures/dispatch/wal/dispatch.db-wal",
@@ -513,23 +582,38 @@ fn a_wal_store_with_frames_but_no_shm_is_read_from_a_copy() {
     let db = d.path().join("dispatch.db");
     let before = dir_fingerprints(d.path());
     std::thread::sleep(std::time::Duration::from_millis(20));
-    let tmp = tempfile::tempdir().unwrap();
-    let o = lint_with_tmpdir(db.to_str().unwrap(), tmp.path());
+    let no_tmp = d.path().join("no-such-dir");
+    let o = lint_with_tmpdir(db.to_str().unwrap(), &no_tmp);
     assert!(code(&o) < 2, "{}", stderr(&o));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // Every row is in the WAL: the main file alone holds none.
     assert_eq!(rule_locs(&doc), seed_findings());
     assert_eq!(before, dir_fingerprints(d.path()));
-    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
-    // It was the copy that was read: without a temporary directory, no
-    // read at all.
-    let o = lint_with_tmpdir(db.to_str().unwrap(), &d.path().join("no-such-dir"));
-    assert_eq!(code(&o), 2);
-    assert!(
-        stderr(&o).contains("cannot create a private copy"),
-        "{}",
-        stderr(&o)
-    );
-    assert_eq!(before, dir_fingerprints(d.path()));
+    let out = tempfile::tempdir().unwrap();
+    let copy = out.path().join("dispatch.db");
+    let db = db.to_str().unwrap();
+    for args in [
+        vec!["inspect", db, "--conversation", SEED],
+        vec!["repair", db, "-o", copy.to_str().unwrap()],
+        vec!["diff", db, copy.to_str().unwrap()],
+    ] {
+        let o = assert_cmd::Command::cargo_bin("chatfsck")
+            .unwrap()
+            .env("TMPDIR", &no_tmp)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(code(&o) < 2, "{args:?}: {}", stderr(&o));
+        if args[0] == "inspect" {
+            assert!(
+                stdout(&o).contains("0000000014"),
+                "{args:?}: {}",
+                stdout(&o)
+            );
+        }
+        assert_eq!(before, dir_fingerprints(d.path()), "{args:?}");
+    }
+    assert!(!no_tmp.exists());
 }
 
 /// A chunk whose value holds a lone surrogate escape (an emoji cut in

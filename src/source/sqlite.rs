@@ -21,10 +21,23 @@
 //!   file's size and times are recorded, and [`Check::verify`] fails the
 //!   read ("database changed while being read") if a writer came and wrote
 //!   it meanwhile;
-//! - **a private copy** of the database with its `-wal`/`-journal`, in the
-//!   temporary directory, read-write so that SQLite can replay them there:
-//!   only a WAL with frames the main file lacks and no `-shm` beside it (the
-//!   `-shm` SQLite would create), and a hot `-journal` (a crash mid-write).
+//! - **in place, the WAL index in memory** (`mode=ro&vfs=unix-none`, then
+//!   `PRAGMA locking_mode=EXCLUSIVE` before the first read): a WAL database
+//!   without its `-shm` whose `-wal` holds frames the main file lacks (an
+//!   app's files copied without it, or its `-shm` deleted). In exclusive
+//!   locking mode SQLite keeps the WAL index in heap memory, built from the
+//!   `-wal`, and uses no `-shm`; the `unix-none` VFS makes the exclusive
+//!   lock (which a read-only descriptor cannot take) a no-op; and no
+//!   checkpoint runs on close (`SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE`), so
+//!   nothing is written to either file. With no lock taken, the main
+//!   file's and the `-wal`'s stamps are checked as an immutable open's are.
+//!   With its `-shm` gone no other connection is open on such a database
+//!   (SQLite creates it on open), but an app in exclusive locking mode,
+//!   whose index is in its own memory too;
+//! - **a private copy** of the database with its `-journal`, in the
+//!   temporary directory, read-write so that SQLite can roll it back there:
+//!   only a hot `-journal` (a crash in the middle of a write in rollback
+//!   mode), which SQLite must write to replay.
 //!
 //! The structure check (`PRAGMA quick_check`) runs on a connection of its
 //! own, on a thread, while the readers read, and [`Check::verify`] waits
@@ -58,6 +71,8 @@ enum Access {
     ReadOnlyShm,
     /// The input's main file alone, with no lock.
     Immutable,
+    /// The input, read-only, with no lock: the WAL index in heap memory.
+    WalInHeap,
     /// The private copy, read-write.
     Copy,
 }
@@ -95,8 +110,9 @@ impl Snapshot {
     /// transaction holds a shared lock, which no writer can commit past:
     /// readers opened one after another all see the state the first saw.
     /// In WAL mode a read transaction keeps a checkpoint from overwriting
-    /// what it reads; an immutable open has no lock, and [`Check::verify`]
-    /// tells whether the main file was written meanwhile.
+    /// what it reads; an immutable open and a WAL index in heap memory
+    /// have no lock, and [`Check::verify`] tells whether the main file (and
+    /// the `-wal`) was written meanwhile.
     pub fn reader(&self, path: &Path) -> Result<Reader> {
         Ok(Reader {
             conn: connect(path, &self.file, self.access, true)?,
@@ -142,7 +158,7 @@ impl Snapshot {
         let began = match self.access {
             Access::Immutable => false,
             Access::ReadOnly => self.begin_read().map_err(db)?,
-            Access::ReadOnlyShm | Access::Copy => return Ok(false),
+            Access::ReadOnlyShm | Access::WalInHeap | Access::Copy => return Ok(false),
         };
         let copied = std::fs::File::open(&self.file)
             .map_err(|e| Error::io(&self.file, &e))
@@ -186,13 +202,15 @@ impl Snapshot {
 
 /// What a read of a snapshot must confirm at its end: that the structure
 /// check (`PRAGMA quick_check`, run on a thread of its own while the
-/// readers read) found no damage, and, for a main file read without locks
-/// (`immutable=1`), that its size and times are still those it had when it
-/// was opened.
+/// readers read) found no damage, and, for files read without locks (an
+/// immutable main file; a main file and `-wal` with the WAL index in heap
+/// memory), that their size and times are still those they had when the
+/// database was opened.
 pub struct Check {
     path: PathBuf,
-    /// The main file when opened, for an immutable open.
-    stamp: Option<Stamp>,
+    /// The files read without a lock (the main file, the `-wal`), as they
+    /// were when opened.
+    stamps: Vec<Stamped>,
     quick: Mutex<Quick>,
 }
 
@@ -218,11 +236,13 @@ impl Check {
         self.verify_unchanged()
     }
 
-    /// The main file's stamp alone, for a main file read without locks:
-    /// that no writer wrote it since it was opened.
+    /// The stamps alone, for files read without locks: that no writer
+    /// wrote them since they were opened.
     pub fn verify_unchanged(&self) -> Result<()> {
-        if let Some(stamp) = &self.stamp
-            && Stamp::of(&self.path).as_ref() != Some(stamp)
+        if self
+            .stamps
+            .iter()
+            .any(|(file, stamp, of)| of(file) != *stamp)
         {
             return Err(Error::input(
                 &self.path,
@@ -314,8 +334,11 @@ impl Drop for Check {
     }
 }
 
+/// A file, its stamp when the database was opened, and how to take it.
+type Stamped = (PathBuf, Option<Stamp>, fn(&Path) -> Option<Stamp>);
+
 /// A file's size, times and identity: what a write changes.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Stamp {
     len: u64,
     modified: Option<std::time::SystemTime>,
@@ -337,6 +360,16 @@ impl Stamp {
             changed: (meta.ctime(), meta.ctime_nsec()),
             #[cfg(unix)]
             inode: (meta.dev(), meta.ino()),
+        })
+    }
+
+    /// A `-wal`'s stamp, without its change time (zero): SQLite run as
+    /// root gives the `-wal` it opens the main file's owner, which sets it.
+    fn of_wal(path: &Path) -> Option<Stamp> {
+        Some(Stamp {
+            #[cfg(unix)]
+            changed: (0, 0),
+            ..Stamp::of(path)?
         })
     }
 }
@@ -414,8 +447,22 @@ fn connect(path: &Path, file: &Path, access: Access, begin: bool) -> Result<Conn
             uri(file, "mode=ro&immutable=1"),
             flags | OpenFlags::SQLITE_OPEN_READ_ONLY,
         ),
+        Access::WalInHeap => Connection::open_with_flags(
+            uri(file, "mode=ro&vfs=unix-none"),
+            flags | OpenFlags::SQLITE_OPEN_READ_ONLY,
+        ),
     }
     .map_err(fail)?;
+    if access == Access::WalInHeap {
+        // Both before the first read: the pager opens the WAL then.
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )
+        .map_err(fail)?;
+        conn.pragma_update(None, "locking_mode", "EXCLUSIVE")
+            .map_err(fail)?;
+    }
     conn.busy_timeout(Duration::from_secs(2)).map_err(fail)?;
     if begin {
         conn.execute_batch("BEGIN").map_err(fail)?;
@@ -521,8 +568,11 @@ pub fn open(path: &Path) -> Result<Snapshot> {
             ));
         }
     }
-    // Taken before anything is read: a write after it changes it.
-    let stamp = Stamp::of(path);
+    // Taken before anything is read: a write after it changes them.
+    let stamps: [Stamped; 2] = [
+        (path.to_path_buf(), Stamp::of(path), Stamp::of),
+        (wal.clone(), Stamp::of_wal(&wal), Stamp::of_wal),
+    ];
     let access = if journal.exists() {
         Access::Copy
     } else if !wal_mode && !wal.exists() {
@@ -534,7 +584,7 @@ pub fn open(path: &Path) -> Result<Snapshot> {
     {
         Access::Immutable
     } else {
-        Access::Copy
+        Access::WalInHeap
     };
     // Private copies that killed runs left behind go first (whether or not
     // this run makes one: a killed run of an older build made more).
@@ -568,10 +618,10 @@ pub fn open(path: &Path) -> Result<Snapshot> {
     let conn = connect(path, &file, access, false)?;
     let check = Arc::new(Check {
         path: path.to_path_buf(),
-        stamp: if access == Access::Immutable {
-            stamp
-        } else {
-            None
+        stamps: match access {
+            Access::Immutable => stamps[..1].to_vec(),
+            Access::WalInHeap => stamps.to_vec(),
+            _ => Vec::new(),
         },
         quick: Mutex::new(Quick::Pending {
             conn: connect(path, &file, access, true)?,
@@ -898,6 +948,48 @@ mod tests {
         let conn = Connection::open(d.path().join("t.db")).unwrap();
         conn.execute_batch("INSERT INTO t VALUES (1); PRAGMA wal_checkpoint(TRUNCATE);")
             .unwrap();
+        let err = snap.verify().unwrap_err().to_string();
+        assert!(err.contains("database changed while being read"), "{err}");
+    }
+
+    /// A WAL with frames and no `-shm` is read in place, the WAL index in
+    /// memory: every row, nothing created beside it, no byte or time of
+    /// either file changed; a writer that appends to the `-wal` meanwhile
+    /// fails the read.
+    #[test]
+    fn a_wal_without_its_shm_is_read_in_place_and_watched() {
+        let d = tempfile::tempdir().unwrap();
+        let db = wal_db(d.path(), 3);
+        let files = || {
+            let mut v: Vec<_> = std::fs::read_dir(d.path())
+                .unwrap()
+                .map(|e| {
+                    let p = e.unwrap().path();
+                    let m = std::fs::metadata(&p).unwrap();
+                    (p.clone(), std::fs::read(&p).unwrap(), m.modified().unwrap())
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        let before = files();
+        assert_eq!(before.len(), 2);
+        let snap = open(&db).unwrap();
+        assert_eq!(snap.access, Access::WalInHeap);
+        assert!(snap.copy.is_none());
+        let reader = snap.reader(&db).unwrap();
+        for conn in [&snap.conn, &reader.conn] {
+            let n: i64 = conn
+                .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(n, 3);
+        }
+        snap.verify().unwrap();
+        drop((snap, reader));
+        assert_eq!(before, files());
+        let snap = open(&db).unwrap();
+        let conn = Connection::open(&db).unwrap();
+        conn.execute_batch("INSERT INTO t VALUES (4);").unwrap();
         let err = snap.verify().unwrap_err().to_string();
         assert!(err.contains("database changed while being read"), "{err}");
     }
