@@ -1,3 +1,5 @@
+use std::sync::LazyLock;
+
 use memchr::memmem;
 
 use super::{Ctx, Rule};
@@ -37,26 +39,56 @@ invent an action the agent never took.
     check,
 };
 
+/// Raw special tokens of tool calls: they never occur in honest prose.
+const TOKENS: [&str; 5] = [
+    "<|tool_call_begin|>",
+    "<|tool_calls_section_begin|>",
+    "<｜tool▁calls▁begin｜>",
+    "<｜tool▁call▁begin｜>",
+    "[TOOL_CALLS]",
+];
+
+/// A searcher for each marker, built once (`memmem::find` builds one per
+/// call).
+struct Finders {
+    tokens: Vec<memmem::Finder<'static>>,
+    function: memmem::Finder<'static>,
+    tool_call: memmem::Finder<'static>,
+    function_calls: memmem::Finder<'static>,
+    invoke: memmem::Finder<'static>,
+}
+
+static FINDERS: LazyLock<Finders> = LazyLock::new(|| Finders {
+    tokens: TOKENS
+        .iter()
+        .map(|t| memmem::Finder::new(t.as_bytes()))
+        .collect(),
+    function: memmem::Finder::new(b"<function="),
+    tool_call: memmem::Finder::new(b"<tool_call>"),
+    function_calls: memmem::Finder::new(b"<function_calls>"),
+    invoke: memmem::Finder::new(b"<invoke name="),
+});
+
 /// Find tool-call markup in text. Returns the byte offset and the marker.
 pub fn find_markup(text: &str) -> Option<(usize, &'static str)> {
     let b = text.as_bytes();
     // Every marker starts with `<` or `[`: most text has neither.
     memchr::memchr2(b'<', b'[', b)?;
-    // Raw special tokens never occur in honest prose.
-    for tok in [
-        "<|tool_call_begin|>",
-        "<|tool_calls_section_begin|>",
-        "<｜tool▁calls▁begin｜>",
-        "<｜tool▁call▁begin｜>",
-        "[TOOL_CALLS]",
-    ] {
-        if let Some(i) = memmem::find(b, tok.as_bytes()) {
+    let Finders {
+        tokens,
+        function,
+        tool_call,
+        function_calls,
+        invoke,
+    } = &*FINDERS;
+    for (tok, finder) in TOKENS.iter().zip(tokens) {
+        if let Some(i) = finder.find(b) {
             return Some((i, tok));
         }
     }
     // `<function=NAME>` followed by a parameter or the closing tag.
     let mut from = 0;
-    while let Some(i) = memmem::find(&b[from..], b"<function=") {
+    while let Some(i) = function.find(&b[from..]) {
         let at = from + i;
         let rest = &text[at + "<function=".len()..];
         let name_len = rest
@@ -73,7 +105,7 @@ pub fn find_markup(text: &str) -> Option<(usize, &'static str)> {
     }
     // `<tool_call>` followed by a JSON object naming a tool.
     let mut from = 0;
-    while let Some(i) = memmem::find(&b[from..], b"<tool_call>") {
+    while let Some(i) = tool_call.find(&b[from..]) {
         let at = from + i;
         let rest = text[at + "<tool_call>".len()..].trim_start();
         if rest.starts_with('{') && rest[..rest.len().min(200)].contains("\"name\"") {
@@ -82,8 +114,8 @@ pub fn find_markup(text: &str) -> Option<(usize, &'static str)> {
         from = at + 1;
     }
     // Anthropic's legacy XML calling format.
-    if let Some(i) = memmem::find(b, b"<function_calls>")
-        && memmem::find(&b[i..], b"<invoke name=").is_some()
+    if let Some(i) = function_calls.find(b)
+        && invoke.find(&b[i..]).is_some()
     {
         return Some((i, "<function_calls>"));
     }
