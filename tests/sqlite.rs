@@ -730,3 +730,136 @@ fn a_member_named_twice_in_a_chunk_is_read_as_the_app_reads_it() {
     );
     assert_second_repair_changes_nothing(&out, dir.path());
 }
+
+/// `src` rebuilt at `dest` with every page of its data in a `-wal` the main
+/// file lacks, and no `-shm` (an app's files copied without it): the main
+/// file holds only an empty database in WAL mode, and the WAL each table,
+/// row (with its rowid), index, view and trigger of `src`.
+fn rebuilt_in_wal(src: &std::path::Path, dest: &std::path::Path) {
+    let conn = rusqlite::Connection::open(dest).unwrap();
+    // Tables are filled in the order they were made, before the ones
+    // their foreign keys name.
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; PRAGMA foreign_keys = OFF;",
+    )
+    .unwrap();
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+        true,
+    )
+    .unwrap();
+    conn.execute("ATTACH DATABASE ?1 AS src", [src.to_str().unwrap()])
+        .unwrap();
+    let schema: Vec<(String, String, String)> = conn
+        .prepare(
+            "SELECT type, name, sql FROM src.sqlite_master
+             WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY rowid",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    conn.execute_batch("BEGIN").unwrap();
+    for (kind, name, sql) in &schema {
+        if kind != "table" {
+            continue;
+        }
+        conn.execute_batch(sql).unwrap();
+        let name = name.replace('"', "\"\"");
+        // Rowids kept where the table has them: findings name rows by them.
+        {
+            let columns: Vec<String> = conn
+                .prepare(&format!("PRAGMA src.table_info(\"{name}\")"))
+                .unwrap()
+                .query_map([], |r| r.get::<_, String>(1))
+                .unwrap()
+                .map(|c| format!("\"{}\"", c.unwrap().replace('"', "\"\"")))
+                .collect();
+            let columns = columns.join(", ");
+            let with_rowid = conn.execute_batch(&format!(
+                "INSERT INTO main.\"{name}\" (rowid, {columns}) SELECT rowid, {columns} FROM src.\"{name}\""
+            ));
+            if with_rowid.is_err() {
+                conn.execute_batch(&format!(
+                    "INSERT INTO main.\"{name}\" ({columns}) SELECT {columns} FROM src.\"{name}\""
+                ))
+                .unwrap();
+            }
+        }
+    }
+    for (kind, _, sql) in &schema {
+        if kind != "table" {
+            conn.execute_batch(sql).unwrap();
+        }
+    }
+    conn.execute_batch("COMMIT; DETACH DATABASE src;").unwrap();
+    drop(conn);
+    let side = |suffix: &str| {
+        let mut s = dest.as_os_str().to_owned();
+        s.push(suffix);
+        std::path::PathBuf::from(s)
+    };
+    std::fs::remove_file(side("-shm")).unwrap();
+    assert!(std::fs::metadata(side("-wal")).unwrap().len() > 32);
+}
+
+/// Issue 15, for every store kept in SQLite: each fixture database, its
+/// data moved into a `-wal` with no `-shm` beside it, is read in place
+/// (the WAL index in memory) by every reader, and lints exactly as the
+/// original does: the same findings, or the same error. Nothing is
+/// written beside it, in the temporary directory or to its files.
+#[test]
+fn every_sqlite_store_is_read_whole_from_a_wal_without_its_shm() {
+    let fixtures = [
+        "fixtures/dispatch/seed-000.db",
+        "fixtures/dispatch/traces.db",
+        "fixtures/seq-gap/dispatch-seq-gap.db",
+        "fixtures/gbrain/gbrain.db",
+        "fixtures/traces/phoenix.db",
+        "fixtures/opencode/home/.local/share/opencode/opencode.db",
+        "fixtures/goose/home/.local/share/goose/sessions/sessions.db",
+        "fixtures/cursor/home/.config/Cursor/User/globalStorage/state.vscdb",
+        "fixtures/unsupported/open-webui/webui.db",
+        "fixtures/unsupported/langgraph/checkpoints.sqlite",
+    ];
+    let d = tempfile::tempdir().unwrap();
+    let no_tmp = d.path().join("no-such-dir");
+    for fixture in fixtures {
+        let original = root().join(fixture);
+        // The same path under the temporary directory: some stores are
+        // told by where they live.
+        let copy = d.path().join(fixture);
+        std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+        rebuilt_in_wal(&original, &copy);
+        let before = dir_fingerprints(copy.parent().unwrap());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let lint = |db: &std::path::Path| {
+            let o = lint_with_tmpdir(db.to_str().unwrap(), &no_tmp);
+            let text = String::from_utf8_lossy(&o.stdout)
+                .replace(&format!("{}/", d.path().display()), "")
+                .replace(&format!("{}/", root().display()), "");
+            let err = stderr(&o)
+                .replace(&format!("{}/", d.path().display()), "")
+                .replace(&format!("{}/", root().display()), "");
+            (code(&o), text, err)
+        };
+        let (want_code, want, want_err) = lint(&original);
+        let (got_code, got, got_err) = lint(&copy);
+        assert_eq!(got_err, want_err, "{fixture}");
+        assert_eq!(got_code, want_code, "{fixture}: {got_err}");
+        if want_code < 2 {
+            let findings = |text: &str| {
+                let doc: serde_json::Value = serde_json::from_str(text).unwrap();
+                (doc["findings"].clone(), doc["summary"].clone())
+            };
+            assert_eq!(findings(&got), findings(&want), "{fixture}");
+        }
+        assert_eq!(
+            before,
+            dir_fingerprints(copy.parent().unwrap()),
+            "{fixture}"
+        );
+        assert!(!no_tmp.exists());
+    }
+}
