@@ -63,6 +63,11 @@ const TABLE: &[(&str, &[&str], &[&str])] = &[
         &["corrupt-record@32:error"],
         &["drop-record@32"],
     ),
+    (
+        "duplicate-tool-call-id/call-written-twice.jsonl",
+        &["duplicate-tool-call-id@8:error"],
+        &["drop-repeat@8"],
+    ),
 ];
 
 const CORPUS_ROLLOUT: &str = "../shared/corpus/codemie-ai__codemie-code/src/agents/plugins/codex/__tests__/fixtures/rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl";
@@ -255,13 +260,20 @@ fn the_real_rollout_and_healthy_fixtures_raise_no_error() {
     }
 }
 
-/// The line numbers of `text` that differ from `orig`, as the diff of two
-/// line lists: (removed from orig, added in text).
+/// How many lines of `orig` are not in `text`, and of `text` not in
+/// `orig`, each line counted as often as it occurs (a line written twice
+/// and dropped once is one line removed).
 fn changed(orig: &str, text: &str) -> (usize, usize) {
-    let a: Vec<&str> = orig.lines().collect();
-    let b: Vec<&str> = text.lines().collect();
-    let common = a.iter().filter(|l| b.contains(l)).count();
-    (a.len() - common, b.len() - common)
+    let mut count: std::collections::HashMap<&str, i64> = std::collections::HashMap::new();
+    for l in orig.lines() {
+        *count.entry(l).or_default() += 1;
+    }
+    for l in text.lines() {
+        *count.entry(l).or_default() -= 1;
+    }
+    let removed = count.values().filter(|&&n| n > 0).sum::<i64>();
+    let added = -count.values().filter(|&&n| n < 0).sum::<i64>();
+    (removed as usize, added as usize)
 }
 
 #[test]
@@ -562,4 +574,78 @@ fn a_member_named_twice_is_read_as_codex_reads_it() {
     let (out, log) = repair_logged(&input, d.path());
     assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&input).unwrap());
     assert_eq!(log["edits"].as_array().unwrap().len(), 0, "{log:#}");
+}
+
+/// A call line written twice (a double write): Codex sends both calls,
+/// answers neither itself (the output with their id is there), and the
+/// request is refused for the repeated call_id. Lint said the first call
+/// was unanswered and that Codex would insert an `"aborted"` output for
+/// it, and the repair inserted one: the copy held the id twice and two
+/// outputs for it, still refused. The repeat is the defect: lint reports
+/// it alone, and the repair drops the repeated line, which gives back the
+/// rollout as it was before the double write, byte for byte.
+#[test]
+fn a_call_written_twice_is_dropped_and_nothing_is_made_up() {
+    let input = root().join(path("duplicate-tool-call-id/call-written-twice.jsonl"));
+    let (_, doc) = lint_json(input.to_str().unwrap(), &[]);
+    assert_eq!(
+        findings(&doc),
+        ["duplicate-tool-call-id@8:error"],
+        "{doc:#}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("repaired.jsonl");
+    let o = run(&[
+        "repair",
+        "--format",
+        "json",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let log: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(log["edits"][0]["action"], "drop-repeat", "{log:#}");
+    assert_eq!(log["edits"][0]["synthesized"], false, "{log:#}");
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(root().join(path("healthy/rollout.jsonl"))).unwrap()
+    );
+}
+
+/// A reused call id whose calls differ (another command) is no repeat:
+/// reported, never dropped.
+#[test]
+fn a_reused_call_id_with_other_arguments_is_reported_only() {
+    let base = std::fs::read_to_string(root().join(path("healthy/rollout.jsonl"))).unwrap();
+    let lines: Vec<&str> = base.lines().collect();
+    let other = lines[6].replace("wc -l", "wc -c");
+    assert_ne!(other, lines[6]);
+    let mut text = String::new();
+    for (i, l) in lines.iter().enumerate() {
+        text.push_str(l);
+        text.push('\n');
+        if i == 6 {
+            text.push_str(&other);
+            text.push('\n');
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir
+        .path()
+        .join("rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl");
+    std::fs::write(&input, &text).unwrap();
+    let (_, doc) = lint_json(input.to_str().unwrap(), &[]);
+    let found = findings(&doc);
+    assert!(
+        found.contains(&"duplicate-tool-call-id@8:error".to_string()),
+        "{doc:#}"
+    );
+    let dup = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "duplicate-tool-call-id")
+        .unwrap();
+    assert_eq!(dup["fixable"], false, "{dup:#}");
 }

@@ -215,6 +215,9 @@ cases! {
     codex_ends_on_reasoning: Codex "fixtures/codex/reasoning-without-follower/ends-on-reasoning.jsonl" Expect::Whole;
     codex_torn_message_after_reasoning: Codex "fixtures/codex/reasoning-without-follower/torn-message-after-reasoning.jsonl" Expect::Whole;
     codex_torn_last_line: Codex "fixtures/codex/torn-tail/torn-last-line.jsonl" Expect::Whole;
+    // The input's request is refused (two calls with one call_id); the
+    // copy drops the repeated line and is the healthy rollout again.
+    codex_call_written_twice: Codex "fixtures/codex/duplicate-tool-call-id/call-written-twice.jsonl" Expect::Whole;
     // The input is not resumed at all (`codex_refuses_a_rollout_that_is_not_utf8`).
     codex_not_utf8_byte_in_a_call: Codex "fixtures/codex/not-utf8/byte-in-a-call.jsonl" Expect::Whole;
 

@@ -63,6 +63,10 @@ pub enum Action {
     /// Remove a content block the API does not know (Claude Code: the
     /// record holding only it); it goes to the log.
     DropBlock { loc: Loc, block: usize },
+    /// Drop the record at `loc`, which repeats the record at `of` (a
+    /// record written twice); the writer checks that it does, and the
+    /// repeat goes to the log.
+    DropRepeat { loc: Loc, of: Loc },
 }
 
 impl Action {
@@ -83,6 +87,7 @@ impl Action {
             Action::KeepReplaced { .. } => "keep-replaced",
             Action::SetMessageId { .. } => "set-message-id",
             Action::DropBlock { .. } => "drop-block",
+            Action::DropRepeat { .. } => "drop-repeat",
         }
     }
 }

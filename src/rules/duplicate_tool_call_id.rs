@@ -7,7 +7,9 @@ pub static RULE: Rule = Rule {
     name: "duplicate-tool-call-id",
     severity: Severity::Error,
     summary: "two tool calls share one id",
-    repair: None,
+    repair: Some(
+        "drop a call that repeats an earlier one exactly (same id, name and arguments: a record written twice), where the store's writer can; other reuses are reported only",
+    ),
     doc: r#"## What it does
 Finds tool calls whose id was already used by an earlier call in the same
 conversation, in the same message or in a later turn.
@@ -28,9 +30,18 @@ session resume) or from a message persisted twice.
 {"role":"assistant","tool_calls":[{"type":"function","id":"call_1","function":{"name":"cat","arguments":"{}"}}]}
 ```
 
+## What the apps do
+- Codex (0.169.0) sends both calls on resume (it answers a call itself only
+  when no output anywhere in the history has its id), and the Responses API
+  refuses the request. A rollout line written twice is enough.
+
 ## Repair
-Report only: which call a later result meant cannot be known from the
-history alone.
+A call that repeats an earlier call exactly (the same id, name and
+arguments) is the same call recorded twice: in a Codex rollout the
+repeated line is dropped (it goes to the repair log), once the writer has
+checked that the line repeats the earlier one (byte for byte, or the same
+item written at another time). Any other reuse is reported only: which
+call a later result meant cannot be known from the history alone.
 "#,
     check,
 };
@@ -46,24 +57,60 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             match first.get(id) {
                 Some(&(fm, fp)) => {
                     let loc = m.part_loc(pi).clone();
+                    let earlier = conv.messages[fm].part_loc(fp).clone();
                     let same = if fm == mi { " in the same message" } else { "" };
-                    out.push(
-                        ctx.finding(
+                    let repeat = is_repeat(&conv.messages[fm].parts[fp], &m.parts[pi]);
+                    let what = if repeat {
+                        "this call repeats it: same name and arguments"
+                    } else {
+                        "this call reuses the id"
+                    };
+                    let mut f = ctx
+                        .finding(
                             &RULE,
                             Some(mi),
                             loc.clone(),
                             format!("tool call id `{id}` (`{name}`) is already used by an earlier call{same}"),
                         )
-                        .label(&loc, "this call reuses the id")
-                        .label(conv.messages[fm].part_loc(fp), format!("first call with this id ({})", at(conv, fm)))
-                        .id(id),
-                    );
+                        .label(&loc, what)
+                        .label(&earlier, format!("first call with this id ({})", at(conv, fm)))
+                        .id(id);
+                    if conv.source.dialect == crate::model::Dialect::Codex {
+                        f = f.note("Codex sends both calls as stored on resume (it answers a call itself only when no output anywhere has its id), and the request is refused: two calls with one `call_id`");
+                    }
+                    if repeat && loc != earlier {
+                        f = f.fix(vec![crate::finding::Action::DropRepeat {
+                            loc,
+                            of: earlier,
+                        }]);
+                    }
+                    out.push(f);
                 }
                 None => {
                     first.insert(id, (mi, pi));
                 }
             }
         }
+    }
+}
+
+/// Whether call `b` repeats call `a`: the same id, name and arguments.
+pub fn is_repeat(a: &crate::model::Part, b: &crate::model::Part) -> bool {
+    use crate::model::PartKind::ToolCall;
+    match (&a.kind, &b.kind) {
+        (
+            ToolCall {
+                id,
+                name,
+                arguments,
+            },
+            ToolCall {
+                id: id2,
+                name: name2,
+                arguments: arguments2,
+            },
+        ) => id == id2 && name == name2 && arguments.raw == arguments2.raw,
+        _ => false,
     }
 }
 
@@ -82,6 +129,41 @@ mod tests {
         let f = rules_of(&c, "duplicate-tool-call-id");
         assert_eq!(f.len(), 1);
         assert!(f[0].summary.contains("same message"));
+    }
+
+    /// A call made twice with the same name and arguments (a record
+    /// written twice) carries the fix that drops the repeat; the same id
+    /// on another call does not.
+    #[test]
+    fn an_exact_repeat_is_fixable_and_a_reuse_is_not() {
+        use crate::finding::Action;
+        use crate::model::Role::Assistant;
+        let c = conv(crate::model::Dialect::Codex)
+            .user("go")
+            .msg(Assistant, vec![call("t", "ls", "{}")])
+            .msg(Assistant, vec![call("t", "ls", "{}")])
+            .result("t")
+            .build();
+        let f = rules_of(&c, "duplicate-tool-call-id");
+        assert_eq!(f.len(), 1);
+        let fix = f[0].fix.as_ref().expect("a repeat is fixable");
+        assert!(matches!(fix.actions[..], [Action::DropRepeat { .. }]));
+        assert!(
+            f[0].notes
+                .iter()
+                .any(|n| n.contains("Codex sends both calls"))
+        );
+        // Its result answers it: no orphan call beside the repeat.
+        assert!(rules_of(&c, "orphan-tool-call").is_empty());
+        let c = conv(crate::model::Dialect::Codex)
+            .user("go")
+            .msg(Assistant, vec![call("t", "ls", "{}")])
+            .msg(Assistant, vec![call("t", "ls", r#"{"a":1}"#)])
+            .result("t")
+            .build();
+        let f = rules_of(&c, "duplicate-tool-call-id");
+        assert_eq!(f.len(), 1);
+        assert!(f[0].fix.is_none());
     }
 
     #[test]

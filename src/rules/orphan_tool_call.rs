@@ -97,6 +97,22 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         let crate::model::PartKind::ToolCall { id, name, .. } = &msg.parts[pi].kind else {
             continue;
         };
+        // The same call (id, name and arguments) made again later and
+        // answered there: the history holds one call twice, and its result
+        // answers it. `duplicate-tool-call-id` reports the repeat (its
+        // repair drops it); a placeholder here would give the id a second
+        // result. (Codex answers a call on resume only when no output
+        // anywhere has its id: it sends both calls as they are.)
+        if pairing.pairs.iter().any(|p| {
+            p.call > (mi, pi)
+                && p.result > (mi, pi)
+                && super::duplicate_tool_call_id::is_repeat(
+                    &msg.parts[pi],
+                    &conv.messages[p.call.0].parts[p.call.1],
+                )
+        }) {
+            continue;
+        }
         let window_end = pairing.window_end.get(&mi).copied().unwrap_or(mi);
         let next = window_end + 1;
         let (summary, next_label) = match conv.messages.get(next) {
@@ -231,6 +247,33 @@ fn role_word(role: Role) -> &'static str {
 mod tests {
     use crate::model::Role;
     use crate::rules::testutil::*;
+
+    /// The same call (id, name, arguments) recorded twice and answered
+    /// after the second copy is not unanswered (`duplicate-tool-call-id`
+    /// reports the repeat); an id used again by a later call, after the
+    /// first was answered, leaves that later call an orphan.
+    #[test]
+    fn a_repeated_call_is_answered_by_its_result() {
+        use crate::model::Role::Assistant;
+        let c = conv(crate::model::Dialect::Codex)
+            .user("go")
+            .msg(Assistant, vec![call("t", "ls", "{}")])
+            .msg(Assistant, vec![call("t", "ls", "{}")])
+            .result("t")
+            .assistant("done")
+            .build();
+        assert!(rules_of(&c, "orphan-tool-call").is_empty());
+        let c = conv(crate::model::Dialect::OpenAi)
+            .user("go")
+            .msg(Assistant, vec![call("t", "ls", "{}")])
+            .result("t")
+            .msg(Assistant, vec![call("t", "ls", "{}")])
+            .user("next")
+            .build();
+        let f = rules_of(&c, "orphan-tool-call");
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].message, Some(3));
+    }
 
     #[test]
     fn kimi_2336_orphan_followed_by_user() {

@@ -42,6 +42,7 @@ fn supports(_: Dialect, a: &Action) -> bool {
     matches!(
         a,
         Action::DropRecord { .. }
+            | Action::DropRepeat { .. }
             | Action::RemoveResult { .. }
             | Action::AnswerCall { .. }
             | Action::RetypeResult { .. }

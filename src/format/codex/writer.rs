@@ -1,6 +1,6 @@
 //! The repaired copy of a Codex rollout. Every edit is a whole line: a line
 //! dropped (a torn or unreadable line, a stray output, a reasoning item
-//! nothing follows), a line replaced (an output given its call's type), or
+//! nothing follows, a call that repeats an earlier line), a line replaced (an output given its call's type), or
 //! a line inserted right after a call (the `"aborted"` output Codex itself
 //! would insert on resume). Every other line is copied byte for byte.
 //!
@@ -120,7 +120,9 @@ impl Writer for CodexWriter {
             for action in &p.fix.actions {
                 // The line the action is about, and the part it names.
                 let (loc, part) = match action {
-                    Action::DropRecord { loc } => (loc.clone(), None),
+                    Action::DropRecord { loc } | Action::DropRepeat { loc, .. } => {
+                        (loc.clone(), None)
+                    }
                     Action::RemoveResult { message, part }
                     | Action::AnswerCall { message, part }
                     | Action::RetypeResult { message, part } => {
@@ -176,6 +178,38 @@ impl Writer for CodexWriter {
                         let mut e = entry(
                             "drop-record",
                             format!("dropped {what} on line {n} (kept verbatim here)"),
+                            &loc,
+                        );
+                        (e.before, e.before_base64) = (Some(before), before_raw);
+                        self.lines.entry(key(&loc)).or_default().drop = true;
+                        edits.push(e);
+                    }
+                    Action::DropRepeat { of, .. } => {
+                        let m = line_no(of);
+                        let first = records.read_bytes(of)?;
+                        // The same line, or the same item written again
+                        // at another time.
+                        let payload = |v: &Value| v.get("payload").cloned();
+                        let repeats = first == bytes
+                            || matches!(
+                                (
+                                    serde_json::from_slice::<Value>(&first).ok(),
+                                    parsed.as_ref(),
+                                ),
+                                (Some(a), Some(b)) if payload(&a).is_some() && payload(&a) == payload(b)
+                            );
+                        if unreadable || !repeats {
+                            leave(
+                                format!("line {n} does not repeat line {m}; it is left as it is"),
+                                log,
+                            );
+                            continue;
+                        }
+                        let mut e = entry(
+                            "drop-repeat",
+                            format!(
+                                "dropped line {n}, which repeats the `{pt}` of line {m} (kept verbatim here)"
+                            ),
                             &loc,
                         );
                         (e.before, e.before_base64) = (Some(before), before_raw);
