@@ -357,6 +357,9 @@ cases! {
     // alone (1 unit of 13); the copy, the prompt re-linked past the
     // progress record it hangs from, all 13.
     claude_prompt_under_a_progress_record_whose_parent_is_lost: Claude "tests/data/claude-code/prompt-under-a-progress-record-whose-parent-is-lost.jsonl" Expect::Whole;
+    // The input loses the result glued after its call, and the call
+    // (`claude_code_reads_the_first_record_of_a_glued_line_only`).
+    claude_result_glued_to_its_call: Claude "tests/data/claude-code/result-glued-to-its-call.jsonl" Expect::Whole;
 }
 
 /// Every Claude Code and Codex fixture has its case above (a new fixture
@@ -465,6 +468,65 @@ fn claude_code_replaces_interleaved_results_with_its_own() {
     assert!(
         !request.contains("File created successfully at: /tmp/private/hello.md"),
         "the real result was sent: {request}"
+    );
+}
+
+/// Two records on one line: Claude Code 2.1.330 reads the first and skips
+/// the rest of the line. Here the rest is the call's result (the healthy
+/// `linear.jsonl` with lines 18 and 19 glued): the result is lost, and the
+/// client removes the call it leaves unanswered, so the request holds
+/// neither. The healthy file sends both.
+#[test]
+fn claude_code_reads_the_first_record_of_a_glued_line_only() {
+    let (oracle, prefix) = require_oracle();
+    let call = "toolu_bdrk_01WC6KiMbojN1sDscXqkkFWe";
+    for (session, sent) in [
+        ("fixtures/claude-code/healthy/linear.jsonl", true),
+        (
+            "tests/data/claude-code/result-glued-to-its-call.jsonl",
+            false,
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let copy = dir
+            .path()
+            .join("4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl");
+        std::fs::copy(root().join(session), &copy).unwrap();
+        let out = dir.path().join("oracle");
+        let summary = resume(&oracle, &prefix, Client::Claude, &copy, &out);
+        assert_eq!(summary["rc"], 0, "{session}: {summary:#}");
+        assert_eq!(summary["valid"], true, "{session}: {summary:#}");
+        let request = std::fs::read_to_string(out.join("request.json")).unwrap();
+        assert_eq!(
+            request.matches(call).count(),
+            if sent { 2 } else { 0 },
+            "{session}: the call and its result"
+        );
+    }
+}
+
+/// The session's first prompt lost: Claude Code starts the conversation
+/// with the reply to it, and the request breaks the provider's first rule
+/// (`dangling-parent` says so, as an error the repair leaves).
+#[test]
+fn claude_code_sends_a_reply_whose_prompt_is_lost_first() {
+    let (oracle, prefix) = require_oracle();
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir
+        .path()
+        .join("4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl");
+    std::fs::copy(
+        root().join("tests/data/claude-code/first-prompt-lost.jsonl"),
+        &copy,
+    )
+    .unwrap();
+    let out = dir.path().join("oracle");
+    let summary = resume(&oracle, &prefix, Client::Claude, &copy, &out);
+    assert_eq!(summary["rc"], 0, "{summary:#}");
+    assert_eq!(summary["valid"], false, "{summary:#}");
+    assert!(
+        summary["errors"].to_string().contains("first_not_user"),
+        "{summary:#}"
     );
 }
 

@@ -167,6 +167,9 @@ pub struct Glued {
     /// The whole line.
     pub loc: Loc,
     pub values: usize,
+    /// The `type` of each record after the first (`?` for a value that is
+    /// no record): Claude Code reads the first record of the line only.
+    pub lost: Vec<String>,
 }
 
 /// The tree and the walk.

@@ -103,7 +103,17 @@ pub fn plan<'a>(
             })
         };
         let Some(fix) = &f.fix else {
-            leave("report-only rule", left);
+            // A rule that repairs may still have no fix for this finding
+            // (the finding's notes say why).
+            let rule = crate::rules::find(f.rule);
+            leave(
+                if rule.is_some_and(|r| r.repair.is_some()) {
+                    "no repair for this case (see the finding's notes)"
+                } else {
+                    "report-only rule"
+                },
+                left,
+            );
             continue;
         };
         if !f.fixable {

@@ -57,6 +57,13 @@ errors, the repair also writes the copy that takes the links the client
 makes for bridged records (the edit says "the record Claude Code bridges
 it to"), and keeps that one if it loses less, or as little with fewer
 errors.
+
+An assistant reply that is the oldest record, its parent lost (the
+session's first prompt never reached the disk, or was zeroed), is an
+error and is not repaired: Claude Code starts the conversation with the
+reply, the provider refuses a conversation that does not start with the
+user (`messages: first message must use the "user" role`), and no link
+changes that. The prompt's text is not in the file.
 "#,
     check,
 };
@@ -111,10 +118,32 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     )
                     .note("the resume succeeds without a word: the history before this record is not sent");
                 if r.kind == RecordKind::Assistant {
-                    f = f.note("the request then starts with an assistant message");
+                    f = f.note(STARTS_WITH_ASSISTANT);
                 }
                 f.severity = Severity::Error;
                 f
+            }
+            // The first record in time, a reply whose prompt is lost: the
+            // conversation the client sends starts with the assistant.
+            Link::Broken {
+                missing,
+                older: None,
+            } if r.kind == RecordKind::Assistant && r.unreached == crate::model::chain::Unreached::No => {
+                let mut f = ctx
+                    .finding(
+                        &RULE,
+                        None,
+                        r.loc.clone(),
+                        format!(
+                            "line {line}'s parent `{missing}` is not in the file and nothing is older: Claude Code starts the conversation with this assistant reply, and the prompt it answers is lost"
+                        ),
+                    )
+                    .label(&r.loc, format!("`parentUuid` names `{missing}`, which no record has"))
+                    .note(STARTS_WITH_ASSISTANT)
+                    .note("not repaired: re-linking the reply would leave it first all the same, and the lost prompt's text is not in the file");
+                f.severity = Severity::Error;
+                out.push(f);
+                continue;
             }
             Link::Broken {
                 missing,
@@ -141,6 +170,10 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         out.push(f.fix(vec![crate::finding::Action::Relink { loc: r.loc.clone() }]));
     }
 }
+
+/// What a request that starts with the assistant meets (validated by the
+/// resume oracle's Anthropic rules, `first_not_user`).
+const STARTS_WITH_ASSISTANT: &str = "the request then starts with an assistant message, which the provider refuses: `messages: first message must use the \"user\" role`";
 
 /// "the resume keeps 3 of 13 messages".
 pub(crate) fn kept(chain: &Chain) -> String {

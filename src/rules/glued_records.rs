@@ -3,7 +3,7 @@ use crate::finding::{Finding, Severity};
 
 pub static RULE: Rule = Rule {
     name: "glued-records",
-    severity: Severity::Warning,
+    severity: Severity::Error,
     summary: "two or more records written on one line (`…}{…`)",
     repair: Some("write each record on a line of its own"),
     doc: r#"## What it does
@@ -11,14 +11,22 @@ Finds lines of a JSON Lines file that hold more than one JSON value: a
 record written without its newline, the next one glued to it.
 
 ## Why is this bad?
-Claude Code 2.1.x reads its files with a streaming JSON parser
-(`Bun.JSONL.parseChunk`), which takes every value on a line: nothing is
-lost on resume. Every line-by-line reader (`jq`, scripts, other tools,
-older clients) fails on the line and loses both records; seen in real
-sessions, where the glued record held the assistant's final answer.
+Claude Code 2.1.330 reads its files with a streaming JSON parser that
+needs a newline between values: it reads the first record of such a line
+and skips the rest of the line. Every record after the first is lost on
+resume, and with it whatever hangs off it: a tool result lost leaves its
+call unanswered, which the client removes from the request too; a record
+lost from the chain strands the history above it, and a lost first
+prompt leaves a history that starts with the assistant, which the
+provider refuses. (A `summary` or `file-history-snapshot` glued after a
+message costs nothing: the client sends neither.) Line-by-line readers
+(`jq`, scripts, other tools) fail on the line and lose every record of
+it. Seen in real sessions, where the glued record held the assistant's
+final answer.
 
 ## What providers answer
-Nothing.
+Nothing for the glued line itself; a history left starting with the
+assistant: `messages: first message must use the "user" role`.
 
 ## Example
 ```jsonl
@@ -32,24 +40,44 @@ dropped.
     check,
 };
 
+/// Records the client loads and sends (the rest it reads past).
+const MESSAGES: &[&str] = &["user", "assistant", "system", "attachment"];
+
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(chain) = ctx.conv.chain.as_deref() else {
         return;
     };
     for g in &chain.glued {
         let line = g.loc.line().unwrap_or(0);
-        out.push(
-            ctx.finding(
+        let lost = g
+            .lost
+            .iter()
+            .map(|t| format!("`{t}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let messages = g.lost.iter().any(|t| MESSAGES.contains(&t.as_str()));
+        let mut f = ctx
+            .finding(
                 &RULE,
                 None,
                 g.loc.clone(),
                 format!(
-                    "line {line} holds {} records glued together: Claude Code reads them all; line-by-line readers lose them",
+                    "line {line} holds {} records glued together: Claude Code reads the first and loses the rest on resume ({lost})",
                     g.values
                 ),
             )
             .label(&g.loc, format!("{} JSON values on one line", g.values))
-            .fix(vec![crate::finding::Action::SplitLine { loc: g.loc.clone() }]),
-        );
+            .note(if messages {
+                "Claude Code 2.1.330 skips the line after its first record: the records after it are not sent, nor what depends on them (a call whose result is lost is removed; history above a lost record of the chain is stranded)"
+            } else {
+                "Claude Code 2.1.330 skips the line after its first record; what it skips here is not sent to the model anyway"
+            })
+            .fix(vec![crate::finding::Action::SplitLine { loc: g.loc.clone() }]);
+        f.severity = if messages {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
+        out.push(f);
     }
 }

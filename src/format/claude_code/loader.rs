@@ -1,7 +1,8 @@
 //! Claude Code's loader, modelled: what 2.1.x does with a session file on
 //! resume (docs/clients.md). Every line is read once, with a streaming JSON
-//! reader (two records glued on one line are both read, as Bun's parser
-//! reads them); records are indexed by `uuid` (a later record replaces an
+//! reader (every record glued on one line is read here, so that the tree
+//! and the repair see them all; Claude Code 2.1.330 reads only the first,
+//! which `glued-records` reports); records are indexed by `uuid` (a later record replaces an
 //! earlier one); `progress` records are not loaded and their children are
 //! re-linked to their parent; the leaf is chosen as the client chooses it,
 //! and the walk goes back along `parentUuid`, bridging a missing parent to
@@ -404,9 +405,19 @@ impl Reader {
             return;
         }
         if pieces.len() >= 2 {
+            let lost = pieces[1..]
+                .iter()
+                .map(|&(s, e)| {
+                    sonic_rs::from_slice::<Line<'_>>(&data[s..e])
+                        .ok()
+                        .and_then(|l| l.ty.map(Cow::into_owned))
+                        .unwrap_or_else(|| "?".into())
+                })
+                .collect();
             self.glued.push(Glued {
                 loc: loc.clone(),
                 values: pieces.len(),
+                lost,
             });
         }
         for &(s, e) in &pieces {
