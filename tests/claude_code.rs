@@ -1327,3 +1327,36 @@ fn a_reply_whose_prompt_is_lost_starts_a_refused_conversation() {
     assert_eq!(log["left"][0]["rule"], "dangling-parent", "{log:#}");
     assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&input).unwrap());
 }
+
+/// A record with no `parentUuid` member at all, linked by the repair,
+/// gets the member written first: an insertion. Its log entry said
+/// `"parentUuid":null` → the new parent, bytes the record never held, and
+/// the record as it was was in neither the copy nor the log (a repair_file
+/// find, `claude-code-parent-member-added-logged-as-replaced`). The entry's
+/// `before` is now the whole record as it was.
+#[test]
+fn a_parent_member_added_is_logged_with_the_whole_record() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl");
+    let first = r#"{"type":"user","uuid":"u1","sessionId":"4c2ddfdc-b619-4525-8d03-1950fb1b0257","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"hi"}}"#;
+    let second = r#"{"type":"assistant","uuid":"a1","sessionId":"4c2ddfdc-b619-4525-8d03-1950fb1b0257","timestamp":"2026-01-01T00:00:01.000Z","message":{"id":"msg_1","role":"assistant","content":[{"type":"text","text":"hello"}]}}"#;
+    std::fs::write(&input, format!("{first}\n{second}\n")).unwrap();
+    let out_dir = d.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let (out, log) = repair_logged(&input, &out_dir);
+    let relinks: Vec<_> = log["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["action"] == "relink")
+        .collect();
+    assert_eq!(relinks.len(), 1, "{log:#}");
+    assert_eq!(relinks[0]["before"], second, "{log:#}");
+    let copy = std::fs::read_to_string(&out).unwrap();
+    let line2 = copy.lines().nth(1).unwrap();
+    assert_eq!(relinks[0]["after"], line2, "{log:#}");
+    assert!(
+        line2.starts_with(r#"{"parentUuid":"u1","type":"assistant""#),
+        "{line2}"
+    );
+}

@@ -108,7 +108,7 @@ pub fn plan<'a>(
             let rule = crate::rules::find(f.rule);
             leave(
                 if rule.is_some_and(|r| r.repair.is_some()) {
-                    "no repair for this case (see the finding's notes)"
+                    "no repair for this case (its rule repairs others)"
                 } else {
                     "report-only rule"
                 },

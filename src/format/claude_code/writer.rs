@@ -1104,6 +1104,28 @@ impl Writer for CcWriter {
                 (e.before, e.before_base64) = (Some(text), Some(raw));
             }
         }
+        // A record without a `parentUuid` member gets one, written first:
+        // an insertion, not a value replaced. Its edit's `before` is the
+        // whole record as it was, and `after` the record with the member
+        // (a `"parentUuid":null` before would name bytes the record never
+        // held).
+        for e in edits.iter_mut().filter(|e| e.action == "relink") {
+            let bytes = records.read_bytes(&e.location)?;
+            if members(&bytes, b"\"parentUuid\"").next().is_some() {
+                continue;
+            }
+            let to = plan
+                .recs
+                .get(&start_of(&e.location))
+                .and_then(|x| x.parent.clone())
+                .flatten();
+            let Some(after) = set_parent(&bytes, to.as_deref()) else {
+                continue;
+            };
+            let (text, raw) = crate::write::verbatim(&bytes);
+            (e.before, e.before_base64) = (Some(text), raw);
+            e.after = Some(String::from_utf8_lossy(&after).into_owned());
+        }
         // A record that names a member twice was read as the client reads
         // it, each member with its last value. An edit of its bytes would
         // change the first of two `parentUuid`s, which the client does not
