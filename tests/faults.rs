@@ -1391,7 +1391,15 @@ fn fault_matrix_outputs() {
         ),
         (
             vec![s(&input).into(), "-o".into(), under_file.clone()],
-            "cannot create a temporary file",
+            "is not a folder",
+        ),
+        (
+            vec![
+                s(&input).into(),
+                "-o".into(),
+                s(&d.path().join("no-such-folder").join("o4.jsonl")).into(),
+            ],
+            "no-such-folder does not exist",
         ),
         (
             vec![

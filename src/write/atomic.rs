@@ -48,7 +48,7 @@ impl Atomic {
                 .suffix(".chatfsck-tmp")
                 .tempfile_in(dir)
         })
-        .map_err(|e| out_err(dest, format!("cannot create a temporary file: {e}")))?;
+        .map_err(|e| out_err(dest, cannot_write_in(dir, &e)))?;
         Ok(Atomic {
             _registered: registered,
             tmp,
@@ -105,6 +105,24 @@ impl Atomic {
             self.tmp.persist_noclobber(dest).map(|_| ())
         };
         result.map_err(|e| out_err(dest, e.error))
+    }
+}
+
+/// Why no file can be made in `dir`, in words that name `dir` (the
+/// temporary file's own name would only confuse).
+fn cannot_write_in(dir: &Path, e: &std::io::Error) -> String {
+    match std::fs::metadata(dir) {
+        Err(m) if m.kind() == std::io::ErrorKind::NotFound => {
+            format!("its folder {} does not exist", dir.display())
+        }
+        Ok(m) if !m.is_dir() => format!("{} is not a folder", dir.display()),
+        _ => {
+            let cause = match e.raw_os_error() {
+                Some(code) => std::io::Error::from_raw_os_error(code).to_string(),
+                None => e.kind().to_string(),
+            };
+            format!("cannot create a file in {}: {cause}", dir.display())
+        }
     }
 }
 
