@@ -613,6 +613,51 @@ fn a_call_written_twice_is_dropped_and_nothing_is_made_up() {
     );
 }
 
+/// The call line written again after its output (a write retried late):
+/// Codex has an output with that id, so it inserts nothing; lint reported
+/// the repeat as an unanswered call too, and the repair inserted an
+/// `"aborted"` output it then had to remove again. The repeat alone is
+/// reported, and dropped.
+#[test]
+fn a_call_written_again_after_its_output_is_a_repeat_only() {
+    let base = std::fs::read_to_string(root().join(path("healthy/rollout.jsonl"))).unwrap();
+    let lines: Vec<&str> = base.lines().collect();
+    let mut text = String::new();
+    for (i, l) in lines.iter().enumerate() {
+        text.push_str(l);
+        text.push('\n');
+        // Line 7's call, again after line 9 (its output).
+        if i == 8 {
+            text.push_str(lines[6]);
+            text.push('\n');
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir
+        .path()
+        .join("rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl");
+    std::fs::write(&input, &text).unwrap();
+    let (_, doc) = lint_json(input.to_str().unwrap(), &[]);
+    assert_eq!(
+        findings(&doc),
+        ["duplicate-tool-call-id@10:error"],
+        "{doc:#}"
+    );
+    let out = dir.path().join("repaired.jsonl");
+    let o = run(&[
+        "repair",
+        "--format",
+        "json",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let log: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(log["edits"].as_array().unwrap().len(), 1, "{log:#}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), base);
+}
+
 /// A reused call id whose calls differ (another command) is no repeat:
 /// reported, never dropped.
 #[test]

@@ -49,10 +49,13 @@ the result message at all (gbrain's gateway loop).
   completed is not known. An error.
 - Codex (0.169.0) answers an unanswered call itself when it resumes a
   rollout: it inserts `function_call_output{output:"aborted"}` (or
-  `custom_tool_call_output`) right after the call, in memory only. The
-  request is valid, so in a Codex rollout this is a **warning**: what is
-  lost is the output that was never recorded. A rollout whose last record
-  is a call may belong to a session that is still running.
+  `custom_tool_call_output`) right after the call, in memory only, when
+  no output anywhere in the rollout has the call's id. The request is
+  valid, so in a Codex rollout this is a **warning**: what is lost is the
+  output that was never recorded. A rollout whose last record is a call
+  may belong to a session that is still running. A call whose id has an
+  output elsewhere is a reused id, sent as it is: see
+  `duplicate-tool-call-id`.
 
 ## Repair
 Inserts a result immediately after the call's message (merged into an
@@ -97,20 +100,27 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         let crate::model::PartKind::ToolCall { id, name, .. } = &msg.parts[pi].kind else {
             continue;
         };
-        // The same call (id, name and arguments) made again later and
-        // answered there: the history holds one call twice, and its result
-        // answers it. `duplicate-tool-call-id` reports the repeat (its
+        // The same call (id, name and arguments) recorded twice, the later
+        // copy answered after both: the history holds one call twice, and
+        // its result answers it. `duplicate-tool-call-id` reports the repeat (its
         // repair drops it); a placeholder here would give the id a second
-        // result. (Codex answers a call on resume only when no output
-        // anywhere has its id: it sends both calls as they are.)
-        if pairing.pairs.iter().any(|p| {
+        // result. Codex answers a call on resume only when no output
+        // anywhere in the history has its id: any such call is left as it
+        // is, and sent.
+        let answered_later = pairing.pairs.iter().any(|p| {
             p.call > (mi, pi)
                 && p.result > (mi, pi)
                 && super::duplicate_tool_call_id::is_repeat(
                     &msg.parts[pi],
                     &conv.messages[p.call.0].parts[p.call.1],
                 )
-        }) {
+        });
+        let codex_has_output = conv.source.dialect == Dialect::Codex
+            && conv
+                .messages
+                .iter()
+                .any(|m| m.tool_results().any(|(_, call_id, _, _)| call_id == id));
+        if answered_later || codex_has_output {
             continue;
         }
         let window_end = pairing.window_end.get(&mi).copied().unwrap_or(mi);
@@ -273,6 +283,17 @@ mod tests {
         let f = rules_of(&c, "orphan-tool-call");
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].message, Some(3));
+        // Codex answers a call itself only when no output anywhere has its
+        // id: such a later call is sent as it is, no orphan to Codex.
+        let c = conv(crate::model::Dialect::Codex)
+            .user("go")
+            .msg(Assistant, vec![call("t", "ls", "{}")])
+            .result("t")
+            .msg(Assistant, vec![call("t", "cat", "{}")])
+            .user("next")
+            .build();
+        assert!(rules_of(&c, "orphan-tool-call").is_empty());
+        assert_eq!(rules_of(&c, "duplicate-tool-call-id").len(), 1);
     }
 
     #[test]
