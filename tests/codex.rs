@@ -95,6 +95,20 @@ fn findings(doc: &serde_json::Value) -> Vec<String> {
     v
 }
 
+/// `repair --format json INPUT -o OUT`, which must succeed: its log.
+fn repaired(input: &Path, out: &Path) -> serde_json::Value {
+    let o = run(&[
+        "repair",
+        "--format",
+        "json",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}: {}", input.display(), stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
 #[test]
 fn the_table_covers_every_codex_fixture() {
     let mut on_disk: Vec<String> = walkdir::WalkDir::new(root().join("fixtures/codex"))
@@ -595,16 +609,7 @@ fn a_call_written_twice_is_dropped_and_nothing_is_made_up() {
     );
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("repaired.jsonl");
-    let o = run(&[
-        "repair",
-        "--format",
-        "json",
-        input.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let log: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let log = repaired(&input, &out);
     assert_eq!(log["edits"][0]["action"], "drop-repeat", "{log:#}");
     assert_eq!(log["edits"][0]["synthesized"], false, "{log:#}");
     assert_eq!(
@@ -644,16 +649,7 @@ fn a_call_written_again_after_its_output_is_a_repeat_only() {
         "{doc:#}"
     );
     let out = dir.path().join("repaired.jsonl");
-    let o = run(&[
-        "repair",
-        "--format",
-        "json",
-        input.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let log: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let log = repaired(&input, &out);
     assert_eq!(log["edits"].as_array().unwrap().len(), 1, "{log:#}");
     assert_eq!(std::fs::read_to_string(&out).unwrap(), base);
 }
