@@ -237,6 +237,28 @@ pub struct Part {
     pub slot: Option<Slot>,
 }
 
+impl Part {
+    /// Whether this is a tool call that repeats call `other`: the same id,
+    /// name and arguments (one call recorded twice).
+    pub fn repeats_call(&self, other: &Part) -> bool {
+        match (&self.kind, &other.kind) {
+            (
+                PartKind::ToolCall {
+                    id,
+                    name,
+                    arguments,
+                },
+                PartKind::ToolCall {
+                    id: id2,
+                    name: name2,
+                    arguments: arguments2,
+                },
+            ) => id == id2 && name == name2 && arguments.raw == arguments2.raw,
+            _ => false,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Message {
     pub role: Role,

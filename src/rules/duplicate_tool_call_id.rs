@@ -59,7 +59,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     let loc = m.part_loc(pi).clone();
                     let earlier = conv.messages[fm].part_loc(fp).clone();
                     let same = if fm == mi { " in the same message" } else { "" };
-                    let repeat = is_repeat(&conv.messages[fm].parts[fp], &m.parts[pi]);
+                    let repeat = m.parts[pi].repeats_call(&conv.messages[fm].parts[fp]);
                     let what = if repeat {
                         "this call repeats it: same name and arguments"
                     } else {
@@ -91,26 +91,6 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 }
             }
         }
-    }
-}
-
-/// Whether call `b` repeats call `a`: the same id, name and arguments.
-pub fn is_repeat(a: &crate::model::Part, b: &crate::model::Part) -> bool {
-    use crate::model::PartKind::ToolCall;
-    match (&a.kind, &b.kind) {
-        (
-            ToolCall {
-                id,
-                name,
-                arguments,
-            },
-            ToolCall {
-                id: id2,
-                name: name2,
-                arguments: arguments2,
-            },
-        ) => id == id2 && name == name2 && arguments.raw == arguments2.raw,
-        _ => false,
     }
 }
 

@@ -110,10 +110,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         let answered_later = pairing.pairs.iter().any(|p| {
             p.call > (mi, pi)
                 && p.result > (mi, pi)
-                && super::duplicate_tool_call_id::is_repeat(
-                    &msg.parts[pi],
-                    &conv.messages[p.call.0].parts[p.call.1],
-                )
+                && msg.parts[pi].repeats_call(&conv.messages[p.call.0].parts[p.call.1])
         });
         let codex_has_output = conv.source.dialect == Dialect::Codex
             && conv

@@ -404,23 +404,9 @@ impl Reader {
             self.corrupt(loc, reason, bytes, torn && first_err.is_eof());
             return;
         }
-        if pieces.len() >= 2 {
-            let lost = pieces[1..]
-                .iter()
-                .map(|&(s, e)| {
-                    sonic_rs::from_slice::<Line<'_>>(&data[s..e])
-                        .ok()
-                        .and_then(|l| l.ty.map(Cow::into_owned))
-                        .unwrap_or_else(|| "?".into())
-                })
-                .collect();
-            self.glued.push(Glued {
-                loc: loc.clone(),
-                values: pieces.len(),
-                lost,
-            });
-        }
-        for &(s, e) in &pieces {
+        // The `type` of each record after the first: the client skips them.
+        let mut lost = Vec::new();
+        for (i, &(s, e)) in pieces.iter().enumerate() {
             let piece = &data[s..e];
             let ploc = Loc::Line {
                 line,
@@ -428,7 +414,14 @@ impl Reader {
                 end: start + e as u64,
             };
             let n = count_escapes(&bytes[s..e], surrogates);
-            let reason = match sonic_rs::from_slice::<Line<'_>>(piece) {
+            let parsed = sonic_rs::from_slice::<Line<'_>>(piece);
+            if i > 0 {
+                lost.push(match &parsed {
+                    Ok(Line { ty: Some(ty), .. }) => ty.to_string(),
+                    _ => "?".to_string(),
+                });
+            }
+            let reason = match parsed {
                 Ok(rec) => match self.record(rec, ploc.clone(), n, &bytes[s..e], false) {
                     Ok(()) => continue,
                     Err(reason) => reason,
@@ -438,6 +431,13 @@ impl Reader {
             if !self.named_twice(&reason, ploc.clone(), &bytes[s..e]) {
                 self.corrupt(ploc, reason, &bytes[s..e], false);
             }
+        }
+        if pieces.len() >= 2 {
+            self.glued.push(Glued {
+                loc: loc.clone(),
+                values: pieces.len(),
+                lost,
+            });
         }
         if let Some(at) = failed_at {
             let rest = &bytes[at..];

@@ -1086,45 +1086,35 @@ impl Writer for CcWriter {
             self.plan = Some(Plan::default());
             return Ok(());
         }
-        // A re-link's `before` is the member as read; where the member's
-        // bytes are not UTF-8 (a uuid that held a damaged byte), the log
-        // keeps them exactly, as it keeps every other record that is not.
-        // Only a member read with a U+FFFD can be one: the others are not
-        // read again.
-        for e in edits.iter_mut().filter(|e| {
-            e.action == "relink" && e.before.as_deref().is_some_and(|b| b.contains('\u{fffd}'))
-        }) {
+        // A re-link's `before` is the member as read. The record's bytes
+        // say otherwise in two cases, each read once:
+        // - a record without a `parentUuid` member gets one, written first:
+        //   an insertion, not a value replaced. The edit's `before` is the
+        //   whole record as it was, and `after` the record with the member
+        //   (a `"parentUuid":null` before would name bytes it never held);
+        // - a member whose bytes are not UTF-8 (a uuid that held a damaged
+        //   byte, read with a U+FFFD): the log keeps them exactly, as it
+        //   keeps every other record that is not.
+        for e in edits.iter_mut().filter(|e| e.action == "relink") {
             let bytes = records.read_bytes(&e.location)?;
-            if std::str::from_utf8(&bytes).is_ok() {
-                continue;
-            }
-            if let Some((key, _, end)) = parent_member(&bytes)
+            if members(&bytes, b"\"parentUuid\"").next().is_none() {
+                let to = plan
+                    .recs
+                    .get(&start_of(&e.location))
+                    .and_then(|x| x.parent.clone())
+                    .flatten();
+                if let Some(after) = set_parent(&bytes, to.as_deref()) {
+                    let (text, raw) = crate::write::verbatim(&bytes);
+                    (e.before, e.before_base64) = (Some(text), raw);
+                    e.after = Some(String::from_utf8_lossy(&after).into_owned());
+                }
+            } else if e.before.as_deref().is_some_and(|b| b.contains('\u{fffd}'))
+                && std::str::from_utf8(&bytes).is_err()
+                && let Some((key, _, end)) = parent_member(&bytes)
                 && let (text, Some(raw)) = crate::write::verbatim(&bytes[key..end])
             {
                 (e.before, e.before_base64) = (Some(text), Some(raw));
             }
-        }
-        // A record without a `parentUuid` member gets one, written first:
-        // an insertion, not a value replaced. Its edit's `before` is the
-        // whole record as it was, and `after` the record with the member
-        // (a `"parentUuid":null` before would name bytes the record never
-        // held).
-        for e in edits.iter_mut().filter(|e| e.action == "relink") {
-            let bytes = records.read_bytes(&e.location)?;
-            if members(&bytes, b"\"parentUuid\"").next().is_some() {
-                continue;
-            }
-            let to = plan
-                .recs
-                .get(&start_of(&e.location))
-                .and_then(|x| x.parent.clone())
-                .flatten();
-            let Some(after) = set_parent(&bytes, to.as_deref()) else {
-                continue;
-            };
-            let (text, raw) = crate::write::verbatim(&bytes);
-            (e.before, e.before_base64) = (Some(text), raw);
-            e.after = Some(String::from_utf8_lossy(&after).into_owned());
         }
         // A record that names a member twice was read as the client reads
         // it, each member with its last value. An edit of its bytes would

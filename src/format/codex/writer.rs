@@ -189,15 +189,12 @@ impl Writer for CodexWriter {
                         let first = records.read_bytes(of)?;
                         // The same line, or the same item written again
                         // at another time.
-                        let payload = |v: &Value| v.get("payload").cloned();
                         let repeats = first == bytes
-                            || matches!(
-                                (
-                                    serde_json::from_slice::<Value>(&first).ok(),
-                                    parsed.as_ref(),
-                                ),
-                                (Some(a), Some(b)) if payload(&a).is_some() && payload(&a) == payload(b)
-                            );
+                            || serde_json::from_slice::<Value>(&first).is_ok_and(|a| {
+                                let earlier = a.get("payload");
+                                earlier.is_some()
+                                    && earlier == parsed.as_ref().and_then(|b| b.get("payload"))
+                            });
                         if unreadable || !repeats {
                             leave(
                                 format!("line {n} does not repeat line {m}; it is left as it is"),
