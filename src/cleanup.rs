@@ -60,6 +60,18 @@ pub fn create_registered<T>(
     Ok((Registered(id), made))
 }
 
+/// Run `step` (a rename that puts an output in place) where the interrupt
+/// handler cannot interleave with it: the handler takes the same lock
+/// before it removes anything, and never gives it back. So the step is
+/// done before the handler looks at the registered paths (which removes
+/// what it made, if that is registered), or never done at all; without
+/// it, a rename landing between the handler's removal of the destination
+/// and of the temporary file left a copy without its log.
+pub fn atomically<T>(step: impl FnOnce() -> T) -> T {
+    let _held = lock();
+    step()
+}
+
 impl Drop for Registered {
     fn drop(&mut self) {
         lock().retain(|(id, _)| *id != self.0);

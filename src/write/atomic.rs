@@ -99,11 +99,13 @@ impl Atomic {
                 .sync_all()
                 .map_err(|e| out_err(dest, e))?;
         }
-        let result = if force {
-            self.tmp.persist(dest).map(|_| ())
-        } else {
-            self.tmp.persist_noclobber(dest).map(|_| ())
-        };
+        let result = crate::cleanup::atomically(|| {
+            if force {
+                self.tmp.persist(dest).map(|_| ())
+            } else {
+                self.tmp.persist_noclobber(dest).map(|_| ())
+            }
+        });
         result.map_err(|e| out_err(dest, e.error))
     }
 }
