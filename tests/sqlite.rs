@@ -616,6 +616,58 @@ fn a_wal_store_with_frames_but_no_shm_is_read_in_place() {
     assert!(!no_tmp.exists());
 }
 
+/// An app in `journal_mode=PERSIST` leaves a `-journal` with a zeroed
+/// header after each commit, one in `TRUNCATE` mode an empty one: nothing
+/// to roll back, and SQLite reads the database beside it (it plays back
+/// only a journal whose first byte is not zero). Such a store was read
+/// from a full private copy, as a hot journal is; it is read in place now,
+/// with `TMPDIR` pointing nowhere, and left as it was.
+#[test]
+fn a_journal_with_nothing_to_roll_back_is_read_in_place() {
+    for mode in ["PERSIST", "TRUNCATE"] {
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join("seed-000.db");
+        std::fs::copy(root().join("fixtures/dispatch/seed-000.db"), &db).unwrap();
+        {
+            let c = rusqlite::Connection::open(&db).unwrap();
+            c.pragma_update(None, "journal_mode", mode).unwrap();
+            c.execute_batch("CREATE TABLE app_state(x); INSERT INTO app_state VALUES (1);")
+                .unwrap();
+        }
+        let journal = std::fs::read(d.path().join("seed-000.db-journal")).unwrap();
+        match mode {
+            "PERSIST" => assert!(journal.len() >= 512 && journal[0] == 0, "{mode}"),
+            _ => assert!(journal.is_empty(), "{mode}"),
+        }
+        let before = dir_fingerprints(d.path());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let no_tmp = d.path().join("no-such-dir");
+        let o = lint_with_tmpdir(db.to_str().unwrap(), &no_tmp);
+        assert!(code(&o) < 2, "{mode}: {}", stderr(&o));
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(rule_locs(&doc), seed_findings(), "{mode}");
+        assert_eq!(before, dir_fingerprints(d.path()), "{mode}");
+        let out = tempfile::tempdir().unwrap();
+        let copy = out.path().join("seed-000.db");
+        let db = db.to_str().unwrap();
+        for args in [
+            vec!["inspect", db, "--conversation", SEED],
+            vec!["repair", db, "-o", copy.to_str().unwrap()],
+            vec!["diff", db, copy.to_str().unwrap()],
+        ] {
+            let o = assert_cmd::Command::cargo_bin("chatfsck")
+                .unwrap()
+                .env("TMPDIR", &no_tmp)
+                .args(&args)
+                .output()
+                .unwrap();
+            assert!(code(&o) < 2, "{mode} {args:?}: {}", stderr(&o));
+            assert_eq!(before, dir_fingerprints(d.path()), "{mode} {args:?}");
+        }
+        assert!(!no_tmp.exists(), "{mode}");
+    }
+}
+
 /// A chunk whose value holds a lone surrogate escape (an emoji cut in
 /// two): dispatch's `JSON.parse` reads it. lint called the row "not a
 /// chunk entry" and lost the chunk, which moved the rest: a false

@@ -573,7 +573,7 @@ pub fn open(path: &Path) -> Result<Snapshot> {
         (path.to_path_buf(), Stamp::of(path), Stamp::of),
         (wal.clone(), Stamp::of_wal(&wal), Stamp::of_wal),
     ];
-    let access = if journal.exists() {
+    let access = if journal_is_hot(&journal).map_err(|e| Error::io(&journal, &e))? {
         Access::Copy
     } else if !wal_mode && !wal.exists() {
         Access::ReadOnly
@@ -672,6 +672,25 @@ fn structure(conn: &Connection, read: &[String]) -> std::result::Result<(), Stri
         .unwrap_or(&verdict)
         .trim();
     Err(format!("database is corrupt (PRAGMA quick_check: {what})"))
+}
+
+/// Whether a `-journal` is one SQLite must play back before it reads the
+/// database: there, and its first byte not zero (SQLite's own test). An
+/// app in `journal_mode=TRUNCATE` leaves an empty `-journal` after every
+/// commit, one in `PERSIST` mode a journal whose header is zeroed: neither
+/// holds anything to roll back, and a read-only open reads the database
+/// in place beside it without writing to it. A hot journal (a crash in
+/// the middle of a write), or one a writer is filling now, is not read
+/// past: the database is read from a private copy, rolled back there.
+fn journal_is_hot(journal: &Path) -> std::io::Result<bool> {
+    use std::io::Read;
+    let mut f = match std::fs::File::open(journal) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    let mut first = [0u8; 1];
+    Ok(f.read(&mut first)? == 1 && first[0] != 0)
 }
 
 /// Whether the main file alone is the database, whatever the `-wal` beside
