@@ -615,7 +615,11 @@ pub fn open(path: &Path) -> Result<Snapshot> {
         Some((dir, target)) => (Some(dir), target),
         None => (None, path.to_path_buf()),
     };
-    let conn = connect(path, &file, access, false)?;
+    // Its read transaction is held from the start, as a reader's is: a
+    // store read a query at a time (a Phoenix span, an opencode session)
+    // sees one state of the database from its first query to its last,
+    // and SQLite does not look for a journal and a WAL before each one.
+    let conn = connect(path, &file, access, true)?;
     let check = Arc::new(Check {
         path: path.to_path_buf(),
         stamps: match access {
@@ -969,6 +973,41 @@ mod tests {
             .unwrap();
         let err = snap.verify().unwrap_err().to_string();
         assert!(err.contains("database changed while being read"), "{err}");
+    }
+
+    /// The snapshot's own connection holds its read transaction from the
+    /// open: queries made one at a time (a Phoenix span, an opencode
+    /// session) all see the state the first saw, and on a rollback-mode
+    /// database no writer commits past it meanwhile.
+    #[test]
+    fn the_snapshot_connection_sees_one_state_of_the_database() {
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join("t.db");
+        Connection::open(&db)
+            .unwrap()
+            .execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);")
+            .unwrap();
+        let snap = open(&db).unwrap();
+        assert_eq!(snap.access, Access::ReadOnly);
+        // The structure check's connection, which holds a read
+        // transaction of its own, is done and gone.
+        snap.start_check(&[]);
+        snap.verify().unwrap();
+        let count = || -> i64 {
+            snap.conn
+                .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!(count(), 1);
+        let writer = Connection::open(&db).unwrap();
+        writer.busy_timeout(Duration::ZERO).unwrap();
+        let err = writer
+            .execute_batch("INSERT INTO t VALUES (2);")
+            .unwrap_err();
+        assert_eq!(err.sqlite_error_code(), Some(ErrorCode::DatabaseBusy));
+        assert_eq!(count(), 1);
+        drop(snap);
+        writer.execute_batch("INSERT INTO t VALUES (2);").unwrap();
     }
 
     /// A WAL with frames and no `-shm` is read in place, the WAL index in
