@@ -359,48 +359,7 @@ fn hot_journal_store(
     convs: u32,
     turns: u32,
 ) -> std::path::PathBuf {
-    let work = tempfile::tempdir().unwrap();
-    let src = work.path().join("src.db");
-    let mut conn = rusqlite::Connection::open(&src).unwrap();
-    conn.execute_batch(
-        "CREATE TABLE kv (namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (namespace, key));",
-    )
-    .unwrap();
-    let tx = conn.transaction().unwrap();
-    {
-        let mut insert = tx
-            .prepare("INSERT INTO kv VALUES ('conversation-store', ?1, ?2)")
-            .unwrap();
-        let text = "words of a long enough chunk ".repeat(8);
-        for c in 0..convs {
-            for seq in 1..=turns {
-                let role = if seq % 2 == 1 { "user" } else { "assistant" };
-                let value = format!(
-                    r#"{{"chunk":{{"type":"text","text":"{text}{seq}"}},"role":"{role}","msgIdx":{},"chunkIdx":0}}"#,
-                    seq - 1
-                );
-                insert
-                    .execute((format!("conv:{c:08x}:chunk:{seq:010}"), value))
-                    .unwrap();
-            }
-        }
-    }
-    tx.commit().unwrap();
-    // A cache of two pages spills every page the update dirties to the
-    // main file, after the journal.
-    conn.execute_batch(
-        "PRAGMA cache_size = 2; BEGIN;
-         UPDATE kv SET value = 'torn' WHERE rowid % 97 = 0;",
-    )
-    .unwrap();
-    let db = dir.join(name);
-    std::fs::copy(&src, &db).unwrap();
-    std::fs::copy(
-        work.path().join("src.db-journal"),
-        dir.join(format!("{name}-journal")),
-    )
-    .unwrap();
-    conn.execute_batch("ROLLBACK").unwrap();
+    let db = crashed_store(dir, name, (convs, turns), (2, 97, "FULL"), Main::AtTheCrash);
     // The main file holds the torn rows: only a rollback hides them.
     let torn: i64 = rusqlite::Connection::open_with_flags(
         format!("file:{}?immutable=1", db.display()),
@@ -413,6 +372,54 @@ fn hot_journal_store(
     .unwrap();
     assert!(torn > 0);
     db
+}
+
+/// A chunk store caught by a crash in the middle of a transaction that
+/// rewrites every `every`th row, with a page cache of `cache` pages and
+/// `PRAGMA synchronous` set to `sync`. A cache smaller than the
+/// transaction spills pages to the main file before it commits: the main
+/// file is torn, and the `-journal` holds their originals, hot. A larger
+/// one keeps them all in memory: the main file is whole, and the journal
+/// holds only what a rollback would put back as it is; SQLite writes its
+/// header's magic number when it syncs the journal, before the first
+/// write to the main file, so that journal is hot only when `sync` is
+/// `OFF` (the magic written at once). `dir` holds only `name` and its
+/// `-journal`. Made by `tests/data/sqlite/crashed_store.py`, in a
+/// process of its own: the bundled SQLite's page caches share one pool
+/// per process, and here the other tests' connections would keep the
+/// cache from spilling.
+fn crashed_store(
+    dir: &std::path::Path,
+    name: &str,
+    (convs, turns): (u32, u32),
+    (cache, every, sync): (u32, u32, &str),
+    main: Main,
+) -> std::path::PathBuf {
+    let o = std::process::Command::new("python3")
+        .arg(root().join("tests/data/sqlite/crashed_store.py"))
+        .arg(dir)
+        .arg(name)
+        .args([convs, turns, cache, every].map(|n| n.to_string()))
+        .arg(sync)
+        .arg(match main {
+            Main::AtTheCrash => "crash",
+            Main::BeforeTheWrite => "before",
+        })
+        .output()
+        .expect("python3 runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    dir.join(name)
+}
+
+/// Which main file [`crashed_store`] leaves beside the journal.
+#[derive(PartialEq)]
+enum Main {
+    /// As the crash left it.
+    AtTheCrash,
+    /// As it was before the transaction: a crash after the journal was
+    /// synced (its header written, the journal hot) and before the first
+    /// page reached the main file.
+    BeforeTheWrite,
 }
 
 /// The seed store in WAL mode, as dispatch leaves it after a checkpoint:
@@ -666,6 +673,88 @@ fn a_journal_with_nothing_to_roll_back_is_read_in_place() {
         }
         assert!(!no_tmp.exists(), "{mode}");
     }
+}
+
+/// A `-journal` whose transaction had not reached the main file (a crash
+/// before its commit, its pages in the cache: most of a transaction's
+/// life) leaves nothing for SQLite to roll back: the main file alone is
+/// the database, and it is read in place, without a copy, whether the
+/// journal is hot (`synchronous=OFF`) or not yet (its header zeroed until
+/// it is synced). Checked against SQLite itself: a copy of the store,
+/// rolled back by SQLite, is byte for byte the main file exactly when
+/// lint reads it in place (`TMPDIR` pointing nowhere, so a private copy
+/// fails); the stores whose main file the transaction tore are read from
+/// the copy, and show no torn row.
+#[test]
+fn a_crashed_store_is_read_in_place_only_when_its_rollback_changes_nothing() {
+    let mut seen = std::collections::BTreeSet::new();
+    use Main::{AtTheCrash, BeforeTheWrite};
+    for (cache, every, sync, main) in [
+        (100_000, 97, "OFF", AtTheCrash),
+        (100_000, 3, "OFF", AtTheCrash),
+        (100_000, 3, "FULL", AtTheCrash),
+        (100_000, 3, "NORMAL", AtTheCrash),
+        (2, 97, "FULL", AtTheCrash),
+        (2, 3, "OFF", AtTheCrash),
+        (40, 97, "NORMAL", AtTheCrash),
+        (40, 5, "OFF", AtTheCrash),
+        (8, 3, "FULL", AtTheCrash),
+        (8, 2, "OFF", AtTheCrash),
+        // A journal of several segments (one per sync), none of whose
+        // pages reached the main file.
+        (8, 3, "FULL", BeforeTheWrite),
+        (2, 97, "FULL", BeforeTheWrite),
+    ] {
+        let case = format!(
+            "cache {cache}, every {every}, synchronous {sync}, {}",
+            if main == AtTheCrash {
+                "main file at the crash"
+            } else {
+                "main file before the write"
+            }
+        );
+        let d = tempfile::tempdir().unwrap();
+        let db = crashed_store(d.path(), "crashed.db", (60, 6), (cache, every, sync), main);
+        let journal = std::fs::read(d.path().join("crashed.db-journal")).unwrap();
+        let hot = journal[0] != 0;
+        let main = std::fs::read(&db).unwrap();
+        // SQLite's own rollback, on a copy.
+        let rolled = tempfile::tempdir().unwrap();
+        let copy = rolled.path().join("crashed.db");
+        std::fs::copy(&db, &copy).unwrap();
+        std::fs::write(rolled.path().join("crashed.db-journal"), &journal).unwrap();
+        let torn_after_rollback: i64 = rusqlite::Connection::open(&copy)
+            .unwrap()
+            .query_row("SELECT count(*) FROM kv WHERE value = 'torn'", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(torn_after_rollback, 0);
+        let unchanged = std::fs::read(&copy).unwrap() == main;
+        let before = dir_fingerprints(d.path());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let no_tmp = d.path().join("no-such-dir");
+        let o = lint_with_tmpdir(db.to_str().unwrap(), &no_tmp);
+        let in_place = code(&o) < 2;
+        assert_eq!(in_place, unchanged, "{case}: {}", stderr(&o));
+        let tmp = tempfile::tempdir().unwrap();
+        let o = lint_with_tmpdir(db.to_str().unwrap(), tmp.path());
+        assert!(code(&o) < 2, "{}", stderr(&o));
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(doc["files"][0]["conversations"], 60, "{case}");
+        assert!(!stdout(&o).contains("torn"), "{case}");
+        assert_eq!(before, dir_fingerprints(d.path()), "{case}");
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+        eprintln!("{case}: hot {hot}, read in place {in_place}");
+        seen.insert((hot, in_place));
+    }
+    // Every kind was made: a hot journal with nothing to roll back, one
+    // with torn pages, and a journal not yet hot.
+    assert_eq!(
+        seen,
+        [(false, true), (true, false), (true, true)].into(),
+        "{seen:?}"
+    );
 }
 
 /// A chunk whose value holds a lone surrogate escape (an emoji cut in

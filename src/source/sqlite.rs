@@ -6,8 +6,9 @@
 //! lacks; `immutable=1` ignores the WAL. So each file is opened the one
 //! way that reads all of it and writes nothing:
 //! - **in place, read-only** (`mode=ro`): a rollback-journal database with
-//!   no `-wal` and no `-journal` (a read-only open takes shared locks and
-//!   writes nothing);
+//!   no `-wal` and no hot `-journal` (a read-only open takes shared locks
+//!   and writes nothing; SQLite plays back only a journal whose first byte
+//!   is not zero, [`journal_is_hot`]);
 //! - **in place, read-only `-shm`** (`mode=ro&readonly_shm=1`): a WAL
 //!   database with both its `-wal` and `-shm`. SQLite opens the `-shm`
 //!   read-only: with no writer attached it rebuilds the WAL index in heap
@@ -16,7 +17,10 @@
 //! - **in place, immutable** (`immutable=1`): a WAL database without its
 //!   `-shm` whose `-wal` adds nothing (absent, shorter than its header, no
 //!   valid committed frame, or only frames the main file already holds:
-//!   checkpointed, not yet reset; see [`wal_adds_nothing`]). The main file
+//!   checkpointed, not yet reset; see [`wal_adds_nothing`]), or a
+//!   rollback-journal database whose hot `-journal` holds only pages the
+//!   main file has as they were (a crash before its transaction wrote the
+//!   main file; see [`rollback_changes_nothing`]). The main file
 //!   alone is then the database. Such an open takes no lock, so the main
 //!   file's size and times are recorded, and [`Check::verify`] fails the
 //!   read ("database changed while being read") if a writer came and wrote
@@ -36,8 +40,11 @@
 //!   whose index is in its own memory too;
 //! - **a private copy** of the database with its `-journal`, in the
 //!   temporary directory, read-write so that SQLite can roll it back there:
-//!   only a hot `-journal` (a crash in the middle of a write in rollback
-//!   mode), which SQLite must write to replay.
+//!   only a hot `-journal` whose transaction had written the main file (a
+//!   crash during a commit, or after its cache spilled), which SQLite must
+//!   write the main file to play back. Reading it in place would take a
+//!   VFS of chatfsck's own (the journal's pages laid over the main file's),
+//!   which is unsafe code or C.
 //!
 //! The structure check (`PRAGMA quick_check`) runs on a connection of its
 //! own, on a thread, while the readers read, and [`Check::verify`] waits
@@ -573,8 +580,17 @@ pub fn open(path: &Path) -> Result<Snapshot> {
         (path.to_path_buf(), Stamp::of(path), Stamp::of),
         (wal.clone(), Stamp::of_wal(&wal), Stamp::of_wal),
     ];
-    let access = if journal_is_hot(&journal).map_err(|e| Error::io(&journal, &e))? {
+    let hot = journal_is_hot(&journal).map_err(|e| Error::io(&journal, &e))?;
+    let access = if hot
+        && !(!wal_mode
+            && !wal.exists()
+            && rollback_changes_nothing(path, &head, &journal)
+                .map_err(|e| Error::io(&journal, &e))?)
+    {
         Access::Copy
+    } else if hot {
+        // The main file alone is the database its rollback would leave.
+        Access::Immutable
     } else if !wal_mode && !wal.exists() {
         Access::ReadOnly
     } else if wal.exists() && shm.exists() {
@@ -683,9 +699,13 @@ fn structure(conn: &Connection, read: &[String]) -> std::result::Result<(), Stri
 /// app in `journal_mode=TRUNCATE` leaves an empty `-journal` after every
 /// commit, one in `PERSIST` mode a journal whose header is zeroed: neither
 /// holds anything to roll back, and a read-only open reads the database
-/// in place beside it without writing to it. A hot journal (a crash in
-/// the middle of a write), or one a writer is filling now, is not read
-/// past: the database is read from a private copy, rolled back there.
+/// in place beside it without writing to it. Neither does a journal
+/// SQLite has not yet synced (it writes the header's magic number when
+/// it syncs, before the main file's first write). A hot journal (a crash
+/// in the middle of a write), or one a writer is filling now, is read
+/// past only when its playback would change nothing
+/// ([`rollback_changes_nothing`]); otherwise the database is read from a
+/// private copy, rolled back there.
 fn journal_is_hot(journal: &Path) -> std::io::Result<bool> {
     use std::io::Read;
     let mut f = match std::fs::File::open(journal) {
@@ -695,6 +715,114 @@ fn journal_is_hot(journal: &Path) -> std::io::Result<bool> {
     };
     let mut first = [0u8; 1];
     Ok(f.read(&mut first)? == 1 && first[0] != 0)
+}
+
+/// The magic number every rollback journal header starts with.
+const JOURNAL_MAGIC: [u8; 8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7];
+
+/// Whether SQLite's playback of a hot `-journal` would leave the main
+/// file as it is, so that the main file alone is the database: the
+/// transaction had not written the main file when it stopped. SQLite
+/// writes the original of each page it changes to the journal first, and
+/// the page itself only when the transaction commits or its cache
+/// overflows; a crash before that (most of a transaction's life) leaves
+/// the main file whole. Read as SQLite's playback reads the journal
+/// (<https://www.sqlite.org/fileformat.html#the_rollback_journal>,
+/// `pager_playback` in `pager.c`), and more widely wherever that is
+/// simpler: the main file is the size the first header says the database
+/// had; no super-journal is named; and every page record of every
+/// segment, to the end of the file or the first header or page number
+/// SQLite stops at, equals the main file's page, whatever its checksum
+/// (SQLite stops at a bad one, and skips a segment whose record count is
+/// not yet written). Any doubt is `false`: the database is read from a
+/// private copy that SQLite rolls back.
+fn rollback_changes_nothing(db: &Path, head: &[u8; 100], journal: &Path) -> std::io::Result<bool> {
+    use std::io::{Read, Seek, SeekFrom};
+    let be = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let mut j = std::fs::File::open(journal)?;
+    let len = j.metadata()?.len();
+    let mut header = [0u8; 28];
+    if read_full(&mut j, &mut header)? < header.len() || header[..8] != JOURNAL_MAGIC {
+        return Ok(false);
+    }
+    let (pages, sector, page_size) = (
+        u64::from(be(&header[16..20])),
+        u64::from(be(&header[20..24])),
+        be(&header[24..28]) as usize,
+    );
+    let main_page = match u16::from_be_bytes([head[16], head[17]]) {
+        1 => 65536,
+        n => n as usize,
+    };
+    if !(32..=65536).contains(&sector)
+        || !sector.is_power_of_two()
+        || !(512..=65536).contains(&page_size)
+        || !page_size.is_power_of_two()
+        || page_size != main_page
+    {
+        return Ok(false);
+    }
+    // A super-journal named at the end: a transaction over several
+    // databases, whose playback depends on another file.
+    let mut tail = [0u8; 8];
+    if len >= 16 {
+        j.seek(SeekFrom::Start(len - 8))?;
+        j.read_exact(&mut tail)?;
+        if tail == JOURNAL_MAGIC {
+            return Ok(false);
+        }
+    }
+    let mut main = std::fs::File::open(db)?;
+    let page_bytes = page_size as u64;
+    if main.metadata()?.len() != pages * page_bytes {
+        return Ok(false);
+    }
+    // The page SQLite never writes (the one holding the lock bytes): a
+    // record for it ends the playback, as page 0 does.
+    let pending_byte_page = 0x4000_0000 / page_bytes + 1;
+    let record = 8 + page_bytes;
+    let mut rec = vec![0u8; 8 + page_size];
+    let mut theirs = vec![0u8; page_size];
+    let mut at = 0u64;
+    loop {
+        // A segment: its header, then its records.
+        if at + sector > len {
+            return Ok(true);
+        }
+        j.seek(SeekFrom::Start(at))?;
+        if read_full(&mut j, &mut header)? < header.len() || header[..8] != JOURNAL_MAGIC {
+            return Ok(true);
+        }
+        let count = match be(&header[8..12]) {
+            // Unknown (written without syncs), or not yet written (the
+            // segment being filled): every record to the end of the file.
+            0 | u32::MAX => u64::MAX,
+            n => u64::from(n),
+        };
+        at += sector;
+        let mut read = 0;
+        while read < count {
+            if at + record > len {
+                return Ok(true);
+            }
+            j.seek(SeekFrom::Start(at))?;
+            j.read_exact(&mut rec)?;
+            let page = u64::from(be(&rec[..4]));
+            if page == 0 || page == pending_byte_page {
+                return Ok(true);
+            }
+            if page <= pages {
+                main.seek(SeekFrom::Start((page - 1) * page_bytes))?;
+                main.read_exact(&mut theirs)?;
+                if rec[4..4 + page_size] != theirs[..] {
+                    return Ok(false);
+                }
+            }
+            at += record;
+            read += 1;
+        }
+        at = at.div_ceil(sector) * sector;
+    }
 }
 
 /// Whether the main file alone is the database, whatever the `-wal` beside
@@ -973,6 +1101,58 @@ mod tests {
             .unwrap();
         let err = snap.verify().unwrap_err().to_string();
         assert!(err.contains("database changed while being read"), "{err}");
+    }
+
+    /// The journal walk on journals made by hand: what SQLite's playback
+    /// would put back, against the main file.
+    #[test]
+    fn a_rollback_changes_nothing_only_when_every_page_is_as_it_was() {
+        const PAGE: usize = 1024;
+        let d = tempfile::tempdir().unwrap();
+        let (db, journal) = (d.path().join("t.db"), d.path().join("t.db-journal"));
+        let mut head = [0u8; 100];
+        head[16..18].copy_from_slice(&(PAGE as u16).to_be_bytes());
+        let page = |n: u8| vec![n; PAGE];
+        // A journal of one segment: its header (sector 512), then records.
+        let make = |pages: u32, nrec: u32, records: &[(u32, Vec<u8>)], tail: &[u8]| {
+            let mut j = JOURNAL_MAGIC.to_vec();
+            for v in [nrec, 7, pages, 512, PAGE as u32] {
+                j.extend(v.to_be_bytes());
+            }
+            j.resize(512, 0);
+            for (n, data) in records {
+                j.extend(n.to_be_bytes());
+                j.extend(data);
+                j.extend([0u8; 4]);
+            }
+            j.extend(tail);
+            std::fs::write(&journal, j).unwrap();
+        };
+        std::fs::write(&db, [page(1), page(2), page(3)].concat()).unwrap();
+        let nothing_with =
+            |head: &[u8; 100]| rollback_changes_nothing(&db, head, &journal).unwrap();
+        let nothing = || nothing_with(&head);
+        make(3, 2, &[(2, page(2)), (3, page(3))], &[]);
+        assert!(nothing(), "every page as it was");
+        make(3, u32::MAX, &[(2, page(2)), (3, page(9))], &[]);
+        assert!(!nothing(), "page 3 changed");
+        make(3, 0, &[(2, page(2)), (3, page(9))], &[]);
+        assert!(!nothing(), "a segment not yet counted is read to the end");
+        make(2, 1, &[(2, page(2))], &[]);
+        assert!(!nothing(), "the database grew: SQLite would truncate it");
+        make(3, 3, &[(2, page(2)), (0, page(0)), (3, page(9))], &[]);
+        assert!(nothing(), "page 0 ends the playback");
+        make(3, 2, &[(2, page(2)), (4, page(9))], &[]);
+        assert!(nothing(), "a page past the old size is not played back");
+        make(3, 1, &[(2, page(2))], &JOURNAL_MAGIC);
+        assert!(!nothing(), "a super-journal is named");
+        let mut other = head;
+        other[16..18].copy_from_slice(&2048u16.to_be_bytes());
+        make(3, 1, &[(2, page(2))], &[]);
+        assert!(
+            !nothing_with(&other),
+            "the journal's page size is not the database's"
+        );
     }
 
     /// The snapshot's own connection holds its read transaction from the
