@@ -13,7 +13,13 @@
 # switch, never checkpointed) and no `-shm` (an app's files copied without
 # it): the baseline reads it as chatfsck does (`vfs=unix-none`, the WAL
 # index in memory), and the script fails if any run changed either file.
-#   bench/kv.sh [--chunks N] [--turns LO-HI] [--wal | --wal-frames] [--runs N]
+# `--hot-journal` reads one left by a crash in the middle of a transaction
+# (rollback mode, `synchronous=OFF`, a sixteenth of the conversations being
+# rewritten, nothing yet written to the main file), beside its hot
+# `-journal`: the baseline reads the main file alone (`immutable=1`; a
+# read-only open refuses a hot journal), and the script fails if any run
+# changed either file.
+#   bench/kv.sh [--chunks N] [--turns LO-HI] [--wal | --wal-frames | --hot-journal] [--runs N]
 set -euo pipefail
 CHUNKS=1000000
 RUNS=3
@@ -26,7 +32,8 @@ while [ $# -gt 0 ]; do
     --turns) TURNS="$2"; shift 2 ;;
     --wal) WAL=1; shift ;;
     --wal-frames) WAL=frames; shift ;;
-    *) echo "usage: bench/kv.sh [--chunks N] [--turns LO-HI] [--wal | --wal-frames] [--runs N]" >&2; exit 2 ;;
+    --hot-journal) WAL=hot; shift ;;
+    *) echo "usage: bench/kv.sh [--chunks N] [--turns LO-HI] [--wal | --wal-frames | --hot-journal] [--runs N]" >&2; exit 2 ;;
   esac
 done
 source "$(dirname "$0")/lib.sh"
@@ -70,6 +77,30 @@ elif [ "$WAL" = frames ]; then
   [ ! -e "$DB-shm" ] || { echo "$DB-shm exists: remove it (and the store, to generate it again)" >&2; exit 2; }
   SQL_DB="file:$DB?mode=ro&vfs=unix-none"
   SQL_PRE=('.dbconfig no_ckpt_on_close on' 'PRAGMA locking_mode=EXCLUSIVE;')
+elif [ "$WAL" = hot ]; then
+  ROLLBACK="$DB"
+  DB="${ROLLBACK%.db}-hot.db"
+  if [ ! -f "$DB" ] || [ ! -f "$DB-journal" ]; then
+    rm -f "$DB" "$DB-journal" "$DB.tmp" "$DB.tmp-journal"
+    cp "$ROLLBACK" "$DB.tmp"
+    # The crash: the files copied while the transaction is open (its
+    # pages in a cache large enough to hold them all), then rolled back.
+    python3 - "$DB.tmp" "$DB" <<'PY'
+import shutil, sqlite3, sys
+tmp, db = sys.argv[1:]
+c = sqlite3.connect(tmp, isolation_level=None)
+c.execute("PRAGMA synchronous = OFF")
+c.execute("PRAGMA cache_size = -2000000")
+c.execute("BEGIN")
+c.execute("UPDATE kv SET value = 'torn' WHERE namespace = 'conversation-store' AND substr(key, 6, 1) = 'a'")
+shutil.copyfile(tmp, db)
+shutil.copyfile(tmp + "-journal", db + "-journal")
+c.execute("ROLLBACK")
+c.close()
+PY
+    rm -f "$DB.tmp"
+  fi
+  SQL_DB="file:$DB?immutable=1"
 fi
 sql() { sqlite3 "$SQL_DB" "${SQL_PRE[@]}" "$@"; }
 sums() { cat "$DB"* | cksum; ls "$DB"*; }
@@ -118,7 +149,7 @@ printf '  chatfsck lint --format json best %6.3f s\n' "$ours"
 printf '  ratio chatfsck / sqlite3    %6.2f   (target <= 1.5)\n' "$(echo "$ours / $base" | bc -l)"
 [ -n "$one" ] && printf '  chatfsck on one core        %6.3f s (%.2fx slower than on %s cores)\n' "$one" "$(echo "$one / $ours" | bc -l)" "$(nproc)"
 printf '  chatfsck peak RSS           %6.1f MiB (target < 100)\n' "$(echo "$rss / 1024" | bc -l)"
-printf '  chatfsck wrote to files     %6.1f MiB (journal mode %s%s)\n' "$(echo "$blocks * 512 / 1048576" | bc -l)" "$(sql 'PRAGMA journal_mode;' | tail -1)" "$([ -e "$DB-wal" ] && echo ", -wal $(du -k "$DB-wal" | cut -f1) KiB" || echo ", no -wal")"
+printf '  chatfsck wrote to files     %6.1f MiB (journal mode %s%s)\n' "$(echo "$blocks * 512 / 1048576" | bc -l)" "$(sql 'PRAGMA journal_mode;' | tail -1)" "$([ -e "$DB-wal" ] && echo ", -wal $(du -k "$DB-wal" | cut -f1) KiB" || echo ", no -wal")$([ -e "$DB-journal" ] && echo ", -journal $(du -k "$DB-journal" | cut -f1) KiB")"
 printf '  collisions found            %s/%s\n' "$collisions" "$expected"
 [ "$before" = "$(sums)" ] || { echo "the store changed while it was read" >&2; exit 2; }
 [ "$collisions" = "$expected" ]
