@@ -737,6 +737,25 @@ fn a_crashed_store_is_read_in_place_only_when_its_rollback_changes_nothing() {
         let o = lint_with_tmpdir(db.to_str().unwrap(), &no_tmp);
         let in_place = code(&o) < 2;
         assert_eq!(in_place, unchanged, "{case}: {}", stderr(&o));
+        if in_place {
+            // A repair copies the main file alone: the database, whole.
+            let out = tempfile::tempdir().unwrap();
+            let copy = out.path().join("crashed.db");
+            let o = assert_cmd::Command::cargo_bin("chatfsck")
+                .unwrap()
+                .env("TMPDIR", &no_tmp)
+                .args(["repair", db.to_str().unwrap(), "-o", copy.to_str().unwrap()])
+                .output()
+                .unwrap();
+            assert!(code(&o) < 2, "{case}: {}", stderr(&o));
+            let rows: i64 = rusqlite::Connection::open(&copy)
+                .unwrap()
+                .query_row("SELECT count(*) FROM kv WHERE value != 'torn'", [], |r| {
+                    r.get(0)
+                })
+                .unwrap();
+            assert_eq!(rows, 360, "{case}");
+        }
         let tmp = tempfile::tempdir().unwrap();
         let o = lint_with_tmpdir(db.to_str().unwrap(), tmp.path());
         assert!(code(&o) < 2, "{}", stderr(&o));
