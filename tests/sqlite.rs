@@ -587,17 +587,25 @@ fn a_wal_store_with_frames_but_no_shm_is_read_in_place() {
         "fixtures/dispatch/wal/dispatch.db-wal",
     ]);
     let db = d.path().join("dispatch.db");
-    let before = dir_fingerprints(d.path());
-    std::thread::sleep(std::time::Duration::from_millis(20));
-    let no_tmp = d.path().join("no-such-dir");
-    let o = lint_with_tmpdir(db.to_str().unwrap(), &no_tmp);
-    assert!(code(&o) < 2, "{}", stderr(&o));
-    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     // Every row is in the WAL: the main file alone holds none.
-    assert_eq!(rule_locs(&doc), seed_findings());
-    assert_eq!(before, dir_fingerprints(d.path()));
+    seed_store_read_in_place(d.path(), &db, "WAL without -shm");
+}
+
+/// Lint, inspect, repair and diff of the seed store at `db` (in `dir`),
+/// with `TMPDIR` pointing nowhere, so that a private copy would fail:
+/// each finds the seed's findings and leaves every file in `dir` as it
+/// was, byte and time.
+fn seed_store_read_in_place(dir: &std::path::Path, db: &std::path::Path, case: &str) {
+    let before = dir_fingerprints(dir);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let no_tmp = dir.join("no-such-dir");
+    let o = lint_with_tmpdir(db.to_str().unwrap(), &no_tmp);
+    assert!(code(&o) < 2, "{case}: {}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(rule_locs(&doc), seed_findings(), "{case}");
+    assert_eq!(before, dir_fingerprints(dir), "{case}");
     let out = tempfile::tempdir().unwrap();
-    let copy = out.path().join("dispatch.db");
+    let copy = out.path().join("copy.db");
     let db = db.to_str().unwrap();
     for args in [
         vec!["inspect", db, "--conversation", SEED],
@@ -610,17 +618,17 @@ fn a_wal_store_with_frames_but_no_shm_is_read_in_place() {
             .args(&args)
             .output()
             .unwrap();
-        assert!(code(&o) < 2, "{args:?}: {}", stderr(&o));
+        assert!(code(&o) < 2, "{case} {args:?}: {}", stderr(&o));
         if args[0] == "inspect" {
             assert!(
                 stdout(&o).contains("0000000014"),
-                "{args:?}: {}",
+                "{case} {args:?}: {}",
                 stdout(&o)
             );
         }
-        assert_eq!(before, dir_fingerprints(d.path()), "{args:?}");
+        assert_eq!(before, dir_fingerprints(dir), "{case} {args:?}");
     }
-    assert!(!no_tmp.exists());
+    assert!(!no_tmp.exists(), "{case}");
 }
 
 /// An app in `journal_mode=PERSIST` leaves a `-journal` with a zeroed
@@ -646,32 +654,7 @@ fn a_journal_with_nothing_to_roll_back_is_read_in_place() {
             "PERSIST" => assert!(journal.len() >= 512 && journal[0] == 0, "{mode}"),
             _ => assert!(journal.is_empty(), "{mode}"),
         }
-        let before = dir_fingerprints(d.path());
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        let no_tmp = d.path().join("no-such-dir");
-        let o = lint_with_tmpdir(db.to_str().unwrap(), &no_tmp);
-        assert!(code(&o) < 2, "{mode}: {}", stderr(&o));
-        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        assert_eq!(rule_locs(&doc), seed_findings(), "{mode}");
-        assert_eq!(before, dir_fingerprints(d.path()), "{mode}");
-        let out = tempfile::tempdir().unwrap();
-        let copy = out.path().join("seed-000.db");
-        let db = db.to_str().unwrap();
-        for args in [
-            vec!["inspect", db, "--conversation", SEED],
-            vec!["repair", db, "-o", copy.to_str().unwrap()],
-            vec!["diff", db, copy.to_str().unwrap()],
-        ] {
-            let o = assert_cmd::Command::cargo_bin("chatfsck")
-                .unwrap()
-                .env("TMPDIR", &no_tmp)
-                .args(&args)
-                .output()
-                .unwrap();
-            assert!(code(&o) < 2, "{mode} {args:?}: {}", stderr(&o));
-            assert_eq!(before, dir_fingerprints(d.path()), "{mode} {args:?}");
-        }
-        assert!(!no_tmp.exists(), "{mode}");
+        seed_store_read_in_place(d.path(), &db, mode);
     }
 }
 
