@@ -25,15 +25,17 @@
 //! with the reason. The per-workspace chat store of 2024
 //! (`workbench.panel.aichat.view.aichat.chatdata`) is not read.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::store::{Opened, Probe, Store, Writing};
 use crate::error::{Error, Result};
 use crate::finding::Action;
-use crate::format::records::record::tree_as_lenient_readers_read;
+use crate::format::records::record::{too_deep, tree_as_lenient_readers_read};
 use crate::model::{
     ArgEncoding, Arguments, Conversation, CorruptRecord, Dialect, Format, Loc, Message,
     MissingRecord, Name, PartKind, Role, SourceInfo,
@@ -307,10 +309,139 @@ fn read_composer(
     Ok(conv)
 }
 
+/// What a message is built from in a bubble: its `type` (as an integer),
+/// `text`, `thinking.text`, and `toolFormerData`; each `None` where the
+/// member is absent, null or not of that type.
+#[derive(Debug, PartialEq)]
+struct Fields<'a> {
+    kind: Option<i64>,
+    text: Option<Cow<'a, str>>,
+    thinking: Option<Cow<'a, str>>,
+    tool: Option<Tool<'a>>,
+}
+
+/// The members of `toolFormerData` a message is built from.
+#[derive(Debug, PartialEq, Default, Deserialize)]
+struct Tool<'a> {
+    #[serde(borrow, default, rename = "toolCallId")]
+    call_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<Cow<'a, str>>,
+    #[serde(borrow, default, rename = "rawArgs")]
+    raw_args: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    status: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    result: Option<Cow<'a, str>>,
+}
+
+/// A bubble read straight into the members a message needs, borrowing the
+/// strings that hold no escape: no tree of the whole bubble (a tool's
+/// `result`, most of a store's bytes, is copied once at most).
+#[derive(Deserialize)]
+struct Doc<'a> {
+    #[serde(default, rename = "type")]
+    kind: Option<Value>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    thinking: Option<MapOnly<Thinking<'a>>>,
+    #[serde(borrow, default, rename = "toolFormerData")]
+    tool: Option<MapOnly<Tool<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct Thinking<'a> {
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+}
+
+/// A struct read from a JSON object only: serde's derived structs take an
+/// array too, member by member, where the tree reading takes none.
+struct MapOnly<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for MapOnly<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Objects<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Objects<T> {
+            type Value = MapOnly<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> std::result::Result<MapOnly<T>, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(MapOnly)
+            }
+        }
+        d.deserialize_map(Objects(std::marker::PhantomData))
+    }
+}
+
+/// The fields of a bubble read the quick way (sonic-rs, into [`Doc`]), or
+/// `None` where that reading could differ from the tree's
+/// ([`fields_of_tree`], serde_json's): text that is not UTF-8, holds a
+/// control character or a `\u` escape anywhere (sonic-rs does not check
+/// what it skips; the tree's lenient reading notes a lone surrogate), or
+/// nests deeper than serde_json reads; a member of another type than
+/// expected, a repeated member (the tree keeps the last), or a bubble
+/// that is not an object. Those go to the tree. Cursor writes compact
+/// JSON with its text as UTF-8: nearly every bubble is read the quick way.
+/// One difference is left, in the real client's favour: a number beyond
+/// a double's range (`1e999`) in a member no message is built from, which
+/// `JSON.parse` reads and serde_json refuses, is read.
+fn quick_fields(bytes: &[u8]) -> Option<Fields<'_>> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    if !text.starts_with('{')
+        || bytes.iter().any(|&b| b < 0x20)
+        || memchr::memmem::find(bytes, b"\\u").is_some()
+        || too_deep(bytes)
+    {
+        return None;
+    }
+    let doc: Doc<'_> = sonic_rs::from_str(text).ok()?;
+    Some(Fields {
+        kind: doc.kind.as_ref().and_then(Value::as_i64),
+        text: doc.text,
+        thinking: doc.thinking.and_then(|t| t.0.text),
+        tool: doc.tool.map(|t| t.0),
+    })
+}
+
+/// The fields of a bubble read as a tree, as Cursor's `JSON.parse` reads
+/// it.
+fn fields_of_tree(v: &Value) -> Fields<'_> {
+    fn s<'a>(v: &'a Value, key: &str) -> Option<Cow<'a, str>> {
+        str_of(v, key).map(Cow::Borrowed)
+    }
+    Fields {
+        kind: v.get("type").and_then(Value::as_i64),
+        text: s(v, "text"),
+        thinking: v.get("thinking").and_then(|t| s(t, "text")),
+        tool: v
+            .get("toolFormerData")
+            .filter(|t| t.is_object())
+            .map(|t| Tool {
+                call_id: s(t, "toolCallId"),
+                name: s(t, "name"),
+                params: s(t, "params"),
+                raw_args: s(t, "rawArgs"),
+                status: s(t, "status"),
+                result: s(t, "result"),
+            }),
+    }
+}
+
 /// Add one bubble: a user message, a part of the current assistant run, or
 /// a meta record.
 fn add_bubble(conv: &mut Conversation, b: &Bubble, run_open: &mut bool) {
     let at = loc(&b.key, b.rowid);
+    if let Some(f) = quick_fields(&b.value) {
+        return add_fields(conv, f, at, run_open);
+    }
     let v: Value = match tree_as_lenient_readers_read(&b.value) {
         Ok((v @ Value::Object(_), lone)) => {
             conv.note_lone_surrogates(&at, lone);
@@ -335,13 +466,17 @@ fn add_bubble(conv: &mut Conversation, b: &Bubble, run_open: &mut bool) {
             return;
         }
     };
-    match v.get("type").and_then(Value::as_i64) {
+    add_fields(conv, fields_of_tree(&v), at, run_open);
+}
+
+fn add_fields(conv: &mut Conversation, f: Fields<'_>, at: Loc, run_open: &mut bool) {
+    match f.kind {
         Some(1) => {
             *run_open = false;
             let mut m = Message::new(Role::User, at.clone());
             m.push(
                 PartKind::Text {
-                    text: str_of(&v, "text").unwrap_or("").into(),
+                    text: f.text.as_deref().unwrap_or("").into(),
                 },
                 at,
             );
@@ -354,15 +489,15 @@ fn add_bubble(conv: &mut Conversation, b: &Bubble, run_open: &mut bool) {
                 *run_open = true;
             }
             let m = conv.messages.last_mut().expect("a run has its message");
-            if let Some(t) = v.get("thinking").and_then(|t| str_of(t, "text")) {
+            if let Some(t) = f.thinking.as_deref() {
                 m.push(PartKind::Thinking { text: t.into() }, at.clone());
             }
-            if let Some(t) = str_of(&v, "text").filter(|t| !t.is_empty()) {
+            if let Some(t) = f.text.as_deref().filter(|t| !t.is_empty()) {
                 m.push(PartKind::Text { text: t.into() }, at.clone());
             }
-            if let Some(tool) = v.get("toolFormerData").filter(|t| t.is_object()) {
-                let id = str_of(tool, "toolCallId").unwrap_or("").to_string();
-                let args = [str_of(tool, "params"), str_of(tool, "rawArgs")]
+            if let Some(tool) = f.tool {
+                let id = tool.call_id.as_deref().unwrap_or("").to_string();
+                let args = [tool.params.as_deref(), tool.raw_args.as_deref()]
                     .into_iter()
                     .flatten()
                     .find(|a| !a.is_empty())
@@ -370,7 +505,7 @@ fn add_bubble(conv: &mut Conversation, b: &Bubble, run_open: &mut bool) {
                 m.push(
                     PartKind::ToolCall {
                         id: id.clone(),
-                        name: str_of(tool, "name").unwrap_or("").to_string(),
+                        name: tool.name.as_deref().unwrap_or("").to_string(),
                         arguments: Arguments {
                             raw: args.into(),
                             encoding: ArgEncoding::JsonString,
@@ -378,12 +513,12 @@ fn add_bubble(conv: &mut Conversation, b: &Bubble, run_open: &mut bool) {
                     },
                     at.clone(),
                 );
-                let status = str_of(tool, "status").unwrap_or("");
+                let status = tool.status.as_deref().unwrap_or("");
                 if matches!(status, "completed" | "error") {
                     m.push(
                         PartKind::ToolResult {
                             call_id: id,
-                            content: str_of(tool, "result").unwrap_or("").into(),
+                            content: tool.result.as_deref().unwrap_or("").into(),
                             is_error: Some(status == "error"),
                         },
                         at,
@@ -422,5 +557,68 @@ mod tests {
         let roles: Vec<Role> = c.messages.iter().map(|m| m.role).collect();
         assert_eq!(roles, [Role::User, Role::Assistant]);
         assert!(src.next_conversation().is_none());
+    }
+
+    /// The quick reading of a bubble gives what the tree gives, or leaves
+    /// the bubble to the tree: never other fields.
+    #[test]
+    fn a_bubble_read_the_quick_way_reads_as_the_tree_reads_it() {
+        let taken: &[&str] = &[
+            r#"{"_v":3,"type":1,"bubbleId":"b1","text":"hi there"}"#,
+            r#"{"type":2,"text":"","thinking":{"text":"plan \"it\"\n","signature":"x"}}"#,
+            r#"{"type":2,"toolFormerData":{"tool":40,"name":"grep","toolCallId":"t1","status":"completed","rawArgs":"","params":"{\"q\":1}","result":"{\"m\":[\"a\\\\b\"]}"}}"#,
+            r#"{"type":2,"toolFormerData":null,"thinking":null,"text":null}"#,
+            r#"{"type":7,"other":{"deep":[1,2,{"x":"y"}]}}"#,
+            r#"{"type":1.0,"text":"a float type is no type"}"#,
+            r#"{"type":"1","text":"a string type is none either"}"#,
+            r#"{"type":18446744073709551615,"text":"too large for i64"}"#,
+            r#"{"type":2,"thinking":{},"toolFormerData":{}}"#,
+        ];
+        // Left to the tree: each reads differently there, or might.
+        let left: &[&str] = &[
+            r#"{"type":1,"text":"twice","text":"the last one counts"}"#,
+            r#"{"type":2,"thinking":"a string","text":"t"}"#,
+            r#"{"type":2,"thinking":["an array"],"text":"t"}"#,
+            r#"{"type":2,"toolFormerData":["t1","grep"]}"#,
+            r#"{"type":1,"text":7}"#,
+            r#"{"type":2,"toolFormerData":{"result":{"an":"object"},"status":"completed"}}"#,
+            r#"{"type":1,"text":"an emoji cut in two \ud83d"}"#,
+            r#"{"type":1,"text":"ok","skipped":"\ud83d"}"#,
+            r#"{"type":1,"text":"ok","skipped":"\uZZZZ"}"#,
+            "{\"type\":1,\"text\":\"a raw\ttab\"}",
+            "{\"type\":1,\"text\":\"ok\",\"skipped\":\"a raw\ncontrol\"}",
+            r#"[1,"b1","hi"]"#,
+            r#" {"type":1,"text":"leading space"}"#,
+            r#"{"type":1,"text":"x","skipped":01}"#,
+            r#"{"type":1,"text":"x","skipped":[1,]}"#,
+            r#"{"type":1,"text":"x","skipped":tru}"#,
+            r#"{"type":1e999,"text":"x"}"#,
+            r#"{"type":1,"text":"trailing"} x"#,
+        ];
+        for text in taken {
+            let quick = quick_fields(text.as_bytes()).unwrap_or_else(|| panic!("{text}"));
+            let (tree, lone) = tree_as_lenient_readers_read(text.as_bytes()).unwrap();
+            assert_eq!(lone, 0);
+            assert_eq!(quick, fields_of_tree(&tree), "{text}");
+        }
+        for text in left {
+            assert_eq!(quick_fields(text.as_bytes()), None, "{text}");
+        }
+        // One difference, in the real client's favour: a number beyond a
+        // double's range in a member no message is built from. Cursor's
+        // `JSON.parse` reads it (as Infinity), and so does the quick
+        // reading; serde_json refuses the bubble. `JSON.stringify` never
+        // writes one (it writes Infinity as null): only a hand-edited
+        // store holds it.
+        let huge = r#"{"type":1,"text":"x","skipped":1e999}"#;
+        assert!(tree_as_lenient_readers_read(huge.as_bytes()).is_err());
+        assert_eq!(
+            quick_fields(huge.as_bytes()).unwrap().text.as_deref(),
+            Some("x")
+        );
+        let mut deep = "[".repeat(200);
+        deep.insert_str(0, r#"{"type":1,"x":"#);
+        assert_eq!(quick_fields(deep.as_bytes()), None);
+        assert_eq!(quick_fields(b"{\"type\":1,\"text\":\"\xff\"}"), None);
     }
 }
