@@ -18,6 +18,10 @@
 //! and a composer that holds nothing (Cursor writes one per new chat tab)
 //! is not a conversation.
 //!
+//! The composers are read on a thread of their own, through a reader
+//! connection, and built (their bubbles parsed) on the pipeline's workers
+//! ([`pipeline::start`]), in key order.
+//!
 //! Cursor is closed source: what it sends on resume is not known. The
 //! layout follows txcript's reader (checked by its author against Cursor
 //! 3.16). A repaired copy is not written in Cursor's format (the shapes of
@@ -40,8 +44,8 @@ use crate::model::{
     ArgEncoding, Arguments, Conversation, CorruptRecord, Dialect, Format, Loc, Message,
     MissingRecord, Name, PartKind, Role, SourceInfo,
 };
-use crate::source::Source;
 use crate::source::sqlite::{self, Snapshot};
+use crate::source::{Source, pipeline};
 use crate::write::{Log, Planned, Target, Writer};
 
 pub static STORE: Store = Store {
@@ -117,12 +121,13 @@ impl Writer for Copy {
     }
 }
 
+/// The composers, read on a thread of their own (the rows of one
+/// composer, through a reader connection) and built on the pipeline's
+/// workers (parsing the bubbles is most of the work), in key order.
 pub struct Composers {
-    path: PathBuf,
-    info: Arc<SourceInfo>,
-    snap: Snapshot,
-    /// (rowid, composer id, `composerData` value)
-    ids: std::vec::IntoIter<(i64, String)>,
+    pipeline: pipeline::Pipeline,
+    /// The snapshot the reader's connection belongs to.
+    _snap: Snapshot,
 }
 
 pub fn open(path: &Path, snap: Snapshot) -> Result<Composers> {
@@ -141,32 +146,52 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Composers> {
         rows.collect()
     })()
     .map_err(sqlite::error_of(path))?;
+    let reader = snap.reader(path)?;
+    let read_path = path.to_path_buf();
+    let read = move |dealer: pipeline::Dealer<Raw>| {
+        for (rowid, key) in ids {
+            let raw = fetch(&reader.conn, rowid, key)
+                .map_err(|e| Error::input(&read_path, sqlite::cause(&e)));
+            let stop = raw.is_err();
+            if dealer.send(raw).is_err() || stop {
+                return;
+            }
+        }
+    };
+    let build_info = info.clone();
+    let pipeline = pipeline::start(path, info, "cursor", read, move |raw| {
+        build(raw, &build_info)
+    })?;
     Ok(Composers {
-        path: path.to_path_buf(),
-        info,
-        snap,
-        ids: ids.into_iter(),
+        pipeline,
+        _snap: snap,
     })
 }
 
 impl Source for Composers {
     fn info(&self) -> Arc<SourceInfo> {
-        self.info.clone()
+        self.pipeline.info()
     }
 
     fn next_conversation(&mut self) -> Option<Result<Conversation>> {
         loop {
-            let (rowid, key) = self.ids.next()?;
-            match read_composer(&self.snap.conn, rowid, &key, &self.info) {
+            match self.pipeline.next_conversation()? {
                 // Cursor writes a composer for every new chat tab: one
                 // that holds nothing at all is not a conversation.
                 Ok(c) if c.messages.is_empty() && c.missing.is_empty() && c.corrupt.is_empty() => {
                     continue;
                 }
-                Ok(c) => return Some(Ok(c)),
-                Err(e) => return Some(Err(Error::input(&self.path, sqlite::cause(&e)))),
+                other => return Some(other),
             }
         }
+    }
+
+    fn prepare_with(&mut self, work: crate::source::Prepare) {
+        self.pipeline.prepare_with(work);
+    }
+
+    fn prepared(&mut self) -> Option<crate::source::Prepared> {
+        self.pipeline.prepared()
     }
 }
 
@@ -197,26 +222,34 @@ struct Bubble {
     value: Vec<u8>,
 }
 
-fn read_composer(
-    conn: &rusqlite::Connection,
+/// A composer's rows as read: its `composerData` row and its bubbles.
+pub struct Raw {
     rowid: i64,
-    key: &str,
-    info: &Arc<SourceInfo>,
-) -> rusqlite::Result<Conversation> {
-    let composer = key.strip_prefix("composerData:").unwrap_or(key);
-    let mut conv = Conversation::new(composer, info.clone());
+    key: String,
+    data: Vec<u8>,
+    bubbles: Vec<Bubble>,
+}
+
+impl pipeline::Weigh for Raw {
+    fn weight(&self) -> usize {
+        self.data.len() + self.bubbles.iter().map(|b| b.value.len()).sum::<usize>()
+    }
+}
+
+/// Read a composer's rows: its document, and its bubbles in row order.
+fn fetch(conn: &rusqlite::Connection, rowid: i64, key: String) -> rusqlite::Result<Raw> {
+    let composer = key.strip_prefix("composerData:").unwrap_or(&key);
     let data: Vec<u8> = conn.query_row(
         "SELECT value FROM cursorDiskKV WHERE rowid = ?1",
         [rowid],
         |r| Ok(bytes(r.get_ref(0)?)),
     )?;
-    let data_loc = loc(key, rowid);
     let lo = format!("bubbleId:{composer}:");
     let hi = format!("bubbleId:{composer};");
     let mut st = conn.prepare_cached(
         "SELECT rowid, key, value FROM cursorDiskKV WHERE key >= ?1 AND key < ?2 ORDER BY rowid",
     )?;
-    let mut bubbles: Vec<Bubble> = st
+    let bubbles: Vec<Bubble> = st
         .query_map([&lo, &hi], |r| {
             let key = sqlite::text(r.get_ref(1)?).unwrap_or_default();
             Ok(Bubble {
@@ -227,6 +260,26 @@ fn read_composer(
             })
         })?
         .collect::<rusqlite::Result<_>>()?;
+    Ok(Raw {
+        rowid,
+        key,
+        data,
+        bubbles,
+    })
+}
+
+/// Build a composer's conversation from its rows.
+fn build(raw: Raw, info: &Arc<SourceInfo>) -> Conversation {
+    let Raw {
+        rowid,
+        key,
+        data,
+        mut bubbles,
+    } = raw;
+    let key = key.as_str();
+    let composer = key.strip_prefix("composerData:").unwrap_or(key);
+    let mut conv = Conversation::new(composer, info.clone());
+    let data_loc = loc(key, rowid);
     // Older composers keep their bubbles inline, in `conversation`.
     let mut inline = Vec::new();
     // Read as Cursor's `JSON.parse` reads it: a lone surrogate escape (an
@@ -306,7 +359,7 @@ fn read_composer(
             }
         }
     }
-    Ok(conv)
+    conv
 }
 
 /// What a message is built from in a bubble: its `type` (as an integer),
