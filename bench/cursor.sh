@@ -21,13 +21,9 @@ source "$(dirname "$0")/lib.sh"
 need_sqlite3
 DB="$BENCH_DIR/cursor/state-$COMPOSERS.vscdb"
 [ -f "$DB" ] || python3 "$HERE/gen_cursor.py" --composers "$COMPOSERS" --out "$DB"
-printf 'store: %s (%s MB), load average %s\n' "$DB" "$(du -m "$DB" | cut -f1)" "$(cut -d' ' -f1-3 /proc/loadavg)"
-python3 "$HERE/pairs.py" --runs "$RUNS" --warm "$DB" \
-  --a "chatfsck lint" "$BIN lint --format json $DB" \
-  --b "sqlite3 scan" "sqlite3 $DB \"select key, value from cursorDiskKV where key glob 'composerData:*' or key glob 'bubbleId:*'\""
+time_store "$DB" "sqlite3 $DB \"select key, value from cursorDiskKV where key glob 'composerData:*' or key glob 'bubbleId:*'\""
 OUT="$BENCH_DIR/cursor/out.json"
-set +e; "$BIN" lint --format json "$DB" > "$OUT"; code=$?; set -e
-[ "$code" = 1 ] || { echo "chatfsck exited $code, expected 1 (findings)" >&2; exit 2; }
+lint_into "$DB" "$OUT" 1
 python3 - "$OUT" "$COMPOSERS" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))

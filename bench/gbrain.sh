@@ -20,13 +20,9 @@ source "$(dirname "$0")/lib.sh"
 need_sqlite3
 DB="$BENCH_DIR/gbrain/gbrain-$ROWS.db"
 [ -f "$DB" ] || python3 "$HERE/gen_gbrain.py" --rows "$ROWS" --out "$DB"
-printf 'store: %s (%s MB), load average %s\n' "$DB" "$(du -m "$DB" | cut -f1)" "$(cut -d' ' -f1-3 /proc/loadavg)"
-python3 "$HERE/pairs.py" --runs "$RUNS" --warm "$DB" \
-  --a "chatfsck lint" "$BIN lint --format json $DB" \
-  --b "sqlite3 scan" "sqlite3 $DB 'select * from subagent_messages; select * from subagent_tool_executions'"
+time_store "$DB" "sqlite3 $DB 'select * from subagent_messages; select * from subagent_tool_executions'"
 OUT="$BENCH_DIR/gbrain/out.json"
-set +e; "$BIN" lint --format json "$DB" > "$OUT"; code=$?; set -e
-[ "$code" = 1 ] || { echo "chatfsck exited $code, expected 1 (findings)" >&2; exit 2; }
+lint_into "$DB" "$OUT" 1
 python3 - "$OUT" "$DB" <<'PY'
 import json, sqlite3, sys
 doc = json.load(open(sys.argv[1]))

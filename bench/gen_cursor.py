@@ -14,12 +14,13 @@ interleaved as Cursor writes them, chats progressing side by side. Every
 still names (`dangling-bubble-header`). About 850 MB for 3,000 chats.
 Deterministic for a seed.
 """
-import argparse
 import json
 import math
 import os
 import random
 import sqlite3
+
+import genlib
 
 WORDS = ("the order service returns a cached page when the upstream times out so the retry "
          "loop in checkout never sees the error and the test for refunds passes locally but "
@@ -86,17 +87,8 @@ def chat(rng, t):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--composers", type=int, default=3000)
-    ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--out")
-    a = ap.parse_args()
-    out = a.out or os.path.join(os.environ.get("BENCH_DIR", "/tmp/chatfsck-bench"), "cursor",
-                                "state-%d.vscdb" % a.composers)
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    tmp = out + ".tmp"
-    if os.path.exists(tmp):
-        os.remove(tmp)
+    a = genlib.args("composers", 3000, 7, "cursor", "state-%d.vscdb")
+    out, tmp = a.out, a.tmp
     rng = random.Random(a.seed)
     con = sqlite3.connect(tmp)
     con.executescript("""

@@ -13,12 +13,13 @@ called a tool: that tool part is `running`, with no output
 (`orphan-tool-call`).
 About 850 MB for 2,000 sessions. Deterministic for a seed.
 """
-import argparse
 import importlib.util
 import math
 import os
 import random
 import sqlite3
+
+import genlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIX = os.path.join(HERE, "..", "fixtures", "opencode")
@@ -87,17 +88,8 @@ def session(rng, k, t):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--sessions", type=int, default=2000)
-    ap.add_argument("--seed", type=int, default=11)
-    ap.add_argument("--out")
-    a = ap.parse_args()
-    out = a.out or os.path.join(os.environ.get("BENCH_DIR", "/tmp/chatfsck-bench"), "opencode",
-                                "opencode-%d.db" % a.sessions)
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    tmp = out + ".tmp"
-    if os.path.exists(tmp):
-        os.remove(tmp)
+    a = genlib.args("sessions", 2000, 11, "opencode", "opencode-%d.db")
+    out, tmp = a.out, a.tmp
     rng = random.Random(a.seed)
     con = sqlite3.connect(tmp)
     with open(os.path.join(FIX, "schema-1.18.33.ddl"), encoding="utf-8") as f:

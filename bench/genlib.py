@@ -26,3 +26,25 @@ def fresh_db(out, sql):
     con = sqlite3.connect(out)
     con.executescript(sql)
     return con
+
+
+def args(what, default, seed, kind, name):
+    """The command line of a store generator: `--<what> N` (default
+    `default`), `--seed`, `--out`; and the path written first, a new
+    temporary file beside the output (`<out>.tmp`, renamed over it when
+    the store is complete: a generator stopped halfway leaves no store
+    the benchmark would take for whole). The output defaults to
+    $BENCH_DIR/<kind>/<name % N>."""
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--" + what, type=int, default=default)
+    ap.add_argument("--seed", type=int, default=seed)
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    n = getattr(a, what)
+    a.out = a.out or os.path.join(os.environ.get("BENCH_DIR", "/tmp/chatfsck-bench"), kind, name % n)
+    os.makedirs(os.path.dirname(a.out), exist_ok=True)
+    a.tmp = a.out + ".tmp"
+    if os.path.exists(a.tmp):
+        os.remove(a.tmp)
+    return a

@@ -20,13 +20,9 @@ source "$(dirname "$0")/lib.sh"
 need_sqlite3
 DB="$BENCH_DIR/phoenix/phoenix-$SESSIONS.db"
 [ -f "$DB" ] || python3 "$HERE/gen_phoenix.py" --sessions "$SESSIONS" --out "$DB"
-printf 'store: %s (%s MB), load average %s\n' "$DB" "$(du -m "$DB" | cut -f1)" "$(cut -d' ' -f1-3 /proc/loadavg)"
-python3 "$HERE/pairs.py" --runs "$RUNS" --warm "$DB" \
-  --a "chatfsck lint" "$BIN lint --format json $DB" \
-  --b "sqlite3 scan" "sqlite3 $DB 'select * from spans'"
+time_store "$DB" "sqlite3 $DB 'select * from spans'"
 OUT="$BENCH_DIR/phoenix/out.json"
-set +e; "$BIN" lint --format json "$DB" > "$OUT"; code=$?; set -e
-[ "$code" = 1 ] || { echo "chatfsck exited $code, expected 1 (findings)" >&2; exit 2; }
+lint_into "$DB" "$OUT" 1
 python3 - "$OUT" "$SESSIONS" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
