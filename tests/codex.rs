@@ -95,6 +95,33 @@ fn findings(doc: &serde_json::Value) -> Vec<String> {
     v
 }
 
+/// `text` written as a rollout in a new temporary folder, under the name
+/// Codex gives the healthy fixture's session (a rollout is found by it).
+fn as_rollout(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir
+        .path()
+        .join("rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl");
+    std::fs::write(&input, text).unwrap();
+    (dir, input)
+}
+
+/// The healthy rollout with `extra` written as a line of its own after
+/// its line `after` (0-based).
+fn healthy_with_line(after: usize, extra: &str) -> String {
+    let base = std::fs::read_to_string(root().join(path("healthy/rollout.jsonl"))).unwrap();
+    let mut text = String::new();
+    for (i, l) in base.lines().enumerate() {
+        text.push_str(l);
+        text.push('\n');
+        if i == after {
+            text.push_str(extra);
+            text.push('\n');
+        }
+    }
+    text
+}
+
 /// `repair --format json INPUT -o OUT`, which must succeed: its log.
 fn repaired(input: &Path, out: &Path) -> serde_json::Value {
     let o = run(&[
@@ -233,11 +260,7 @@ fn a_legacy_compaction_leaves_the_calls_before_it_behind() {
         std::fs::read_to_string(root().join(path("orphan-tool-call/middle-output-deleted.jsonl")))
             .unwrap();
     let compacted = r#"{"timestamp":"2026-05-11T11:21:00.000Z","type":"compacted","payload":{"message":"Summary: the transcript was reviewed; one command's output was lost."}}"#;
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir
-        .path()
-        .join("rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl");
-    std::fs::write(&p, format!("{src}{compacted}\n")).unwrap();
+    let (_dir, p) = as_rollout(&format!("{src}{compacted}\n"));
     let (code, doc) = lint_json(p.to_str().unwrap(), &[]);
     assert_eq!(findings(&doc), Vec::<String>::new(), "{doc:#}");
     assert_eq!(code, 0);
@@ -627,21 +650,8 @@ fn a_call_written_twice_is_dropped_and_nothing_is_made_up() {
 fn a_call_written_again_after_its_output_is_a_repeat_only() {
     let base = std::fs::read_to_string(root().join(path("healthy/rollout.jsonl"))).unwrap();
     let lines: Vec<&str> = base.lines().collect();
-    let mut text = String::new();
-    for (i, l) in lines.iter().enumerate() {
-        text.push_str(l);
-        text.push('\n');
-        // Line 7's call, again after line 9 (its output).
-        if i == 8 {
-            text.push_str(lines[6]);
-            text.push('\n');
-        }
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir
-        .path()
-        .join("rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl");
-    std::fs::write(&input, &text).unwrap();
+    // Line 7's call, again after line 9 (its output).
+    let (dir, input) = as_rollout(&healthy_with_line(8, lines[6]));
     let (_, doc) = lint_json(input.to_str().unwrap(), &[]);
     assert_eq!(
         findings(&doc),
@@ -662,20 +672,7 @@ fn a_reused_call_id_with_other_arguments_is_reported_only() {
     let lines: Vec<&str> = base.lines().collect();
     let other = lines[6].replace("wc -l", "wc -c");
     assert_ne!(other, lines[6]);
-    let mut text = String::new();
-    for (i, l) in lines.iter().enumerate() {
-        text.push_str(l);
-        text.push('\n');
-        if i == 6 {
-            text.push_str(&other);
-            text.push('\n');
-        }
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir
-        .path()
-        .join("rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl");
-    std::fs::write(&input, &text).unwrap();
+    let (_dir, input) = as_rollout(&healthy_with_line(6, &other));
     let (_, doc) = lint_json(input.to_str().unwrap(), &[]);
     let found = findings(&doc);
     assert!(
