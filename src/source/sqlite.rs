@@ -161,49 +161,29 @@ impl Snapshot {
             path: dest_path.to_path_buf(),
             cause: format!("copying {}: {e}", self.file.display()),
         };
-        let db = |e: rusqlite::Error| Error::input(&self.file, cause(&e));
-        let began = match self.access {
-            Access::Immutable => false,
-            Access::ReadOnly => self.begin_read().map_err(db)?,
+        match self.access {
+            // Under the read transaction the connection holds since it
+            // was opened.
+            Access::Immutable | Access::ReadOnly => debug_assert!(!self.conn.is_autocommit()),
             Access::ReadOnlyShm | Access::WalInHeap | Access::Copy => return Ok(false),
-        };
-        let copied = std::fs::File::open(&self.file)
-            .map_err(|e| Error::io(&self.file, &e))
-            .and_then(|mut from| super::copy_all(&mut from, &mut &*dest).map_err(out));
-        if began {
-            self.conn.execute_batch("COMMIT").map_err(db)?;
         }
-        copied.map(|_| true)
+        std::fs::File::open(&self.file)
+            .map_err(|e| Error::io(&self.file, &e))
+            .and_then(|mut from| super::copy_all(&mut from, &mut &*dest).map_err(out))
+            .map(|_| true)
     }
 
     /// Copy the database with SQLite's backup API into a new file at
-    /// `dest`, inside one read transaction of the snapshot's. Without one,
-    /// each step of the backup (100 pages) begins a read of its own; on a
-    /// WAL database opened with a read-only `-shm` SQLite takes every such
-    /// read for a change to the database and starts the backup again from
-    /// its first page, so a store of more than 100 pages was never copied:
-    /// the repair ran forever.
+    /// `dest`, inside the read transaction the snapshot's connection holds
+    /// since it was opened. Without one, each step of the backup (100
+    /// pages) begins a read of its own; on a WAL database opened with a
+    /// read-only `-shm` SQLite takes every such read for a change to the
+    /// database and starts the backup again from its first page, so a
+    /// store of more than 100 pages was never copied: the repair ran
+    /// forever.
     pub fn backup_to(&self, dest: &Path) -> rusqlite::Result<()> {
-        let began = self.begin_read()?;
-        let copied = self.conn.backup(rusqlite::MAIN_DB, dest, None);
-        if began {
-            self.conn.execute_batch("COMMIT")?;
-        }
-        copied
-    }
-
-    /// Begin a read transaction on the snapshot's connection, unless one
-    /// is open: whether this call began it (its caller then ends it with
-    /// `COMMIT`).
-    fn begin_read(&self) -> rusqlite::Result<bool> {
-        if !self.conn.is_autocommit() {
-            return Ok(false);
-        }
-        self.conn.execute_batch("BEGIN")?;
-        // The first read takes the shared lock and begins the transaction.
-        self.conn
-            .query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()))?;
-        Ok(true)
+        debug_assert!(!self.conn.is_autocommit());
+        self.conn.backup(rusqlite::MAIN_DB, dest, None)
     }
 }
 
@@ -717,6 +697,15 @@ fn journal_is_hot(journal: &Path) -> std::io::Result<bool> {
     Ok(f.read(&mut first)? == 1 && first[0] != 0)
 }
 
+/// The page size a database header gives (bytes 16-17; 1 stands for
+/// 65,536).
+fn page_size_of(head: &[u8; 100]) -> usize {
+    match u16::from_be_bytes([head[16], head[17]]) {
+        1 => 65536,
+        n => n as usize,
+    }
+}
+
 /// The magic number every rollback journal header starts with.
 const JOURNAL_MAGIC: [u8; 8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7];
 
@@ -750,10 +739,7 @@ fn rollback_changes_nothing(db: &Path, head: &[u8; 100], journal: &Path) -> std:
         u64::from(be(&header[20..24])),
         be(&header[24..28]) as usize,
     );
-    let main_page = match u16::from_be_bytes([head[16], head[17]]) {
-        1 => 65536,
-        n => n as usize,
-    };
+    let main_page = page_size_of(head);
     if !(32..=65536).contains(&sector)
         || !sector.is_power_of_two()
         || !(512..=65536).contains(&page_size)
@@ -885,10 +871,7 @@ fn wal_adds_nothing(db: &Path, head: &[u8; 100], wal: &Path) -> std::io::Result<
     let Some(size) = size else {
         return Ok(true);
     };
-    let main_page = match u16::from_be_bytes([head[16], head[17]]) {
-        1 => 65536,
-        n => n as usize,
-    };
+    let main_page = page_size_of(head);
     let mut main = std::fs::File::open(db)?;
     if main_page != page_size || main.metadata()?.len() != u64::from(size) * page_size as u64 {
         return Ok(false);
