@@ -82,6 +82,10 @@ records; it is reported here only when `index-gap` does not run.
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let conv = ctx.conv;
     let pairing = ctx.pairing();
+    // The ids Codex finds an output for anywhere in the rollout, gathered
+    // once (the history is scanned only when a call is unanswered).
+    let codex_outputs: std::cell::OnceCell<std::collections::HashSet<&str>> =
+        std::cell::OnceCell::new();
     for &(mi, pi) in &pairing.unanswered {
         // A tool-result message lost from a message table: `index-gap`
         // names this call, with the execution that can rebuild its result.
@@ -113,10 +117,14 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 && msg.parts[pi].repeats_call(&conv.messages[p.call.0].parts[p.call.1])
         });
         let codex_has_output = conv.source.dialect == Dialect::Codex
-            && conv
-                .messages
-                .iter()
-                .any(|m| m.tool_results().any(|(_, call_id, _, _)| call_id == id));
+            && codex_outputs
+                .get_or_init(|| {
+                    conv.messages
+                        .iter()
+                        .flat_map(|m| m.tool_results().map(|(_, call_id, _, _)| call_id))
+                        .collect()
+                })
+                .contains(id.as_str());
         if answered_later || codex_has_output {
             continue;
         }
