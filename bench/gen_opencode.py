@@ -89,9 +89,8 @@ def session(rng, k, t):
 
 def main():
     a = genlib.args("sessions", 2000, 11, "opencode", "opencode-%d.db")
-    out, tmp = a.out, a.tmp
     rng = random.Random(a.seed)
-    con = sqlite3.connect(tmp)
+    con = sqlite3.connect(a.tmp)
     with open(os.path.join(FIX, "schema-1.18.33.ddl"), encoding="utf-8") as f:
         con.executescript(f.read())
     con.executescript("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;")
@@ -122,11 +121,8 @@ def main():
         live[i][2] = at
         if at >= len(msgs):
             live.pop(i)
-    con.commit()
-    con.execute("PRAGMA journal_mode = WAL")
-    con.close()
-    os.replace(tmp, out)
-    print("%s: %d sessions, %d killed mid-command, %d MB" % (out, a.sessions, killed, os.path.getsize(out) >> 20))
+    mb = genlib.finish(con, a, "WAL")
+    print("%s: %d sessions, %d killed mid-command, %d MB" % (a.out, a.sessions, killed, mb))
 
 
 if __name__ == "__main__":

@@ -48,3 +48,14 @@ def args(what, default, seed, kind, name):
     if os.path.exists(a.tmp):
         os.remove(a.tmp)
     return a
+
+
+def finish(con, a, journal_mode):
+    """Commit the store written to `a.tmp`, leave it in `journal_mode`
+    (its `-wal` checkpointed and gone when WAL), and rename it to `a.out`:
+    its size in MB."""
+    con.commit()
+    con.execute("PRAGMA journal_mode = %s" % journal_mode)
+    con.close()
+    os.replace(a.tmp, a.out)
+    return os.path.getsize(a.out) >> 20
