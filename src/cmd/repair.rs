@@ -447,7 +447,7 @@ fn in_place(input: &Path, opts: &repair::Options) -> Result<Report, Error> {
     }
     // Keep the file's permissions, then replace it in one rename.
     let _ = std::fs::set_permissions(&tmp, meta.permissions());
-    crate::cleanup::atomically(|| std::fs::rename(&tmp, input)).map_err(|e| {
+    crate::write::atomic::rename_into_place(&tmp, input).map_err(|e| {
         cleanup(&tmp);
         Error::Output {
             path: input.to_path_buf(),

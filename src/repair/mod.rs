@@ -327,7 +327,7 @@ fn linked(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Report>
     if judge(&other, &alt).is_none_or(|second| second >= first) {
         return Ok(report);
     }
-    crate::cleanup::atomically(|| std::fs::rename(&alt, out)).map_err(|e| Error::io(out, &e))?;
+    crate::write::atomic::rename_into_place(&alt, out).map_err(|e| Error::io(out, &e))?;
     other.output = report.output;
     Ok(other)
 }
@@ -586,8 +586,7 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
             path: out.to_path_buf(),
             cause: "internal: a pass that edits the copy wrote none".into(),
         })?;
-        crate::cleanup::atomically(|| std::fs::rename(&next, out))
-            .map_err(|e| Error::io(out, &e))?;
+        crate::write::atomic::rename_into_place(&next, out).map_err(|e| Error::io(out, &e))?;
         // A conversation named by its file is the input's, not the
         // scratch copy's (which is gone once the repair ends).
         let (scratch_name, input_name) = (copy.display().to_string(), input.display().to_string());

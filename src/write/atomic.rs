@@ -110,6 +110,14 @@ impl Atomic {
     }
 }
 
+/// Rename a finished file over `to`, out of the interrupt handler's way
+/// ([`crate::cleanup::atomically`]): done before the handler removes what
+/// is registered, or never. Every rename that puts an output in place
+/// goes through here or [`Atomic::commit`].
+pub fn rename_into_place(from: &Path, to: &Path) -> std::io::Result<()> {
+    crate::cleanup::atomically(|| std::fs::rename(from, to))
+}
+
 /// Why no file can be made in `dir`, in words that name `dir` (the
 /// temporary file's own name would only confuse).
 fn cannot_write_in(dir: &Path, e: &std::io::Error) -> String {
