@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Lint speed on a directory of Claude Code sessions laid out like
-# ~/.claude/projects: the real sessions of ../shared/corpus (13 files, 4.1 MB,
+# ~/.claude/projects: the real sessions of fixtures/corpus (13 files, 4.1 MB,
 # sub-agent files included) copied into project folders until the tree holds
 # about TARGET_MB, then `chatfsck lint` over the whole tree, best of RUNS, with
 # `cat | wc -l` over the same files as the baseline. Prints MB/s and peak RSS.
@@ -9,7 +9,7 @@
 #   TARGET_MB=200 RUNS=1 bench/claude_code.sh
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-corpus=${CORPUS:-$repo/../shared/corpus}
+corpus=${CORPUS:-$repo/fixtures/corpus}
 dir=${BENCH_DIR:-/tmp/chatfsck-bench-claude}/projects
 bin=${CHATFSCK_BIN:-$repo/target/release/chatfsck}
 target_mb=${TARGET_MB:-1000}

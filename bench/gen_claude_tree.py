@@ -3,7 +3,7 @@
 
     bench/gen_claude_tree.py --out DIR [--mb 300] [--damaged 0.2] [--corpus PATH]
 
-The real Claude Code sessions of ../shared/corpus (every .jsonl holding a
+The real Claude Code sessions of fixtures/corpus (every .jsonl holding a
 "sessionId", sub-agent files included) are copied into project folders
 (DIR/projects/project-N/session-K.jsonl) until the tree holds about MB
 megabytes (bench/claude_code.sh times lint on such a tree, undamaged:
@@ -67,7 +67,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--mb", type=int, default=300)
     ap.add_argument("--damaged", type=float, default=0.2)
-    ap.add_argument("--corpus", default=os.path.join(here, "..", "..", "shared", "corpus"))
+    ap.add_argument("--corpus", default=os.path.join(here, "..", "fixtures", "corpus"))
     a = ap.parse_args()
     tree = os.path.join(a.out, "projects")
     stamp = os.path.join(a.out, "made-with.json")

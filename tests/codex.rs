@@ -70,7 +70,7 @@ const TABLE: &[(&str, &[&str], &[&str])] = &[
     ),
 ];
 
-const CORPUS_ROLLOUT: &str = "../shared/corpus/codemie-ai__codemie-code/src/agents/plugins/codex/__tests__/fixtures/rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl";
+const CORPUS_ROLLOUT: &str = "fixtures/corpus/codemie-ai__codemie-code/src/agents/plugins/codex/__tests__/fixtures/rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl";
 
 fn path(fixture: &str) -> String {
     format!("fixtures/codex/{fixture}")
@@ -284,7 +284,7 @@ fn the_real_rollout_and_healthy_fixtures_raise_no_error() {
     let corpus = root().join(CORPUS_ROLLOUT);
     assert!(
         corpus.exists(),
-        "the shared corpus is missing: {} (it sits beside the repository)",
+        "the corpus rollout is missing: {}",
         corpus.display()
     );
     for p in [

@@ -1,4 +1,4 @@
-//! Real session files written by real tools (shared/corpus, beside the
+//! Real session files written by real tools (fixtures/corpus, copied from the
 //! repository): healthy real data must not raise false alarms.
 
 mod common;
@@ -6,13 +6,9 @@ use common::*;
 
 #[test]
 fn real_sessions_raise_only_their_two_real_anomalies() {
-    let corpus = root().join("../shared/corpus");
+    let corpus = root().join("fixtures/corpus");
     // Without the corpus the test cannot run: it fails and says so.
-    assert!(
-        corpus.exists(),
-        "{} is not present (it lives beside the repository, in shared/)",
-        corpus.display()
-    );
+    assert!(corpus.exists(), "{} is not present", corpus.display());
     let (code, doc) = lint_json(corpus.to_str().unwrap(), &[]);
     assert_eq!(doc["files"].as_array().unwrap().len(), 16, "{doc:#}");
     assert!(doc["skipped"].as_array().unwrap().is_empty());

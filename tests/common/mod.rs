@@ -111,6 +111,8 @@ const APP_FOLDERS: &[&str] = &[
     "fixtures/cursor/",
     "fixtures/unsupported/",
     "fixtures/clients/",
+    // Real sessions as their sources hold them: tests/corpus.rs.
+    "fixtures/corpus/",
 ];
 
 pub fn fixtures() -> Vec<String> {
