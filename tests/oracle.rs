@@ -1,18 +1,18 @@
 //! The real clients as the judge of a repair. Each case repairs one Claude
 //! Code or Codex fixture with the built binary, resumes the repaired copy
 //! in the real client (pinned Claude Code 2.1.330 / Codex 0.169.0, offline,
-//! against the loopback mock of `../shared/oracles/clients/oracle.py`) and
+//! against the loopback mock of `tests/oracle/oracle.py`) and
 //! asserts what docs/clients.md says a whole resume is: the client resumed
 //! (rc 0), the request it sent passes the provider validator, and every
 //! unit of history in the copy reached the request (`units_sent ==
 //! units_present`), except where the client leaves history out by design
 //! (a compaction), which the case names with the numbers measured.
 //!
-//! Needs the clients: `CLIENTS_PREFIX=target/clients
-//! ../shared/oracles/clients/install.sh` (npm, ~770 MB; `.ci/run` does it).
-//! Without them, or without the shared oracle, every case FAILS and says
-//! how to install them; it never passes silently. `CLIENTS_PREFIX` and
-//! `ORACLE_DIR` point elsewhere.
+//! Needs the clients and Python 3: `tests/oracle/install.sh` (npm, ~770 MB,
+//! into `target/tools/clients`; `scripts/test-all` does it and sets
+//! `CLIENTS_PREFIX`). Without them every case is listed as ignored with that
+//! command (build.rs decides, from what the machine has); it never passes
+//! without running. `CLIENTS_PREFIX` points elsewhere.
 //!
 //! Every Claude Code and Codex fixture has a case, and none is ignored:
 //! each repaired copy resumes whole (or as the client means it to).
@@ -52,14 +52,12 @@ enum Expect {
 }
 
 fn oracle_dir() -> PathBuf {
-    match std::env::var_os("ORACLE_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => root().join("../shared/oracles/clients"),
-    }
+    root().join("tests/oracle")
 }
 
 fn clients_prefix() -> PathBuf {
-    let p = PathBuf::from(std::env::var_os("CLIENTS_PREFIX").unwrap_or("target/clients".into()));
+    let p =
+        PathBuf::from(std::env::var_os("CLIENTS_PREFIX").unwrap_or("target/tools/clients".into()));
     if p.is_absolute() { p } else { root().join(p) }
 }
 
@@ -67,20 +65,15 @@ fn clients_prefix() -> PathBuf {
 fn require_oracle() -> (PathBuf, PathBuf) {
     let dir = oracle_dir();
     let oracle = dir.join("oracle.py");
-    assert!(
-        oracle.is_file(),
-        "the shared real-client oracle is missing: {} does not exist. It sits beside the \
-         repository (../shared/oracles/clients); set ORACLE_DIR to where it is",
-        oracle.display()
-    );
+    assert!(oracle.is_file(), "{} is missing", oracle.display());
     let prefix = clients_prefix();
     let claude = prefix.join("node_modules/@anthropic-ai/claude-code/bin/claude.exe");
     let codex = prefix.join("node_modules/@openai/codex/bin/codex.js");
     assert!(
         claude.is_file() && codex.is_file(),
         "the real clients are not installed in {}: run \
-         `CLIENTS_PREFIX=target/clients ../shared/oracles/clients/install.sh` \
-         (needs npm and ~770 MB; .ci/run does it), or set CLIENTS_PREFIX to where they are",
+         `tests/oracle/install.sh` (needs npm and ~770 MB; scripts/test-all does it), \
+         or set CLIENTS_PREFIX to where they are",
         prefix.display()
     );
     (oracle, prefix)
@@ -189,6 +182,10 @@ macro_rules! cases {
     ($($(#[$attr:meta])* $name:ident: $client:ident $fixture:literal $expect:expr;)*) => {
         $(
             #[test]
+            #[cfg_attr(
+                not(all(has_tool = "clients", has_tool = "python3")),
+                ignore = "needs the pinned Claude Code and Codex clients and Python 3: tests/oracle/install.sh (scripts/test-all does it)"
+            )]
             $(#[$attr])*
             fn $name() {
                 case($fixture, Client::$client, $expect);
@@ -362,6 +359,24 @@ cases! {
     claude_result_glued_to_its_call: Claude "tests/data/claude-code/result-glued-to-its-call.jsonl" Expect::Whole;
 }
 
+/// The validators the oracle judges every request with give the verdict
+/// the provider gives on hand-made bodies: each 400 rule on a body that
+/// breaks it, and none on bodies that keep them.
+#[test]
+#[cfg_attr(not(has_tool = "python3"), ignore = "needs Python 3 (python3 on PATH)")]
+fn the_oracle_validators_pass_their_self_test() {
+    let o = Command::new("python3")
+        .arg(oracle_dir().join("selftest.py"))
+        .output()
+        .expect("python3 runs");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && out.lines().last() == Some("all passed"),
+        "tests/oracle/selftest.py failed:\n{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 /// Every Claude Code and Codex fixture has its case above (a new fixture
 /// without one fails here).
 #[test]
@@ -406,6 +421,10 @@ fn the_finding(session: &Path, rule: &str) -> serde_json::Value {
 /// One byte that is not UTF-8, in one line: Codex does not skip the line,
 /// it refuses the whole rollout, and lint says so.
 #[test]
+#[cfg_attr(
+    not(all(has_tool = "clients", has_tool = "python3")),
+    ignore = "needs the pinned Claude Code and Codex clients and Python 3: tests/oracle/install.sh (scripts/test-all does it)"
+)]
 fn codex_refuses_a_rollout_that_is_not_utf8() {
     let (oracle, prefix) = require_oracle();
     let session = root().join("fixtures/codex/not-utf8/byte-in-a-call.jsonl");
@@ -440,6 +459,10 @@ fn codex_refuses_a_rollout_that_is_not_utf8() {
 /// reply's calls with placeholders of its own and leaves the real results
 /// out (the oracle counts a result by its id, and finds every unit sent).
 #[test]
+#[cfg_attr(
+    not(all(has_tool = "clients", has_tool = "python3")),
+    ignore = "needs the pinned Claude Code and Codex clients and Python 3: tests/oracle/install.sh (scripts/test-all does it)"
+)]
 fn claude_code_replaces_interleaved_results_with_its_own() {
     let (oracle, prefix) = require_oracle();
     let session = root().join("tests/data/claude-code/odd-message-id-on-the-chain.jsonl");
@@ -477,6 +500,10 @@ fn claude_code_replaces_interleaved_results_with_its_own() {
 /// client removes the call it leaves unanswered, so the request holds
 /// neither. The healthy file sends both.
 #[test]
+#[cfg_attr(
+    not(all(has_tool = "clients", has_tool = "python3")),
+    ignore = "needs the pinned Claude Code and Codex clients and Python 3: tests/oracle/install.sh (scripts/test-all does it)"
+)]
 fn claude_code_reads_the_first_record_of_a_glued_line_only() {
     let (oracle, prefix) = require_oracle();
     let call = "toolu_bdrk_01WC6KiMbojN1sDscXqkkFWe";
@@ -509,6 +536,10 @@ fn claude_code_reads_the_first_record_of_a_glued_line_only() {
 /// with the reply to it, and the request breaks the provider's first rule
 /// (`dangling-parent` says so, as an error the repair leaves).
 #[test]
+#[cfg_attr(
+    not(all(has_tool = "clients", has_tool = "python3")),
+    ignore = "needs the pinned Claude Code and Codex clients and Python 3: tests/oracle/install.sh (scripts/test-all does it)"
+)]
 fn claude_code_sends_a_reply_whose_prompt_is_lost_first() {
     let (oracle, prefix) = require_oracle();
     let dir = tempfile::tempdir().unwrap();
@@ -531,16 +562,20 @@ fn claude_code_sends_a_reply_whose_prompt_is_lost_first() {
 }
 
 /// Real sessions damaged as a crash damages them, repaired, resumed by the
-/// real client: every Claude Code session of the corpus (../shared/corpus)
+/// real client: every Claude Code session of the corpus (fixtures/corpus)
 /// with one line lost in its middle (a write that never reached the disk
 /// while later ones did). Whatever the input's resume does (it may send a
 /// fraction of the history, or a request the provider refuses), the copy's
 /// is a valid request that sends at least as much of the file's history,
 /// and no result the client made up.
 #[test]
+#[cfg_attr(
+    not(all(has_tool = "clients", has_tool = "python3")),
+    ignore = "needs the pinned Claude Code and Codex clients and Python 3: tests/oracle/install.sh (scripts/test-all does it)"
+)]
 fn claude_corpus_sessions_with_a_lost_line_resume_once_repaired() {
     let (oracle, prefix) = require_oracle();
-    let corpus = root().join("../shared/corpus");
+    let corpus = root().join("fixtures/corpus");
     assert!(corpus.is_dir(), "no corpus at {}", corpus.display());
     let mut sessions: Vec<PathBuf> = walkdir::WalkDir::new(&corpus)
         .into_iter()

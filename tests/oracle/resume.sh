@@ -3,9 +3,8 @@
 #
 #   tests/oracle/resume.sh SESSION.jsonl claude|codex [OUTDIR]
 #
-# CLIENTS_PREFIX  where install.sh put the pinned clients (default: target/clients of this repo;
-#                 install with CLIENTS_PREFIX=target/clients ../shared/oracles/clients/install.sh)
-# ORACLE_DIR      the shared oracle scripts (default: ../shared/oracles/clients beside this repo)
+# CLIENTS_PREFIX  where install.sh put the pinned clients (default: target/tools/clients of this
+#                 repo; install with tests/oracle/install.sh)
 # OUTDIR          keeps request.json, validation.json, stdout/stderr, session-after.jsonl
 #                 (default: a temporary directory, removed afterwards)
 # Exit 0 when the run completed, whatever the client did; the verdict is in the JSON line
@@ -15,9 +14,8 @@ set -euo pipefail
 session=$1 kind=$2
 case $kind in claude | codex) ;; *) echo "client must be claude or codex, not '$kind'" >&2; exit 2 ;; esac
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-prefix=${CLIENTS_PREFIX:-$repo/target/clients}
+prefix=${CLIENTS_PREFIX:-$repo/target/tools/clients}
 case $prefix in /*) ;; *) prefix=$repo/$prefix ;; esac
-oracle_dir=${ORACLE_DIR:-$repo/../shared/oracles/clients}
 if [ $# -eq 3 ]; then
     out=$3
 else
@@ -25,4 +23,4 @@ else
     trap 'rm -rf "$out"' EXIT
 fi
 # the oracle prints the summary line itself (also $out/summary.json); exit 3 = it could not run the client
-CLIENTS_PREFIX=$prefix "$oracle_dir/$kind-resume" "$session" "$out"
+CLIENTS_PREFIX=$prefix "$repo/tests/oracle/$kind-resume" "$session" "$out"
