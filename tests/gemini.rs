@@ -3,7 +3,7 @@
 //! exit codes of `fixtures/gemini-cli/README.md`, repairs that round-trip,
 //! and snapshots of the lint reports. An ignored test resumes repaired
 //! copies with the real client (`@google/gemini-cli` 0.61.0) against the
-//! loopback mock and checks the requests it sends (`.ci/run` runs it).
+//! loopback mock and checks the requests it sends (`scripts/test-all` runs it).
 
 mod common;
 
@@ -553,9 +553,9 @@ fn snapshots_of_lint_human_and_json() {
 // ---- The real client ---------------------------------------------------------
 //
 // `CHATFSCK_GEMINI_CLI` names the `gemini` binary of @google/gemini-cli 0.61.0.
-// The test is `#[ignore]`d, so a plain `cargo test` lists it as ignored
-// (skipped, and saying so); `.ci/run` installs the client and runs it with
-// `--ignored`, where a missing client is a failure, never a pass. The client
+// Without it the tests are listed as ignored, with the command that
+// installs it (build.rs decides); `scripts/test-all` installs the client and
+// sets the variable, and the tests run, failing for real. The client
 // runs with a scratch HOME against fixtures/clients/mock_provider.py on a
 // loopback port; the mock logs each request it gets.
 
@@ -563,7 +563,7 @@ fn gemini_cli() -> PathBuf {
     match std::env::var_os("CHATFSCK_GEMINI_CLI") {
         Some(p) if !p.is_empty() => PathBuf::from(p),
         _ => panic!(
-            "CHATFSCK_GEMINI_CLI is not set: this test needs the `gemini` binary of @google/gemini-cli 0.61.0 (.ci/run installs it)"
+            "CHATFSCK_GEMINI_CLI is not set: this test needs the `gemini` binary of @google/gemini-cli 0.61.0 (scripts/test-all installs it)"
         ),
     }
 }
@@ -729,7 +729,10 @@ fn pairing_errors(contents: &[serde_json::Value]) -> Vec<String> {
 }
 
 #[test]
-#[ignore = "needs the real Gemini CLI: set CHATFSCK_GEMINI_CLI and run with --ignored (.ci/run does)"]
+#[cfg_attr(
+    not(all(has_tool = "gemini-cli", has_tool = "python3")),
+    ignore = "needs the real Gemini CLI 0.61.0 in CHATFSCK_GEMINI_CLI and Python 3: scripts/test-all installs it"
+)]
 fn the_real_client_resumes_repaired_copies_with_valid_pairing() {
     let cli = gemini_cli();
     let dir = tempfile::tempdir().unwrap();
@@ -811,7 +814,10 @@ fn a_byte_not_utf8_is_read_as_the_client_reads_it() {
 }
 
 #[test]
-#[ignore = "needs the real Gemini CLI: set CHATFSCK_GEMINI_CLI and run with --ignored (.ci/run does)"]
+#[cfg_attr(
+    not(all(has_tool = "gemini-cli", has_tool = "python3")),
+    ignore = "needs the real Gemini CLI 0.61.0 in CHATFSCK_GEMINI_CLI and Python 3: scripts/test-all installs it"
+)]
 fn the_real_client_reads_a_byte_not_utf8_as_ufffd() {
     let (_dir, mock) = resume_damaged(prompt_with_a_byte_not_utf8);
     let sent = mock.requests().into_iter().next().expect("a request");
@@ -863,7 +869,10 @@ fn a_lone_surrogate_escape_is_read_and_reported_not_skipped() {
 }
 
 #[test]
-#[ignore = "needs the real Gemini CLI: set CHATFSCK_GEMINI_CLI and run with --ignored (.ci/run does)"]
+#[cfg_attr(
+    not(all(has_tool = "gemini-cli", has_tool = "python3")),
+    ignore = "needs the real Gemini CLI 0.61.0 in CHATFSCK_GEMINI_CLI and Python 3: scripts/test-all installs it"
+)]
 fn the_real_client_sends_a_lone_surrogate_escape_as_it_is() {
     let (_dir, mock) = resume_damaged(prompt_with_a_lone_surrogate);
     // serde_json refuses the escape: the mock's log is searched as text.

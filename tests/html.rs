@@ -9,8 +9,9 @@
 //! result with its id). Also `-o`: atomic, never over an input, never over
 //! a file without --force.
 //!
-//! Without Chromium these tests fail and say how to install it (`.ci/run`
-//! does): they never pass without a browser.
+//! Without Chromium (or Python) these tests are listed as ignored, with how
+//! to install it (build.rs decides; `scripts/test-all` installs it): they
+//! never pass without a browser.
 
 mod common;
 use common::*;
@@ -47,7 +48,7 @@ fn browse(page: &Path, js: &str, screenshot: Option<&Path>) -> Page {
         Some(0) => {}
         Some(3) => panic!(
             "Chromium is not installed: the HTML report is tested in a real browser. \
-             Install it (`apt-get install -y chromium`; .ci/run does) and run again."
+             Install it (`apt-get install -y chromium`; scripts/test-all does) and run again."
         ),
         _ => panic!(
             "headless Chromium failed on {url}: {}",
@@ -131,6 +132,10 @@ fn artifacts() -> PathBuf {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(has_tool = "chromium", has_tool = "python3")),
+    ignore = "needs Chromium and Python 3: apt-get install chromium (scripts/test-all does it)"
+)]
 fn seed_000_lanes_connectors_findings_and_the_loaded_view() {
     let d = tempfile::tempdir().unwrap();
     let page = render(
@@ -265,6 +270,10 @@ fn seed_000_lanes_connectors_findings_and_the_loaded_view() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(has_tool = "chromium", has_tool = "python3")),
+    ignore = "needs Chromium and Python 3: apt-get install chromium (scripts/test-all does it)"
+)]
 fn a_hostile_history_renders_as_text_and_injects_nothing() {
     let d = tempfile::tempdir().unwrap();
     let page = render(
@@ -342,6 +351,10 @@ fn a_hostile_history_renders_as_text_and_injects_nothing() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(has_tool = "chromium", has_tool = "python3")),
+    ignore = "needs Chromium and Python 3: apt-get install chromium (scripts/test-all does it)"
+)]
 fn interleaved_messages_sit_between_the_call_and_its_result() {
     let d = tempfile::tempdir().unwrap();
     let page = render(
@@ -386,6 +399,10 @@ fn interleaved_messages_sit_between_the_call_and_its_result() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(has_tool = "chromium", has_tool = "python3")),
+    ignore = "needs Chromium and Python 3: apt-get install chromium (scripts/test-all does it)"
+)]
 fn a_store_checked_against_its_trace_shows_each_prompt_beside_it() {
     let d = tempfile::tempdir().unwrap();
     let page = render(
@@ -423,6 +440,10 @@ fn a_store_checked_against_its_trace_shows_each_prompt_beside_it() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(has_tool = "chromium", has_tool = "python3")),
+    ignore = "needs Chromium and Python 3: apt-get install chromium (scripts/test-all does it)"
+)]
 fn the_filter_hides_findings_marks_and_conversations() {
     let d = tempfile::tempdir().unwrap();
     let page = render(
@@ -449,6 +470,10 @@ fn the_filter_hides_findings_marks_and_conversations() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(has_tool = "chromium", has_tool = "python3")),
+    ignore = "needs Chromium and Python 3: apt-get install chromium (scripts/test-all does it)"
+)]
 fn many_conversations_get_an_index_and_closed_sections() {
     // Fourteen files with findings: more than are opened at once.
     let d = tempfile::tempdir().unwrap();
@@ -477,6 +502,10 @@ fn many_conversations_get_an_index_and_closed_sections() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(has_tool = "chromium", has_tool = "python3")),
+    ignore = "needs Chromium and Python 3: apt-get install chromium (scripts/test-all does it)"
+)]
 fn every_kind_of_page_loads_without_an_error_or_a_request() {
     let d = tempfile::tempdir().unwrap();
     let mixed = tempfile::tempdir().unwrap();
@@ -597,6 +626,10 @@ fn output_file_is_new_never_an_input_and_stdout_without_it() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(has_tool = "chromium", has_tool = "python3")),
+    ignore = "needs Chromium and Python 3: apt-get install chromium (scripts/test-all does it)"
+)]
 fn past_the_limit_findings_are_listed_without_their_timelines() {
     // 301 conversations with findings: 300 drawn, one listed with the
     // command that draws it; every one in the index.
@@ -796,6 +829,10 @@ fn check_claude_page(file: &str, cmd: &str, e: &Expected, dir: &Path) -> Value {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(has_tool = "chromium", has_tool = "python3")),
+    ignore = "needs Chromium and Python 3: apt-get install chromium (scripts/test-all does it)"
+)]
 fn a_claude_code_session_marks_findings_where_the_json_says_and_links_calls() {
     let d = tempfile::tempdir().unwrap();
     for file in [
@@ -816,6 +853,10 @@ fn a_claude_code_session_marks_findings_where_the_json_says_and_links_calls() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(has_tool = "chromium", has_tool = "python3")),
+    ignore = "needs Chromium and Python 3: apt-get install chromium (scripts/test-all does it)"
+)]
 fn a_claude_code_parallel_round_is_one_message_linked_to_each_result() {
     // healthy/parallel-tool-calls.jsonl: three parallel Bash calls written
     // as four records of one `message.id`, their results on side branches

@@ -1,7 +1,8 @@
 //! The real opencode client (`opencode-ai` 1.18.33) resumes a repaired
 //! `opencode.db`, offline, against the loopback mock provider, and the
-//! request it sends is checked (issue 14). `#[ignore]`d for machines
-//! without the client; `.ci/run` installs it and runs this with `--ignored`.
+//! request it sends is checked (issue 14). Ignored on machines without the
+//! client (build.rs decides); `scripts/test-all` installs it and sets
+//! `CHATFSCK_OPENCODE`.
 //!
 //! For each fixture session whose tool part was left `pending`/`running`:
 //! (1) the ORIGINAL is resumed as a control (opencode patches the part in
@@ -35,8 +36,8 @@ const UNFINISHED: &[(&str, &str)] = &[
     ),
 ];
 
-const INSTALL: &str = "npm install --prefix target/ci-tools/opencode opencode-ai@1.18.33 \
-     && export CHATFSCK_OPENCODE=$PWD/target/ci-tools/opencode/node_modules/.bin/opencode";
+const INSTALL: &str = "npm install --prefix target/tools/opencode opencode-ai@1.18.33 \
+     && export CHATFSCK_OPENCODE=$PWD/target/tools/opencode/node_modules/.bin/opencode";
 
 fn opencode() -> PathBuf {
     match std::env::var_os("CHATFSCK_OPENCODE") {
@@ -46,7 +47,7 @@ fn opencode() -> PathBuf {
             p.to_string_lossy()
         ),
         _ => panic!(
-            "CHATFSCK_OPENCODE is not set: this test needs the `opencode` binary of opencode-ai 1.18.33: {INSTALL} (.ci/run does)"
+            "CHATFSCK_OPENCODE is not set: this test needs the `opencode` binary of opencode-ai 1.18.33: {INSTALL} (scripts/test-all does)"
         ),
     }
 }
@@ -341,7 +342,10 @@ fn assert_history(messages: &[Value], db: &Path, session: &str, what: &str) {
 }
 
 #[test]
-#[ignore = "needs the real opencode client: set CHATFSCK_OPENCODE to the `opencode` of opencode-ai 1.18.33 and run with --ignored (.ci/run does)"]
+#[cfg_attr(
+    not(all(has_tool = "opencode", has_tool = "python3")),
+    ignore = "needs the real opencode client (opencode-ai 1.18.33) in CHATFSCK_OPENCODE and Python 3: scripts/test-all installs it"
+)]
 fn the_real_client_resumes_a_repaired_opencode_db() {
     let cli = opencode();
     let dir = tempfile::tempdir().unwrap();
@@ -443,7 +447,10 @@ fn pairing_errors_catches_unanswered_calls_and_orphan_results() {
 /// `lone-surrogate` warning, and the repaired copy, the escape replaced
 /// with `\ufffd` in place, sends the same request.
 #[test]
-#[ignore = "needs the real opencode client: set CHATFSCK_OPENCODE to the `opencode` of opencode-ai 1.18.33 and run with --ignored (.ci/run does)"]
+#[cfg_attr(
+    not(all(has_tool = "opencode", has_tool = "python3")),
+    ignore = "needs the real opencode client (opencode-ai 1.18.33) in CHATFSCK_OPENCODE and Python 3: scripts/test-all installs it"
+)]
 fn the_real_client_sends_u_fffd_for_a_lone_surrogate_escape() {
     let cli = opencode();
     let dir = tempfile::tempdir().unwrap();

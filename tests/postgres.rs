@@ -1,9 +1,10 @@
 //! Message tables on a real PostgreSQL server (gbrain, seed 003).
 //!
 //! Needs `CHATFSCK_TEST_PG`: the URL of a database on a throwaway server, as a
-//! superuser (`postgres://user:password@host:port/db`). `.ci/run` starts one
-//! (see .ci/postgres.sh). Without it every test here fails and says so: a
-//! test that could not run never passes. Each test works in databases of its
+//! superuser (`postgres://user:password@host:port/db`). `scripts/test-all`
+//! starts one (see .ci/postgres.sh). Without it every test here is listed
+//! as ignored, saying so (build.rs decides): a test that could not run never
+//! passes. Each test works in databases of its
 //! own, created from fixtures/gbrain/gbrain.pgsql and dropped afterwards.
 
 mod common;
@@ -22,7 +23,7 @@ fn server() -> Option<String> {
     match std::env::var("CHATFSCK_TEST_PG") {
         Ok(url) if !url.is_empty() => Some(url),
         _ => panic!(
-            "CHATFSCK_TEST_PG is not set: this test needs a superuser URL of a throwaway PostgreSQL server (.ci/run installs and starts one; see .ci/postgres.sh)"
+            "CHATFSCK_TEST_PG is not set: this test needs a superuser URL of a throwaway PostgreSQL server (scripts/test-all installs and starts one; see .ci/postgres.sh)"
         ),
     }
 }
@@ -147,6 +148,10 @@ fn seed_findings() -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_tool = "postgres"),
+    ignore = "needs a throwaway PostgreSQL server in CHATFSCK_TEST_PG: scripts/test-all starts one (Debian's postgresql)"
+)]
 fn gbrain_on_postgres_reports_the_gaps_with_their_executions() {
     let Some(admin) = server() else { return };
     let db = Db::new(&admin, "lint", true);
@@ -212,6 +217,10 @@ fn gbrain_on_postgres_reports_the_gaps_with_their_executions() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_tool = "postgres"),
+    ignore = "needs a throwaway PostgreSQL server in CHATFSCK_TEST_PG: scripts/test-all starts one (Debian's postgresql)"
+)]
 fn a_read_only_role_is_enough_and_no_write_reaches_the_source() {
     let Some(admin) = server() else { return };
     let db = Db::new(&admin, "readonly", true);
@@ -262,6 +271,10 @@ fn user_content(c: &mut Client, job: i64, idx: i32) -> Option<Value> {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_tool = "postgres"),
+    ignore = "needs a throwaway PostgreSQL server in CHATFSCK_TEST_PG: scripts/test-all starts one (Debian's postgresql)"
+)]
 fn repair_writes_a_reviewable_script_and_applies_it_to_another_database() {
     let Some(admin) = server() else { return };
     let source = Db::new(&admin, "src", true);
@@ -382,6 +395,10 @@ fn repair_writes_a_reviewable_script_and_applies_it_to_another_database() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_tool = "postgres"),
+    ignore = "needs a throwaway PostgreSQL server in CHATFSCK_TEST_PG: scripts/test-all starts one (Debian's postgresql)"
+)]
 fn the_source_is_never_a_target() {
     let Some(admin) = server() else { return };
     let db = Db::new(&admin, "self", true);
@@ -431,6 +448,10 @@ fn one_line_error(args: &[&str], needles: &[&str], secret: &str) {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_tool = "postgres"),
+    ignore = "needs a throwaway PostgreSQL server in CHATFSCK_TEST_PG: scripts/test-all starts one (Debian's postgresql)"
+)]
 fn bad_targets_are_one_line_errors() {
     let Some(admin) = server() else { return };
     let pw = password(&admin);
@@ -523,6 +544,10 @@ fn bad_targets_are_one_line_errors() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_tool = "postgres"),
+    ignore = "needs a throwaway PostgreSQL server in CHATFSCK_TEST_PG: scripts/test-all starts one (Debian's postgresql)"
+)]
 fn a_mapped_table_on_postgres_and_its_script() {
     let Some(admin) = server() else { return };
     let db = Db::new(&admin, "mapped", false);
@@ -583,6 +608,10 @@ fn a_mapped_table_on_postgres_and_its_script() {
 /// Thousands of jobs, more rows than one FETCH: every conversation comes
 /// through the cursors whole, with its own executions.
 #[test]
+#[cfg_attr(
+    not(has_tool = "postgres"),
+    ignore = "needs a throwaway PostgreSQL server in CHATFSCK_TEST_PG: scripts/test-all starts one (Debian's postgresql)"
+)]
 fn many_jobs_stream_through_the_cursors() {
     let Some(admin) = server() else { return };
     let db = Db::new(&admin, "many", true);

@@ -96,6 +96,10 @@ fn a_wal_only_database_is_read_whole_and_left_untouched() {
 /// behind per run.) The copy shows the store as SQLite rolls it back: no
 /// torn row.
 #[test]
+#[cfg_attr(
+    not(has_tool = "python3"),
+    ignore = "needs Python 3 (python3 on PATH): it makes the crashed stores"
+)]
 fn the_private_copy_of_a_database_is_removed() {
     let d = copy_to_tmp(&[
         "fixtures/dispatch/wal/dispatch.db",
@@ -291,6 +295,14 @@ fn a_database_locked_by_a_writer_is_reported_as_locked() {
 /// was reading (one with a hot `-journal`), and exits 130 with one line.
 #[cfg(unix)]
 #[test]
+#[cfg_attr(
+    not(has_tool = "python3"),
+    ignore = "needs Python 3 (python3 on PATH): it makes the crashed stores"
+)]
+#[cfg_attr(
+    not(has_tool = "python3"),
+    ignore = "needs Python 3 (python3 on PATH): it makes the crashed stores"
+)]
 fn an_interrupted_run_removes_its_private_copy() {
     let d = tempfile::tempdir().unwrap();
     let db = hot_journal_store(d.path(), "big.db", 800, 500);
@@ -669,6 +681,10 @@ fn a_journal_with_nothing_to_roll_back_is_read_in_place() {
 /// fails); the stores whose main file the transaction tore are read from
 /// the copy, and show no torn row.
 #[test]
+#[cfg_attr(
+    not(has_tool = "python3"),
+    ignore = "needs Python 3 (python3 on PATH): it makes the crashed stores"
+)]
 fn a_crashed_store_is_read_in_place_only_when_its_rollback_changes_nothing() {
     let mut seen = std::collections::BTreeSet::new();
     use Main::{AtTheCrash, BeforeTheWrite};
