@@ -117,7 +117,14 @@ fn remove_registered(registered: &mut Vec<(u64, Target)>) {
     };
     for path in &paths {
         if path.is_dir() {
-            let _ = std::fs::remove_dir_all(path);
+            // Another thread may still make a file in a directory being
+            // removed (a hard link, a SQLite journal): the removal then
+            // fails on a directory not empty, and is tried again.
+            for _ in 0..5 {
+                if std::fs::remove_dir_all(path).is_ok() || !path.exists() {
+                    break;
+                }
+            }
         } else {
             let _ = std::fs::remove_file(path);
             sidecars(path);

@@ -5,17 +5,16 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
-
 use super::{limits, out_err};
 use crate::cli::RepairArgs;
 use crate::config::Config;
 use crate::error::Error;
 use crate::exit::EXIT_CLEAN;
 use crate::repair::{self, Report};
-use crate::report::{self, Format};
+use crate::report;
 use crate::write::atomic::Atomic;
-use rayon::prelude::*;
+
+mod tree;
 
 pub fn run(a: RepairArgs, out: &mut dyn Write) -> Result<u8, Error> {
     let render = report::renderer::<Report>(a.format)?;
@@ -48,7 +47,7 @@ pub fn run(a: RepairArgs, out: &mut dyn Write) -> Result<u8, Error> {
         return Ok(EXIT_CLEAN);
     }
     if a.input.is_dir() {
-        return tree(&a, &opts, render, out);
+        return tree::run(&a, &opts, render, out);
     }
     let output = if a.dry_run { None } else { a.output.as_deref() };
     // The log's temporary file is made first: a log that cannot be
@@ -87,216 +86,6 @@ pub fn run(a: RepairArgs, out: &mut dyn Write) -> Result<u8, Error> {
     drop(pair);
     render(&rep, out).map_err(out_err)?;
     Ok(EXIT_CLEAN)
-}
-
-/// The document of a directory repair: one report per history, and the
-/// files that could not be repaired (copied as they are).
-#[derive(Serialize)]
-struct TreeReport {
-    version: u32,
-    input: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    output: Option<String>,
-    dry_run: bool,
-    files: Vec<Report>,
-    errors: Vec<TreeError>,
-}
-
-#[derive(Serialize)]
-struct TreeError {
-    path: String,
-    error: String,
-    /// The file was copied to the mirror as it is.
-    copied: bool,
-}
-
-/// `repair DIR -o OUTDIR`: every history under DIR (as `lint DIR` finds
-/// them) repaired into the same relative path under OUTDIR; a history with
-/// nothing to repair is written as an identical copy, and a file that is
-/// not a readable history is copied as it is and reported. One log for the
-/// run (`--log`): this document as JSON.
-fn tree(
-    a: &RepairArgs,
-    opts: &repair::Options,
-    render: report::Render<Report>,
-    out: &mut dyn Write,
-) -> Result<u8, Error> {
-    let dir = &a.input;
-    let outdir = match (&a.output, a.dry_run) {
-        (_, true) => None,
-        (Some(o), false) => Some(o.as_path()),
-        (None, false) => {
-            return Err(Error::Usage(
-                "repair of a directory needs -o OUTDIR (a new directory) or --dry-run".into(),
-            ));
-        }
-    };
-    if let Some(o) = outdir {
-        let (din, dout) = (std::fs::canonicalize(dir), absolute(o));
-        if let (Ok(din), Some(dout)) = (din, dout)
-            && (dout.starts_with(&din) || din.starts_with(&dout))
-        {
-            return Err(Error::Usage(format!(
-                "refusing to write the repaired tree {} inside or over the input directory {} (it is evidence); name a directory outside it",
-                o.display(),
-                dir.display()
-            )));
-        }
-        if o.is_file() {
-            return Err(Error::Usage(format!(
-                "{} is a file, not a directory",
-                o.display()
-            )));
-        }
-        if o.read_dir().is_ok_and(|mut d| d.next().is_some()) && !a.force {
-            return Err(Error::Usage(format!(
-                "{} already exists and is not empty; pass --force to write into it",
-                o.display()
-            )));
-        }
-    }
-    let files = crate::source::expand(std::slice::from_ref(dir))?;
-    let mut doc = TreeReport {
-        version: crate::finding::JSON_VERSION,
-        input: dir.display().to_string(),
-        output: outdir.map(|o| o.display().to_string()),
-        dry_run: a.dry_run,
-        files: Vec::new(),
-        errors: Vec::new(),
-    };
-    // Files are repaired on the thread pool, as `lint DIR` reads them, and
-    // flushed to disk once at the end (`Batch`), not one fsync a file.
-    // The reports keep the walk's order; the first output error stops the
-    // files not yet started and is the run's error.
-    let batch = outdir.map(crate::write::atomic::Batch::begin);
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    let done: Vec<Option<Result<Done, Error>>> = files
-        .into_par_iter()
-        .map(|(file, _)| {
-            if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                return None;
-            }
-            let one = repair_one(a, opts, dir, outdir, file);
-            if matches!(one, Err(Error::Output { .. })) {
-                stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-            Some(one)
-        })
-        .collect();
-    for one in done.into_iter().flatten() {
-        match one? {
-            Done::Repaired(rep) => doc.files.push(rep),
-            Done::Unreadable(e) => doc.errors.push(e),
-        }
-    }
-    if let Some(batch) = batch {
-        batch.finish()?;
-    }
-    if let Some(log) = &a.log {
-        let text = serde_json::to_vec_pretty(&doc).expect("the document serialises");
-        crate::write::atomic::write_bytes(log, &text, a.force)?;
-    }
-    match a.format {
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut *out, &doc)
-                .map_err(std::io::Error::other)
-                .map_err(out_err)?;
-            writeln!(out).map_err(out_err)?;
-        }
-        _ => {
-            for rep in &doc.files {
-                render(rep, out).map_err(out_err)?;
-            }
-            for e in &doc.errors {
-                let what = if e.copied {
-                    "copied as it is"
-                } else {
-                    "not repaired"
-                };
-                writeln!(out, "error: {} ({what})", crate::escape::escape(&e.error))
-                    .map_err(out_err)?;
-            }
-            let edited = doc.files.iter().filter(|r| !r.edits.is_empty()).count();
-            let edits: usize = doc.files.iter().map(|r| r.edits.len()).sum();
-            let verb = if a.dry_run {
-                "would repair"
-            } else {
-                "repaired"
-            };
-            let target = outdir
-                .map(|o| format!(" into {}", crate::escape::escape(&o.display().to_string())))
-                .unwrap_or_default();
-            writeln!(
-                out,
-                "{verb} {} of {} histories{target}: {edits} edits; {} unchanged; {} not readable as a history",
-                edited,
-                doc.files.len() + doc.errors.len(),
-                doc.files.len() - edited,
-                doc.errors.len()
-            )
-            .map_err(out_err)?;
-        }
-    }
-    Ok(if doc.errors.is_empty() {
-        EXIT_CLEAN
-    } else {
-        crate::exit::EXIT_ERROR
-    })
-}
-
-/// One file of a tree repair: its report, or why it is not a history
-/// (then copied as it is).
-enum Done {
-    Repaired(Report),
-    Unreadable(TreeError),
-}
-
-fn repair_one(
-    a: &RepairArgs,
-    opts: &repair::Options,
-    dir: &Path,
-    outdir: Option<&Path>,
-    file: PathBuf,
-) -> Result<Done, Error> {
-    let rel = file.strip_prefix(dir).unwrap_or(&file).to_path_buf();
-    let dest = outdir.map(|o| o.join(&rel));
-    if let Some(parent) = dest.as_deref().and_then(Path::parent) {
-        std::fs::create_dir_all(parent).map_err(|e| Error::Output {
-            path: parent.to_path_buf(),
-            cause: e.to_string(),
-        })?;
-    }
-    match repair::repair(&file, dest.as_deref(), opts) {
-        Ok(rep) => Ok(Done::Repaired(rep)),
-        Err(e @ Error::Output { .. }) => Err(e),
-        Err(e) => {
-            let copied = match &dest {
-                Some(d) => {
-                    crate::write::atomic::copy(&file, d, a.force)?;
-                    true
-                }
-                None => false,
-            };
-            Ok(Done::Unreadable(TreeError {
-                path: file.display().to_string(),
-                error: e.to_string(),
-                copied,
-            }))
-        }
-    }
-}
-
-fn absolute(p: &Path) -> Option<PathBuf> {
-    // The output directory may not exist yet: resolve its nearest parent.
-    if let Ok(c) = std::fs::canonicalize(p) {
-        return Some(c);
-    }
-    let parent = p.parent().filter(|x| !x.as_os_str().is_empty());
-    let base = match parent {
-        Some(par) => absolute(par)?,
-        None => std::env::current_dir().ok()?,
-    };
-    Some(base.join(p.file_name()?))
 }
 
 /// What is compared before the repaired file replaces the original.

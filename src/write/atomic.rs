@@ -89,6 +89,15 @@ impl Atomic {
     /// Flush to disk, give the copy the input's permissions, and rename it
     /// into place.
     pub fn commit(self, dest: &Path, force: bool, like: Option<&Path>) -> Result<()> {
+        self.prepare(dest, like)?;
+        // The registration is dropped once the lock is given back.
+        let (_registration, result) = crate::cleanup::atomically(|| self.persist(dest, force));
+        result
+    }
+
+    /// [`Atomic::commit`]'s first half: give the copy the permissions of
+    /// `like` and flush it to disk (unless in a [`Batch`]).
+    pub fn prepare(&self, dest: &Path, like: Option<&Path>) -> Result<()> {
         if let Some(meta) = like.and_then(|l| std::fs::metadata(l).ok()) {
             std::fs::set_permissions(self.tmp.path(), meta.permissions())
                 .map_err(|e| out_err(dest, e))?;
@@ -99,14 +108,25 @@ impl Atomic {
                 .sync_all()
                 .map_err(|e| out_err(dest, e))?;
         }
-        let result = crate::cleanup::atomically(|| {
-            if force {
-                self.tmp.persist(dest).map(|_| ())
-            } else {
-                self.tmp.persist_noclobber(dest).map(|_| ())
-            }
-        });
-        result.map_err(|e| out_err(dest, e.error))
+        Ok(())
+    }
+
+    /// [`Atomic::commit`]'s second half, the rename, for a caller that
+    /// already holds the interrupt handler off
+    /// ([`crate::cleanup::atomically`]) to put more than this file in place.
+    /// The temporary name's registration comes back with the result: drop
+    /// it once the lock is given back (dropping it takes the lock).
+    pub fn persist(self, dest: &Path, force: bool) -> (crate::cleanup::Registered, Result<()>) {
+        let Atomic {
+            tmp,
+            _registered: registered,
+        } = self;
+        let result = if force {
+            tmp.persist(dest).map(|_| ())
+        } else {
+            tmp.persist_noclobber(dest).map(|_| ())
+        };
+        (registered, result.map_err(|e| out_err(dest, e.error)))
     }
 }
 

@@ -16,6 +16,7 @@ pub mod atomic;
 pub mod lines;
 pub mod policy;
 pub mod sqlite;
+pub mod tree;
 use crate::model::{Conversation, Loc};
 use crate::source::{Limits, Mapping};
 
