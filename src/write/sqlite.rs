@@ -158,6 +158,47 @@ fn check_writable(input: &Path) -> Result<()> {
     }
 }
 
+/// One row of `table`, whole, for the repair log: every column by name, in
+/// the table's order, its value as stored: an integer or a real as a JSON
+/// number, text as a string, NULL as null; a BLOB (and text that is not
+/// UTF-8) as `{"base64": …}` of its bytes, a real that JSON cannot hold
+/// (an infinity) as `{"real": "inf"}` or `"-inf"`. What a repair deletes
+/// is logged so, to be put back as it was.
+pub fn row_json(
+    tx: &rusqlite::Transaction<'_>,
+    output: &Path,
+    table: &str,
+    rowid: i64,
+) -> Result<serde_json::Value> {
+    use base64::Engine as _;
+    use rusqlite::types::ValueRef;
+    use serde_json::{Value, json};
+    let mut st = tx
+        .prepare_cached(&format!("SELECT * FROM \"{table}\" WHERE rowid = ?1"))
+        .map_err(|e| db_err(output, e))?;
+    let names: Vec<String> = st.column_names().into_iter().map(String::from).collect();
+    st.query_row([rowid], |r| {
+        let mut row = serde_json::Map::new();
+        for (i, name) in names.iter().enumerate() {
+            let bytes =
+                |b: &[u8]| json!({"base64": base64::engine::general_purpose::STANDARD.encode(b)});
+            let v = match r.get_ref(i)? {
+                ValueRef::Null => Value::Null,
+                ValueRef::Integer(n) => n.into(),
+                ValueRef::Real(x) => serde_json::Number::from_f64(x).map_or_else(
+                    || json!({"real": if x > 0.0 { "inf" } else { "-inf" }}),
+                    Value::Number,
+                ),
+                ValueRef::Text(t) => std::str::from_utf8(t).map_or_else(|_| bytes(t), Value::from),
+                ValueRef::Blob(b) => bytes(b),
+            };
+            row.insert(name.clone(), v);
+        }
+        Ok(Value::Object(row))
+    })
+    .map_err(|e| db_err(output, e))
+}
+
 /// Copy the snapshot's database into the temporary file: its main file by
 /// the kernel where that file alone is the database, with the backup API
 /// otherwise.
