@@ -14,9 +14,9 @@
 //! - a row whose `content_json` does not parse is deleted.
 //!
 //! Every removed or replaced row is in the repair log; a deleted row is
-//! logged whole (every column, its `row`), so the log can put it back. The copy is made
-//! with SQLite's backup API from the forensic snapshot and must pass
-//! `PRAGMA quick_check`.
+//! logged whole (every column, its `row`), so the log can put it back.
+//! The copy is made with SQLite's backup API from the forensic snapshot
+//! and must pass `PRAGMA quick_check`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
