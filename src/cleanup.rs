@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use crate::exit::EXIT_INTERRUPTED;
 
@@ -25,8 +25,18 @@ enum Target {
 
 static REGISTERED: Mutex<Vec<(u64, Target)>> = Mutex::new(Vec::new());
 static NEXT: AtomicU64 = AtomicU64::new(0);
-/// Set by the interrupt handler before it removes anything.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// Who ends the process, decided once ([`on_interrupt`], [`settle`]): the
+/// run with its own result, or the interrupt handler with
+/// [`EXIT_INTERRUPTED`]. Whichever takes it first from [`RUNNING`] owns the
+/// exit; the other never reports anything.
+static ENDING: AtomicU8 = AtomicU8::new(RUNNING);
+/// Neither has taken the exit yet.
+const RUNNING: u8 = 0;
+/// The interrupt handler took it: it removes what is registered, says
+/// `error: interrupted` and exits with [`EXIT_INTERRUPTED`].
+const INTERRUPTED: u8 = 1;
+/// The run took it, its output complete: a signal from now on is ignored.
+const FINISHING: u8 = 2;
 
 /// A registered path; dropping it unregisters the path (its owner has
 /// removed it, or kept it on purpose).
@@ -217,11 +227,19 @@ fn sweep_where(dir: &std::path::Path, rest: impl Fn(&str) -> Option<&str>) {
 }
 
 /// On SIGINT, SIGTERM or SIGHUP: remove the registered paths, say so in one
-/// line, and exit with [`EXIT_INTERRUPTED`]. A handler that cannot be set
-/// (one is already set, as in an embedding program) leaves the default.
+/// line, and exit with [`EXIT_INTERRUPTED`]. A signal that comes once the
+/// run has finished ([`settle`] returned) is ignored: the run's output is
+/// complete and it exits with its own result, saying nothing of the
+/// signal. A handler that cannot be set (one is already set, as in an
+/// embedding program) leaves the default.
 pub fn on_interrupt() {
     let _ = ctrlc::set_handler(|| {
-        INTERRUPTED.store(true, Ordering::SeqCst);
+        if ENDING
+            .compare_exchange(RUNNING, INTERRUPTED, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+        {
+            return;
+        }
         // Held until the process ends: no temporary file is made (nor a
         // registration dropped) once the removal has begun.
         let mut registered = lock();
@@ -231,13 +249,23 @@ pub fn on_interrupt() {
     });
 }
 
-/// Called when the command is done, before its exit code or error is
-/// reported: if an interrupt is being handled, wait for the handler to
-/// end the process. Otherwise a command whose files the handler just
+/// Called when the command is done, its output written, before its exit
+/// code or error is reported: the run takes the exit, or, if an interrupt
+/// took it first, waits for the handler to end the process with
+/// [`EXIT_INTERRUPTED`]. Otherwise a command whose files the handler just
 /// removed would fail on that and exit with 2 (or finish with 0) before the
-/// handler's 130, and the outcome of one signal would depend on timing.
+/// handler's 130; and a signal landing after a plain check of a flag, as
+/// the process ended, printed `error: interrupted` from the handler while
+/// the run exited 0. One atomic step decides, so one of the two ends the
+/// process and the other says nothing.
 pub fn settle() {
-    while INTERRUPTED.load(Ordering::SeqCst) {
+    if ENDING
+        .compare_exchange(RUNNING, FINISHING, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok()
+    {
+        return;
+    }
+    loop {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }

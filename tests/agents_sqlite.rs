@@ -697,6 +697,93 @@ fn a_cursor_bubble_with_a_lone_surrogate_escape_is_read() {
     assert!(stdout(&o).contains('\u{fffd}'), "{}", stdout(&o));
 }
 
+/// Issue 35, defect 13: a goose row that repair deleted (its
+/// `content_json` does not parse, or the removal of a stray `toolResponse`
+/// left it empty) was logged by its `content_json` alone: its
+/// `metadata_json` (goose's `userVisible`/`agentVisible`), `tokens` and
+/// timestamps were in neither the copy nor the log. The log holds the row
+/// whole: put back into the copy, it gives the input's rows back.
+#[test]
+fn a_deleted_goose_row_is_logged_whole_and_can_be_put_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("sessions.db");
+    std::fs::copy(root().join(GOOSE), &db).unwrap();
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        // Row 4 torn; row 11 holding only its stray response.
+        let stray: String = c
+            .query_row("SELECT content_json FROM messages WHERE id = 11", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        let stray: Vec<Value> = serde_json::from_str(&stray).unwrap();
+        assert_eq!(stray[0]["type"], "toolResponse");
+        let only = serde_json::to_string(&stray[..1]).unwrap();
+        c.execute_batch(
+            "UPDATE messages SET content_json = substr(content_json, 1, 30), tokens = 321 WHERE id = 4;
+             UPDATE messages SET tokens = 77,
+               metadata_json = '{\"userVisible\":false,\"agentVisible\":true}' WHERE id = 11;",
+        )
+        .unwrap();
+        c.execute(
+            "UPDATE messages SET content_json = ?1 WHERE id = 11",
+            [only],
+        )
+        .unwrap();
+    }
+    let (out, log) = repair_logged(&db, dir.path());
+    let input_rows = rows(&db, "messages", &[]);
+    let edits = log["edits"].as_array().unwrap();
+    let deleted: Vec<&Value> = edits.iter().filter(|e| e["after"].is_null()).collect();
+    assert_eq!(deleted.len(), 2, "{log:#}");
+    let c = rusqlite::Connection::open(&out).unwrap();
+    for e in &deleted {
+        let row = e["row"]
+            .as_object()
+            .unwrap_or_else(|| panic!("a deleted row is logged whole: {e:#}"));
+        let id = row["id"].as_i64().unwrap();
+        assert!(id == 4 || id == 11, "{e:#}");
+        let (tokens, visible) = if id == 4 { (321, true) } else { (77, false) };
+        assert_eq!(row["tokens"], tokens, "{e:#}");
+        let meta: Value = serde_json::from_str(row["metadata_json"].as_str().unwrap()).unwrap();
+        assert_eq!(meta["userVisible"], visible, "{e:#}");
+        for col in [
+            "session_id",
+            "role",
+            "content_json",
+            "created_timestamp",
+            "timestamp",
+        ] {
+            assert!(row.contains_key(col), "{col} missing: {e:#}");
+        }
+        // Put back from the log alone.
+        let cols: Vec<&String> = row.keys().collect();
+        let values: Vec<rusqlite::types::Value> = row
+            .values()
+            .map(|v| match v {
+                Value::Null => rusqlite::types::Value::Null,
+                Value::Number(n) if n.is_i64() => n.as_i64().unwrap().into(),
+                Value::Number(n) => n.as_f64().unwrap().into(),
+                Value::String(s) => s.clone().into(),
+                other => panic!("not a column value: {other}"),
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO messages ({}) VALUES ({})",
+            cols.iter()
+                .map(|c| format!("\"{c}\""))
+                .collect::<Vec<_>>()
+                .join(", "),
+            vec!["?"; cols.len()].join(", ")
+        );
+        c.execute(&sql, rusqlite::params_from_iter(values)).unwrap();
+    }
+    drop(c);
+    // Every row of the input is back; the copy adds only the answer it
+    // inserted (row 12).
+    assert_eq!(rows(&out, "messages", &[12]), input_rows);
+}
+
 /// One goose `messages` row whose `content_json` does not parse: goose's
 /// loader gives up on the whole session (`serde_json::from_str(…)?` in
 /// `SessionStorage::get_conversation`), so the finding says nothing of

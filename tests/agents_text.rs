@@ -411,6 +411,71 @@ fn an_empty_history_is_not_repaired_into_anything() {
     }
 }
 
+/// Issue 35, defect 9: detection went by file name or text-form marks, so
+/// a repaired copy written under another name read as a plain Anthropic
+/// array: a healthy task's accepted `attempt_completion` (info) became an
+/// `orphan-tool-call` error that a second repair "fixed", and an emptied
+/// task (`[]`) was copied with exit 0 into a file chatfsck then refused
+/// as no history. A copy reads back as what it was, or is not written.
+#[test]
+fn a_repaired_task_reads_back_as_a_task_under_any_name() {
+    for id in ["1760000300000", "1760001200000", "1760002100000"] {
+        let input = task(CLINE, id);
+        let d = tempfile::tempdir().unwrap();
+        // The copy under the task's own name, and under another.
+        let own = d.path().join("api_conversation_history.json");
+        let other = d.path().join("fixed.json");
+        for out in [&own, &other] {
+            let o = run(&["repair", &input, "-o", out.to_str().unwrap()]);
+            assert_eq!(code(&o), 0, "{id}: {}", stderr(&o));
+        }
+        assert_eq!(
+            std::fs::read(&own).unwrap(),
+            std::fs::read(&other).unwrap(),
+            "{id}"
+        );
+        let (c_own, own_doc) = lint_json(own.to_str().unwrap(), &[]);
+        let (c_other, other_doc) = lint_json(other.to_str().unwrap(), &[]);
+        assert_eq!(other_doc["files"][0]["dialect"], "cline", "{id}");
+        assert_eq!(
+            (c_other, findings(&other_doc)),
+            (c_own, findings(&own_doc)),
+            "{id}: the copy reads otherwise under another name"
+        );
+        assert_eq!(c_other, 0, "{id}: {other_doc:#}");
+        // A second repair of the renamed copy changes nothing.
+        let again = d.path().join("again.json");
+        let o = run(&[
+            "repair",
+            other.to_str().unwrap(),
+            "-o",
+            again.to_str().unwrap(),
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code(&o), 0, "{id}: {}", stderr(&o));
+        let rep: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(rep["edits"], serde_json::json!([]), "{id}: {rep:#}");
+    }
+    // `[]` tells nothing by its content: under another name a copy would
+    // read as no history. The repair says so, names the task's file name,
+    // exits 2 and writes nothing.
+    let input = task(CLINE, "1760003000000");
+    let d = tempfile::tempdir().unwrap();
+    let other = d.path().join("fixed.json");
+    let o = run(&["repair", &input, "-o", other.to_str().unwrap()]);
+    one_line_error(&o, &input, &["api_conversation_history.json", "fixed.json"]);
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    // Under the task's own name the copy reads back as it was.
+    let own = d.path().join("api_conversation_history.json");
+    let o = run(&["repair", &input, "-o", own.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let (_, before) = lint_json(&input, &[]);
+    let (_, after) = lint_json(own.to_str().unwrap(), &[]);
+    assert_eq!(findings(&after), findings(&before));
+    assert_eq!(findings(&after)[0], "empty-history:error@null#null");
+}
+
 #[test]
 fn copilot_cli_sessions_count_and_lint_as_the_readme_says() {
     let cases: &[Case<'_, Counts5>] = &[

@@ -275,6 +275,64 @@ fn bad_databases_are_one_line_errors() {
     );
 }
 
+/// Issue 35, defect 10: a header whose write version (byte 18) SQLite does
+/// not know makes SQLite open the database read-only. Lint reads it; a
+/// repair failed with "out.db: attempt to write a readonly database",
+/// blaming the copy it had just made. The error names the input and the
+/// header's byte, exit 2, and nothing is written.
+#[test]
+fn a_store_with_an_unknown_write_version_is_refused_naming_the_input() {
+    for (fixture, name) in [
+        ("fixtures/dispatch/seed-000.db", "store.db"),
+        (
+            "fixtures/goose/home/.local/share/goose/sessions/sessions.db",
+            "sessions.db",
+        ),
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join(name);
+        let mut bytes = std::fs::read(root().join(fixture)).unwrap();
+        assert!(bytes[19] <= 2, "{fixture}: read version {}", bytes[19]);
+        bytes[18] = 7;
+        std::fs::write(&db, &bytes).unwrap();
+        let path = db.to_str().unwrap();
+        let before = fingerprint(&db);
+        // SQLite reads it: lint does.
+        let o = run(&["lint", path]);
+        assert!(matches!(code(&o), 0 | 1), "{fixture}: {}", stderr(&o));
+        let out_dir = tempfile::tempdir().unwrap();
+        let out = out_dir.path().join("out.db");
+        let log = out_dir.path().join("log.json");
+        let o = run(&[
+            "repair",
+            path,
+            "-o",
+            out.to_str().unwrap(),
+            "--log",
+            log.to_str().unwrap(),
+        ]);
+        let err = stderr(&o);
+        assert_eq!(code(&o), 2, "{fixture}: {err}");
+        assert_eq!(err.lines().count(), 1, "{fixture}: {err}");
+        assert!(
+            err.starts_with(&format!("error: {path}: ")),
+            "{fixture}: not the input's error: {err}"
+        );
+        assert!(
+            err.contains("write version") && err.contains("byte 18") && err.contains('7'),
+            "{fixture}: {err}"
+        );
+        assert!(!err.contains("out.db"), "{fixture}: blames the copy: {err}");
+        assert_eq!(
+            std::fs::read_dir(out_dir.path()).unwrap().count(),
+            0,
+            "{fixture}: wrote something"
+        );
+        assert_eq!(before, fingerprint(&db), "{fixture}: input changed");
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1, "{fixture}");
+    }
+}
+
 #[test]
 fn a_database_locked_by_a_writer_is_reported_as_locked() {
     let d = copy_to_tmp(&["fixtures/dispatch/seed-000.db"]);

@@ -70,6 +70,14 @@ pub fn run(a: RepairArgs, out: &mut dyn Write) -> Result<u8, Error> {
     let free = output.is_some_and(|o| !o.exists()) && a.log.as_ref().is_some_and(|l| !l.exists());
     let mut pair = if free { guard() } else { None };
     let rep = repair::repair(&a.input, output, &opts)?;
+    // A copy chatfsck would read back as another store (by its name) is
+    // no repair: removed, with the reason.
+    if let Some(out) = output
+        && let Err(e) = repair::check_reads_back(&a.input, out, &opts)
+    {
+        let _ = std::fs::remove_file(out);
+        return Err(e);
+    }
     if pair.is_none() {
         pair = guard();
     }

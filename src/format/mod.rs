@@ -204,21 +204,43 @@ pub fn open_any_with(path: &Path, limits: Limits, mapping: Option<&Mapping>) -> 
         bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes),
         limits,
     );
+    match text_store_of(&head)?.map(|s| &s.probe) {
+        Some(Probe::Text { open, .. }) => open(path, limits),
+        _ => Err(Error::not_history(path, "no text store")),
+    }
+}
+
+/// The text store whose detector recognises a file with this head: the
+/// first of [`STORES`]. Provider-shaped messages take any file that is
+/// left: their reader says why it is not a history when it is not.
+fn text_store_of(head: &Head<'_>) -> Result<Option<&'static Store>> {
     let mut last = None;
     for store in STORES {
-        if let Probe::Text { detect, open } = store.probe {
-            last = Some(open);
-            if detect(&head)? {
-                return open(path, limits);
+        if let Probe::Text { detect, .. } = store.probe {
+            last = Some(*store);
+            if detect(head)? {
+                return Ok(last);
             }
         }
     }
-    // Provider-shaped messages take any file that is left: their reader
-    // says why it is not a history when it is not.
-    match last {
-        Some(open) => open(path, limits),
-        None => Err(Error::not_history(path, "no text store")),
+    Ok(last)
+}
+
+/// The text store that reads the file at `path` (`None` for a SQLite
+/// database, recognised by its schema whatever its name): detection reads
+/// the content and, for some stores, the name (a Cline task's
+/// `api_conversation_history.json`, a goose session's `.jsonl`), so a
+/// copy of a file under another name can be read by another store.
+pub fn text_store(path: &Path, limits: Limits) -> Result<Option<&'static Store>> {
+    let bytes = read_head(path)?;
+    if bytes.starts_with(sqlite::HEADER) {
+        return Ok(None);
     }
+    text_store_of(&Head::new(
+        path,
+        bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes),
+        limits,
+    ))
 }
 
 fn read_head(path: &Path) -> Result<Vec<u8>> {

@@ -182,6 +182,39 @@ pub fn check_log(input: &Path, outputs: &[&Path], log: &Path, force: bool) -> Re
     check_output(input, log, force)
 }
 
+/// Refuse a repaired copy that chatfsck reads, under the copy's own name,
+/// with another store than the input under its name: detection reads
+/// names where content cannot tell (an emptied Cline task, `[]`, is one
+/// only as `api_conversation_history.json`), and such a copy reads back as
+/// something else, or as no history. The caller removes the copy.
+pub fn check_reads_back(input: &Path, out: &Path, opts: &Options) -> Result<()> {
+    let Ok(Some(was)) = format::text_store(input, opts.limits) else {
+        return Ok(());
+    };
+    let now = match format::text_store(out, opts.limits) {
+        Ok(Some(now)) if std::ptr::eq(now, was) => return Ok(()),
+        Ok(Some(now)) => format!("read by the {} reader", now.name),
+        Ok(None) => "read as a SQLite database".to_string(),
+        Err(e) => format!("refused ({e})"),
+    };
+    let name = |p: &Path| {
+        p.file_name().map_or_else(
+            || p.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    };
+    Err(Error::input(
+        input,
+        format!(
+            "is read by the {} reader under its name {}, but its repaired copy named {} would be {now} (chatfsck tells this store by the file's name where its content cannot tell): no copy was written; name the copy {} (in a folder of its own)",
+            was.name,
+            name(input),
+            name(out),
+            name(input),
+        ),
+    ))
+}
+
 /// How many more times a repaired text copy is repaired, at most, before it
 /// settles (see [`repair`]).
 const SETTLE_PASSES: usize = 3;

@@ -83,6 +83,11 @@ pub struct Edit {
     pub before_base64: Option<String>,
     /// The record after the edit (`null` for a removal).
     pub after: Option<String>,
+    /// A table row the edit deleted, whole: every column by name with its
+    /// value as stored (`crate::write::sqlite::row_json`), so the log can
+    /// put the row back; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub row: Option<serde_json::Value>,
     /// True when the edit invents content (a placeholder result).
     pub synthesized: bool,
     /// Tool call ids involved.
@@ -108,6 +113,7 @@ impl Edit {
             before: None,
             before_base64: None,
             after: None,
+            row: None,
             synthesized: false,
             ids: Vec::new(),
         }

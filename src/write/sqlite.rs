@@ -72,6 +72,7 @@ impl Copying {
     /// `output` here (their errors are the caller's at once), and copy
     /// the one into the other on a thread.
     pub fn begin(input: &Path, output: &Path) -> Result<Copying> {
+        check_writable(input)?;
         let snap = crate::source::sqlite::open(input)?;
         let tmp = atomic::Atomic::new(output)?;
         let out = output.to_path_buf();
@@ -127,9 +128,75 @@ pub fn edit_sqlite_copy(
     snap: crate::source::sqlite::Snapshot,
     edit: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<()>,
 ) -> Result<()> {
+    check_writable(input)?;
     let tmp = atomic::Atomic::new(output)?;
     copy_snapshot(&snap, &tmp, output)?;
     edit_copied(input, output, force, snap, tmp, edit)
+}
+
+/// Refuse, before any file is made, an input SQLite opens read-only: one
+/// whose header's write version (byte 18: 1 for a rollback journal, 2 for
+/// WAL) is above 2, a file format newer than SQLite knows. SQLite reads
+/// such a database (lint does) but writes no page of it, so a copy of it
+/// cannot be edited; it would fail as "attempt to write a readonly
+/// database", which reads as the copy's fault. SQLite never changes the
+/// byte itself, and neither does chatfsck: the cause is the input's.
+fn check_writable(input: &Path) -> Result<()> {
+    use std::io::Read;
+    let mut head = [0u8; 20];
+    std::fs::File::open(input)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .map_err(|e| Error::io(input, &e))?;
+    match head[18] {
+        0..=2 => Ok(()),
+        version => Err(Error::input(
+            input,
+            format!(
+                "the SQLite header's write version (byte 18) is {version}, which SQLite does not know (1 is a rollback journal, 2 is WAL): SQLite opens the database read-only, so no repaired copy of it can be written"
+            ),
+        )),
+    }
+}
+
+/// One row of `table`, whole, for the repair log: every column by name, in
+/// the table's order, its value as stored: an integer or a real as a JSON
+/// number, text as a string, NULL as null; a BLOB (and text that is not
+/// UTF-8) as `{"base64": …}` of its bytes, a real that JSON cannot hold
+/// (an infinity) as `{"real": "inf"}` or `"-inf"`. What a repair deletes
+/// is logged so, to be put back as it was.
+pub fn row_json(
+    tx: &rusqlite::Transaction<'_>,
+    output: &Path,
+    table: &str,
+    rowid: i64,
+) -> Result<serde_json::Value> {
+    use base64::Engine as _;
+    use rusqlite::types::ValueRef;
+    use serde_json::{Value, json};
+    let mut st = tx
+        .prepare_cached(&format!("SELECT * FROM \"{table}\" WHERE rowid = ?1"))
+        .map_err(|e| db_err(output, e))?;
+    let names: Vec<String> = st.column_names().into_iter().map(String::from).collect();
+    st.query_row([rowid], |r| {
+        let mut row = serde_json::Map::new();
+        for (i, name) in names.iter().enumerate() {
+            let bytes =
+                |b: &[u8]| json!({"base64": base64::engine::general_purpose::STANDARD.encode(b)});
+            let v = match r.get_ref(i)? {
+                ValueRef::Null => Value::Null,
+                ValueRef::Integer(n) => n.into(),
+                ValueRef::Real(x) => serde_json::Number::from_f64(x).map_or_else(
+                    || json!({"real": if x > 0.0 { "inf" } else { "-inf" }}),
+                    Value::Number,
+                ),
+                ValueRef::Text(t) => std::str::from_utf8(t).map_or_else(|_| bytes(t), Value::from),
+                ValueRef::Blob(b) => bytes(b),
+            };
+            row.insert(name.clone(), v);
+        }
+        Ok(Value::Object(row))
+    })
+    .map_err(|e| db_err(output, e))
 }
 
 /// Copy the snapshot's database into the temporary file: its main file by

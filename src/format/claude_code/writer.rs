@@ -197,6 +197,7 @@ impl Writer for CcWriter {
                 before: None,
                 before_base64: None,
                 after: None,
+                row: None,
                 synthesized: false,
                 ids: Vec::new(),
             };

@@ -67,10 +67,13 @@ fn file_name(path: &Path) -> &str {
 
 /// A JSON array in a file named as a task's history (or its UI log):
 /// the names are the extensions' own (`GlobalFileNames`). Under another
-/// name (a copy), an array of messages that carries the extensions' own
-/// marks: a text-form result block (`"text":"[read_file for 'a'] Result:`)
-/// or Roo's condense and truncation keys. A plain Anthropic array stays
-/// with provider-shaped messages.
+/// name (a copy, a repaired copy), an array of messages that carries the
+/// extensions' own marks: a text-form result block (`"text":"[read_file
+/// for 'a'] Result:`), Roo's condense and truncation keys, or the keys
+/// both add to a message ([`own_keys`]). A plain Anthropic array stays
+/// with provider-shaped messages; so does `[]` under another name, which
+/// nothing tells from any other empty array (`repair` refuses to write a
+/// task's copy that would read so: `repair::check_reads_back`).
 fn detect(head: &Head<'_>) -> Result<bool> {
     if head.bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'[') {
         return Ok(false);
@@ -83,7 +86,50 @@ fn detect(head: &Head<'_>) -> Result<bool> {
     let messages = text.trim_start()[1..]
         .trim_start()
         .starts_with("{\"role\":");
-    Ok(messages && (has_text_result(&text) || roo_marks(&text)))
+    Ok(messages && (has_text_result(&text) || roo_marks(&text) || own_keys(&text)))
+}
+
+/// Whether a message the head holds whole carries a key the extensions
+/// add to the Anthropic shape (`ClineStorageMessage`, Roo's
+/// `ApiMessage`): `ts` (the time it was stored, a number), Cline's
+/// `modelInfo` or `metrics` (objects). Keys of a message, not of a tool's
+/// input: each element is parsed.
+fn own_keys(text: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Keys<'a> {
+        #[serde(borrow, default)]
+        ts: Option<&'a RawValue>,
+        #[serde(rename = "modelInfo", borrow, default)]
+        model_info: Option<&'a RawValue>,
+        #[serde(borrow, default)]
+        metrics: Option<&'a RawValue>,
+    }
+    let starts = |v: Option<&RawValue>, f: fn(u8) -> bool| {
+        v.is_some_and(|v| v.get().as_bytes().first().copied().is_some_and(f))
+    };
+    let Some(mut rest) = text.trim_start().strip_prefix('[') else {
+        return false;
+    };
+    // The elements the head holds whole (it may end inside one).
+    loop {
+        let mut elements = serde_json::Deserializer::from_str(rest).into_iter::<Keys<'_>>();
+        let Some(Ok(k)) = elements.next() else {
+            return false;
+        };
+        if starts(k.ts, |b| b.is_ascii_digit())
+            || starts(k.model_info, |b| b == b'{')
+            || starts(k.metrics, |b| b == b'{')
+        {
+            return true;
+        }
+        match rest[elements.byte_offset()..]
+            .trim_start()
+            .strip_prefix(',')
+        {
+            Some(next) => rest = next,
+            None => return false,
+        }
+    }
 }
 
 /// A text block whose text is a text-form result, in compact JSON.

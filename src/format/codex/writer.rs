@@ -105,6 +105,7 @@ impl Writer for CodexWriter {
                 before: None,
                 before_base64: None,
                 after: None,
+                row: None,
                 synthesized: false,
                 ids: p.finding.ids.clone(),
             };

@@ -195,6 +195,7 @@ fn write(input: &Path, copying: Copying, plan: &Plan, log: &mut [Edit], force: b
                     |r| r.get(0),
                 )
                 .ok();
+            log[entry].row = Some(crate::write::sqlite::row_json(tx, output, "kv", rowid)?);
             tx.execute("DELETE FROM kv WHERE rowid = ?1", [rowid])
                 .map_err(|e| db_err(output, e))?;
             log[entry].before = before;

@@ -154,6 +154,7 @@ impl Writer for GeminiWriter {
                                 before: Some(before),
                                 before_base64,
                                 after: None,
+                                row: None,
                                 synthesized: false,
                                 ids: f.ids.clone(),
                             });
@@ -188,6 +189,7 @@ impl Writer for GeminiWriter {
                             before: Some(recs[ri].rec.raw.clone()),
                             before_base64: None,
                             after: None,
+                            row: None,
                             synthesized: false,
                             ids: vec![call_id.clone()],
                         };
@@ -222,6 +224,7 @@ impl Writer for GeminiWriter {
                                     before: Some(recs[ri].rec.raw.clone()),
                                     before_base64: None,
                                     after: None,
+                                    row: None,
                                     synthesized: false,
                                     ids: vec![id.clone()],
                                 };
@@ -243,6 +246,7 @@ impl Writer for GeminiWriter {
                                     before: None,
                                     before_base64: None,
                                     after: None,
+                                    row: None,
                                     synthesized: true,
                                     ids: vec![id.clone()],
                                 };

@@ -13,9 +13,10 @@
 //!   row instead, as goose itself does in memory;
 //! - a row whose `content_json` does not parse is deleted.
 //!
-//! Every removed or replaced row is in the repair log. The copy is made
-//! with SQLite's backup API from the forensic snapshot and must pass
-//! `PRAGMA quick_check`.
+//! Every removed or replaced row is in the repair log; a deleted row is
+//! logged whole (every column, its `row`), so the log can put it back.
+//! The copy is made with SQLite's backup API from the forensic snapshot
+//! and must pass `PRAGMA quick_check`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -28,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::finding::Action;
 use crate::model::{Conversation, Dialect, Loc, PartKind, Slot};
 use crate::source::sqlite::{self, Snapshot};
-use crate::write::sqlite::{db_err, edit_sqlite_copy};
+use crate::write::sqlite::{db_err, edit_sqlite_copy, row_json};
 use crate::write::{Edit, Left, Log, PLACEHOLDER, Planned, Target, Writer};
 
 /// What this writer carries out.
@@ -97,6 +98,7 @@ fn edit(
         before: None,
         before_base64: None,
         after: None,
+        row: None,
         synthesized,
         ids,
     }
@@ -241,7 +243,11 @@ impl Writer for GooseWriter {
                         v.remove(i);
                     }
                 }
+                // A row left empty is deleted: logged whole (its
+                // `metadata_json`, `tokens` and timestamps too).
+                let mut deleted = None;
                 let after = if v.is_empty() {
+                    deleted = Some(row_json(tx, out, TABLE, *row)?);
                     tx.execute("DELETE FROM messages WHERE id = ?1", [row])
                         .map_err(err)?;
                     None
@@ -257,6 +263,7 @@ impl Writer for GooseWriter {
                 for (_, entry) in items {
                     log.edits[*entry].before = Some(before.clone());
                     log.edits[*entry].after = after.clone();
+                    log.edits[*entry].row = deleted.clone();
                     if after.is_none() {
                         log.edits[*entry]
                             .description
@@ -314,6 +321,7 @@ impl Writer for GooseWriter {
             }
             for (row, entry) in &delete {
                 log.edits[*entry].before = content(*row).ok();
+                log.edits[*entry].row = Some(row_json(tx, out, TABLE, *row)?);
                 tx.execute("DELETE FROM messages WHERE id = ?1", [row])
                     .map_err(err)?;
             }

@@ -272,6 +272,7 @@ pub fn plan_conversation(
                 before: None,
                 before_base64: None,
                 after: Some(content),
+                row: None,
                 synthesized,
                 ids: p.finding.ids.clone(),
             });

@@ -20,7 +20,7 @@ use crate::finding::Action;
 use crate::format::records::record::replace_lone_surrogates_in;
 use crate::model::{Conversation, Dialect, Loc, PartKind};
 use crate::source::sqlite;
-use crate::write::sqlite::{db_err, edit_sqlite_copy, mend_surrogates_in_row};
+use crate::write::sqlite::{db_err, edit_sqlite_copy, mend_surrogates_in_row, row_json};
 use crate::write::{Edit, Log, Planned, Target, Writer};
 
 /// The error text opencode stores for a tool it aborted.
@@ -158,6 +158,7 @@ impl Writer for PartWriter {
                     before: None,
                     before_base64: None,
                     after: None,
+                    row: None,
                     synthesized,
                     ids: vec![id.clone()],
                 });
@@ -200,6 +201,7 @@ impl Writer for PartWriter {
                     }
                     Change::Delete => {
                         let (before, _) = part_row(tx, output, e.rowid)?;
+                        log.edits[e.entry].row = Some(row_json(tx, output, "part", e.rowid)?);
                         tx.execute("DELETE FROM part WHERE rowid = ?1", [e.rowid])
                             .map_err(|err| db_err(output, err))?;
                         (before, None)

@@ -288,12 +288,21 @@ fn read_document(
             Err(_) => return Ok(None),
         }
     };
+    let empty = elements.is_empty() && text.trim_start().starts_with('[');
     let mut b = new_builder(path, handlers);
     for (el, loc) in element_locs(text, start, elements) {
         b.feed(el.get(), loc, false);
     }
     if b.records == 0 && b.conv.corrupt.is_empty() {
-        return Err(Error::not_history(path, "JSON document holds no messages"));
+        // `[]` is a history (an emptied one) only where its name says so.
+        return Err(Error::not_history(
+            path,
+            if empty {
+                "JSON document holds no messages (an empty array: an emptied Cline or Roo Code task is read as one only under its own name, api_conversation_history.json)"
+            } else {
+                "JSON document holds no messages"
+            },
+        ));
     }
     finish(path, b, Format::Json).map(Some)
 }

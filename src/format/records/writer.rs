@@ -381,6 +381,7 @@ pub fn plan(
         before: None,
         before_base64: None,
         after: None,
+        row: None,
         synthesized: false,
         ids: p.finding.ids.clone(),
     };
