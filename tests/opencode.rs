@@ -193,7 +193,7 @@ fn resume(cli: &Path, home: &Home, data: &Path, mock: &Mock, session: &str) -> V
         if let Some(r) = mock.requests().into_iter().nth(before) {
             break Some(r);
         }
-        if child.try_wait().unwrap().is_some() || start.elapsed() > Duration::from_secs(45) {
+        if child.try_wait().unwrap().is_some() || start.elapsed() > Duration::from_secs(120) {
             break None;
         }
         std::thread::sleep(Duration::from_millis(100));
