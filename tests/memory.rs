@@ -11,7 +11,7 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Bytes a conversation may take on top of the process's own footprint:
@@ -182,4 +182,327 @@ fn inspect_of_one_long_conversation_keeps_a_row_a_message() {
 fn inspect_tables_are_written_row_by_row() {
     check_with(&["inspect"], 1, PER_RECORD + ROW);
     check_with(&["inspect", "--format", "markdown"], 1, PER_RECORD + ROW);
+}
+
+/// The size of the one large message each store is given below.
+const LARGE: usize = 24 << 20;
+
+/// What a run with one large message may differ from the bound by: the
+/// allocator hands blocks freed while a long line or value grew back to
+/// the system some milliseconds later, and peaks vary by a few MiB from
+/// run to run. Before the readers took a large string once, they peaked
+/// 30 to 220 MiB over the bound (3 to 10 MiB a MiB of the store).
+const NOISE: u64 = 8 << 20;
+
+/// `n` bytes of a tool's output as an agent reads it: source lines with
+/// quotes, backslashes, tabs, non-ASCII text, so that the JSON holding
+/// it has escapes to decode (the slower paths of every reader).
+fn large_text(n: usize) -> String {
+    let mut out = String::with_capacity(n + 128);
+    let mut i = 0u64;
+    while out.len() < n {
+        i += 1;
+        out.push_str(&format!(
+            "{i:>6}\tlet path = \"C:\\\\src\\\\m{i}.rs\"; // naïve café ✓ {}\n",
+            i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40
+        ));
+    }
+    out
+}
+
+/// The JSON text `json` with the string at `pointer` set to `text`.
+fn with_text(json: &str, pointer: &str, text: &str) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_str(json).unwrap();
+    *v.pointer_mut(pointer)
+        .unwrap_or_else(|| panic!("no {pointer} in {json}")) = text.into();
+    v
+}
+
+/// A copy of a JSON Lines fixture (`line` counted from 1) with the string
+/// at `pointer` on that line set to `text`.
+fn grown_lines(fixture: &str, dir: &Path, line: usize, pointer: &str, text: &str) -> PathBuf {
+    let src = common::root().join(fixture);
+    let body = std::fs::read_to_string(&src).unwrap();
+    let mut lines: Vec<String> = body.split_inclusive('\n').map(str::to_string).collect();
+    let old = &lines[line - 1];
+    let end = if old.ends_with('\n') { "\n" } else { "" };
+    lines[line - 1] = with_text(old.trim_end_matches('\n'), pointer, text).to_string() + end;
+    let out = dir.join(src.file_name().unwrap());
+    std::fs::write(&out, lines.concat()).unwrap();
+    out
+}
+
+/// A copy of a SQLite fixture with the JSON text in `column` of the row
+/// `key_col = key` of `table` given `text` at `pointer`.
+fn grown_db(
+    fixture: &str,
+    dir: &Path,
+    (table, column, key_col, key): (&str, &str, &str, &str),
+    pointer: &str,
+    text: &str,
+) -> PathBuf {
+    let src = common::root().join(fixture);
+    let out = dir.join(src.file_name().unwrap());
+    std::fs::copy(&src, &out).unwrap();
+    let conn = rusqlite::Connection::open(&out).unwrap();
+    let json: String = conn
+        .query_row(
+            &format!("SELECT CAST({column} AS TEXT) FROM {table} WHERE {key_col} = ?1"),
+            [key],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let grown = with_text(&json, pointer, text).to_string();
+    let n = conn
+        .execute(
+            &format!("UPDATE {table} SET {column} = ?1 WHERE {key_col} = ?2"),
+            rusqlite::params![grown, key],
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+    out
+}
+
+/// One store holding one large message: how to build it (in a directory,
+/// around a message text) and whether it has a writer to check.
+struct Large {
+    name: &'static str,
+    build: fn(&Path, &str) -> PathBuf,
+    repair: bool,
+}
+
+/// The records (lines, elements, rows) a store holds, for the bound's
+/// per-record part: generous (every line of a file, every row of a
+/// database's tables counts).
+fn records_of(path: &Path) -> u64 {
+    let bytes = std::fs::read(path).unwrap();
+    if bytes.starts_with(b"SQLite format 3\0") {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        let tables: Vec<String> = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        return tables
+            .iter()
+            .map(|t| {
+                conn.query_row(&format!("SELECT count(*) FROM \"{t}\""), [], |r| {
+                    r.get::<_, i64>(0)
+                })
+                .unwrap() as u64
+            })
+            .sum();
+    }
+    // A JSON document's elements or a JSON Lines file's lines: at most
+    // one record per `{`.
+    bytes.iter().filter(|&&b| b == b'{').count() as u64
+}
+
+/// `cmd` on the store built around a tiny message (the footprint) and
+/// around a [`LARGE`] one: the large one may cost twice the store's bytes
+/// more, plus [`PER_RECORD`] a record (and [`NOISE`]). Both runs end the
+/// same way.
+fn check_large(store: &Large, cmd: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |text: &str, tag: &str| {
+        let home = dir.path().join(tag);
+        std::fs::create_dir_all(&home).unwrap();
+        let path = (store.build)(&home, text);
+        let p = path.to_str().unwrap().to_string();
+        let out = home.join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        let copy = out.join(path.file_name().unwrap());
+        let log = out.join("log.json");
+        let args: Vec<String> = match cmd {
+            "lint" => vec!["lint".into(), "--format".into(), "json".into(), p],
+            _ => vec![
+                "repair".into(),
+                p,
+                "-o".into(),
+                copy.to_str().unwrap().into(),
+                "--log".into(),
+                log.to_str().unwrap().into(),
+            ],
+        };
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (rss, code) = peak_rss(&args);
+        (rss, code, path)
+    };
+    let (base, tiny_code, _) = run("a tiny message", "tiny");
+    let text = large_text(LARGE);
+    let (rss, code, path) = run(&text, "large");
+    drop(text);
+    assert!(
+        tiny_code < 2,
+        "{} {cmd} of the tiny store exited {tiny_code}",
+        store.name
+    );
+    assert_eq!(
+        code, tiny_code,
+        "{} {cmd}: the large message changed the outcome",
+        store.name
+    );
+    let bytes = std::fs::metadata(&path).unwrap().len();
+    let records = records_of(&path);
+    let allowed = base + 2 * bytes + PER_RECORD * records + NOISE;
+    let mib = |b: u64| b as f64 / f64::from(1 << 20);
+    eprintln!(
+        "{} {cmd}: {:.1} MiB store, one {:.0} MiB message: peak {:.1} MiB (footprint {:.1} MiB), allowed {:.1} MiB, {:.1} MiB a MiB of the store",
+        store.name,
+        mib(bytes),
+        mib(LARGE as u64),
+        mib(rss),
+        mib(base),
+        mib(allowed),
+        (rss.saturating_sub(base)) as f64 / bytes as f64,
+    );
+    assert!(
+        rss <= allowed,
+        "{} {cmd} of a {:.1} MiB store holding one {:.0} MiB message peaked at {:.1} MiB; \
+         allowed {:.1} MiB ({:.1} MiB footprint + 2 × bytes + {PER_RECORD} B × {records} records + noise)",
+        store.name,
+        mib(bytes),
+        mib(LARGE as u64),
+        mib(rss),
+        mib(allowed),
+        mib(base),
+    );
+}
+
+fn check_large_store(store: &Large) {
+    check_large(store, "lint");
+    if store.repair {
+        check_large(store, "repair");
+    }
+}
+
+const GOOSE: &str = "fixtures/goose/home/.local/share/goose/sessions";
+
+#[test]
+fn one_large_message_in_goose_sessions_db_stays_within_its_bound() {
+    check_large_store(&Large {
+        name: "goose sessions.db",
+        build: |dir, text| {
+            // Row 3 answers the two calls of session 20260520_1; the other
+            // sessions have a call and a response for repair to mend.
+            grown_db(
+                &format!("{GOOSE}/sessions.db"),
+                dir,
+                ("messages", "content_json", "id", "3"),
+                "/0/toolResult/value/content/0/text",
+                text,
+            )
+        },
+        repair: true,
+    });
+}
+
+#[test]
+fn one_large_message_in_a_goose_legacy_session_stays_within_its_bound() {
+    check_large_store(&Large {
+        name: "goose legacy .jsonl",
+        // Line 4 is a tool's response; line 5 is torn (repair drops it).
+        build: |dir, text| {
+            grown_lines(
+                &format!("{GOOSE}/20250914_101702.jsonl"),
+                dir,
+                4,
+                "/content/0/toolResult/value/0/text",
+                text,
+            )
+        },
+        // Not yet: the shared JSON Lines writer peaks at about 2.3 MiB a
+        // MiB of the store (issue 35, defect 16).
+        repair: false,
+    });
+}
+
+#[test]
+fn one_large_message_in_cursor_state_vscdb_stays_within_its_bound() {
+    check_large_store(&Large {
+        name: "Cursor state.vscdb",
+        // A `read_file` bubble's result.
+        build: |dir, text| {
+            grown_db(
+                "fixtures/cursor/home/.config/Cursor/User/globalStorage/state.vscdb",
+                dir,
+                (
+                    "cursorDiskKV",
+                    "value",
+                    "key",
+                    "bubbleId:7a21307b-c742-491d-ac90-21fdab1f1746:b0c1e2a3-0004-4f00-8000-000000000004",
+                ),
+                "/toolFormerData/result",
+                text,
+            )
+        },
+        repair: true,
+    });
+}
+
+const GEMINI: &str = "fixtures/gemini-cli/home/.gemini/tmp";
+
+#[test]
+fn one_large_message_in_a_gemini_cli_recording_stays_within_its_bound() {
+    check_large_store(&Large {
+        name: "Gemini CLI .jsonl",
+        // Line 2 is the prompt; the call at line 4 is never answered.
+        build: |dir, text| {
+            grown_lines(
+                &format!("{GEMINI}/shop-api/chats/session-2026-05-20T09-17-a1b2c3d4.jsonl"),
+                dir,
+                2,
+                "/content/0/text",
+                text,
+            )
+        },
+        // Not yet: the writer loads the records again beside the
+        // conversation, about 2.5 MiB a MiB of the store (issue 35,
+        // defect 16).
+        repair: false,
+    });
+}
+
+#[test]
+fn one_large_message_in_a_legacy_gemini_cli_recording_stays_within_its_bound() {
+    check_large_store(&Large {
+        name: "Gemini CLI legacy .json",
+        // A `read_file` result inside the model turn's `toolCalls`.
+        build: |dir, text| {
+            let src = common::root().join(format!(
+                "{GEMINI}/205907310690ed3ad27ab6247b9d95524eda13c835f6f9b2ec653d6428ae8d41/chats/session-2025-09-14T10-02-4f1c2a9e.json"
+            ));
+            let v = with_text(
+                &std::fs::read_to_string(&src).unwrap(),
+                "/messages/1/toolCalls/0/result/0/functionResponse/response/output",
+                text,
+            );
+            let out = dir.join(src.file_name().unwrap());
+            std::fs::write(&out, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+            out
+        },
+        // Never written (the app migrates it to .jsonl).
+        repair: false,
+    });
+}
+
+#[test]
+fn one_large_message_in_a_copilot_cli_session_stays_within_its_bound() {
+    check_large_store(&Large {
+        name: "Copilot CLI events.jsonl",
+        // Line 7 completes a `view` call.
+        build: |dir, text| {
+            grown_lines(
+                "fixtures/copilot-cli/home/.copilot/session-state/3c9d1e7a-58b2-4f60-9a1d-7e2b4c6f8a01/events.jsonl",
+                dir,
+                7,
+                "/data/result/content",
+                text,
+            )
+        },
+        // Report-only: no writer.
+        repair: false,
+    });
 }

@@ -24,6 +24,18 @@ pub enum Next {
     TooLong,
 }
 
+/// Room for `more` bytes in a line. A line of many MB grows fourfold at a
+/// time, not twofold: each step copies the line to a new block, and the
+/// allocator returns the old blocks to the system only some milliseconds
+/// later, so a doubling line left about its own size again in freed
+/// blocks still counted in the peak.
+fn grow(buf: &mut Vec<u8>, more: usize) {
+    const LARGE: usize = 1 << 20;
+    if buf.capacity() - buf.len() < more && buf.len() >= LARGE {
+        buf.reserve(buf.len() * 3 + more);
+    }
+}
+
 impl<R: BufRead> LineReader<R> {
     pub fn new(inner: R, max: usize) -> Self {
         LineReader {
@@ -59,6 +71,7 @@ impl<R: BufRead> LineReader<R> {
                         self.line += 1;
                         return Ok(Next::TooLong);
                     }
+                    grow(&mut self.buf, i);
                     self.buf.extend_from_slice(&chunk[..i]);
                     self.inner.consume(i + 1);
                     self.terminated = true;
@@ -70,6 +83,7 @@ impl<R: BufRead> LineReader<R> {
                         self.line += 1;
                         return Ok(Next::TooLong);
                     }
+                    grow(&mut self.buf, n);
                     self.buf.extend_from_slice(chunk);
                     self.inner.consume(n);
                 }

@@ -12,6 +12,7 @@
 //! removed or inserted event. chatfsck does not write one yet: this store
 //! is report-only.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::Path;
@@ -19,6 +20,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::records::lazy::Node;
 use super::store::{Head, Opened, Probe, Store, Writing};
 use crate::error::{Error, Result};
 use crate::model::{
@@ -108,14 +110,16 @@ impl Source for LogSource {
     }
 }
 
-/// Read every line of a JSON Lines file: `each` gets the parsed object and
-/// its location; a line that is not a JSON object is a corrupt record
-/// (torn when it is the unterminated last line and ends early).
+/// Read every line of a JSON Lines file: `each` gets the object and its
+/// location; a line that is not a JSON object is a corrupt record (torn
+/// when it is the unterminated last line and ends early). The object is
+/// read lazily where that reads as the tree: a line holding one large
+/// string (a tool's output) costs the line and the texts taken from it.
 pub(crate) fn each_line(
     path: &Path,
     limits: Limits,
     conv: &mut Conversation,
-    mut each: impl FnMut(&mut Conversation, serde_json::Map<String, Value>, Loc),
+    mut each: impl FnMut(&mut Conversation, Node<'_>, Loc),
 ) -> Result<()> {
     let file = File::open(path).map_err(|e| Error::io(path, &e))?;
     let mut lines = LineReader::new(
@@ -146,12 +150,25 @@ pub(crate) fn each_line(
             start: lines.start,
             end: lines.end(),
         };
+        if let Some(node) = Node::parse(bytes) {
+            if node.is_object() {
+                each(conv, node, loc);
+            } else {
+                conv.corrupt.push(CorruptRecord::new(
+                    loc,
+                    "is a JSON value but not an object".into(),
+                    bytes,
+                    false,
+                ));
+            }
+            continue;
+        }
         // A lone surrogate escape (an emoji cut in two) is read as
         // `JSON.parse` reads it, as U+FFFD, and noted for `lone-surrogate`.
         match super::records::record::tree_as_lenient_readers_read(bytes) {
-            Ok((Value::Object(m), lone)) => {
+            Ok((v @ Value::Object(_), lone)) => {
                 conv.note_lone_surrogates(&loc, lone);
-                each(conv, m, loc)
+                each(conv, Node::Tree(&v), loc)
             }
             Ok(_) => conv.corrupt.push(CorruptRecord::new(
                 loc,
@@ -174,14 +191,14 @@ pub(crate) fn each_line(
 }
 
 /// Tool-call arguments: an object's JSON text, or a string's content.
-pub(crate) fn arguments(v: Option<&Value>) -> Arguments {
+pub(crate) fn arguments(v: Option<Node<'_>>) -> Arguments {
     match v {
-        Some(Value::String(s)) => Arguments {
-            raw: s.clone().into(),
+        Some(v) if v.is_string() => Arguments {
+            raw: v.as_str().map(Cow::into_owned).unwrap_or_default().into(),
             encoding: ArgEncoding::JsonString,
         },
         Some(v) => Arguments {
-            raw: v.to_string().into(),
+            raw: v.to_json().into(),
             encoding: ArgEncoding::JsonValue,
         },
         None => Arguments {
@@ -191,24 +208,29 @@ pub(crate) fn arguments(v: Option<&Value>) -> Arguments {
     }
 }
 
-fn text_of(v: Option<&Value>) -> String {
+/// A member's text: a string's own (taken, not copied again where it was
+/// decoded), another value's JSON text, or nothing.
+pub(crate) fn text_of(v: Option<Node<'_>>) -> String {
     match v {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Null) | None => String::new(),
-        Some(other) => other.to_string(),
+        Some(v) if v.is_null() => String::new(),
+        Some(v) => match v.as_str() {
+            Some(s) => s.into_owned(),
+            None => v.to_json(),
+        },
+        None => String::new(),
     }
 }
 
 fn read_events(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversation> {
     let mut conv = Conversation::new(path.display().to_string(), info);
     each_line(path, limits, &mut conv, |conv, ev, loc| {
-        let ty = ev.get("type").and_then(Value::as_str).unwrap_or_default();
-        let empty = serde_json::Map::new();
-        let data = ev.get("data").and_then(Value::as_object).unwrap_or(&empty);
-        match ty {
+        let ty = ev.get("type").and_then(|t| t.as_str()).unwrap_or_default();
+        let data = ev.get("data").filter(Node::is_object);
+        let get = |key: &str| data.and_then(|d| d.get(key));
+        match ty.as_ref() {
             "session.start" => {
-                if let Some(id) = data.get("sessionId").and_then(Value::as_str) {
-                    conv.id = id.to_string();
+                if let Some(id) = get("sessionId").and_then(|i| i.as_str()) {
+                    conv.id = id.into_owned();
                 }
                 conv.meta_records += 1;
             }
@@ -216,7 +238,7 @@ fn read_events(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Con
                 let mut m = Message::new(Role::User, loc.clone());
                 m.push(
                     PartKind::Text {
-                        text: text_of(data.get("content")).into(),
+                        text: text_of(get("content")).into(),
                     },
                     loc,
                 );
@@ -224,7 +246,7 @@ fn read_events(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Con
             }
             "assistant.message" => {
                 let mut m = Message::new(Role::Assistant, loc.clone());
-                let reasoning = text_of(data.get("reasoningText"));
+                let reasoning = text_of(get("reasoningText"));
                 if !reasoning.is_empty() {
                     m.push(
                         PartKind::Thinking {
@@ -233,7 +255,7 @@ fn read_events(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Con
                         loc.clone(),
                     );
                 }
-                let content = text_of(data.get("content"));
+                let content = text_of(get("content"));
                 if !content.is_empty() {
                     m.push(
                         PartKind::Text {
@@ -242,9 +264,8 @@ fn read_events(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Con
                         loc.clone(),
                     );
                 }
-                for req in data
-                    .get("toolRequests")
-                    .and_then(Value::as_array)
+                for req in get("toolRequests")
+                    .and_then(|r| r.items())
                     .into_iter()
                     .flatten()
                 {
@@ -260,15 +281,15 @@ fn read_events(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Con
                 conv.messages.push(m);
             }
             "tool.execution_complete" => {
-                let success = data.get("success").and_then(Value::as_bool);
+                let success = get("success").and_then(|s| s.as_bool());
                 let content = match success {
-                    Some(false) => text_of(data.get("error").and_then(|e| e.get("message"))),
-                    _ => text_of(data.get("result").and_then(|r| r.get("content"))),
+                    Some(false) => text_of(get("error").and_then(|e| e.get("message"))),
+                    _ => text_of(get("result").and_then(|r| r.get("content"))),
                 };
                 let mut m = Message::new(Role::Tool, loc.clone());
                 m.push(
                     PartKind::ToolResult {
-                        call_id: text_of(data.get("toolCallId")),
+                        call_id: text_of(get("toolCallId")),
                         content: content.into(),
                         is_error: success.map(|s| !s),
                     },

@@ -39,6 +39,7 @@ use serde_json::Value;
 use super::store::{Opened, Probe, Store, Writing};
 use crate::error::{Error, Result};
 use crate::finding::Action;
+use crate::format::records::lazy::Node;
 use crate::format::records::record::{too_deep, tree_as_lenient_readers_read};
 use crate::model::{
     ArgEncoding, Arguments, Conversation, CorruptRecord, Dialect, Format, Loc, Message,
@@ -237,29 +238,34 @@ impl pipeline::Weigh for Raw {
 }
 
 /// Read a composer's rows: its document, and its bubbles in row order.
+/// The bubbles' keys are ordered alone, their values then read one by
+/// one: ordering whole rows copied a large value through SQLite's sorter
+/// several times over (about 7 MiB of memory for each MB of one bubble).
 fn fetch(conn: &rusqlite::Connection, rowid: i64, key: String) -> rusqlite::Result<Raw> {
     let composer = key.strip_prefix("composerData:").unwrap_or(&key);
-    let data: Vec<u8> = conn.query_row(
-        "SELECT value FROM cursorDiskKV WHERE rowid = ?1",
-        [rowid],
-        |r| Ok(bytes(r.get_ref(0)?)),
-    )?;
+    let mut value = conn.prepare_cached("SELECT value FROM cursorDiskKV WHERE rowid = ?1")?;
+    let data: Vec<u8> = value.query_row([rowid], |r| Ok(bytes(r.get_ref(0)?)))?;
     let lo = format!("bubbleId:{composer}:");
     let hi = format!("bubbleId:{composer};");
     let mut st = conn.prepare_cached(
-        "SELECT rowid, key, value FROM cursorDiskKV WHERE key >= ?1 AND key < ?2 ORDER BY rowid",
+        "SELECT rowid, key FROM cursorDiskKV WHERE key >= ?1 AND key < ?2 ORDER BY rowid",
     )?;
-    let bubbles: Vec<Bubble> = st
+    let keys: Vec<(i64, String)> = st
         .query_map([&lo, &hi], |r| {
-            let key = sqlite::text(r.get_ref(1)?).unwrap_or_default();
-            Ok(Bubble {
-                rowid: r.get(0)?,
-                id: key[lo.len()..].to_string(),
-                key,
-                value: bytes(r.get_ref(2)?),
-            })
+            Ok((r.get(0)?, sqlite::text(r.get_ref(1)?).unwrap_or_default()))
         })?
         .collect::<rusqlite::Result<_>>()?;
+    let mut bubbles = Vec::with_capacity(keys.len());
+    for (rowid, key) in keys {
+        // A row gone meanwhile cannot be: the reader holds its snapshot.
+        let value = value.query_row([rowid], |r| Ok(bytes(r.get_ref(0)?)))?;
+        bubbles.push(Bubble {
+            rowid,
+            id: key[lo.len()..].to_string(),
+            key,
+            value,
+        });
+    }
     Ok(Raw {
         rowid,
         key,
@@ -434,19 +440,28 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for MapOnly<T> {
     }
 }
 
+/// A bubble this large is not read the quick way.
+const LARGE_BUBBLE: usize = 1 << 20;
+
 /// The fields of a bubble read the quick way (sonic-rs, into [`Doc`]), or
 /// `None` where that reading could differ from the tree's
 /// ([`fields_of_tree`], serde_json's): text that is not UTF-8, holds a
 /// control character or a `\u` escape anywhere (sonic-rs does not check
 /// what it skips; the tree's lenient reading notes a lone surrogate), or
 /// nests deeper than serde_json reads; a member of another type than
-/// expected, a repeated member (the tree keeps the last), or a bubble
-/// that is not an object. Those go to the tree. Cursor writes compact
+/// expected, a repeated member (the tree keeps the last), a bubble that
+/// is not an object, or one over [`LARGE_BUBBLE`] (read lazily). Those go to the tree. Cursor writes compact
 /// JSON with its text as UTF-8: nearly every bubble is read the quick way.
 /// One difference is left, in the real client's favour: a number beyond
 /// a double's range (`1e999`) in a member no message is built from, which
 /// `JSON.parse` reads and serde_json refuses, is read.
 fn quick_fields(bytes: &[u8]) -> Option<Fields<'_>> {
+    // A bubble of many MB goes to the lazy reading: sonic-rs decodes a
+    // string with escapes through buffers of its own, a few times the
+    // string's size.
+    if bytes.len() > LARGE_BUBBLE {
+        return None;
+    }
     let text = std::str::from_utf8(bytes).ok()?;
     if !text.starts_with('{')
         || bytes.iter().any(|&b| b < 0x20)
@@ -466,12 +481,19 @@ fn quick_fields(bytes: &[u8]) -> Option<Fields<'_>> {
 
 /// The fields of a bubble read as a tree, as Cursor's `JSON.parse` reads
 /// it.
+#[cfg(test)]
 fn fields_of_tree(v: &Value) -> Fields<'_> {
-    fn s<'a>(v: &'a Value, key: &str) -> Option<Cow<'a, str>> {
-        str_of(v, key).map(Cow::Borrowed)
+    fields_of(Node::Tree(v))
+}
+
+/// The fields of a bubble read lazily (where that reads as the tree) or
+/// as a tree.
+fn fields_of(v: Node<'_>) -> Fields<'_> {
+    fn s<'a>(v: Node<'a>, key: &str) -> Option<Cow<'a, str>> {
+        v.get(key).and_then(|s| s.as_str())
     }
     Fields {
-        kind: v.get("type").and_then(Value::as_i64),
+        kind: v.get("type").and_then(|t| t.as_i64()),
         text: s(v, "text"),
         thinking: v.get("thinking").and_then(|t| s(t, "text")),
         tool: v
@@ -494,6 +516,11 @@ fn add_bubble(conv: &mut Conversation, b: &Bubble, run_open: &mut bool) {
     let at = loc(&b.key, b.rowid);
     if let Some(f) = quick_fields(&b.value) {
         return add_fields(conv, f, at, run_open);
+    }
+    // Escapes or control characters sonic-rs is not trusted with (a
+    // terminal's output): read lazily where that reads as the tree.
+    if let Some(node) = Node::parse(&b.value).filter(Node::is_object) {
+        return add_fields(conv, fields_of(node), at, run_open);
     }
     let v: Value = match tree_as_lenient_readers_read(&b.value) {
         Ok((v @ Value::Object(_), lone)) => {
@@ -519,7 +546,12 @@ fn add_bubble(conv: &mut Conversation, b: &Bubble, run_open: &mut bool) {
             return;
         }
     };
-    add_fields(conv, fields_of_tree(&v), at, run_open);
+    add_fields(conv, fields_of(Node::Tree(&v)), at, run_open);
+}
+
+/// A text taken, not copied where it was decoded.
+fn owned(t: Option<Cow<'_, str>>) -> String {
+    t.map(Cow::into_owned).unwrap_or_default()
 }
 
 fn add_fields(conv: &mut Conversation, f: Fields<'_>, at: Loc, run_open: &mut bool) {
@@ -529,7 +561,7 @@ fn add_fields(conv: &mut Conversation, f: Fields<'_>, at: Loc, run_open: &mut bo
             let mut m = Message::new(Role::User, at.clone());
             m.push(
                 PartKind::Text {
-                    text: f.text.as_deref().unwrap_or("").into(),
+                    text: owned(f.text).into(),
                 },
                 at,
             );
@@ -542,11 +574,21 @@ fn add_fields(conv: &mut Conversation, f: Fields<'_>, at: Loc, run_open: &mut bo
                 *run_open = true;
             }
             let m = conv.messages.last_mut().expect("a run has its message");
-            if let Some(t) = f.thinking.as_deref() {
-                m.push(PartKind::Thinking { text: t.into() }, at.clone());
+            if let Some(t) = f.thinking {
+                m.push(
+                    PartKind::Thinking {
+                        text: t.into_owned().into(),
+                    },
+                    at.clone(),
+                );
             }
-            if let Some(t) = f.text.as_deref().filter(|t| !t.is_empty()) {
-                m.push(PartKind::Text { text: t.into() }, at.clone());
+            if let Some(t) = f.text.filter(|t| !t.is_empty()) {
+                m.push(
+                    PartKind::Text {
+                        text: t.into_owned().into(),
+                    },
+                    at.clone(),
+                );
             }
             if let Some(tool) = f.tool {
                 let id = tool.call_id.as_deref().unwrap_or("").to_string();
@@ -571,7 +613,7 @@ fn add_fields(conv: &mut Conversation, f: Fields<'_>, at: Loc, run_open: &mut bo
                     m.push(
                         PartKind::ToolResult {
                             call_id: id,
-                            content: tool.result.as_deref().unwrap_or("").into(),
+                            content: owned(tool.result).into(),
                             is_error: Some(status == "error"),
                         },
                         at,
@@ -653,7 +695,21 @@ mod tests {
             let (tree, lone) = tree_as_lenient_readers_read(text.as_bytes()).unwrap();
             assert_eq!(lone, 0);
             assert_eq!(quick, fields_of_tree(&tree), "{text}");
+            // The lazy reading (a bubble over a MiB) reads it so too.
+            let lazy = Node::parse(text.as_bytes()).unwrap_or_else(|| panic!("{text}"));
+            assert_eq!(fields_of(lazy), fields_of_tree(&tree), "{text}");
         }
+        // A bubble over a MiB is read lazily, as the tree reads it.
+        let big = format!(
+            r#"{{"type":2,"toolFormerData":{{"toolCallId":"t","status":"completed","result":"{}"}}}}"#,
+            r#"a \"b\"\n"#.repeat(LARGE_BUBBLE / 4)
+        );
+        assert!(quick_fields(big.as_bytes()).is_none());
+        let (tree, _) = tree_as_lenient_readers_read(big.as_bytes()).unwrap();
+        assert_eq!(
+            fields_of(Node::parse(big.as_bytes()).unwrap()),
+            fields_of_tree(&tree)
+        );
         for text in left {
             assert_eq!(quick_fields(text.as_bytes()), None, "{text}");
         }

@@ -11,6 +11,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::error::{Error, Result};
+use crate::format::records::lazy::Node;
 use crate::format::records::record::replace_lone_surrogates;
 use crate::model::{CorruptRecord, Format, Loc};
 use crate::source::Limits;
@@ -23,12 +24,43 @@ pub struct Record {
     pub id: String,
     /// The record's JSON text, verbatim as the file holds it.
     pub raw: String,
-    pub value: Value,
+    /// The value as a tree where reading `raw` lazily could read it
+    /// otherwise ([`Node::parse`]); else `raw` is the value, read lazily:
+    /// a tree of a record holding a tool's output of many MB cost that
+    /// output three times over.
+    tree: Option<Value>,
     /// The line (JSONL) or array element (legacy JSON) holding the value:
     /// for an element of `$set.messages`, the element's own bytes.
     pub loc: Loc,
     /// Its position in a `$set.messages` (or legacy `messages`) array.
     pub element: Option<usize>,
+}
+
+impl Record {
+    /// The record's value.
+    pub fn node(&self) -> Node<'_> {
+        static NULL: Value = Value::Null;
+        match &self.tree {
+            Some(v) => Node::Tree(v),
+            None => Node::parse(self.raw.as_bytes()).unwrap_or(Node::Tree(&NULL)),
+        }
+    }
+
+    /// The record's value as a tree of its own (to change it).
+    pub fn value(&self) -> Value {
+        match &self.tree {
+            Some(v) => v.clone(),
+            None => self.node().to_value(),
+        }
+    }
+}
+
+/// The tree of `raw`, where it cannot be read lazily.
+fn tree_of(raw: &str) -> Option<Value> {
+    match Node::parse(raw.as_bytes()) {
+        Some(_) => None,
+        None => Some(serde_json::from_str(raw).unwrap_or(Value::Null)),
+    }
 }
 
 /// What the loader leaves of a recording.
@@ -94,12 +126,16 @@ pub fn is_project_hash(v: Option<&Value>) -> bool {
 }
 
 /// A metadata object: string `sessionId` and a 64-hex `projectHash`.
-pub fn is_metadata(v: &Value) -> bool {
-    v.get("sessionId").is_some_and(Value::is_string) && is_project_hash(v.get("projectHash"))
+pub fn is_metadata(v: Node<'_>) -> bool {
+    v.get("sessionId").is_some_and(|s| s.is_string())
+        && v.get("projectHash")
+            .is_some_and(|h| is_project_hash(Some(&h.to_value())))
 }
 
-fn string_id(v: &Value) -> Option<String> {
-    v.get("id").and_then(Value::as_str).map(str::to_string)
+fn string_id(v: Node<'_>) -> Option<String> {
+    v.get("id")
+        .and_then(|i| i.as_str())
+        .map(std::borrow::Cow::into_owned)
 }
 
 /// Load a recording: a JSONL file, or (when no line is a metadata object)
@@ -135,6 +171,12 @@ pub fn load(path: &Path, limits: Limits) -> Result<Loaded> {
             end: lines.end(),
         };
         if lines.buf.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        // Read lazily where that reads as the tree (see `Record::tree`).
+        if Node::parse(&lines.buf).is_some() {
+            let raw = String::from_utf8_lossy(&lines.buf).into_owned();
+            apply(&mut map, &mut out, &mut metadata, raw, None, loc);
             continue;
         }
         // Node reads the file as UTF-8 text, each byte sequence that is not
@@ -180,11 +222,14 @@ pub fn load(path: &Path, limits: Limits) -> Result<Loaded> {
             }
             None => String::from_utf8_lossy(&lines.buf).into_owned(),
         };
-        apply(&mut map, &mut out, &mut metadata, value, raw, loc);
+        apply(&mut map, &mut out, &mut metadata, raw, Some(value), loc);
     }
     if !metadata || out.legacy {
         // No line was a metadata object: the legacy single-document form
-        // (`loadLegacyConversationRecord`).
+        // (`loadLegacyConversationRecord`). What the lines held goes
+        // first: a pretty-printed document's long line, read as a line
+        // and kept as a corrupt one, was the document's size twice over.
+        drop((lines, pending_corrupt, map));
         return load_document(path, limits);
     }
     for (loc, reason, raw, torn) in pending_corrupt {
@@ -200,65 +245,70 @@ fn apply(
     map: &mut Ordered,
     out: &mut Loaded,
     metadata: &mut bool,
-    value: Value,
     raw: String,
+    tree: Option<Value>,
     loc: Loc,
 ) {
-    if is_metadata(&value) {
+    let rec = Record {
+        id: String::new(),
+        raw,
+        tree,
+        loc,
+        element: None,
+    };
+    let value = rec.node();
+    if is_metadata(value) {
         *metadata = true;
-        if value.get("messages").is_some_and(Value::is_array) {
+        if value.get("messages").is_some_and(|m| m.is_array()) {
             // A legacy document written on one line.
             out.legacy = true;
         }
         out.session_id = value
             .get("sessionId")
-            .and_then(Value::as_str)
-            .map(str::to_string);
+            .and_then(|s| s.as_str())
+            .map(std::borrow::Cow::into_owned);
         out.meta += 1;
         return;
     }
     if let Some(target) = value.get("$rewindTo") {
         out.meta += 1;
-        map.rewind(target.as_str().unwrap_or(""));
+        map.rewind(target.as_str().as_deref().unwrap_or(""));
         return;
     }
     if let Some(set) = value.get("$set") {
         out.meta += 1;
-        if let Some(sid) = set.get("sessionId").and_then(Value::as_str) {
-            out.session_id = Some(sid.to_string());
+        if let Some(sid) = set.get("sessionId").and_then(|s| s.as_str()) {
+            out.session_id = Some(sid.into_owned());
         }
-        if set.get("messages").is_some_and(Value::is_array) {
+        if set.get("messages").is_some_and(|m| m.is_array()) {
             map.clear();
-            for (element, (raw, value, loc)) in set_elements(&raw, &loc).into_iter().enumerate() {
-                if let Some(id) = string_id(&value) {
-                    map.put(Record {
-                        id,
-                        raw,
-                        value,
-                        loc,
-                        element: Some(element),
-                    });
+            for (element, (raw, loc)) in set_elements(&rec.raw, &rec.loc).into_iter().enumerate() {
+                let tree = tree_of(&raw);
+                let mut el = Record {
+                    id: String::new(),
+                    raw,
+                    tree,
+                    loc,
+                    element: Some(element),
+                };
+                if let Some(id) = string_id(el.node()) {
+                    el.id = id;
+                    map.put(el);
                 }
             }
         }
         return;
     }
-    match string_id(&value) {
-        Some(id) => map.put(Record {
-            id,
-            raw,
-            value,
-            loc,
-            element: None,
-        }),
+    match string_id(value) {
+        Some(id) => map.put(Record { id, ..rec }),
         // An object the loader does not recognise: neither sent nor kept.
         None => out.meta += 1,
     }
 }
 
-/// The elements of a `$set.messages` line: verbatim text, value, and the
-/// element's own byte range on that line.
-fn set_elements(raw: &str, loc: &Loc) -> Vec<(String, Value, Loc)> {
+/// The elements of a `$set.messages` line that parse: verbatim text, and
+/// the element's own byte range on that line.
+fn set_elements(raw: &str, loc: &Loc) -> Vec<(String, Loc)> {
     #[derive(serde::Deserialize)]
     struct Set<'a> {
         #[serde(rename = "$set", borrow)]
@@ -284,10 +334,13 @@ fn set_elements(raw: &str, loc: &Loc) -> Vec<(String, Value, Loc)> {
         .filter_map(|el| {
             let text = el.get();
             let off = (text.as_ptr() as usize - base) as u64;
-            let value = serde_json::from_str(text).ok()?;
+            // An element that does not parse is left out (checked as a
+            // tree only where the lazy reading could read otherwise).
+            if Node::parse(text.as_bytes()).is_none() {
+                serde_json::from_str::<Value>(text).ok()?;
+            }
             Some((
                 text.to_string(),
-                value,
                 Loc::Line {
                     line,
                     start: start + off,
@@ -324,13 +377,21 @@ fn load_document(path: &Path, limits: Limits) -> Result<Loaded> {
         #[serde(default, borrow)]
         messages: Option<Vec<&'a RawValue>>,
     }
-    let whole: Value = serde_json::from_str(text).map_err(|e| {
-        Error::input(
-            path,
-            format!("is a Gemini CLI recording that does not parse as JSON ({e})"),
-        )
-    })?;
-    if !is_metadata(&whole) {
+    // The document is read lazily where that reads as the tree.
+    let whole: Value;
+    let node = match Node::parse(text.as_bytes()) {
+        Some(n) => n,
+        None => {
+            whole = serde_json::from_str(text).map_err(|e| {
+                Error::input(
+                    path,
+                    format!("is a Gemini CLI recording that does not parse as JSON ({e})"),
+                )
+            })?;
+            Node::Tree(&whole)
+        }
+    };
+    if !is_metadata(node) {
         return Err(Error::not_history(
             path,
             "has no Gemini CLI metadata (`sessionId` and `projectHash`)",
@@ -353,19 +414,20 @@ fn load_document(path: &Path, limits: Limits) -> Result<Loaded> {
         let start = raw.as_ptr() as usize - base;
         line += data[counted..start].iter().filter(|&&b| b == b'\n').count() as u64;
         counted = start;
-        let value: Value = serde_json::from_str(raw).unwrap_or(Value::Null);
-        if let Some(id) = string_id(&value) {
-            map.put(Record {
-                id,
-                raw: raw.to_string(),
-                value,
-                loc: Loc::Line {
-                    line,
-                    start: start as u64,
-                    end: (start + raw.len()) as u64,
-                },
-                element: Some(element),
-            });
+        let mut rec = Record {
+            id: String::new(),
+            raw: raw.to_string(),
+            tree: tree_of(raw),
+            loc: Loc::Line {
+                line,
+                start: start as u64,
+                end: (start + raw.len()) as u64,
+            },
+            element: Some(element),
+        };
+        if let Some(id) = string_id(rec.node()) {
+            rec.id = id;
+            map.put(rec);
         }
     }
     Ok(Loaded {
@@ -388,7 +450,7 @@ mod tests {
         Record {
             id: id.into(),
             raw: String::new(),
-            value: Value::Null,
+            tree: Some(Value::Null),
             loc: Loc::Line {
                 line: 1,
                 start: 0,

@@ -24,6 +24,7 @@ use std::sync::Arc;
 use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
+use super::records::lazy::Node;
 use super::store::{Head, Opened, Probe, Store, Writing};
 use crate::error::Result;
 use crate::finding::Action;
@@ -76,9 +77,9 @@ fn supports(_: Dialect, a: &Action) -> bool {
 /// metadata object (string `sessionId`, 64-hex `projectHash`) without a
 /// `messages` array.
 fn detect(head: &Head<'_>) -> Result<bool> {
-    Ok(head
-        .first_value()
-        .is_some_and(|v| load::is_metadata(v) && !v.get("messages").is_some_and(Value::is_array)))
+    Ok(head.first_value().is_some_and(|v| {
+        load::is_metadata(Node::Tree(v)) && !v.get("messages").is_some_and(Value::is_array)
+    }))
 }
 
 /// A legacy recording: one JSON object whose top-level keys hold the
@@ -89,7 +90,9 @@ fn detect_legacy(head: &Head<'_>) -> Result<bool> {
         return Ok(false);
     }
     Ok(match head.first_value() {
-        Some(v) => load::is_metadata(v) && v.get("messages").is_some_and(Value::is_array),
+        Some(v) => {
+            load::is_metadata(Node::Tree(v)) && v.get("messages").is_some_and(Value::is_array)
+        }
         None => legacy_head(bytes),
     })
 }

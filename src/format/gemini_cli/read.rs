@@ -16,9 +16,10 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use serde_json::Value;
+use std::borrow::Cow;
 
 use super::load::{Loaded, Record};
+use crate::format::records::lazy::Node;
 use crate::model::{
     ArgEncoding, Arguments, Conversation, Loc, Message, PartKind, Role, Signatures, Slot,
     SourceInfo, Text,
@@ -31,23 +32,24 @@ pub fn conversation(loaded: Loaded, info: Arc<SourceInfo>) -> Conversation {
     let mut sigs = Signatures::default();
     let records = &loaded.records;
     for (i, rec) in records.iter().enumerate() {
-        match kind(rec) {
-            "user" if replayed(&rec.value) => {
+        match kind(rec).as_ref() {
+            "user" if replayed(rec.node()) => {
                 let mut m = Message::new(Role::User, rec.loc.clone());
-                content_parts(&rec.value, &rec.loc, &mut m, &mut Vec::new());
+                content_parts(rec.node(), &rec.loc, &mut m, &mut Vec::new());
                 conv.messages.push(m);
             }
             "gemini" => {
                 let pos = conv.messages.len();
                 let mut m = Message::new(Role::Assistant, rec.loc.clone());
                 let mut signed = Vec::new();
-                if is_part_form(rec.value.get("content")) {
-                    content_parts(&rec.value, &rec.loc, &mut m, &mut signed);
+                let value = rec.node();
+                if is_part_form(value.get("content")) {
+                    content_parts(value, &rec.loc, &mut m, &mut signed);
                 } else {
                     legacy_parts(rec, &answered_after(records, i), &mut m);
                 }
-                if let Some(model) = rec.value.get("model").and_then(Value::as_str) {
-                    sigs.models.insert(pos, model.to_string());
+                if let Some(model) = value.get("model").and_then(|m| m.as_str()) {
+                    sigs.models.insert(pos, model.into_owned());
                 }
                 sigs.signed.extend(signed.into_iter().map(|p| (pos, p)));
                 conv.messages.push(m);
@@ -68,21 +70,24 @@ pub fn conversation(loaded: Loaded, info: Arc<SourceInfo>) -> Conversation {
     conv
 }
 
-pub fn kind(rec: &Record) -> &str {
-    rec.value.get("type").and_then(Value::as_str).unwrap_or("")
+pub fn kind(rec: &Record) -> Cow<'_, str> {
+    rec.node()
+        .get("type")
+        .and_then(|t| t.as_str())
+        .unwrap_or_default()
 }
 
 /// `convertSessionToClientHistory` skips user records whose text is empty
 /// or starts with `/`, `?`, `<session_context>` or `<hook_context>`.
-pub fn replayed(v: &Value) -> bool {
+pub fn replayed(v: Node<'_>) -> bool {
     let first = match v.get("content") {
-        Some(Value::String(s)) => Some(s.as_str()),
-        Some(Value::Array(a)) => match a.first() {
+        Some(s) if s.is_string() => head(s),
+        Some(a) if a.is_array() => match a.items().unwrap_or_default().first() {
             None => return false,
-            Some(Value::String(s)) => Some(s.as_str()),
-            Some(p) => p.get("text").and_then(Value::as_str),
+            Some(s) if s.is_string() => head(*s),
+            Some(p) => p.get("text").and_then(head),
         },
-        Some(p @ Value::Object(_)) => p.get("text").and_then(Value::as_str),
+        Some(p) if p.is_object() => p.get("text").and_then(head),
         _ => return false,
     };
     let Some(text) = first else {
@@ -94,7 +99,7 @@ pub fn replayed(v: &Value) -> bool {
         // Empty only when no other part holds anything.
         return v
             .get("content")
-            .and_then(Value::as_array)
+            .and_then(|c| c.items())
             .is_some_and(|a| a.len() > 1);
     }
     !(t.starts_with('/')
@@ -103,14 +108,25 @@ pub fn replayed(v: &Value) -> bool {
         || t.starts_with("<hook_context>"))
 }
 
+/// The start of a text, as far as [`replayed`] looks: a prompt of many MB
+/// is not decoded twice.
+fn head(s: Node<'_>) -> Option<Cow<'_, str>> {
+    let h = s.str_head(64 * 1024)?;
+    if h.trim_start().is_empty() {
+        s.as_str()
+    } else {
+        Some(h)
+    }
+}
+
 /// Part[] content that already holds calls or thoughts is sent as it is.
-fn is_part_form(content: Option<&Value>) -> bool {
-    let is_rich = |p: &Value| {
-        p.get("functionCall").is_some() || p.get("thought").and_then(Value::as_bool) == Some(true)
+fn is_part_form(content: Option<Node<'_>>) -> bool {
+    let is_rich = |p: &Node<'_>| {
+        p.get("functionCall").is_some() || p.get("thought").and_then(|t| t.as_bool()) == Some(true)
     };
     match content {
-        Some(Value::Array(a)) => a.iter().any(is_rich),
-        Some(p @ Value::Object(_)) => is_rich(p),
+        Some(a) if a.is_array() => a.items().unwrap_or_default().iter().any(is_rich),
+        Some(p) if p.is_object() => is_rich(&p),
         _ => false,
     }
 }
@@ -120,16 +136,16 @@ fn is_part_form(content: Option<&Value>) -> bool {
 fn answered_after(records: &[Record], i: usize) -> HashSet<String> {
     let mut ids = HashSet::new();
     for rec in &records[i + 1..] {
-        match kind(rec) {
+        match kind(rec).as_ref() {
             "info" | "error" | "warning" => continue,
             "user" => {
-                for p in parts_of(rec.value.get("content")) {
+                for p in parts_of(rec.node().get("content")) {
                     if let Some(id) = p
                         .get("functionResponse")
                         .and_then(|r| r.get("id"))
-                        .and_then(Value::as_str)
+                        .and_then(|i| i.as_str())
                     {
-                        ids.insert(id.to_string());
+                        ids.insert(id.into_owned());
                     }
                 }
             }
@@ -139,31 +155,31 @@ fn answered_after(records: &[Record], i: usize) -> HashSet<String> {
     ids
 }
 
-fn parts_of(content: Option<&Value>) -> Vec<&Value> {
+fn parts_of(content: Option<Node<'_>>) -> Vec<Node<'_>> {
     match content {
-        Some(Value::Array(a)) => a.iter().collect(),
-        Some(v @ (Value::Object(_) | Value::String(_))) => vec![v],
+        Some(a) if a.is_array() => a.items().unwrap_or_default(),
+        Some(v) if v.is_object() || v.is_string() => vec![v],
         _ => Vec::new(),
     }
 }
 
 /// `content` as parts: a string, one Part, or Part[]. `signed` gets the
 /// positions of function calls that carry a `thoughtSignature`.
-fn content_parts(v: &Value, loc: &Loc, m: &mut Message, signed: &mut Vec<usize>) {
+fn content_parts(v: Node<'_>, loc: &Loc, m: &mut Message, signed: &mut Vec<usize>) {
     match v.get("content") {
-        Some(Value::Array(a)) => {
-            for (k, p) in a.iter().enumerate() {
+        Some(a) if a.is_array() => {
+            for (k, p) in a.items().unwrap_or_default().into_iter().enumerate() {
                 push_part(p, loc, Slot::Item("content", k), m, signed);
             }
         }
-        Some(p @ (Value::Object(_) | Value::String(_))) => {
+        Some(p) if p.is_object() || p.is_string() => {
             push_part(p, loc, Slot::Whole("content"), m, signed)
         }
         _ => {}
     }
 }
 
-fn push_part(p: &Value, loc: &Loc, slot: Slot, m: &mut Message, signed: &mut Vec<usize>) {
+fn push_part(p: Node<'_>, loc: &Loc, slot: Slot, m: &mut Message, signed: &mut Vec<usize>) {
     let kind = part_kind(p, None);
     if matches!(kind, PartKind::ToolCall { .. }) && p.get("thoughtSignature").is_some() {
         signed.push(m.parts.len());
@@ -179,34 +195,34 @@ fn slot_is_whole(slot: Slot) -> bool {
 }
 
 /// One Gemini `Part`. `call` names the call a bare string result answers.
-fn part_kind(p: &Value, call: Option<(&str, &str)>) -> PartKind {
-    if let Value::String(s) = p {
+fn part_kind(p: Node<'_>, call: Option<(&str, &str)>) -> PartKind {
+    if let Some(s) = p.as_str() {
         return match call {
             Some((id, _)) => PartKind::ToolResult {
                 call_id: id.to_string(),
-                content: Text::from(s.as_str()),
+                content: Text::from(s.into_owned()),
                 is_error: None,
             },
             None => PartKind::Text {
-                text: Text::from(s.as_str()),
+                text: Text::from(s.into_owned()),
             },
         };
     }
-    if let Some(text) = p.get("text").and_then(Value::as_str) {
-        return if p.get("thought").and_then(Value::as_bool) == Some(true) {
+    if let Some(text) = p.get("text").and_then(|t| t.as_str()) {
+        return if p.get("thought").and_then(|t| t.as_bool()) == Some(true) {
             PartKind::Thinking {
-                text: Text::from(text),
+                text: Text::from(text.into_owned()),
             }
         } else {
             PartKind::Text {
-                text: Text::from(text),
+                text: Text::from(text.into_owned()),
             }
         };
     }
     if let Some(fc) = p.get("functionCall") {
         let raw = fc
             .get("args")
-            .map(|a| serde_json::to_string(a).unwrap_or_default())
+            .map(|a| a.to_json())
             .unwrap_or_else(|| "{}".to_string());
         return PartKind::ToolCall {
             id: str_of(fc, "id"),
@@ -219,11 +235,12 @@ fn part_kind(p: &Value, call: Option<(&str, &str)>) -> PartKind {
     }
     if let Some(fr) = p.get("functionResponse") {
         let response = fr.get("response");
-        let content = match response.and_then(|r| r.get("output")) {
-            Some(Value::String(s)) => s.clone(),
-            _ => response
-                .map(|r| serde_json::to_string(r).unwrap_or_default())
-                .unwrap_or_default(),
+        let content = match response
+            .and_then(|r| r.get("output"))
+            .and_then(|o| o.as_str())
+        {
+            Some(s) => s.into_owned(),
+            _ => response.map(|r| r.to_json()).unwrap_or_default(),
         };
         return PartKind::ToolResult {
             call_id: str_of(fr, "id"),
@@ -238,18 +255,18 @@ fn part_kind(p: &Value, call: Option<(&str, &str)>) -> PartKind {
         "codeExecutionResult",
     ]
     .into_iter()
-    .find(|k| p.get(*k).is_some())
+    .find(|k| p.get(k).is_some())
     .unwrap_or("part");
     PartKind::Other {
         kind: kind.to_string(),
     }
 }
 
-fn str_of(v: &Value, key: &str) -> String {
+fn str_of(v: Node<'_>, key: &str) -> String {
     v.get(key)
-        .and_then(Value::as_str)
+        .and_then(|s| s.as_str())
+        .map(Cow::into_owned)
         .unwrap_or_default()
-        .to_string()
 }
 
 /// A legacy-form `gemini` record, as `convertSessionToClientHistory`
@@ -257,13 +274,19 @@ fn str_of(v: &Value, key: &str) -> String {
 /// user records do not already hold.
 fn legacy_parts(rec: &Record, answered: &HashSet<String>, m: &mut Message) {
     let loc = &rec.loc;
-    let v = &rec.value;
-    if let Some(thoughts) = v.get("thoughts").and_then(Value::as_array) {
-        for (k, t) in thoughts.iter().enumerate() {
-            let subject = t.get("subject").and_then(Value::as_str).unwrap_or("");
-            let description = t.get("description").and_then(Value::as_str).unwrap_or("");
+    let v = rec.node();
+    if let Some(thoughts) = v.get("thoughts").and_then(|t| t.items()) {
+        for (k, t) in thoughts.into_iter().enumerate() {
+            let subject = t
+                .get("subject")
+                .and_then(|s| s.as_str())
+                .unwrap_or_default();
+            let description = t
+                .get("description")
+                .and_then(|s| s.as_str())
+                .unwrap_or_default();
             let text = if subject.is_empty() {
-                description.to_string()
+                description.into_owned()
             } else {
                 format!("**{subject}** {description}")
             };
@@ -279,13 +302,13 @@ fn legacy_parts(rec: &Record, answered: &HashSet<String>, m: &mut Message) {
     content_parts(v, loc, m, &mut Vec::new());
     let calls = v
         .get("toolCalls")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
+        .and_then(|c| c.items())
         .unwrap_or_default();
     for (k, call) in calls.iter().enumerate() {
+        let call = *call;
         let raw = call
             .get("args")
-            .map(|a| serde_json::to_string(a).unwrap_or_default())
+            .map(|a| a.to_json())
             .unwrap_or_else(|| "{}".to_string());
         m.push_at(
             PartKind::ToolCall {
@@ -301,15 +324,17 @@ fn legacy_parts(rec: &Record, answered: &HashSet<String>, m: &mut Message) {
         );
     }
     for (k, call) in calls.iter().enumerate() {
+        let call = *call;
         let id = str_of(call, "id");
         let name = str_of(call, "name");
         if answered.contains(&id) {
             continue;
         }
-        let results: Vec<&Value> = match call.get("result") {
-            None | Some(Value::Null) | Some(Value::Bool(false)) => continue,
-            Some(Value::String(s)) if s.is_empty() => continue,
-            Some(Value::Array(a)) => a.iter().collect(),
+        let results: Vec<Node<'_>> = match call.get("result") {
+            None => continue,
+            Some(r) if r.is_null() || r.as_bool() == Some(false) => continue,
+            Some(r) if r.is_empty_str() => continue,
+            Some(r) if r.is_array() => r.items().unwrap_or_default(),
             Some(r) => vec![r],
         };
         for r in results {

@@ -71,7 +71,7 @@ struct Slotted {
 
 impl Slotted {
     fn value_mut(&mut self) -> &mut Value {
-        self.value.get_or_insert_with(|| self.rec.value.clone())
+        self.value.get_or_insert_with(|| self.rec.value())
     }
 }
 
@@ -110,7 +110,7 @@ impl Writer for GeminiWriter {
             .enumerate()
             .filter(|(_, r)| {
                 let k = read::kind(r);
-                k == "gemini" || (k == "user" && read::replayed(&r.value))
+                k == "gemini" || (k == "user" && read::replayed(r.node()))
             })
             .map(|(i, _)| i)
             .collect();
@@ -332,8 +332,8 @@ impl Writer for GeminiWriter {
             let id = format!("{}-chatfsck-response", s.rec.id);
             let mut record = serde_json::Map::new();
             record.insert("id".into(), Value::String(id));
-            if let Some(ts) = s.rec.value.get("timestamp") {
-                record.insert("timestamp".into(), ts.clone());
+            if let Some(ts) = s.rec.node().get("timestamp") {
+                record.insert("timestamp".into(), ts.to_value());
             }
             record.insert("type".into(), Value::String("user".into()));
             record.insert(

@@ -19,6 +19,7 @@
 //! goose silently drops them. Every message and part points at its row
 //! (`messages`, key and rowid = `id`).
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -26,6 +27,7 @@ use serde_json::Value;
 
 use super::writer;
 use crate::error::Result;
+use crate::format::records::lazy::Node;
 use crate::format::store::{Opened, Probe, Store, Writing};
 use crate::model::{
     ArgEncoding, Arguments, Conversation, CorruptRecord, Dialect, Format, Loc, Message, Name,
@@ -90,7 +92,10 @@ pub struct Sessions {
     info: Arc<SourceInfo>,
     snap: Snapshot,
     ids: std::vec::IntoIter<String>,
-    sql: String,
+    /// A session's row ids in goose's order.
+    order: String,
+    /// One row's role, content and metadata.
+    row: String,
 }
 
 pub fn open(path: &Path, snap: Snapshot) -> Result<Sessions> {
@@ -99,14 +104,21 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Sessions> {
         format: Format::SqliteTable,
         dialect: Dialect::Goose,
     });
-    let read = || -> rusqlite::Result<(Vec<String>, String)> {
+    let read = || -> rusqlite::Result<(Vec<String>, String, String)> {
         let meta = sqlite::columns(&snap.conn, TABLE)?
             .iter()
             .any(|c| c == "metadata_json");
-        let sql = format!(
-            "SELECT id, role, content_json, {} FROM messages WHERE session_id = ?1 ORDER BY {}, id",
-            if meta { "metadata_json" } else { "NULL" },
+        // The rows are ordered by their ids alone, then read one by one:
+        // sorting whole rows copied a large `content_json` through
+        // SQLite's sorter several times over (about 9 MiB of memory for
+        // each MB of one message).
+        let order = format!(
+            "SELECT id FROM messages WHERE session_id = ?1 ORDER BY {}, id",
             order_column(&snap.conn)?
+        );
+        let row = format!(
+            "SELECT role, content_json, {} FROM messages WHERE id = ?1",
+            if meta { "metadata_json" } else { "NULL" },
         );
         // Every session that has messages.
         let mut st = snap
@@ -116,15 +128,16 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Sessions> {
         let ids = rows
             .filter_map(|r| r.transpose())
             .collect::<rusqlite::Result<_>>()?;
-        Ok((ids, sql))
+        Ok((ids, order, row))
     };
-    let (ids, sql) = read().map_err(sqlite::error_of(path))?;
+    let (ids, order, row) = read().map_err(sqlite::error_of(path))?;
     Ok(Sessions {
         path: path.to_path_buf(),
         info,
         snap,
         ids: ids.into_iter(),
-        sql,
+        order,
+        row,
     })
 }
 
@@ -136,7 +149,7 @@ impl Source for Sessions {
     fn next_conversation(&mut self) -> Option<Result<Conversation>> {
         let id = self.ids.next()?;
         Some(
-            read_session(&self.snap.conn, &self.sql, &id, &self.info)
+            read_session(&self.snap.conn, (&self.order, &self.row), &id, &self.info)
                 .map_err(sqlite::error_of(&self.path)),
         )
     }
@@ -150,123 +163,156 @@ pub fn loc(id: i64) -> Loc {
     }
 }
 
-fn bytes(v: rusqlite::types::ValueRef<'_>) -> Vec<u8> {
+/// A row's bytes, borrowed from SQLite's own copy of the value.
+fn bytes<'a>(v: rusqlite::types::ValueRef<'a>) -> Cow<'a, [u8]> {
     match v {
-        rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => t.to_vec(),
-        other => sqlite::text(other).unwrap_or_default().into_bytes(),
+        rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => Cow::Borrowed(t),
+        other => Cow::Owned(sqlite::text(other).unwrap_or_default().into_bytes()),
     }
 }
 
 fn read_session(
     conn: &rusqlite::Connection,
-    sql: &str,
+    (order, row): (&str, &str),
     session: &str,
     info: &Arc<SourceInfo>,
 ) -> rusqlite::Result<Conversation> {
     let mut conv = Conversation::new(session, info.clone());
-    let mut st = conn.prepare_cached(sql)?;
-    let mut rows = st.query([session])?;
-    while let Some(r) = rows.next()? {
-        let id: i64 = r.get(0)?;
-        let role = sqlite::text(r.get_ref(1)?).unwrap_or_default();
-        let content = bytes(r.get_ref(2)?);
-        let meta = sqlite::text(r.get_ref(3)?);
-        let at = loc(id);
-        let bad = |conv: &mut Conversation, why: String| {
-            conv.corrupt.push(CorruptRecord::new(
-                at.clone(),
-                format!("messages row {id}: {why}"),
-                &content,
-                false,
-            ))
-        };
-        let role = match role.as_str() {
-            "user" => Role::User,
-            "assistant" => Role::Assistant,
-            // goose's loader skips any other role.
-            _ => {
-                conv.meta_records += 1;
-                continue;
-            }
-        };
-        let items = match serde_json::from_slice::<Value>(&content) {
-            Ok(Value::Array(items)) => items,
-            Ok(_) => {
-                bad(&mut conv, "`content_json` is not a JSON array".into());
-                continue;
-            }
-            Err(e) => {
-                bad(&mut conv, format!("`content_json` is not JSON ({e})"));
-                continue;
-            }
-        };
-        // Only agent-visible messages are sent.
-        let visible = meta
-            .and_then(|m| serde_json::from_str::<Value>(&m).ok())
-            .and_then(|m| m.get("agentVisible").and_then(Value::as_bool))
-            .unwrap_or(true);
-        if !visible {
-            conv.meta_records += 1;
-            continue;
-        }
-        let mut msg = Message::new(role, at.clone());
-        for (i, item) in items.iter().enumerate() {
-            let kind = part(item);
-            msg.push_at(kind, at.clone(), Slot::Item("content_json", i));
-        }
-        conv.messages.push(msg);
+    let ids: Vec<i64> = conn
+        .prepare_cached(order)?
+        .query_map([session], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut st = conn.prepare_cached(row)?;
+    for id in ids {
+        let mut rows = st.query([id])?;
+        let Some(r) = rows.next()? else { continue };
+        read_row(&mut conv, id, r)?;
     }
     Ok(conv)
 }
 
-fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
+/// One row, read from SQLite's copy of its value: a large `content_json`
+/// costs that copy and the texts taken from it, no more.
+fn read_row(conv: &mut Conversation, id: i64, r: &rusqlite::Row<'_>) -> rusqlite::Result<()> {
+    let role = sqlite::text(r.get_ref(0)?).unwrap_or_default();
+    let content = bytes(r.get_ref(1)?);
+    let meta = sqlite::text(r.get_ref(2)?);
+    let at = loc(id);
+    let bad = |conv: &mut Conversation, why: String| {
+        conv.corrupt.push(CorruptRecord::new(
+            at.clone(),
+            format!("messages row {id}: {why}"),
+            &content,
+            false,
+        ))
+    };
+    let role = match role.as_str() {
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        // goose's loader skips any other role.
+        _ => {
+            conv.meta_records += 1;
+            return Ok(());
+        }
+    };
+    // Read lazily where that reads as goose's serde_json does, else as a
+    // tree (which also says why a row does not parse).
+    let tree: Value;
+    let items = match Node::parse(&content) {
+        Some(node) => node.items(),
+        None => match serde_json::from_slice::<Value>(&content) {
+            Ok(v) => {
+                tree = v;
+                Node::Tree(&tree).items()
+            }
+            Err(e) => {
+                bad(conv, format!("`content_json` is not JSON ({e})"));
+                return Ok(());
+            }
+        },
+    };
+    let Some(items) = items else {
+        bad(conv, "`content_json` is not a JSON array".into());
+        return Ok(());
+    };
+    // Only agent-visible messages are sent.
+    let visible = meta
+        .and_then(|m| serde_json::from_str::<Value>(&m).ok())
+        .and_then(|m| m.get("agentVisible").and_then(Value::as_bool))
+        .unwrap_or(true);
+    if !visible {
+        conv.meta_records += 1;
+        return Ok(());
+    }
+    let mut msg = Message::new(role, at.clone());
+    for (i, item) in items.into_iter().enumerate() {
+        let kind = part(item);
+        msg.push_at(kind, at.clone(), Slot::Item("content_json", i));
+    }
+    conv.messages.push(msg);
+    Ok(())
 }
 
-/// The text of a tool result's content items.
-fn content_text(items: &Value) -> String {
-    match items {
-        Value::Array(items) => items
-            .iter()
-            .filter_map(|c| match str_of(c, "type") {
-                Some("text") => str_of(c, "text").map(str::to_string),
-                Some(other) => Some(format!("[{other}]")),
+fn str_of<'a>(v: Node<'a>, key: &str) -> Option<Cow<'a, str>> {
+    v.get(key).and_then(|s| s.as_str())
+}
+
+fn string_of(v: Node<'_>, key: &str) -> String {
+    str_of(v, key).map(Cow::into_owned).unwrap_or_default()
+}
+
+/// The text of a tool result's content items (one item's text is taken
+/// as it is, not copied again).
+fn content_text(items: Node<'_>) -> String {
+    if let Some(items) = items.items() {
+        let mut texts: Vec<Cow<'_, str>> = items
+            .into_iter()
+            .filter_map(|c| match str_of(c, "type").as_deref() {
+                Some("text") => str_of(c, "text"),
+                Some(other) => Some(Cow::Owned(format!("[{other}]"))),
                 None => None,
             })
-            .collect::<Vec<_>>()
-            .join("\n"),
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
+            .collect();
+        return match texts.len() {
+            1 => texts.pop().map(Cow::into_owned).unwrap_or_default(),
+            _ => texts.join("\n"),
+        };
+    }
+    if items.is_null() {
+        return String::new();
+    }
+    match items.as_str() {
+        Some(s) => s.into_owned(),
+        None => items.to_json(),
     }
 }
 
-fn part(item: &Value) -> PartKind {
-    let ty = str_of(item, "type").unwrap_or("");
-    match ty {
+fn part(item: Node<'_>) -> PartKind {
+    let ty = str_of(item, "type").unwrap_or_default();
+    match ty.as_ref() {
         "text" => PartKind::Text {
-            text: str_of(item, "text").unwrap_or("").into(),
+            text: string_of(item, "text").into(),
         },
         "thinking" => PartKind::Thinking {
-            text: str_of(item, "thinking").unwrap_or("").into(),
+            text: string_of(item, "thinking").into(),
         },
         // Migrated to `thinking` by goose on read.
         "reasoning" => PartKind::Thinking {
-            text: str_of(item, "text").unwrap_or("").into(),
+            text: string_of(item, "text").into(),
         },
         "toolRequest" => {
             let value = item
                 .get("toolCall")
-                .filter(|c| str_of(c, "status") == Some("success"))
+                .filter(|c| str_of(*c, "status").as_deref() == Some("success"))
                 .and_then(|c| c.get("value"));
-            let name = value.and_then(|v| str_of(v, "name")).unwrap_or("");
+            let name = value.map(|v| string_of(v, "name")).unwrap_or_default();
             let args = match value.and_then(|v| v.get("arguments")) {
-                Some(a) if !a.is_null() => a.to_string(),
+                Some(a) if !a.is_null() => a.to_json(),
                 _ => "{}".to_string(),
             };
             PartKind::ToolCall {
-                id: str_of(item, "id").unwrap_or("").to_string(),
-                name: name.to_string(),
+                id: string_of(item, "id"),
+                name,
                 arguments: Arguments {
                     raw: args.into(),
                     encoding: ArgEncoding::JsonValue,
@@ -274,27 +320,30 @@ fn part(item: &Value) -> PartKind {
             }
         }
         "toolResponse" => {
-            let result = item.get("toolResult").unwrap_or(&Value::Null);
-            let (content, is_error) = match str_of(result, "status") {
-                Some("success") => {
-                    let value = result.get("value").unwrap_or(&Value::Null);
-                    match value.get("content") {
+            let result = item.get("toolResult");
+            let (content, is_error) = match result.and_then(|r| str_of(r, "status")).as_deref() {
+                Some("success") => match result.and_then(|r| r.get("value")) {
+                    Some(value) => match value.get("content") {
                         // `{content, isError}` (current) …
                         Some(c) => (
                             content_text(c),
                             value
                                 .get("isError")
-                                .and_then(Value::as_bool)
+                                .and_then(|e| e.as_bool())
                                 .unwrap_or(false),
                         ),
                         // … or a bare content array (older goose).
                         None => (content_text(value), false),
-                    }
-                }
-                _ => (str_of(result, "error").unwrap_or("").to_string(), true),
+                    },
+                    None => (String::new(), false),
+                },
+                _ => (
+                    result.map(|r| string_of(r, "error")).unwrap_or_default(),
+                    true,
+                ),
             };
             PartKind::ToolResult {
-                call_id: str_of(item, "id").unwrap_or("").to_string(),
+                call_id: string_of(item, "id"),
                 content: content.into(),
                 is_error: Some(is_error),
             }
@@ -314,11 +363,17 @@ mod tests {
         let new = serde_json::json!({"type":"toolResponse","id":"a","toolResult":{"status":"success","value":{"content":[{"type":"text","text":"x"}],"isError":true}}});
         let old = serde_json::json!({"type":"toolResponse","id":"a","toolResult":{"status":"success","value":[{"type":"text","text":"y"}]}});
         let err = serde_json::json!({"type":"toolResponse","id":"a","toolResult":{"status":"error","error":"-32603: boom"}});
-        let get = |v: &Value| match part(v) {
+        let get = |v: &Node<'_>| match part(*v) {
             PartKind::ToolResult {
                 content, is_error, ..
             } => (content.as_str().to_string(), is_error),
             other => panic!("{other:?}"),
+        };
+        let get = |v: &Value| {
+            let text = v.to_string();
+            let lazy = get(&Node::parse(text.as_bytes()).expect("read lazily"));
+            assert_eq!(lazy, get(&Node::Tree(v)));
+            lazy
         };
         assert_eq!(get(&new), ("x".into(), Some(true)));
         assert_eq!(get(&old), ("y".into(), Some(false)));

@@ -15,6 +15,7 @@
 //! line byte for byte; it drops a torn line and removes a stray response
 //! element. It never inserts a placeholder (goose has none).
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -22,7 +23,8 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::finding::Action;
-use crate::format::copilot_cli::{LogSource, arguments, each_line, info};
+use crate::format::copilot_cli::{LogSource, arguments, each_line, info, text_of};
+use crate::format::records::lazy::Node;
 use crate::format::store::{Head, Opened, Probe, Store, Writing};
 use crate::model::{Conversation, Dialect, Format, Message, PartKind, Role, Slot, SourceInfo};
 use crate::source::Limits;
@@ -76,24 +78,27 @@ fn open(path: &Path, limits: Limits) -> Result<Opened> {
     })))
 }
 
-fn text_of(v: Option<&Value>) -> String {
-    match v {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Null) | None => String::new(),
-        Some(other) => other.to_string(),
+/// The text of a tool result's content list (`[{type:"text", text}…]`);
+/// one item's text is taken as it is, not copied again.
+fn contents_text(v: Option<Node<'_>>) -> String {
+    match v.and_then(|v| v.items()) {
+        Some(items) => {
+            let mut texts: Vec<Cow<'_, str>> = items
+                .into_iter()
+                .filter_map(|i| i.get("text").and_then(|t| t.as_str()))
+                .collect();
+            match texts.len() {
+                1 => texts.pop().map(Cow::into_owned).unwrap_or_default(),
+                _ => texts.join("\n"),
+            }
+        }
+        None => text_of(v),
     }
 }
 
-/// The text of a tool result's content list (`[{type:"text", text}…]`).
-fn contents_text(v: Option<&Value>) -> String {
-    match v {
-        Some(Value::Array(items)) => items
-            .iter()
-            .filter_map(|i| i.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        other => text_of(other),
-    }
+/// Whether a line is the metadata line.
+fn is_metadata_line(m: Node<'_>) -> bool {
+    m.get("role").is_none() && m.get("description").is_some() && m.get("message_count").is_some()
 }
 
 fn read(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversation> {
@@ -101,15 +106,15 @@ fn read(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversati
     let mut first = true;
     each_line(path, limits, &mut conv, |conv, rec, loc| {
         let is_first = std::mem::take(&mut first);
-        if is_first && is_metadata(&rec) {
+        if is_first && is_metadata_line(rec) {
             conv.meta_records += 1;
             return;
         }
-        let role = match rec.get("role").and_then(Value::as_str) {
+        let role = match rec.get("role").and_then(|r| r.as_str()).as_deref() {
             Some("user") => Role::User,
             Some("assistant") => Role::Assistant,
             _ => {
-                let raw = Value::Object(rec.clone()).to_string();
+                let raw = rec.to_json();
                 conv.corrupt.push(crate::model::CorruptRecord::new(
                     loc,
                     "is not a goose message (no `role` user or assistant)".into(),
@@ -120,10 +125,13 @@ fn read(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversati
             }
         };
         let mut m = Message::new(role, loc.clone());
-        let items = rec.get("content").and_then(Value::as_array);
+        let items = rec.get("content").and_then(|c| c.items());
         for (k, item) in items.into_iter().flatten().enumerate() {
-            let ty = item.get("type").and_then(Value::as_str).unwrap_or_default();
-            let kind = match ty {
+            let ty = item
+                .get("type")
+                .and_then(|t| t.as_str())
+                .unwrap_or_default();
+            let kind = match ty.as_ref() {
                 "text" => PartKind::Text {
                     text: text_of(item.get("text")).into(),
                 },
@@ -141,15 +149,18 @@ fn read(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversati
                 }
                 "toolResponse" => {
                     let result = item.get("toolResult");
-                    let ok = result.and_then(|r| r.get("status")).and_then(Value::as_str)
+                    let ok = result
+                        .and_then(|r| r.get("status"))
+                        .and_then(|s| s.as_str())
+                        .as_deref()
                         == Some("success");
                     let value = result.and_then(|r| r.get("value"));
                     let (content, is_error) = if ok {
                         match value {
                             // New: `{content, isError}`; legacy: a bare list.
-                            Some(Value::Object(o)) => (
+                            Some(o) if o.is_object() => (
                                 contents_text(o.get("content")),
-                                o.get("isError").and_then(Value::as_bool),
+                                o.get("isError").and_then(|e| e.as_bool()),
                             ),
                             other => (contents_text(other), Some(false)),
                         }
