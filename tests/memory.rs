@@ -381,6 +381,10 @@ fn check_large_store(store: &Large) {
 const GOOSE: &str = "fixtures/goose/home/.local/share/goose/sessions";
 
 #[test]
+#[cfg_attr(
+    not(has_tool = "gnu-time"),
+    ignore = "needs GNU time at /usr/bin/time: apt-get install time (scripts/test-all does it)"
+)]
 fn one_large_message_in_goose_sessions_db_stays_within_its_bound() {
     check_large_store(&Large {
         name: "goose sessions.db",
@@ -400,6 +404,10 @@ fn one_large_message_in_goose_sessions_db_stays_within_its_bound() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_tool = "gnu-time"),
+    ignore = "needs GNU time at /usr/bin/time: apt-get install time (scripts/test-all does it)"
+)]
 fn one_large_message_in_a_goose_legacy_session_stays_within_its_bound() {
     check_large_store(&Large {
         name: "goose legacy .jsonl",
@@ -420,6 +428,10 @@ fn one_large_message_in_a_goose_legacy_session_stays_within_its_bound() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_tool = "gnu-time"),
+    ignore = "needs GNU time at /usr/bin/time: apt-get install time (scripts/test-all does it)"
+)]
 fn one_large_message_in_cursor_state_vscdb_stays_within_its_bound() {
     check_large_store(&Large {
         name: "Cursor state.vscdb",
@@ -445,6 +457,10 @@ fn one_large_message_in_cursor_state_vscdb_stays_within_its_bound() {
 const GEMINI: &str = "fixtures/gemini-cli/home/.gemini/tmp";
 
 #[test]
+#[cfg_attr(
+    not(has_tool = "gnu-time"),
+    ignore = "needs GNU time at /usr/bin/time: apt-get install time (scripts/test-all does it)"
+)]
 fn one_large_message_in_a_gemini_cli_recording_stays_within_its_bound() {
     check_large_store(&Large {
         name: "Gemini CLI .jsonl",
@@ -466,6 +482,10 @@ fn one_large_message_in_a_gemini_cli_recording_stays_within_its_bound() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_tool = "gnu-time"),
+    ignore = "needs GNU time at /usr/bin/time: apt-get install time (scripts/test-all does it)"
+)]
 fn one_large_message_in_a_legacy_gemini_cli_recording_stays_within_its_bound() {
     check_large_store(&Large {
         name: "Gemini CLI legacy .json",
@@ -489,6 +509,10 @@ fn one_large_message_in_a_legacy_gemini_cli_recording_stays_within_its_bound() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_tool = "gnu-time"),
+    ignore = "needs GNU time at /usr/bin/time: apt-get install time (scripts/test-all does it)"
+)]
 fn one_large_message_in_a_copilot_cli_session_stays_within_its_bound() {
     check_large_store(&Large {
         name: "Copilot CLI events.jsonl",
