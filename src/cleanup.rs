@@ -70,6 +70,37 @@ pub fn create_registered<T>(
     Ok((Registered(id), made))
 }
 
+/// Make the file `path` with `make` (a hard link, say: a name that must
+/// never replace an existing file), and remove it if the run is
+/// interrupted before the returned guard is dropped. As with
+/// [`create_registered`], `make` runs under the handler's lock: the file
+/// is made and known to the handler, or not made at all; and a path that
+/// `make` could not create (someone else's file) is never registered.
+pub fn create_registered_path(
+    path: PathBuf,
+    make: impl FnOnce() -> std::io::Result<()>,
+) -> std::io::Result<Registered> {
+    let mut registered = lock();
+    make()?;
+    let id = NEXT.fetch_add(1, Ordering::Relaxed);
+    registered.push((id, Target::Path(path)));
+    Ok(Registered(id))
+}
+
+/// [`atomically`], and the paths of `release` are no longer removed on an
+/// interrupt once `step` is done: in one step, so an interrupt finds the
+/// step not begun (and removes them) or done (and keeps what it put in
+/// place), never half of it.
+pub fn atomically_releasing<T>(release: Vec<Registered>, step: impl FnOnce() -> T) -> T {
+    let mut held = lock();
+    let out = step();
+    held.retain(|(id, _)| !release.iter().any(|r| r.0 == *id));
+    drop(held);
+    // Their own drops find nothing left to remove.
+    drop(release);
+    out
+}
+
 /// Run `step` (a rename that puts an output in place) where the interrupt
 /// handler cannot interleave with it: the handler takes the same lock
 /// before it removes anything, and never gives it back. So the step is
@@ -161,7 +192,11 @@ pub fn tag() -> String {
 /// reason to fail). Only where `/proc` tells whether a process lives.
 pub fn sweep(dir: &std::path::Path, before: &str) {
     let prefix = format!("{before}chatfsck-");
-    sweep_where(dir, |name| name.strip_prefix(prefix.as_str()));
+    sweep_where(dir, |name| {
+        name.strip_prefix(prefix.as_str())
+            .and_then(|rest| rest.split_once('-'))
+            .map(|(pid, _)| pid)
+    });
 }
 
 /// Remove, in `dir`, every atomic write's temporary file
@@ -177,14 +212,33 @@ pub fn sweep_temps(dir: &std::path::Path) {
             .find_map(|s| name.strip_suffix(s))
             .unwrap_or(name);
         let name = name.strip_suffix(".chatfsck-tmp")?.strip_prefix('.')?;
+        let rest = name
+            .rfind(".chatfsck-")
+            .map(|at| &name[at + ".chatfsck-".len()..])?;
+        rest.split_once('-').map(|(pid, _)| pid)
+    });
+}
+
+/// Remove, in `dir`, the repaired copies that `repair --in-place` runs now
+/// gone left behind (`.<name>.chatfsck-<pid>.tmp`, see [`in_place_temp`]),
+/// as [`sweep`] does.
+pub fn sweep_in_place_temps(dir: &std::path::Path) {
+    sweep_where(dir, |name| {
+        let name = name.strip_prefix('.')?.strip_suffix(".tmp")?;
         name.rfind(".chatfsck-")
             .map(|at| &name[at + ".chatfsck-".len()..])
     });
 }
 
-/// [`sweep`]'s walk: `rest` gives what follows `chatfsck-` in a name of
-/// ours (`<pid>-…`), or `None` for any other name.
-fn sweep_where(dir: &std::path::Path, rest: impl Fn(&str) -> Option<&str>) {
+/// The name `repair --in-place` writes the repaired copy of `name` under,
+/// beside it, until it replaces it: `.<name>.chatfsck-<pid>.tmp`.
+pub fn in_place_temp(name: &str) -> String {
+    format!(".{name}.chatfsck-{}.tmp", std::process::id())
+}
+
+/// [`sweep`]'s walk: `pid_of` gives the process id in a name of ours (the
+/// digits after `chatfsck-`), or `None` for any other name.
+fn sweep_where(dir: &std::path::Path, pid_of: impl Fn(&str) -> Option<&str>) {
     #[cfg(target_os = "linux")]
     {
         use std::os::unix::fs::MetadataExt;
@@ -196,10 +250,7 @@ fn sweep_where(dir: &std::path::Path, rest: impl Fn(&str) -> Option<&str>) {
         };
         for entry in entries.flatten() {
             let name = entry.file_name();
-            let Some(rest) = name.to_str().and_then(&rest) else {
-                continue;
-            };
-            let Some((pid, _)) = rest.split_once('-') else {
+            let Some(pid) = name.to_str().and_then(&pid_of) else {
                 continue;
             };
             if pid.is_empty()
@@ -223,7 +274,7 @@ fn sweep_where(dir: &std::path::Path, rest: impl Fn(&str) -> Option<&str>) {
         }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = (dir, rest);
+    let _ = (dir, pid_of);
 }
 
 /// On SIGINT, SIGTERM or SIGHUP: remove the registered paths, say so in one

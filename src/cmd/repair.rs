@@ -13,6 +13,7 @@ use crate::exit::EXIT_CLEAN;
 use crate::repair::{self, Report};
 use crate::report;
 use crate::write::atomic::Atomic;
+use crate::write::in_place::{self, State};
 
 mod tree;
 
@@ -99,20 +100,22 @@ pub fn run(a: RepairArgs, out: &mut dyn Write) -> Result<u8, Error> {
 /// What is compared before the repaired file replaces the original.
 #[derive(PartialEq, Eq, Debug)]
 struct Stamp {
-    len: u64,
-    modified: Option<std::time::SystemTime>,
+    state: State,
     sha256: [u8; 32],
 }
 
-fn stamp(path: &Path) -> Result<Stamp, Error> {
+/// The state and content of `file`, read from its start.
+fn stamp(file: &std::fs::File, path: &Path) -> Result<Stamp, Error> {
     use sha2::{Digest, Sha256};
-    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, &e))?;
-    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
+    use std::io::{Seek, SeekFrom};
+    let meta = file.metadata().map_err(|e| Error::io(path, &e))?;
     let mut h = Sha256::new();
-    std::io::copy(&mut file, &mut h).map_err(|e| Error::io(path, &e))?;
+    let mut from = file;
+    from.seek(SeekFrom::Start(0))
+        .and_then(|_| std::io::copy(&mut from, &mut h))
+        .map_err(|e| Error::io(path, &e))?;
     Ok(Stamp {
-        len: meta.len(),
-        modified: meta.modified().ok(),
+        state: State::of(&meta),
         sha256: h.finalize().into(),
     })
 }
@@ -143,9 +146,10 @@ fn utc_stamp(t: std::time::SystemTime) -> String {
 }
 
 /// `repair FILE --in-place`: repair into a temporary file beside FILE; if
-/// anything changed, copy FILE to `FILE.chatfsck-backup-<UTC time>` first,
-/// check that FILE is still what was read (size, mtime, SHA-256: its app
-/// may be appending to it), then rename the repaired file over it.
+/// anything changed, check that FILE is still what was read (its inode,
+/// size, mtime and SHA-256: its app may be appending to it), keep it as
+/// `FILE.chatfsck-backup-<UTC time>`, and put the repaired file in its
+/// place, undone if FILE changed meanwhile (`write::in_place`).
 fn in_place(input: &Path, opts: &repair::Options) -> Result<Report, Error> {
     if crate::source::is_postgres(input) {
         return Err(Error::Usage(
@@ -172,21 +176,36 @@ fn in_place(input: &Path, opts: &repair::Options) -> Result<Report, Error> {
             input.display()
         )));
     }
-    let before = stamp(input)?;
-    let name = input
+    // A link is followed: the file it names is repaired, the link kept.
+    let target = match std::fs::symlink_metadata(input) {
+        Ok(m) if m.is_symlink() => {
+            std::fs::canonicalize(input).map_err(|e| Error::io(input, &e))?
+        }
+        _ => input.to_path_buf(),
+    };
+    let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let dir = match input.parent() {
+    let dir = match target.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let tmp = dir.join(format!(".{name}.chatfsck-{}.tmp", std::process::id()));
+    // What killed runs left here goes first.
+    in_place::sweep(&dir);
+    // Held open to the end: after the replacement, this is the original,
+    // looked at once more for a change.
+    let original = std::fs::File::open(&target).map_err(|e| Error::io(input, &e))?;
+    let before = stamp(&original, input)?;
+    let tmp = dir.join(crate::cleanup::in_place_temp(&name));
     let _ = std::fs::remove_file(&tmp);
+    // Removed on an interrupt until it has replaced the file: the name
+    // holds this run's pid, no other file has it.
+    let registered = crate::cleanup::register(tmp.clone());
     let cleanup = |p: &Path| {
         let _ = std::fs::remove_file(p);
     };
-    let mut rep = match repair::repair(input, Some(&tmp), opts) {
+    let mut rep = match repair::repair(&target, Some(&tmp), opts) {
         Ok(r) => r,
         Err(e) => {
             cleanup(&tmp);
@@ -199,58 +218,51 @@ fn in_place(input: &Path, opts: &repair::Options) -> Result<Report, Error> {
         rep.output = None;
         return Ok(rep);
     }
-    let changed = |what: &str| {
+    let changed = |what: &str, kept: Option<&Path>| {
+        let kept = kept
+            .map(|k| {
+                format!(
+                    "; the repaired copy, which its app wrote to in the instant it was in place, is kept as {}",
+                    k.display()
+                )
+            })
+            .unwrap_or_default();
         Error::input(
             input,
             format!(
-                "changed while it was being repaired ({what}): its app may be writing to it; nothing was replaced. Close the session and run again"
+                "changed while it was being repaired ({what}): its app may be writing to it; nothing was replaced{kept}. Close the session and run again"
             ),
         )
     };
+    // The change check: the file under its name, read in full again.
+    let now = std::fs::File::open(&target)
+        .map_err(|e| Error::io(input, &e))
+        .and_then(|f| stamp(&f, input));
+    let now = match now {
+        Ok(n) => n,
+        Err(e) => {
+            cleanup(&tmp);
+            return Err(e);
+        }
+    };
+    if now != before {
+        cleanup(&tmp);
+        let what = if now.state == before.state {
+            "its content differs".to_string()
+        } else {
+            before.state.change(&now.state)
+        };
+        return Err(changed(&what, None));
+    }
     // The backup: a new file, never an existing one.
     let backup = dir.join(format!(
         "{name}.chatfsck-backup-{}",
         utc_stamp(std::time::SystemTime::now())
     ));
-    let copied = (|| -> std::io::Result<()> {
-        let mut from = std::fs::File::open(input)?;
-        let mut to = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&backup)?;
-        crate::source::copy_all(&mut from, &mut to)?;
-        to.sync_all()
-    })();
-    if let Err(e) = copied {
-        cleanup(&tmp);
-        return Err(Error::Output {
-            path: backup,
-            cause: e.to_string(),
-        });
+    match in_place::replace(&target, &original, now.state, &tmp, registered, &backup)? {
+        in_place::Outcome::Replaced => {}
+        in_place::Outcome::Changed { what, kept } => return Err(changed(&what, kept.as_deref())),
     }
-    let now = stamp(input)?;
-    let kept = stamp(&backup)?;
-    if now != before || kept.sha256 != before.sha256 {
-        cleanup(&tmp);
-        cleanup(&backup);
-        let what = if now.len != before.len {
-            format!("{} bytes, then {}", before.len, now.len)
-        } else if now.modified != before.modified {
-            "its modification time moved".to_string()
-        } else {
-            "its content differs".to_string()
-        };
-        return Err(changed(&what));
-    }
-    // Keep the file's permissions, then replace it in one rename.
-    let _ = std::fs::set_permissions(&tmp, meta.permissions());
-    crate::write::atomic::rename_into_place(&tmp, input).map_err(|e| {
-        cleanup(&tmp);
-        Error::Output {
-            path: input.to_path_buf(),
-            cause: e.to_string(),
-        }
-    })?;
     rep.output = Some(input.display().to_string());
     rep.backup = Some(backup.display().to_string());
     Ok(rep)

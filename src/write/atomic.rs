@@ -133,7 +133,9 @@ impl Atomic {
 /// Rename a finished file over `to`, out of the interrupt handler's way
 /// ([`crate::cleanup::atomically`]): done before the handler removes what
 /// is registered, or never. Every rename that puts an output in place
-/// goes through here or [`Atomic::commit`].
+/// goes through here or [`Atomic::commit`] (or, for `repair --in-place`,
+/// [`crate::write::in_place::replace`], whose exchanges of names hold the
+/// same lock).
 pub fn rename_into_place(from: &Path, to: &Path) -> std::io::Result<()> {
     crate::cleanup::atomically(|| std::fs::rename(from, to))
 }

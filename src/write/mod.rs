@@ -13,6 +13,7 @@ use crate::finding::Fix;
 use policy::RepairPolicy as Policy;
 
 pub mod atomic;
+pub mod in_place;
 pub mod lines;
 pub mod policy;
 pub mod sqlite;
