@@ -51,6 +51,16 @@ pub fn register(path: PathBuf) -> Registered {
     Registered(id)
 }
 
+/// Remove `path` if the run is interrupted before it takes its exit
+/// ([`settle`]), with no guard to drop: for an output whose path is free
+/// now and that is put in place at the end of the run, so that a signal
+/// once it is there removes it, as one before would have left it unmade,
+/// and the run's 130 never leaves an output behind.
+pub fn register_until_settled(path: PathBuf) {
+    let id = NEXT.fetch_add(1, Ordering::Relaxed);
+    lock().push((id, Target::Path(path)));
+}
+
 /// Make a temporary file or directory in `dir` whose name starts with
 /// `prefix` (which holds this run's [`tag`]) with `make`, and remove every
 /// entry of `dir` so named if the run is interrupted before the returned

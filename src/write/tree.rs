@@ -81,6 +81,18 @@ impl TreeOut {
         if let Some((tmp, path)) = &log {
             tmp.prepare(path, None)?;
         }
+        // A tree and log put in place are removed by an interrupt that
+        // comes before the run takes its exit, as single copies are: an
+        // exit 130 leaves no output. Registered while their paths are free
+        // (an OUTDIR that exists is merged into, and never removed).
+        if std::fs::symlink_metadata(&self.dest).is_err() {
+            crate::cleanup::register_until_settled(self.dest.clone());
+            if let Some((_, path)) = &log
+                && std::fs::symlink_metadata(path).is_err()
+            {
+                crate::cleanup::register_until_settled(path.to_path_buf());
+            }
+        }
         // The log's registration, dropped once the lock is given back.
         let mut registration = None;
         let result = crate::cleanup::atomically(|| {
