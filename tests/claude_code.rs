@@ -1360,3 +1360,64 @@ fn a_parent_member_added_is_logged_with_the_whole_record() {
         "{line2}"
     );
 }
+
+/// A Claude Code record of `kind` (`user`/`assistant`) with these fields
+/// and `content` (a JSON value), one line.
+fn cc(kind: &str, uuid: Option<&str>, parent: Option<&str>, second: u32, content: &str) -> String {
+    let uuid = uuid.map_or(String::new(), |u| format!(r#""uuid":"{u}","#));
+    let parent = parent.map_or("null".to_string(), |p| format!(r#""{p}""#));
+    let id = if kind == "assistant" {
+        format!(r#""id":"msg_{second}","#)
+    } else {
+        String::new()
+    };
+    format!(
+        r#"{{"parentUuid":{parent},"type":"{kind}",{uuid}"sessionId":"4c2ddfdc-b619-4525-8d03-1950fb1b0257","timestamp":"2026-01-01T00:00:{second:02}.000Z","message":{{{id}"role":"{kind}","content":{content}}}}}"#
+    )
+}
+
+/// Write `lines` as the session file `name` in `dir`.
+fn session(dir: &std::path::Path, name: &str, lines: &[String]) -> std::path::PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+    p
+}
+
+/// Issue 35, defect 5: a line nested deeper than the parsers' limit
+/// overflowed the stack of the Claude Code loader (sonic-rs recurses per
+/// level): exit 134, and in a directory walk no report for the other
+/// sessions. The other JSONL readers report such a line as a
+/// `corrupt-record`; so does this one, and the rest is read.
+#[test]
+fn a_record_nested_too_deep_is_a_corrupt_record_never_a_crash() {
+    let d = tempfile::tempdir().unwrap();
+    let project = d.path().join("-home-u-repo");
+    std::fs::create_dir(&project).unwrap();
+    let healthy = root().join("fixtures/claude-code/healthy/linear.jsonl");
+    std::fs::copy(&healthy, project.join("healthy.jsonl")).unwrap();
+    let depth = 100_000;
+    let deep = format!(
+        r#"{{"type":"user","uuid":"deep","parentUuid":null,"x":{}{}}}"#,
+        "[".repeat(depth),
+        "]".repeat(depth)
+    );
+    let mut lines: Vec<String> = std::fs::read_to_string(&healthy)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    lines.insert(2, deep);
+    let file = session(&project, "deep.jsonl", &lines);
+    let o = run(&["lint", "--format", "json", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(findings(&doc), ["corrupt-record error 3"], "{doc:#}");
+    assert!(stdout(&o).contains("nested deeper than"), "{}", stdout(&o));
+    // In a directory walk (reader threads have smaller stacks), both
+    // sessions are reported.
+    let o = run(&["lint", "--format", "json", d.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["files"].as_array().unwrap().len(), 2, "{doc:#}");
+    assert_eq!(findings(&doc), ["corrupt-record error 3"], "{doc:#}");
+}
