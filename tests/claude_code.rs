@@ -1421,3 +1421,100 @@ fn a_record_nested_too_deep_is_a_corrupt_record_never_a_crash() {
     assert_eq!(doc["files"].as_array().unwrap().len(), 2, "{doc:#}");
     assert_eq!(findings(&doc), ["corrupt-record error 3"], "{doc:#}");
 }
+
+/// Issue 35, defect 6: the first record has no `uuid` (or a null one) and
+/// the second names a parent no record has. Claude Code bridges the
+/// second to the first (1 s older): a warning, nothing lost. The repair
+/// re-linked the second to null, the copy resumed the second alone (an
+/// `unchained-records` error), and a second repair claimed to fix that and
+/// did not. No link can name a record without a uuid: the record is left
+/// as the client reads it, and the copy is the input.
+#[test]
+fn a_bridge_to_a_record_without_uuid_is_not_cut_by_a_relink() {
+    for first_uuid in [r#""#, r#""uuid":null,"#] {
+        let d = tempfile::tempdir().unwrap();
+        let first = cc("user", None, None, 0, r#""hi""#).replacen(
+            r#""type":"user","#,
+            &format!(r#""type":"user",{first_uuid}"#),
+            1,
+        );
+        let lines = [
+            first,
+            cc(
+                "assistant",
+                Some("a1"),
+                Some("lost"),
+                1,
+                r#"[{"type":"text","text":"hello"}]"#,
+            ),
+        ];
+        let input = session(
+            d.path(),
+            "4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl",
+            &lines,
+        );
+        let (_, before) = lint_json(input.to_str().unwrap(), &[]);
+        assert_eq!(
+            findings(&before),
+            ["dangling-parent warning 2"],
+            "{before:#}"
+        );
+        assert_eq!(timeline(&input).len(), 2);
+        let out_dir = d.path().join("out");
+        std::fs::create_dir(&out_dir).unwrap();
+        let (out, log) = repair_logged(&input, &out_dir);
+        let (_, after) = lint_json(out.to_str().unwrap(), &[]);
+        assert_eq!(findings(&after), findings(&before), "{after:#}\n{log:#}");
+        assert_eq!(timeline(&out).len(), 2, "the copy resumes both: {log:#}");
+        assert!(
+            log["left"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|l| l["rule"] == "dangling-parent"),
+            "{log:#}"
+        );
+        assert_second_repair_changes_nothing(&out, &out_dir);
+    }
+}
+
+/// The same, as the copy the repair once wrote: no record carries a
+/// parent (`unchained-records`), and the record before the last has no
+/// uuid to link to. The repair changes nothing and says so: the finding
+/// is left, with the reason (it said "0 findings left as is").
+#[test]
+fn unchained_records_no_link_can_name_are_left_and_said_so() {
+    let d = tempfile::tempdir().unwrap();
+    let lines = [
+        cc("user", None, None, 0, r#""hi""#),
+        cc(
+            "assistant",
+            Some("a1"),
+            None,
+            1,
+            r#"[{"type":"text","text":"hello"}]"#,
+        ),
+    ];
+    let input = session(
+        d.path(),
+        "4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl",
+        &lines,
+    );
+    let (_, before) = lint_json(input.to_str().unwrap(), &[]);
+    assert_eq!(
+        findings(&before),
+        ["unchained-records error -"],
+        "{before:#}"
+    );
+    let (out, log) = repair_logged(&input, d.path());
+    assert!(log["edits"].as_array().unwrap().is_empty(), "{log:#}");
+    assert!(
+        log["left"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["rule"] == "unchained-records"),
+        "{log:#}"
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&input).unwrap());
+}

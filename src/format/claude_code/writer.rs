@@ -163,6 +163,8 @@ impl Writer for CcWriter {
             .collect();
         // Records to re-link, and the rule that asks it.
         let mut relink: HashMap<u64, &'static str> = HashMap::new();
+        // The findings asking for those re-links, each once.
+        let mut relink_asked: Vec<(&Planned<'_>, Vec<u64>)> = Vec::new();
         // The walk meets a parent cycle (report-only, a person's call).
         let cycle = chain
             .records
@@ -300,6 +302,10 @@ impl Writer for CcWriter {
                     }
                     Action::Relink { loc } => {
                         relink.insert(start_of(loc), rule);
+                        match relink_asked.last_mut() {
+                            Some((q, locs)) if std::ptr::eq(*q, p) => locs.push(start_of(loc)),
+                            _ => relink_asked.push((p, vec![start_of(loc)])),
+                        }
                     }
                     Action::SplitLine { loc } => {
                         if let Some(l) = loc.line() {
@@ -762,6 +768,8 @@ impl Writer for CcWriter {
                 answered_at.entry(k).or_insert(start_of(s.loc));
             }
         }
+        // The records this repair re-links.
+        let mut relinked: HashSet<u64> = HashSet::new();
         // The records before, per kind, newest last: main chain and
         // sidechain records are never linked to each other.
         let mut prevs: [Vec<String>; 2] = [Vec::new(), Vec::new()];
@@ -1002,7 +1010,18 @@ impl Writer for CcWriter {
                 } else {
                     None
                 };
+                // A record the client bridges to an older one is no root:
+                // a link to nothing would start the walk here and cut off
+                // what the bridge reaches (the record bridged to has no
+                // uuid a link could name). It stays as the client reads it.
+                let target = target.filter(|(to, _, _)| {
+                    to.is_some()
+                        || r.parent.is_none()
+                        || !matches!(r.link, crate::model::chain::Link::Bridged { .. })
+                        || asked.is_none()
+                });
                 if let Some((to, rule, what)) = target {
+                    relinked.insert(key);
                     edits.push(relink_entry(
                         rule,
                         what,
@@ -1040,6 +1059,19 @@ impl Writer for CcWriter {
                         .push(text.clone());
                     prev.push(u.clone());
                 }
+            }
+        }
+        // A finding whose re-links all came to nothing (no record before
+        // has a uuid a link can name, or a link to nothing would cut off
+        // what the client bridges to) is left, and says why: the copy
+        // still holds it.
+        for (p, locs) in &relink_asked {
+            if !locs.iter().any(|k| relinked.contains(k)) {
+                log.left.push(left(
+                    p,
+                    conv,
+                    "no record before it can be named by a link (none has a uuid, or each would make a cycle or leave a call without its result): a `parentUuid` of null would start the chain there, which mends nothing",
+                ));
             }
         }
         // Lines to rewrite, with their records' ranges.
