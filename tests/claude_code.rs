@@ -1518,3 +1518,64 @@ fn unchained_records_no_link_can_name_are_left_and_said_so() {
     );
     assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&input).unwrap());
 }
+
+/// Issue 35, defect 7: a tool call's result record (line 4) reuses the
+/// uuid of the record before it, the user's `[Request interrupted by
+/// user]` (line 3), with the same parent, the call. Keeping both put the
+/// earlier between the call and its result: the copy gained an
+/// `interleaved-message` error (Claude Code then answers the call with a
+/// placeholder and leaves the real result out). The pair is left.
+#[test]
+fn a_replaced_record_is_not_kept_between_a_call_and_its_result() {
+    let d = tempfile::tempdir().unwrap();
+    let lines = [
+        cc("user", Some("u1"), None, 0, r#""list the files""#),
+        cc(
+            "assistant",
+            Some("a1"),
+            Some("u1"),
+            1,
+            r#"[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}]"#,
+        ),
+        cc(
+            "user",
+            Some("u2"),
+            Some("a1"),
+            2,
+            r#"[{"type":"text","text":"[Request interrupted by user]"}]"#,
+        ),
+        cc(
+            "user",
+            Some("u2"),
+            Some("a1"),
+            3,
+            r#"[{"type":"tool_result","tool_use_id":"toolu_1","content":"a.txt"}]"#,
+        ),
+        cc(
+            "assistant",
+            Some("a2"),
+            Some("u2"),
+            4,
+            r#"[{"type":"text","text":"one file"}]"#,
+        ),
+    ];
+    let input = session(
+        d.path(),
+        "4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl",
+        &lines,
+    );
+    let (_, before) = lint_json(input.to_str().unwrap(), &[]);
+    assert_eq!(findings(&before), ["duplicate-uuid error 4"], "{before:#}");
+    let out_dir = d.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let (out, log) = repair_logged(&input, &out_dir);
+    let (_, after) = lint_json(out.to_str().unwrap(), &[]);
+    assert_eq!(findings(&after), findings(&before), "{after:#}\n{log:#}");
+    let left = log["left"].as_array().unwrap();
+    assert!(
+        left.iter().any(|l| l["rule"] == "duplicate-uuid"
+            && l["reason"].as_str().unwrap().contains("tool result")),
+        "{log:#}"
+    );
+    assert_second_repair_changes_nothing(&out, &out_dir);
+}

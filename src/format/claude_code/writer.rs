@@ -409,6 +409,18 @@ impl Writer for CcWriter {
                             ));
                             continue;
                         }
+                        if !b.results.is_empty() {
+                            // The later record answers a call: chained
+                            // before it, the earlier would come between
+                            // the call and its result, and the client
+                            // would answer the call with a placeholder.
+                            log.left.push(left(
+                                p,
+                                conv,
+                                "the later record holds a tool result: the earlier, kept before it, would come between the call and its result",
+                            ));
+                            continue;
+                        }
                         if busy(earlier) || busy(later) {
                             log.left.push(left(
                                 p,
