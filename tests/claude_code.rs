@@ -1579,3 +1579,78 @@ fn a_replaced_record_is_not_kept_between_a_call_and_its_result() {
     );
     assert_second_repair_changes_nothing(&out, &out_dir);
 }
+
+/// Issue 35, defect 8: a call without its result (line 2) sits above a
+/// break in the chain (line 4's parent is lost, a minute after line 3):
+/// the input's resume does not reach it. The re-link that mends the break
+/// brings it onto the chain, where the next pass meets it; with
+/// `--orphan-calls drop` or `--no-synthesize` that pass leaves it, and the
+/// run said "0 findings left as is" about a copy holding the error. What
+/// the copy holds, the run lists as left.
+#[test]
+fn a_call_a_relink_brings_back_and_leaves_is_listed_as_left() {
+    let lines = [
+        cc("user", Some("u1"), None, 0, r#""list the files""#),
+        cc(
+            "assistant",
+            Some("a1"),
+            Some("u1"),
+            1,
+            r#"[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}]"#,
+        ),
+        cc("user", Some("u2"), Some("a1"), 2, r#""never mind""#),
+        cc(
+            "assistant",
+            Some("a2"),
+            Some("lost"),
+            59,
+            r#"[{"type":"text","text":"ok"}]"#,
+        ),
+        cc("user", Some("u3"), Some("a2"), 59, r#""thanks""#),
+    ];
+    for policy in [&["--orphan-calls", "drop"][..], &["--no-synthesize"][..]] {
+        let d = tempfile::tempdir().unwrap();
+        let input = session(
+            d.path(),
+            "4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl",
+            &lines,
+        );
+        let (_, before) = lint_json(input.to_str().unwrap(), &[]);
+        assert_eq!(findings(&before), ["dangling-parent error 4"], "{before:#}");
+        let (out, log) = (d.path().join("out.jsonl"), d.path().join("log.json"));
+        let mut args = vec![
+            "repair",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--log",
+            log.to_str().unwrap(),
+        ];
+        args.extend_from_slice(policy);
+        let o = run(&args);
+        assert_eq!(code(&o), 0, "{policy:?}: {}", stderr(&o));
+        let log: serde_json::Value = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
+        let (_, copy) = lint_json(out.to_str().unwrap(), &[]);
+        let errors: Vec<&str> = copy["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["severity"] == "error")
+            .map(|f| f["rule"].as_str().unwrap())
+            .collect();
+        assert_eq!(errors, ["orphan-tool-call"], "{policy:?}: {copy:#}");
+        let left: Vec<&str> = log["left"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["rule"].as_str().unwrap())
+            .collect();
+        assert!(left.contains(&"orphan-tool-call"), "{policy:?}: {log:#}");
+        assert!(
+            stdout(&o).contains(&format!("{} finding", left.len()))
+                && !stdout(&o).contains("0 findings left"),
+            "{policy:?}: {}",
+            stdout(&o)
+        );
+    }
+}
