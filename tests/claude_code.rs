@@ -1654,3 +1654,75 @@ fn a_call_a_relink_brings_back_and_leaves_is_listed_as_left() {
         );
     }
 }
+
+/// Repair `input` into `out` (within a minute, or the test fails): the
+/// run's summary line.
+fn repair_within_a_minute(input: &std::path::Path, out: &std::path::Path, what: &str) -> String {
+    let o = run_within_a_minute(
+        &[
+            "repair",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &[],
+        what,
+    );
+    assert_eq!(code(&o), 0, "{what}: {}", stderr(&o));
+    stdout(&o).lines().last().unwrap_or_default().to_string()
+}
+
+/// Issue 35, defect 15: repair time grew with the square of the records
+/// that share one `uuid` (each kept under a new uuid, derived by counting
+/// from 0 past every uuid made before it: 80,000 took over 5 minutes),
+/// and of a chain of records whose parents are lost (the copy's lint
+/// walked down from each record of the chain to find a reply going on
+/// under it). 20,000 of each took minutes, where they take seconds now
+/// (bench/shared_id.sh times them).
+#[test]
+fn repair_is_linear_in_records_sharing_a_uuid_or_losing_their_parent() {
+    let n = 20_000;
+    let d = tempfile::tempdir().unwrap();
+    let text = |i: usize| format!(r#"[{{"type":"text","text":"draft {i}"}}]"#);
+    let mut shared = vec![cc("user", Some("u0"), None, 0, r#""summarise""#)];
+    shared.extend((1..=n).map(|i| {
+        cc("assistant", Some("a1"), Some("u0"), 1, &text(i)).replacen(
+            r#""id":"msg_1""#,
+            &format!(r#""id":"msg_{i}""#),
+            1,
+        )
+    }));
+    let input = session(
+        d.path(),
+        "4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl",
+        &shared,
+    );
+    let said = repair_within_a_minute(&input, &d.path().join("out.jsonl"), "one uuid");
+    assert!(said.contains(&format!("applied {n} edits")), "{said}");
+    // Each reply a second after the one before, its parent lost: bridged,
+    // and re-linked. (Timestamps of whole seconds past midnight.)
+    let d = tempfile::tempdir().unwrap();
+    let mut lost = vec![cc("user", Some("u0"), None, 0, r#""summarise""#)];
+    lost.extend((1..=n).map(|i| {
+        cc(
+            "assistant",
+            Some(&format!("a{i}")),
+            Some(&format!("lost{i}")),
+            0,
+            &text(i),
+        )
+        .replacen(r#""id":"msg_0""#, &format!(r#""id":"msg_{i}""#), 1)
+        .replacen(
+            "00:00:00.000Z",
+            &format!("{:02}:{:02}:{:02}.000Z", i / 3600, i / 60 % 60, i % 60),
+            1,
+        )
+    }));
+    let input = session(
+        d.path(),
+        "4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl",
+        &lost,
+    );
+    let said = repair_within_a_minute(&input, &d.path().join("out.jsonl"), "lost parents");
+    assert!(said.contains(&format!("applied {n} edits")), "{said}");
+}

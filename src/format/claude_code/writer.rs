@@ -156,11 +156,14 @@ impl Writer for CcWriter {
             .map(|r| (start_of(&r.loc), r))
             .collect();
         // Every uuid in the file: a uuid this repair makes is none of them.
-        let mut taken: HashSet<String> = chain
-            .records
-            .iter()
-            .filter_map(|r| r.uuid.clone())
-            .collect();
+        let mut taken = Taken {
+            uuids: chain
+                .records
+                .iter()
+                .filter_map(|r| r.uuid.clone())
+                .collect(),
+            ..Taken::default()
+        };
         // Records to re-link, and the rule that asks it.
         let mut relink: HashMap<u64, &'static str> = HashMap::new();
         // The findings asking for those re-links, each once.
@@ -1355,15 +1358,33 @@ fn derived_uuid(parent: &str, call: &str) -> String {
 /// `derived_uuid`, unless the file already holds that uuid (a copy an
 /// earlier repair wrote, damaged again, can): then derived again, with a
 /// counter, until it is new. Still the same copy for the same input.
-fn fresh_uuid(parent: &str, call: &str, taken: &mut HashSet<String>) -> String {
-    let mut u = derived_uuid(parent, call);
-    let mut n = 0u32;
-    while taken.contains(&u) {
+fn fresh_uuid(parent: &str, call: &str, taken: &mut Taken) -> String {
+    // The counter goes on from where the last uuid of this pair was found
+    // (every uuid before it is taken, and none is ever given back): 80,000
+    // records of one uuid each kept under a new one made the count start
+    // at 0 each time, quadratic in them.
+    let key = (parent.to_string(), call.to_string());
+    let mut n = taken.counted.get(&key).copied().unwrap_or(0);
+    let derive = |n: u32| match n {
+        0 => derived_uuid(parent, call),
+        n => derived_uuid(parent, &format!("{call}#{n}")),
+    };
+    let mut u = derive(n);
+    while taken.uuids.contains(&u) {
         n += 1;
-        u = derived_uuid(parent, &format!("{call}#{n}"));
+        u = derive(n);
     }
-    taken.insert(u.clone());
+    taken.uuids.insert(u.clone());
+    taken.counted.insert(key, n);
     u
+}
+
+/// The uuids a new one must be none of (the file's, and those this repair
+/// made), and for each (parent, call) the counter of its last one.
+#[derive(Default)]
+struct Taken {
+    uuids: HashSet<String>,
+    counted: HashMap<(String, String), u32>,
 }
 
 /// The tool_result record answering `call` in the call's record `text`,
@@ -1671,13 +1692,23 @@ mod tests {
     #[test]
     fn fresh_uuids_are_none_of_the_files_own() {
         let first = derived_uuid("p", "toolu_1");
-        let mut taken: HashSet<String> = [first.clone()].into();
+        let taken_of = |u: &[&String]| Taken {
+            uuids: u.iter().map(|u| (*u).clone()).collect(),
+            ..Taken::default()
+        };
+        let mut taken = taken_of(&[&first]);
         let u = fresh_uuid("p", "toolu_1", &mut taken);
         assert_ne!(u, first);
-        assert!(taken.contains(&u));
+        assert!(taken.uuids.contains(&u));
         // The same file gives the same uuid.
-        let mut again: HashSet<String> = [first].into();
+        let mut again = taken_of(&[&first]);
         assert_eq!(fresh_uuid("p", "toolu_1", &mut again), u);
+        // The next of the pair goes on past both, and is the uuid a count
+        // from 0 finds.
+        let next = fresh_uuid("p", "toolu_1", &mut again);
+        let mut from_0 = taken_of(&[&first, &u]);
+        assert_eq!(fresh_uuid("p", "toolu_1", &mut from_0), next);
+        assert_ne!(next, u);
     }
 
     #[test]
