@@ -1360,3 +1360,369 @@ fn a_parent_member_added_is_logged_with_the_whole_record() {
         "{line2}"
     );
 }
+
+/// A Claude Code record of `kind` (`user`/`assistant`) with these fields
+/// and `content` (a JSON value), one line.
+fn cc(kind: &str, uuid: Option<&str>, parent: Option<&str>, second: u32, content: &str) -> String {
+    let uuid = uuid.map_or(String::new(), |u| format!(r#""uuid":"{u}","#));
+    let parent = parent.map_or("null".to_string(), |p| format!(r#""{p}""#));
+    let id = if kind == "assistant" {
+        format!(r#""id":"msg_{second}","#)
+    } else {
+        String::new()
+    };
+    format!(
+        r#"{{"parentUuid":{parent},"type":"{kind}",{uuid}"sessionId":"4c2ddfdc-b619-4525-8d03-1950fb1b0257","timestamp":"2026-01-01T00:00:{second:02}.000Z","message":{{{id}"role":"{kind}","content":{content}}}}}"#
+    )
+}
+
+/// Write `lines` as the session file `name` in `dir`.
+fn session(dir: &std::path::Path, name: &str, lines: &[String]) -> std::path::PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+    p
+}
+
+/// Issue 35, defect 5: a line nested deeper than the parsers' limit
+/// overflowed the stack of the Claude Code loader (sonic-rs recurses per
+/// level): exit 134, and in a directory walk no report for the other
+/// sessions. The other JSONL readers report such a line as a
+/// `corrupt-record`; so does this one, and the rest is read.
+#[test]
+fn a_record_nested_too_deep_is_a_corrupt_record_never_a_crash() {
+    let d = tempfile::tempdir().unwrap();
+    let project = d.path().join("-home-u-repo");
+    std::fs::create_dir(&project).unwrap();
+    let healthy = root().join("fixtures/claude-code/healthy/linear.jsonl");
+    std::fs::copy(&healthy, project.join("healthy.jsonl")).unwrap();
+    let depth = 100_000;
+    let deep = format!(
+        r#"{{"type":"user","uuid":"deep","parentUuid":null,"x":{}{}}}"#,
+        "[".repeat(depth),
+        "]".repeat(depth)
+    );
+    let mut lines: Vec<String> = std::fs::read_to_string(&healthy)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    lines.insert(2, deep);
+    let file = session(&project, "deep.jsonl", &lines);
+    let o = run(&["lint", "--format", "json", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(findings(&doc), ["corrupt-record error 3"], "{doc:#}");
+    assert!(stdout(&o).contains("nested deeper than"), "{}", stdout(&o));
+    // In a directory walk (reader threads have smaller stacks), both
+    // sessions are reported.
+    let o = run(&["lint", "--format", "json", d.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["files"].as_array().unwrap().len(), 2, "{doc:#}");
+    assert_eq!(findings(&doc), ["corrupt-record error 3"], "{doc:#}");
+}
+
+/// Issue 35, defect 6: the first record has no `uuid` (or a null one) and
+/// the second names a parent no record has. Claude Code bridges the
+/// second to the first (1 s older): a warning, nothing lost. The repair
+/// re-linked the second to null, the copy resumed the second alone (an
+/// `unchained-records` error), and a second repair claimed to fix that and
+/// did not. No link can name a record without a uuid: the record is left
+/// as the client reads it, and the copy is the input.
+#[test]
+fn a_bridge_to_a_record_without_uuid_is_not_cut_by_a_relink() {
+    for first_uuid in [r#""#, r#""uuid":null,"#] {
+        let d = tempfile::tempdir().unwrap();
+        let first = cc("user", None, None, 0, r#""hi""#).replacen(
+            r#""type":"user","#,
+            &format!(r#""type":"user",{first_uuid}"#),
+            1,
+        );
+        let lines = [
+            first,
+            cc(
+                "assistant",
+                Some("a1"),
+                Some("lost"),
+                1,
+                r#"[{"type":"text","text":"hello"}]"#,
+            ),
+        ];
+        let input = session(
+            d.path(),
+            "4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl",
+            &lines,
+        );
+        let (_, before) = lint_json(input.to_str().unwrap(), &[]);
+        assert_eq!(
+            findings(&before),
+            ["dangling-parent warning 2"],
+            "{before:#}"
+        );
+        assert_eq!(timeline(&input).len(), 2);
+        let out_dir = d.path().join("out");
+        std::fs::create_dir(&out_dir).unwrap();
+        let (out, log) = repair_logged(&input, &out_dir);
+        let (_, after) = lint_json(out.to_str().unwrap(), &[]);
+        assert_eq!(findings(&after), findings(&before), "{after:#}\n{log:#}");
+        assert_eq!(timeline(&out).len(), 2, "the copy resumes both: {log:#}");
+        assert!(
+            log["left"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|l| l["rule"] == "dangling-parent"),
+            "{log:#}"
+        );
+        assert_second_repair_changes_nothing(&out, &out_dir);
+    }
+}
+
+/// The same, as the copy the repair once wrote: no record carries a
+/// parent (`unchained-records`), and the record before the last has no
+/// uuid to link to. The repair changes nothing and says so: the finding
+/// is left, with the reason (it said "0 findings left as is").
+#[test]
+fn unchained_records_no_link_can_name_are_left_and_said_so() {
+    let d = tempfile::tempdir().unwrap();
+    let lines = [
+        cc("user", None, None, 0, r#""hi""#),
+        cc(
+            "assistant",
+            Some("a1"),
+            None,
+            1,
+            r#"[{"type":"text","text":"hello"}]"#,
+        ),
+    ];
+    let input = session(
+        d.path(),
+        "4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl",
+        &lines,
+    );
+    let (_, before) = lint_json(input.to_str().unwrap(), &[]);
+    assert_eq!(
+        findings(&before),
+        ["unchained-records error -"],
+        "{before:#}"
+    );
+    let (out, log) = repair_logged(&input, d.path());
+    assert!(log["edits"].as_array().unwrap().is_empty(), "{log:#}");
+    assert!(
+        log["left"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["rule"] == "unchained-records"),
+        "{log:#}"
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&input).unwrap());
+}
+
+/// Issue 35, defect 7: a tool call's result record (line 4) reuses the
+/// uuid of the record before it, the user's `[Request interrupted by
+/// user]` (line 3), with the same parent, the call. Keeping both put the
+/// earlier between the call and its result: the copy gained an
+/// `interleaved-message` error (Claude Code then answers the call with a
+/// placeholder and leaves the real result out). The pair is left.
+#[test]
+fn a_replaced_record_is_not_kept_between_a_call_and_its_result() {
+    let d = tempfile::tempdir().unwrap();
+    let lines = [
+        cc("user", Some("u1"), None, 0, r#""list the files""#),
+        cc(
+            "assistant",
+            Some("a1"),
+            Some("u1"),
+            1,
+            r#"[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}]"#,
+        ),
+        cc(
+            "user",
+            Some("u2"),
+            Some("a1"),
+            2,
+            r#"[{"type":"text","text":"[Request interrupted by user]"}]"#,
+        ),
+        cc(
+            "user",
+            Some("u2"),
+            Some("a1"),
+            3,
+            r#"[{"type":"tool_result","tool_use_id":"toolu_1","content":"a.txt"}]"#,
+        ),
+        cc(
+            "assistant",
+            Some("a2"),
+            Some("u2"),
+            4,
+            r#"[{"type":"text","text":"one file"}]"#,
+        ),
+    ];
+    let input = session(
+        d.path(),
+        "4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl",
+        &lines,
+    );
+    let (_, before) = lint_json(input.to_str().unwrap(), &[]);
+    assert_eq!(findings(&before), ["duplicate-uuid error 4"], "{before:#}");
+    let out_dir = d.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let (out, log) = repair_logged(&input, &out_dir);
+    let (_, after) = lint_json(out.to_str().unwrap(), &[]);
+    assert_eq!(findings(&after), findings(&before), "{after:#}\n{log:#}");
+    let left = log["left"].as_array().unwrap();
+    assert!(
+        left.iter().any(|l| l["rule"] == "duplicate-uuid"
+            && l["reason"].as_str().unwrap().contains("tool result")),
+        "{log:#}"
+    );
+    assert_second_repair_changes_nothing(&out, &out_dir);
+}
+
+/// Issue 35, defect 8: a call without its result (line 2) sits above a
+/// break in the chain (line 4's parent is lost, a minute after line 3):
+/// the input's resume does not reach it. The re-link that mends the break
+/// brings it onto the chain, where the next pass meets it; with
+/// `--orphan-calls drop` or `--no-synthesize` that pass leaves it, and the
+/// run said "0 findings left as is" about a copy holding the error. What
+/// the copy holds, the run lists as left.
+#[test]
+fn a_call_a_relink_brings_back_and_leaves_is_listed_as_left() {
+    let lines = [
+        cc("user", Some("u1"), None, 0, r#""list the files""#),
+        cc(
+            "assistant",
+            Some("a1"),
+            Some("u1"),
+            1,
+            r#"[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}]"#,
+        ),
+        cc("user", Some("u2"), Some("a1"), 2, r#""never mind""#),
+        cc(
+            "assistant",
+            Some("a2"),
+            Some("lost"),
+            59,
+            r#"[{"type":"text","text":"ok"}]"#,
+        ),
+        cc("user", Some("u3"), Some("a2"), 59, r#""thanks""#),
+    ];
+    for policy in [&["--orphan-calls", "drop"][..], &["--no-synthesize"][..]] {
+        let d = tempfile::tempdir().unwrap();
+        let input = session(
+            d.path(),
+            "4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl",
+            &lines,
+        );
+        let (_, before) = lint_json(input.to_str().unwrap(), &[]);
+        assert_eq!(findings(&before), ["dangling-parent error 4"], "{before:#}");
+        let (out, log) = (d.path().join("out.jsonl"), d.path().join("log.json"));
+        let mut args = vec![
+            "repair",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--log",
+            log.to_str().unwrap(),
+        ];
+        args.extend_from_slice(policy);
+        let o = run(&args);
+        assert_eq!(code(&o), 0, "{policy:?}: {}", stderr(&o));
+        let log: serde_json::Value = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
+        let (_, copy) = lint_json(out.to_str().unwrap(), &[]);
+        let errors: Vec<&str> = copy["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["severity"] == "error")
+            .map(|f| f["rule"].as_str().unwrap())
+            .collect();
+        assert_eq!(errors, ["orphan-tool-call"], "{policy:?}: {copy:#}");
+        let left: Vec<&str> = log["left"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["rule"].as_str().unwrap())
+            .collect();
+        assert!(left.contains(&"orphan-tool-call"), "{policy:?}: {log:#}");
+        assert!(
+            stdout(&o).contains(&format!("{} finding", left.len()))
+                && !stdout(&o).contains("0 findings left"),
+            "{policy:?}: {}",
+            stdout(&o)
+        );
+    }
+}
+
+/// Repair `input` into `out` (within a minute, or the test fails): the
+/// run's summary line.
+fn repair_within_a_minute(input: &std::path::Path, out: &std::path::Path, what: &str) -> String {
+    let o = run_within_a_minute(
+        &[
+            "repair",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &[],
+        what,
+    );
+    assert_eq!(code(&o), 0, "{what}: {}", stderr(&o));
+    stdout(&o).lines().last().unwrap_or_default().to_string()
+}
+
+/// Issue 35, defect 15: repair time grew with the square of the records
+/// that share one `uuid` (each kept under a new uuid, derived by counting
+/// from 0 past every uuid made before it: 80,000 took over 5 minutes),
+/// and of a chain of records whose parents are lost (the copy's lint
+/// walked down from each record of the chain to find a reply going on
+/// under it). 20,000 of each took minutes, where they take seconds now
+/// (bench/shared_id.sh times them).
+#[test]
+fn repair_is_linear_in_records_sharing_a_uuid_or_losing_their_parent() {
+    let n = 20_000;
+    let d = tempfile::tempdir().unwrap();
+    let text = |i: usize| format!(r#"[{{"type":"text","text":"draft {i}"}}]"#);
+    let mut shared = vec![cc("user", Some("u0"), None, 0, r#""summarise""#)];
+    shared.extend((1..=n).map(|i| {
+        cc("assistant", Some("a1"), Some("u0"), 1, &text(i)).replacen(
+            r#""id":"msg_1""#,
+            &format!(r#""id":"msg_{i}""#),
+            1,
+        )
+    }));
+    let input = session(
+        d.path(),
+        "4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl",
+        &shared,
+    );
+    let said = repair_within_a_minute(&input, &d.path().join("out.jsonl"), "one uuid");
+    assert!(said.contains(&format!("applied {n} edits")), "{said}");
+    // Each reply a second after the one before, its parent lost: bridged,
+    // and re-linked. (Timestamps of whole seconds past midnight.)
+    let d = tempfile::tempdir().unwrap();
+    let mut lost = vec![cc("user", Some("u0"), None, 0, r#""summarise""#)];
+    lost.extend((1..=n).map(|i| {
+        cc(
+            "assistant",
+            Some(&format!("a{i}")),
+            Some(&format!("lost{i}")),
+            0,
+            &text(i),
+        )
+        .replacen(r#""id":"msg_0""#, &format!(r#""id":"msg_{i}""#), 1)
+        .replacen(
+            "00:00:00.000Z",
+            &format!("{:02}:{:02}:{:02}.000Z", i / 3600, i / 60 % 60, i % 60),
+            1,
+        )
+    }));
+    let input = session(
+        d.path(),
+        "4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl",
+        &lost,
+    );
+    let said = repair_within_a_minute(&input, &d.path().join("out.jsonl"), "lost parents");
+    assert!(said.contains(&format!("applied {n} edits")), "{said}");
+}

@@ -687,3 +687,51 @@ fn a_reused_call_id_with_other_arguments_is_reported_only() {
         .unwrap();
     assert_eq!(dup["fixable"], false, "{dup:#}");
 }
+
+/// Issue 35, defect 15: repair time grew with the square of the calls
+/// that share one `call_id` (80,000 took 79 s, lint 5.4 s): a call and
+/// its output written again and again, each repeated call removed and
+/// each output left answering none removed after it. The copy's lint
+/// counted every turn over every message for each stray output. 30,000
+/// of them took minutes, where they take seconds now (bench/shared_id.sh
+/// times them).
+#[test]
+fn repair_is_linear_in_calls_sharing_a_call_id() {
+    let n = 30_000;
+    let base = std::fs::read_to_string(root().join(path("healthy/rollout.jsonl"))).unwrap();
+    let mut text: String = base.lines().take(2).map(|l| format!("{l}\n")).collect();
+    for i in 0..n {
+        let ts = format!(
+            "2026-05-11T11:{:02}:{:02}.{:03}Z",
+            i / 60000,
+            i / 1000 % 60,
+            i % 1000
+        );
+        text.push_str(&format!(
+            r#"{{"timestamp":"{ts}","type":"response_item","payload":{{"type":"function_call","name":"exec_command","arguments":"{{\"cmd\":\"ls\"}}","call_id":"call_same"}}}}"#
+        ));
+        text.push('\n');
+        text.push_str(&format!(
+            r#"{{"timestamp":"{ts}","type":"response_item","payload":{{"type":"function_call_output","call_id":"call_same","output":"a.txt"}}}}"#
+        ));
+        text.push('\n');
+    }
+    let (dir, input) = as_rollout(&text);
+    let out = dir.path().join("out.jsonl");
+    let o = run_within_a_minute(
+        &[
+            "repair",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &[],
+        "one call_id",
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let said = stdout(&o);
+    assert!(
+        said.contains(&format!("applied {} edits", 2 * n - 2)),
+        "{said}"
+    );
+}

@@ -898,3 +898,51 @@ fn resume_damaged(damage: fn(&Path) -> PathBuf) -> (tempfile::TempDir, Mock) {
     );
     (dir, mock)
 }
+
+/// Issue 35, defect 15: a `$rewindTo` after each turn, taking back the
+/// model turn whose call the next record answers: every such response is
+/// a stray (`orphan-tool-result`), and lint worked out the turns of the
+/// whole recording again for each one, quadratic in them (repair with
+/// it). 20,000 took minutes, where they take seconds now
+/// (bench/shared_id.sh times them).
+#[test]
+fn repair_is_linear_in_turns_rewound() {
+    let n = 20_000;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("session-2026-05-20T09-19-e5f6a7b8.jsonl");
+    let mut text = format!(
+        "{{\"sessionId\":\"e5f6a7b8-c9d0-4e1f-8a2b-3c4d5e6f7a8b\",\"projectHash\":\"{}\",\"startTime\":\"2026-05-20T09:19:00.005Z\",\"lastUpdated\":\"2026-05-20T09:19:00.005Z\",\"kind\":\"main\"}}\n",
+        "ab".repeat(32)
+    );
+    for i in 0..n {
+        let ts = format!(
+            "2026-05-20T10:{:02}:{:02}.{:03}Z",
+            i / 6000,
+            i / 100 % 60,
+            i % 100
+        );
+        text.push_str(&format!(
+            r#"{{"id":"u{i}","timestamp":"{ts}","type":"user","content":[{{"text":"find caller {i}"}}]}}
+{{"id":"g{i}","timestamp":"{ts}","type":"gemini","content":"","toolCalls":[{{"id":"grep_{i}","name":"grep_search","args":{{"pattern":"f{i}"}}}}]}}
+{{"$rewindTo":"g{i}"}}
+{{"id":"r{i}","timestamp":"{ts}","type":"user","content":[{{"functionResponse":{{"id":"grep_{i}","name":"grep_search","response":{{"output":"none"}}}}}}]}}
+"#
+        ));
+    }
+    std::fs::write(&input, text).unwrap();
+    let out = dir.path().join("out").join(input.file_name().unwrap());
+    std::fs::create_dir(out.parent().unwrap()).unwrap();
+    let o = run_within_a_minute(
+        &[
+            "repair",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &[],
+        "rewound turns",
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let said = stdout(&o);
+    assert!(said.contains(&format!("applied {n} edits")), "{said}");
+}

@@ -609,6 +609,27 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
             }
         };
         last_left = Some(again.left.clone());
+        // A conversation named by its file is the input's, not the
+        // scratch copy's (which is gone once the repair ends).
+        let (scratch_name, input_name) = (copy.display().to_string(), input.display().to_string());
+        let as_input = |c: String| match c.strip_prefix(&scratch_name) {
+            Some(rest) => format!("{input_name}{rest}"),
+            None => c,
+        };
+        // What this pass leaves, the copy holds: said once. (A finding an
+        // edit brought into view, which this pass leaves, was in no
+        // earlier pass's list: the settling pass's too.)
+        let mut said: std::collections::HashSet<(&'static str, String)> = report
+            .left
+            .iter()
+            .map(|k| (k.rule, k.summary.clone()))
+            .collect();
+        for mut l in again.left {
+            l.conversation = as_input(l.conversation);
+            if said.insert((l.rule, l.summary.clone())) {
+                report.left.push(l);
+            }
+        }
         if again.edits.is_empty() {
             reads_as = (again.format, again.dialect);
             settled = true;
@@ -620,28 +641,11 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
             cause: "internal: a pass that edits the copy wrote none".into(),
         })?;
         crate::write::atomic::rename_into_place(&next, out).map_err(|e| Error::io(out, &e))?;
-        // A conversation named by its file is the input's, not the
-        // scratch copy's (which is gone once the repair ends).
-        let (scratch_name, input_name) = (copy.display().to_string(), input.display().to_string());
-        let as_input = |c: String| match c.strip_prefix(&scratch_name) {
-            Some(rest) => format!("{input_name}{rest}"),
-            None => c,
-        };
         report.edits.extend(again.edits.into_iter().map(|mut e| {
             e.description = format!("{} (pass {pass}, on the repaired copy)", e.description);
             e.conversation = as_input(e.conversation);
             e
         }));
-        for mut l in again.left {
-            l.conversation = as_input(l.conversation);
-            if !report
-                .left
-                .iter()
-                .any(|k| k.rule == l.rule && k.summary == l.summary)
-            {
-                report.left.push(l);
-            }
-        }
     }
     // A copy that another pass would still change is no repair: a second
     // repair must change nothing.

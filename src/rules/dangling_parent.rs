@@ -46,7 +46,10 @@ walks the whole file; the old `parentUuid` is in the repair log. A record
 written before its own parent (its result, say) is passed over: linking
 to it would make the record its own ancestor, a cycle. When every earlier
 record descends from it, the record becomes the start of the chain
-(`parentUuid` null), which is where the client starts anyway.
+(`parentUuid` null), which is where the client starts anyway. A record
+the client bridges to a record no link can name (one without a `uuid`)
+is left as it is: a null link would start the chain there and cut off
+what the bridge reaches.
 
 The copy must resume at least the history the input does. Claude Code
 resumes from the newest (by time) descendant of the last record, so a

@@ -40,9 +40,11 @@ both kept: the earlier gets a uuid of its own (derived from the old one,
 so a second repair gives the same copy) and the later is chained to it,
 so the resume sends the earlier text, then the later, where the client
 sent the later alone. Which of the two is right stays the reader's call;
-the copy loses neither. Records of different parents or kinds, and an
+the copy loses neither. Records of different parents or kinds, an
 earlier record holding a tool call or result (which would then be sent
-twice), are left as they are.
+twice), and a later record holding a tool result (the earlier, kept
+before it, would come between the call and its result, and Claude Code
+would answer the call with a placeholder) are left as they are.
 "#,
     check,
 };

@@ -50,7 +50,7 @@ response verbatim in the repair log. Safe: nothing is invented.
 };
 
 /// Turn numbers as Gemini sends them: adjacent same-role messages merged.
-fn turns(messages: &[Message]) -> Vec<usize> {
+pub(super) fn turns(messages: &[Message]) -> Vec<usize> {
     let mut out = Vec::with_capacity(messages.len());
     let mut turn = 0;
     // Tool results travel in `user` turns.
@@ -71,14 +71,15 @@ fn turns(messages: &[Message]) -> Vec<usize> {
 /// a Gemini history: this rule reports it (and `orphan-tool-result` does
 /// not, when this rule runs).
 pub(super) fn counts(ctx: &Ctx<'_>, stray: &Stray) -> bool {
-    duplicate_of(ctx, stray, &turns(&ctx.conv.messages)).is_some()
+    duplicate_of(ctx, stray).is_some()
 }
 
-fn duplicate_of(ctx: &Ctx<'_>, stray: &Stray, turn: &[usize]) -> Option<PartRef> {
+fn duplicate_of(ctx: &Ctx<'_>, stray: &Stray) -> Option<PartRef> {
     if ctx.conv.source.dialect != Dialect::GeminiCli || !ctx.runs(&RULE) {
         return None;
     }
     let call = stray.already_answered?;
+    let turn = ctx.turns();
     (turn[stray.result.0] == turn[call.0] + 1).then_some(call)
 }
 
@@ -87,26 +88,31 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     if conv.source.dialect != Dialect::GeminiCli {
         return;
     }
-    let turn = turns(&conv.messages);
+    let turn = ctx.turns();
     // Duplicates grouped by the turn of the calls they answer again.
     let mut by_turn: BTreeMap<usize, Vec<(PartRef, PartRef)>> = BTreeMap::new();
     for stray in &ctx.pairing().strays {
-        if let Some(call) = duplicate_of(ctx, stray, &turn) {
+        if let Some(call) = duplicate_of(ctx, stray) {
             by_turn
                 .entry(turn[call.0])
                 .or_default()
                 .push((call, stray.result));
         }
     }
+    if by_turn.is_empty() {
+        return;
+    }
+    // The calls and the responses of each turn, counted once (a turn per
+    // duplicate, each counted over every message, was quadratic).
+    let turns = turn.last().map_or(0, |t| t + 1);
+    let (mut calls_in, mut responses_in) = (vec![0usize; turns + 1], vec![0usize; turns + 1]);
+    for (m, &t) in conv.messages.iter().zip(turn) {
+        calls_in[t] += m.tool_calls().count();
+        responses_in[t] += m.tool_results().count();
+    }
     for (t, dups) in by_turn {
-        let turn = &turn;
-        let in_turn = |k: usize| (0..conv.messages.len()).filter(move |&i| turn[i] == k);
-        let calls: usize = in_turn(t)
-            .map(|i| conv.messages[i].tool_calls().count())
-            .sum();
-        let responses: usize = in_turn(t + 1)
-            .map(|i| conv.messages[i].tool_results().count())
-            .sum();
+        let calls = calls_in[t];
+        let responses = responses_in[t + 1];
         let (first_mi, first_pi) = dups[0].1;
         let first = &conv.messages[first_mi];
         let mut ids: Vec<&str> = Vec::new();

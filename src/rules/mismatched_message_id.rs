@@ -1,4 +1,4 @@
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::{Ctx, Rule};
 use crate::finding::{Action, Finding, Severity};
@@ -63,7 +63,18 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         .collect();
     // Who is written under whom, made the first time it is needed.
     let mut children: Option<HashMap<&str, Vec<usize>>> = None;
-    for r in records {
+    let children_of = || {
+        let mut c: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, r) in records.iter().enumerate() {
+            if let Some(p) = &r.parent {
+                c.entry(p.as_str()).or_default().push(i);
+            }
+        }
+        c
+    };
+    // The records a reply goes on under, found once for all.
+    let mut going_on: Option<HashSet<(usize, &str)>> = None;
+    for (ri, r) in records.iter().enumerate() {
         let sent = r.unreached == Unreached::No;
         if r.kind != RecordKind::Assistant || !(sent || r.unreached == Unreached::OffBranch) {
             continue;
@@ -86,16 +97,10 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         let same_request = match (&r.request_id, &p.request_id) {
             (Some(a), Some(b)) => a == b,
             (None, None) => {
-                let children = children.get_or_insert_with(|| {
-                    let mut c: HashMap<&str, Vec<usize>> = HashMap::new();
-                    for (i, r) in records.iter().enumerate() {
-                        if let Some(p) = &r.parent {
-                            c.entry(p.as_str()).or_default().push(i);
-                        }
-                    }
-                    c
-                });
-                reply_goes_on(records, children, r, reply)
+                let children = children.get_or_insert_with(children_of);
+                going_on
+                    .get_or_insert_with(|| replies_going_on(records, children))
+                    .contains(&(ri, reply.as_str()))
             }
             _ => false,
         };
@@ -120,14 +125,15 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 Severity::Warning,
             )
         } else {
-            let results: Vec<&ChainRecord> = records
-                .iter()
-                .filter(|c| {
-                    c.kind == RecordKind::User
-                        && c.unreached == Unreached::OffBranch
-                        && c.parent.is_some()
-                        && c.parent == r.uuid
-                })
+            let children = children.get_or_insert_with(children_of);
+            let results: Vec<&ChainRecord> = r
+                .uuid
+                .as_deref()
+                .and_then(|u| children.get(u))
+                .into_iter()
+                .flatten()
+                .map(|&c| &records[c])
+                .filter(|c| c.kind == RecordKind::User && c.unreached == Unreached::OffBranch)
                 .collect();
             (
                 format!(
@@ -188,32 +194,81 @@ fn answered(calls: &[String], results: usize) -> String {
     )
 }
 
-/// Whether an assistant record of the reply `reply` is written under `r`,
-/// through assistant records only (the rest of a reply split over records).
-fn reply_goes_on(
-    records: &[ChainRecord],
+/// Each assistant record under which a later record of its parent's
+/// reply is written, through assistant records only (the rest of a reply
+/// split over records), with that reply's `message.id`: `(record, id)`.
+///
+/// Found in one walk down the assistant records (each visited once): at a
+/// record of reply `M`, the nearest record above it of the same reply is
+/// where that reply was split, and the record below that one on the way
+/// down is one the reply goes on under. (A walk down from each record
+/// asked about was quadratic in a chain of them: 5,000 records of a
+/// repaired copy took a minute.) Where records share a uuid or their
+/// links loop, each record is walked under the first parent it is found
+/// under.
+fn replies_going_on<'r>(
+    records: &'r [ChainRecord],
     children: &HashMap<&str, Vec<usize>>,
-    r: &ChainRecord,
-    reply: &str,
-) -> bool {
-    let mut stack = vec![r];
-    let mut steps = 0;
-    while let Some(x) = stack.pop() {
-        steps += 1;
-        if steps > records.len() {
-            break;
-        }
-        let Some(u) = x.uuid.as_deref() else { continue };
-        for &c in children.get(u).into_iter().flatten() {
-            let c = &records[c];
-            if c.kind != RecordKind::Assistant {
-                continue;
-            }
-            if c.message_id.as_deref() == Some(reply) {
-                return true;
-            }
-            stack.push(c);
+) -> HashSet<(usize, &'r str)> {
+    let assistant = |i: usize| records[i].kind == RecordKind::Assistant;
+    let below = |i: usize| -> &[usize] {
+        records[i]
+            .uuid
+            .as_deref()
+            .and_then(|u| children.get(u))
+            .map_or(&[], Vec::as_slice)
+    };
+    // Assistant records under an assistant record start no walk; the
+    // others do, then any not reached (in a loop of links).
+    let mut under_one = vec![false; records.len()];
+    for i in (0..records.len()).filter(|&i| assistant(i)) {
+        for &c in below(i) {
+            under_one[c] = true;
         }
     }
-    false
+    let starts = (0..records.len())
+        .filter(|&i| assistant(i) && !under_one[i])
+        .chain((0..records.len()).filter(|&i| assistant(i)));
+    let mut out = HashSet::new();
+    let mut seen = vec![false; records.len()];
+    // The walk: the records from the start down to here, where each of
+    // them is on it (`path`), and for each reply the depths of its
+    // records on it.
+    let mut path: Vec<usize> = Vec::new();
+    let mut at: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut stack: Vec<(usize, bool)> = Vec::new();
+    for start in starts {
+        if seen[start] {
+            continue;
+        }
+        stack.push((start, true));
+        while let Some((i, entering)) = stack.pop() {
+            let id = records[i].message_id.as_deref();
+            if !entering {
+                path.pop();
+                if let Some(v) = id.and_then(|m| at.get_mut(m)) {
+                    v.pop();
+                }
+                continue;
+            }
+            if std::mem::replace(&mut seen[i], true) {
+                continue;
+            }
+            if let Some(m) = id {
+                let depths = at.entry(m).or_default();
+                if let Some(&a) = depths.last() {
+                    out.insert((path.get(a + 1).copied().unwrap_or(i), m));
+                }
+                depths.push(path.len());
+            }
+            path.push(i);
+            stack.push((i, false));
+            for &c in below(i).iter().rev() {
+                if assistant(c) && !seen[c] {
+                    stack.push((c, true));
+                }
+            }
+        }
+    }
+    out
 }

@@ -138,6 +138,7 @@ pub struct Ctx<'a> {
     selection: Option<&'a Selection>,
     pairing: OnceCell<pairing::Pairing>,
     indices: OnceCell<gaps::Indices>,
+    turns: OnceCell<Vec<usize>>,
 }
 
 impl<'a> Ctx<'a> {
@@ -147,6 +148,7 @@ impl<'a> Ctx<'a> {
             selection: None,
             pairing: OnceCell::new(),
             indices: OnceCell::new(),
+            turns: OnceCell::new(),
         }
     }
 
@@ -168,6 +170,13 @@ impl<'a> Ctx<'a> {
     pub fn pairing(&self) -> &pairing::Pairing {
         self.pairing
             .get_or_init(|| pairing::Pairing::analyse(&self.conv.messages))
+    }
+
+    /// The turn of each message as Gemini sends them (adjacent messages
+    /// of one side merged), made once: every stray result asks.
+    pub fn turns(&self) -> &[usize] {
+        self.turns
+            .get_or_init(|| function_response_count::turns(&self.conv.messages))
     }
 
     /// Gaps and duplicates of a message table's stored indices.

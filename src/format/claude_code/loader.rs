@@ -24,7 +24,7 @@ use serde::Deserialize;
 use crate::error::{Error, Result};
 use crate::format::records::record::{
     RawValue, as_lenient_readers_read, bad_unicode_escape, bad_unicode_escape_reason,
-    lone_surrogates, replace_lone_surrogates, sonic_error,
+    lone_surrogates, replace_lone_surrogates, sonic_error, too_deep, too_deep_reason,
 };
 use crate::model::chain::{
     BRIDGE_MS, BlockIssue, Chain, ChainRecord, Glued, Link, RecordKind, Signature, Unreached,
@@ -336,6 +336,13 @@ impl Reader {
     /// none.
     fn line(&mut self, text: &str, line: u64, start: u64, loc: Loc, torn: bool) {
         let bytes = text.as_bytes();
+        // sonic-rs recurses per level without a limit: a line nested
+        // deeper than the other readers parse is refused before it is
+        // parsed, as they refuse it (20,000 levels overflowed the stack).
+        if too_deep(bytes) {
+            self.corrupt(loc, too_deep_reason(), bytes, false);
+            return;
+        }
         // The common case: one record, parsed once.
         let bad_escape = bad_unicode_escape(bytes);
         let first_err = match sonic_rs::from_slice::<Line<'_>>(bytes) {

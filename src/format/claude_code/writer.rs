@@ -156,13 +156,18 @@ impl Writer for CcWriter {
             .map(|r| (start_of(&r.loc), r))
             .collect();
         // Every uuid in the file: a uuid this repair makes is none of them.
-        let mut taken: HashSet<String> = chain
-            .records
-            .iter()
-            .filter_map(|r| r.uuid.clone())
-            .collect();
+        let mut taken = Taken {
+            uuids: chain
+                .records
+                .iter()
+                .filter_map(|r| r.uuid.clone())
+                .collect(),
+            ..Taken::default()
+        };
         // Records to re-link, and the rule that asks it.
         let mut relink: HashMap<u64, &'static str> = HashMap::new();
+        // The findings asking for those re-links, each once.
+        let mut relink_asked: Vec<(&Planned<'_>, Vec<u64>)> = Vec::new();
         // The walk meets a parent cycle (report-only, a person's call).
         let cycle = chain
             .records
@@ -301,6 +306,10 @@ impl Writer for CcWriter {
                     }
                     Action::Relink { loc } => {
                         relink.insert(start_of(loc), rule);
+                        match relink_asked.last_mut() {
+                            Some((q, locs)) if std::ptr::eq(*q, p) => locs.push(start_of(loc)),
+                            _ => relink_asked.push((p, vec![start_of(loc)])),
+                        }
                     }
                     Action::SplitLine { loc } => {
                         if let Some(l) = loc.line() {
@@ -401,6 +410,18 @@ impl Writer for CcWriter {
                                 p,
                                 conv,
                                 "the earlier record holds a tool call or result, which keeping both would send twice",
+                            ));
+                            continue;
+                        }
+                        if !b.results.is_empty() {
+                            // The later record answers a call: chained
+                            // before it, the earlier would come between
+                            // the call and its result, and the client
+                            // would answer the call with a placeholder.
+                            log.left.push(left(
+                                p,
+                                conv,
+                                "the later record holds a tool result: the earlier, kept before it, would come between the call and its result",
                             ));
                             continue;
                         }
@@ -763,6 +784,8 @@ impl Writer for CcWriter {
                 answered_at.entry(k).or_insert(start_of(s.loc));
             }
         }
+        // The records this repair re-links.
+        let mut relinked: HashSet<u64> = HashSet::new();
         // The records before, per kind, newest last: main chain and
         // sidechain records are never linked to each other.
         let mut prevs: [Vec<String>; 2] = [Vec::new(), Vec::new()];
@@ -1003,7 +1026,18 @@ impl Writer for CcWriter {
                 } else {
                     None
                 };
+                // A record the client bridges to an older one is no root:
+                // a link to nothing would start the walk here and cut off
+                // what the bridge reaches (the record bridged to has no
+                // uuid a link could name). It stays as the client reads it.
+                let target = target.filter(|(to, _, _)| {
+                    to.is_some()
+                        || r.parent.is_none()
+                        || !matches!(r.link, crate::model::chain::Link::Bridged { .. })
+                        || asked.is_none()
+                });
                 if let Some((to, rule, what)) = target {
+                    relinked.insert(key);
                     edits.push(relink_entry(
                         rule,
                         what,
@@ -1041,6 +1075,19 @@ impl Writer for CcWriter {
                         .push(text.clone());
                     prev.push(u.clone());
                 }
+            }
+        }
+        // A finding whose re-links all came to nothing (no record before
+        // has a uuid a link can name, or a link to nothing would cut off
+        // what the client bridges to) is left, and says why: the copy
+        // still holds it.
+        for (p, locs) in &relink_asked {
+            if !locs.iter().any(|k| relinked.contains(k)) {
+                log.left.push(left(
+                    p,
+                    conv,
+                    "no record before it can be named by a link (none has a uuid, or each would make a cycle or leave a call without its result): a `parentUuid` of null would start the chain there, which mends nothing",
+                ));
             }
         }
         // Lines to rewrite, with their records' ranges.
@@ -1312,15 +1359,33 @@ fn derived_uuid(parent: &str, call: &str) -> String {
 /// `derived_uuid`, unless the file already holds that uuid (a copy an
 /// earlier repair wrote, damaged again, can): then derived again, with a
 /// counter, until it is new. Still the same copy for the same input.
-fn fresh_uuid(parent: &str, call: &str, taken: &mut HashSet<String>) -> String {
-    let mut u = derived_uuid(parent, call);
-    let mut n = 0u32;
-    while taken.contains(&u) {
+fn fresh_uuid(parent: &str, call: &str, taken: &mut Taken) -> String {
+    // The counter goes on from where the last uuid of this pair was found
+    // (every uuid before it is taken, and none is ever given back): 80,000
+    // records of one uuid each kept under a new one made the count start
+    // at 0 each time, quadratic in them.
+    let key = (parent.to_string(), call.to_string());
+    let mut n = taken.counted.get(&key).copied().unwrap_or(0);
+    let derive = |n: u32| match n {
+        0 => derived_uuid(parent, call),
+        n => derived_uuid(parent, &format!("{call}#{n}")),
+    };
+    let mut u = derive(n);
+    while taken.uuids.contains(&u) {
         n += 1;
-        u = derived_uuid(parent, &format!("{call}#{n}"));
+        u = derive(n);
     }
-    taken.insert(u.clone());
+    taken.uuids.insert(u.clone());
+    taken.counted.insert(key, n);
     u
+}
+
+/// The uuids a new one must be none of (the file's, and those this repair
+/// made), and for each (parent, call) the counter of its last one.
+#[derive(Default)]
+struct Taken {
+    uuids: HashSet<String>,
+    counted: HashMap<(String, String), u32>,
 }
 
 /// The tool_result record answering `call` in the call's record `text`,
@@ -1628,13 +1693,23 @@ mod tests {
     #[test]
     fn fresh_uuids_are_none_of_the_files_own() {
         let first = derived_uuid("p", "toolu_1");
-        let mut taken: HashSet<String> = [first.clone()].into();
+        let taken_of = |u: &[&String]| Taken {
+            uuids: u.iter().map(|u| (*u).clone()).collect(),
+            ..Taken::default()
+        };
+        let mut taken = taken_of(&[&first]);
         let u = fresh_uuid("p", "toolu_1", &mut taken);
         assert_ne!(u, first);
-        assert!(taken.contains(&u));
+        assert!(taken.uuids.contains(&u));
         // The same file gives the same uuid.
-        let mut again: HashSet<String> = [first].into();
+        let mut again = taken_of(&[&first]);
         assert_eq!(fresh_uuid("p", "toolu_1", &mut again), u);
+        // The next of the pair goes on past both, and is the uuid a count
+        // from 0 finds.
+        let next = fresh_uuid("p", "toolu_1", &mut again);
+        let mut from_0 = taken_of(&[&first, &u]);
+        assert_eq!(fresh_uuid("p", "toolu_1", &mut from_0), next);
+        assert_ne!(next, u);
     }
 
     #[test]
