@@ -1,25 +1,35 @@
 #!/usr/bin/env bash
-# Build the fuzz targets, replay every regression input, then fuzz each
-# target for a bounded time or number of executions.
+# Build the fuzz targets, replay every regression input, then search each
+# target for a bounded time or number of executions, from the committed
+# corpus; record the run in fuzz/ledger.tsv.
 #
 #   fuzz/run.sh [--ci | --seconds N | --runs N] [--jobs N | --fork N]
-#               [--timeout S] [--sanitizer address|none] [TARGET...]
+#               [--timeout S] [--sanitizer address|none] [--seed N]
+#               [--cap-kib K] [TARGET...]
 #
-# CI runs `fuzz/run.sh --ci`: every target replays its regression inputs
-# and its seed corpus (fuzz/seed.py, from fixtures/) and stops; it does not
-# search. A search is not repeatable, even from a fixed -seed: two runs of
-# one build from seed 1 part after a few hundred executions (coverage
-# steers the search, and varies from process to process: hash tables are
-# keyed at random per process), so a gate built on one fails by luck.
-# Searches are the long runs below; what they find is fixed and added to
-# regressions/, which CI replays.
-# The long run whose figures are in fuzz/README.md is
-#   fuzz/run.sh --runs 10000000
-# and on two cores, one search whose executions add up (libFuzzer's fork
-# mode: a process per job, the corpus merged between jobs), beside other
-# work at the lowest priority:
+# CI runs `fuzz/run.sh --ci`: every target replays its regression inputs,
+# its seeds (fuzz/seed.py, from fixtures/) and its committed corpus
+# (fuzz/corpus/TARGET), and stops; it does not search. A search is not
+# repeatable, even from a fixed -seed: two runs of one build from seed 1
+# part after a few hundred executions (coverage steers the search, and
+# varies from process to process: hash tables are keyed at random per
+# process), so a gate built on one fails by luck.
+#
+# Searches accumulate instead. Each starts from the committed corpus plus
+# the seeds, and when it ends (its budget spent, a finding, or Ctrl-C) the
+# script
+#   - minimises what the search holds into fuzz/corpus/TARGET (libFuzzer's
+#     -merge=1: the fewest, smallest inputs that keep its coverage), capped
+#     at --cap-kib KiB (default 4096) by dropping the largest inputs, and
+#   - appends a line to fuzz/ledger.tsv: date, commit, target, sanitizer,
+#     executions, seconds, corpus inputs and bytes, findings.
+# Commit both. `python3 fuzz/ledger.py` sums each target's executions since
+# its last finding: the figure to report.
+#
+# On two cores, beside other work at the lowest priority (libFuzzer's fork
+# mode: a process per job, the corpus merged between jobs):
 #   nice -n 19 fuzz/run.sh --sanitizer none --fork 2 --timeout 60 \
-#       --runs 10000000 lint_file
+#       --seconds 3600 repair_file
 # --timeout: an input running longer is a hang (default 10 s); raise it
 # when the run shares the machine, where a slow input waits for a core.
 # --sanitizer none builds without AddressSanitizer (its own target
@@ -38,6 +48,8 @@ jobs=1
 fork=0
 timeout=10
 sanitizer=address
+seed=()
+cap_kib=4096
 targets=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -48,7 +60,9 @@ while [ $# -gt 0 ]; do
         --fork) fork="$2"; shift 2 ;;
         --timeout) timeout="$2"; shift 2 ;;
         --sanitizer) sanitizer="$2"; shift 2 ;;
-        -h|--help) sed -n 2,28p "$0"; exit 0 ;;
+        --seed) seed=(-seed="$2"); shift 2 ;;
+        --cap-kib) cap_kib="$2"; shift 2 ;;
+        -h|--help) sed -n 2,41p "$0"; exit 0 ;;
         -*) echo "fuzz/run.sh: unknown option $1" >&2; exit 2 ;;
         *) targets+=("$1"); shift ;;
     esac
@@ -66,12 +80,8 @@ fi
 # character reaches it.
 export NO_COLOR=1
 
-python3 fuzz/seed.py
-# CI replays the seeds alone (corpus/ also holds what searches added).
-if [ "$ci" = 1 ]; then
-    rm -rf fuzz/target/seeds
-    python3 fuzz/seed.py --out fuzz/target/seeds >/dev/null
-fi
+rm -rf fuzz/target/seeds
+python3 fuzz/seed.py --out fuzz/target/seeds
 cd fuzz
 case "$sanitizer" in
     address) dir=target ;;
@@ -117,6 +127,9 @@ done
 if [ "$ci" = 1 ]; then
     for t in "${targets[@]}"; do
         replay "$t" "seed inputs" "target/seeds/$t"
+        if [ -d "corpus/$t" ]; then
+            replay "$t" "inputs of the committed corpus" "corpus/$t"
+        fi
     done
     # The targets' own checks have tests (the report scan in src/lib.rs).
     cargo test --release --lib --target-dir target/host
@@ -135,26 +148,66 @@ if [ "$fork" != 0 ]; then
     # directory, written and removed a job at a time: keep them in memory.
     if [ -d /dev/shm ]; then export TMPDIR=/dev/shm; fi
 fi
+[ ${#budget[@]} != 0 ] || budget=(-max_total_time=45)
+commit=$(git rev-parse --short=12 HEAD)
+git diff --quiet HEAD -- ':(top,exclude)fuzz/corpus' ':(top,exclude)fuzz/ledger.tsv' || commit="$commit+changes"
+# Minimise the search's corpus into the committed one, capped; append the
+# run to the ledger. Runs when the search ends, whatever ended it.
+record() {
+    local t=$1 log=$2 secs=$3 work=$4 execs findings min
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    # Fork mode's parent prints no final stats: its last "#N" line counts.
+    [ -n "$execs" ] || execs=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#')
+    execs=${execs:-0}
+    findings=$(find "artifacts/$t" -maxdepth 1 -type f | wc -l)
+    min=target/min/$t
+    rm -rf "$min"
+    mkdir -p "$min"
+    "$bin/$t" -merge=1 -timeout="$timeout" -rss_limit_mb=2048 "$min" "$work" \
+        >"artifacts/$t.merge.log" 2>&1 || { tail -5 "artifacts/$t.merge.log" >&2; return 1; }
+    # Over the cap, drop the largest inputs first (the merge already
+    # prefers small ones).
+    local total=0 f size
+    while IFS=' ' read -r size f; do
+        if [ $((total + size)) -gt $((cap_kib * 1024)) ]; then rm -f "$f"; else total=$((total + size)); fi
+    done < <(find "$min" -type f -printf '%s %p\n' | sort -n)
+    rm -rf "corpus/$t"
+    mkdir -p corpus
+    mv "$min" "corpus/$t"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$commit" "$t" \
+        "$sanitizer" "$execs" "$secs" "$(find "corpus/$t" -type f | wc -l)" "$total" "$findings" >>ledger.tsv
+    echo "== $t: $execs executions in $secs s, $findings finding(s); corpus/$t: $(find "corpus/$t" -type f | wc -l) inputs, $total bytes; ledger.tsv updated"
+}
 for t in "${targets[@]}"; do
-    if [ ${#budget[@]} = 0 ]; then
-        budget=(-max_total_time=45)
-    fi
     echo "== $t: fuzzing (${budget[*]})"
     mkdir -p "artifacts/$t"
+    # The search works on a scratch corpus: the committed one and the seeds.
+    work=target/work/$t
+    rm -rf "$work"
+    mkdir -p "$work"
+    if [ -d "corpus/$t" ]; then cp -a "corpus/$t/." "$work/"; fi
+    if [ -d "target/seeds/$t" ]; then cp -a "target/seeds/$t/." "$work/"; fi
     # -max_len: histories are large, but damage is local; 16 KiB reaches
     # every parser state the fixtures show. -timeout: a hang is a bug.
     log="artifacts/$t.log"
     status=0
-    "$bin/$t" "corpus/$t" \
-        "${budget[@]}" -max_len=16384 -timeout="$timeout" -rss_limit_mb=2048 \
+    start=$(date +%s)
+    # Ctrl-C ends the search, not the script: the corpus and the ledger
+    # still get the run.
+    trap 'true' INT
+    "$bin/$t" "$work" \
+        "${budget[@]}" "${seed[@]}" -max_len=16384 -timeout="$timeout" -rss_limit_mb=2048 \
         "${parallel[@]}" -print_final_stats=1 \
         -artifact_prefix="artifacts/$t/" >"$log" 2>&1 || status=$?
-    # Fork mode's parent ends with `INFO: fuzzed for N iterations`.
+    trap - INT
     grep -E '^(#[0-9]+[[:space:]]+DONE|INFO: fuzzed for|stat::number_of_executed_units|stat::peak_rss_mb)' "$log" || true
+    record "$t" "$log" $(($(date +%s) - start)) "$work"
     # A failing input (crash, contract violation, timeout, leak) is written
-    # under artifacts/; any other failure is the fuzzer's own.
-    if [ "$status" != 0 ] || compgen -G "artifacts/$t/*" >/dev/null; then
+    # under artifacts/; any other failure is the fuzzer's own (Ctrl-C: 130
+    # or libFuzzer's own 72 on an interrupt is not one).
+    if compgen -G "artifacts/$t/*" >/dev/null; then
         report_failure "$t" "$log" "$status"
         exit 1
     fi
+    case "$status" in 0 | 72 | 130) ;; *) report_failure "$t" "$log" "$status"; exit 1 ;; esac
 done

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Seed corpora for the fuzz targets, from the project's fixtures.
 
-    python3 fuzz/seed.py [--out fuzz/corpus]
+    python3 fuzz/seed.py [--out fuzz/target/seeds]
 
 Writes one file per seed into OUT/<target>/ (OUT is not committed: it is
-regenerated from fixtures/, and the fuzzer adds to it as it runs):
+regenerated from fixtures/; fuzz/run.sh starts each search from it and
+from the committed corpus, fuzz/corpus/):
 - lint_file, repair_file: every .jsonl/.json history under fixtures/,
   prefixed with the byte that picks the name it is saved under (the order
   of NAMES in fuzz/src/lib.rs);
@@ -76,7 +77,7 @@ def put(out, target, data):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=os.path.join(ROOT, "fuzz", "corpus"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "fuzz", "target", "seeds"))
     a = ap.parse_args()
     n = {}
 
