@@ -7,19 +7,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::out_err;
 use crate::error::{Error, Result};
 
 pub struct Atomic {
     tmp: tempfile::NamedTempFile,
     /// The temporary file is also removed if the run is interrupted.
     _registered: crate::cleanup::Registered,
-}
-
-fn out_err(path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::Output {
-        path: path.to_path_buf(),
-        cause: e.to_string(),
-    }
 }
 
 impl Atomic {

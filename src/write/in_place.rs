@@ -19,6 +19,7 @@ use std::io::{Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use super::out_err;
 use crate::cleanup::Registered;
 use crate::error::{Error, Result};
 
@@ -68,29 +69,6 @@ pub enum Outcome {
     /// it, and no backup is kept. `kept` names the repaired copy when its
     /// app wrote to it in the instant it was in place.
     Changed { what: String, kept: Option<PathBuf> },
-}
-
-fn out_err(path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::Output {
-        path: path.to_path_buf(),
-        cause: e.to_string(),
-    }
-}
-
-/// Give `file` the owner, group and permissions of `like`. A user who is
-/// not root cannot give a file away: the owner is then left as it is
-/// (the file is the user's own, as the original is, or the run could not
-/// have replaced it).
-fn keep_owner_and_mode(file: &File, like: &std::fs::Metadata) -> std::io::Result<()> {
-    let meta = file.metadata()?;
-    if (meta.uid(), meta.gid()) != (like.uid(), like.gid()) {
-        match std::os::unix::fs::fchown(file, Some(like.uid()), Some(like.gid())) {
-            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {}
-            r => r?,
-        }
-    }
-    // After the owner: a change of owner can clear set-id bits.
-    file.set_permissions(like.permissions())
 }
 
 /// Whether `link(2)` failing with `e` means the file system makes no hard
@@ -156,7 +134,7 @@ fn make_backup(
         let mut from = original;
         from.seek(SeekFrom::Start(0))?;
         crate::source::copy_all(&mut from, &mut tmp.file())?;
-        keep_owner_and_mode(tmp.file(), meta)
+        super::keep_owner_and_mode(tmp.file(), meta)
     })();
     copied.map_err(|e| out_err(backup, format!("copying {}: {e}", target.display())))?;
     // Flushed, then renamed to a name that must be free.
@@ -202,7 +180,7 @@ pub fn replace(
     // The repaired copy: the original's owner and mode, on disk.
     let repaired = (|| -> std::io::Result<(File, State)> {
         let r = File::open(tmp)?;
-        keep_owner_and_mode(&r, &meta)?;
+        super::keep_owner_and_mode(&r, &meta)?;
         r.sync_all()?;
         let state = State::of(&r.metadata()?);
         Ok((r, state))
@@ -326,7 +304,7 @@ fn replace_by_rename(
             let mut from = original;
             from.seek(SeekFrom::Start(0))?;
             crate::source::copy_all(&mut from, &mut to)?;
-            keep_owner_and_mode(&to, &original.metadata()?)?;
+            super::keep_owner_and_mode(&to, &original.metadata()?)?;
             to.sync_all()?;
             std::fs::rename(tmp, target)?;
             let _ = std::fs::remove_file(backup);

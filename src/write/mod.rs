@@ -21,6 +21,32 @@ pub mod tree;
 use crate::model::{Conversation, Loc};
 use crate::source::{Limits, Mapping};
 
+/// An output error naming `path`, the file or folder being written.
+pub fn out_err(path: &Path, e: impl std::fmt::Display) -> crate::error::Error {
+    crate::error::Error::Output {
+        path: path.to_path_buf(),
+        cause: e.to_string(),
+    }
+}
+
+/// Give `file` (a file, or a directory opened as one) the owner, group
+/// and permissions of `like`: an output takes the place of, or mirrors,
+/// a user's private file. A user who is not root cannot give a file away:
+/// the owner is then left as it is (the file is the user's own, as the
+/// original is, or the run could not have replaced it).
+pub fn keep_owner_and_mode(file: &std::fs::File, like: &std::fs::Metadata) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = file.metadata()?;
+    if (meta.uid(), meta.gid()) != (like.uid(), like.gid()) {
+        match std::os::unix::fs::fchown(file, Some(like.uid()), Some(like.gid())) {
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {}
+            r => r?,
+        }
+    }
+    // After the owner: a change of owner can clear set-id bits.
+    file.set_permissions(like.permissions())
+}
+
 pub use crate::model::PLACEHOLDER;
 
 /// Where and how one repair writes, as the user asked (checked by the

@@ -8,8 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
+use super::out_err;
 use crate::cleanup::Registered;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::write::atomic::Atomic;
 
 pub struct TreeOut {
@@ -17,13 +18,6 @@ pub struct TreeOut {
     dest: PathBuf,
     /// The temporary tree is removed if the run is interrupted.
     _registered: Registered,
-}
-
-fn out_err(path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::Output {
-        path: path.to_path_buf(),
-        cause: e.to_string(),
-    }
 }
 
 impl TreeOut {
@@ -123,9 +117,6 @@ impl TreeOut {
     }
 
     fn give_modes(&self, like: &Path) -> Result<()> {
-        use std::os::unix::fs::MetadataExt;
-        let root = std::fs::metadata(&self.tmp).map_err(|e| out_err(&self.tmp, e))?;
-        let as_root = root.uid() == 0;
         // Deepest first: a directory that loses its owner's write or search
         // permission has its own subdirectories done already.
         for entry in walkdir::WalkDir::new(&self.tmp).contents_first(true) {
@@ -141,11 +132,8 @@ impl TreeOut {
                 continue;
             };
             let to = self.final_path(entry.path());
-            if as_root {
-                std::os::unix::fs::chown(entry.path(), Some(meta.uid()), Some(meta.gid()))
-                    .map_err(|e| out_err(&to, e))?;
-            }
-            std::fs::set_permissions(entry.path(), meta.permissions())
+            std::fs::File::open(entry.path())
+                .and_then(|dir| super::keep_owner_and_mode(&dir, &meta))
                 .map_err(|e| out_err(&to, e))?;
         }
         Ok(())
