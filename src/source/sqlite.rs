@@ -93,6 +93,9 @@ pub struct Snapshot {
     /// The private copy, removed when the last holder is dropped.
     copy: Option<Arc<PrivateCopy>>,
     check: Arc<Check>,
+    /// The header's write version (byte 18): 1 rollback journal, 2 WAL; a
+    /// higher one is a format SQLite reads but never writes.
+    write_version: u8,
 }
 
 /// The private copy of a database: a directory in the temporary directory,
@@ -112,6 +115,11 @@ pub struct Reader {
 }
 
 impl Snapshot {
+    /// The header's write version (byte 18), as read when it was opened.
+    pub fn write_version(&self) -> u8 {
+        self.write_version
+    }
+
     /// One more connection to the same file, opened as the first was, with
     /// its read transaction begun. On a rollback-journal database a read
     /// transaction holds a shared lock, which no writer can commit past:
@@ -634,6 +642,7 @@ pub fn open(path: &Path) -> Result<Snapshot> {
         access,
         copy,
         check,
+        write_version: head[18],
     })
 }
 

@@ -72,8 +72,8 @@ impl Copying {
     /// `output` here (their errors are the caller's at once), and copy
     /// the one into the other on a thread.
     pub fn begin(input: &Path, output: &Path) -> Result<Copying> {
-        check_writable(input)?;
         let snap = crate::source::sqlite::open(input)?;
+        check_writable(input, &snap)?;
         let tmp = atomic::Atomic::new(output)?;
         let out = output.to_path_buf();
         let copied = std::thread::Builder::new()
@@ -128,26 +128,22 @@ pub fn edit_sqlite_copy(
     snap: crate::source::sqlite::Snapshot,
     edit: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<()>,
 ) -> Result<()> {
-    check_writable(input)?;
+    check_writable(input, &snap)?;
     let tmp = atomic::Atomic::new(output)?;
     copy_snapshot(&snap, &tmp, output)?;
     edit_copied(input, output, force, snap, tmp, edit)
 }
 
-/// Refuse, before any file is made, an input SQLite opens read-only: one
+/// Refuse, before any output file is made, an input SQLite opens
+/// read-only (as its snapshot read the header): one
 /// whose header's write version (byte 18: 1 for a rollback journal, 2 for
 /// WAL) is above 2, a file format newer than SQLite knows. SQLite reads
 /// such a database (lint does) but writes no page of it, so a copy of it
 /// cannot be edited; it would fail as "attempt to write a readonly
 /// database", which reads as the copy's fault. SQLite never changes the
 /// byte itself, and neither does chatfsck: the cause is the input's.
-fn check_writable(input: &Path) -> Result<()> {
-    use std::io::Read;
-    let mut head = [0u8; 20];
-    std::fs::File::open(input)
-        .and_then(|mut f| f.read_exact(&mut head))
-        .map_err(|e| Error::io(input, &e))?;
-    match head[18] {
+fn check_writable(input: &Path, snap: &crate::source::sqlite::Snapshot) -> Result<()> {
+    match snap.write_version() {
         0..=2 => Ok(()),
         version => Err(Error::input(
             input,
