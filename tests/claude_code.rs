@@ -1655,23 +1655,6 @@ fn a_call_a_relink_brings_back_and_leaves_is_listed_as_left() {
     }
 }
 
-/// Repair `input` into `out` (within a minute, or the test fails): the
-/// run's summary line.
-fn repair_within_a_minute(input: &std::path::Path, out: &std::path::Path, what: &str) -> String {
-    let o = run_within_a_minute(
-        &[
-            "repair",
-            input.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ],
-        &[],
-        what,
-    );
-    assert_eq!(code(&o), 0, "{what}: {}", stderr(&o));
-    stdout(&o).lines().last().unwrap_or_default().to_string()
-}
-
 /// Issue 35, defect 15: repair time grew with the square of the records
 /// that share one `uuid` (each kept under a new uuid, derived by counting
 /// from 0 past every uuid made before it: 80,000 took over 5 minutes),

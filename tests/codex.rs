@@ -718,18 +718,7 @@ fn repair_is_linear_in_calls_sharing_a_call_id() {
     }
     let (dir, input) = as_rollout(&text);
     let out = dir.path().join("out.jsonl");
-    let o = run_within_a_minute(
-        &[
-            "repair",
-            input.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ],
-        &[],
-        "one call_id",
-    );
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let said = stdout(&o);
+    let said = repair_within_a_minute(&input, &out, "one call_id");
     assert!(
         said.contains(&format!("applied {} edits", 2 * n - 2)),
         "{said}"

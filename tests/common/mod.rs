@@ -253,3 +253,24 @@ pub fn run_within_a_minute(args: &[&str], env: &[(&str, &str)], what: &str) -> O
         stderr: stderr.join().unwrap(),
     }
 }
+
+/// Repair `input` into `out` (within a minute, or the test fails): the
+/// run's summary line.
+pub fn repair_within_a_minute(
+    input: &std::path::Path,
+    out: &std::path::Path,
+    what: &str,
+) -> String {
+    let o = run_within_a_minute(
+        &[
+            "repair",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &[],
+        what,
+    );
+    assert_eq!(code(&o), 0, "{what}: {}", stderr(&o));
+    stdout(&o).lines().last().unwrap_or_default().to_string()
+}
