@@ -214,6 +214,12 @@ pub enum Mode {
 /// `resourceSpans`. A first line that announces `resourceSpans` but does
 /// not parse is an error: the file claims to be a trace and is not.
 pub fn detect(path: &Path, limits: Limits) -> Result<Option<Mode>> {
+    // Most files are no export: their first line is looked at as it
+    // streams by, not gathered (a compact Cline task is one line of tens
+    // of MB, which a buffer grown for it left in the peak of every run).
+    if !first_line_may_be_an_export(path)? {
+        return Ok(None);
+    }
     let file = File::open(path).map_err(|e| Error::io(path, &e))?;
     let mut lines = LineReader::new(BufReader::new(file), limits.max_line_bytes);
     loop {
@@ -257,6 +263,63 @@ pub fn detect(path: &Path, limits: Limits) -> Result<Option<Mode>> {
             )),
             Err(_) => Ok(None),
         };
+    }
+}
+
+/// Whether the first line of the file names `resourceSpans` or is a lone
+/// `{` (after a byte-order mark, with ASCII whitespace around it): the
+/// lines [`detect`] looks further at. Read in the reader's own chunks,
+/// keeping only the few bytes a name cut between two chunks needs.
+fn first_line_may_be_an_export(path: &Path) -> Result<bool> {
+    use std::io::BufRead;
+    const NAME: &[u8] = br#""resourceSpans""#;
+    let file = File::open(path).map_err(|e| Error::io(path, &e))?;
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    let finder = memchr::memmem::Finder::new(NAME);
+    // The last bytes of the previous chunk, and what the line held so far
+    // besides whitespace: nothing, a lone `{`, or more.
+    let mut tail: Vec<u8> = Vec::with_capacity(2 * NAME.len());
+    let (mut brace, mut other) = (false, false);
+    let mut first = true;
+    loop {
+        let chunk = match reader.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::io(path, &e)),
+        };
+        if chunk.is_empty() {
+            return Ok(brace && !other);
+        }
+        let (line, ends) = match memchr::memchr(b'\n', chunk) {
+            Some(i) => (&chunk[..i], true),
+            None => (chunk, false),
+        };
+        let mut body = line;
+        if first {
+            body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
+            first = false;
+        }
+        tail.extend_from_slice(&body[..body.len().min(NAME.len())]);
+        if finder.find(&tail).is_some() || finder.find(body).is_some() {
+            return Ok(true);
+        }
+        if !other {
+            for &b in body.iter().filter(|b| !b.is_ascii_whitespace()) {
+                if b == b'{' && !brace {
+                    brace = true;
+                } else {
+                    other = true;
+                    break;
+                }
+            }
+        }
+        if ends {
+            return Ok(brace && !other);
+        }
+        tail.clear();
+        tail.extend_from_slice(&body[body.len().saturating_sub(NAME.len())..]);
+        let n = line.len();
+        reader.consume(n);
     }
 }
 
