@@ -6,7 +6,9 @@
 //! the shared JSON record reader (`format::records`); repaired by
 //! [`writer`].
 
-use super::records::record::{Builder, Handlers, Rec, arguments_of, content_text, parse_content};
+use super::records::record::{
+    Builder, Handlers, JsonStr, Rec, arguments_of, content_text, parse_content,
+};
 use super::store::{Head, Opened, Probe, Store, Writing};
 use crate::error::Result;
 use crate::finding::Action;
@@ -83,7 +85,7 @@ pub(crate) fn record(b: &mut Builder, rec: Rec<'_>, loc: Loc) -> Result<(), Stri
     if matches!(role, Role::Tool | Role::Developer) {
         b.evidence.openai = true;
     }
-    if let Some(r) = rec.reasoning_content
+    if let Some(JsonStr(r)) = rec.reasoning_content
         && !r.is_empty()
     {
         msg.push_at(

@@ -38,7 +38,7 @@ pub(crate) struct Rec<'a> {
     #[serde(borrow, default)]
     pub(crate) content: Option<Content<'a>>,
     #[serde(default)]
-    pub(crate) reasoning_content: Option<String>,
+    pub(crate) reasoning_content: Option<JsonStr>,
     #[serde(borrow, default)]
     pub(crate) tool_calls: Option<Vec<OaCall<'a>>>,
     #[serde(default)]
@@ -80,19 +80,19 @@ pub(crate) struct Block<'a> {
     #[serde(rename = "type", borrow, default)]
     ty: Option<Cow<'a, str>>,
     #[serde(default)]
-    text: Option<String>,
+    text: Option<JsonStr>,
     #[serde(default)]
-    think: Option<String>,
+    think: Option<JsonStr>,
     #[serde(default)]
-    thinking: Option<String>,
+    thinking: Option<JsonStr>,
     #[serde(default)]
-    refusal: Option<String>,
+    refusal: Option<JsonStr>,
     #[serde(default)]
     id: Option<String>,
     #[serde(default)]
     name: Option<String>,
     #[serde(borrow, default)]
-    input: Option<RawValue<'a>>,
+    input: Option<JsonText<'a>>,
     #[serde(default)]
     tool_use_id: Option<String>,
     #[serde(borrow, default)]
@@ -101,8 +101,35 @@ pub(crate) struct Block<'a> {
     is_error: Option<bool>,
 }
 
+impl Block<'_> {
+    /// The block with nothing borrowed (read from text that does not
+    /// outlive it).
+    fn into_owned(self) -> Block<'static> {
+        Block {
+            ty: self.ty.map(|t| Cow::Owned(t.into_owned())),
+            text: self.text,
+            think: self.think,
+            thinking: self.thinking,
+            refusal: self.refusal,
+            id: self.id,
+            name: self.name,
+            input: self.input.map(|i| JsonText(Cow::Owned(i.0.into_owned()))),
+            tool_use_id: self.tool_use_id,
+            content: self.content.map(Content::into_owned),
+            is_error: self.is_error,
+        }
+    }
+}
+
 /// Message content, parsed in the same pass as its record: a string, a
 /// list of parts (blocks), or null.
+///
+/// The value is taken as its JSON text first ([`FromJsonText`]): a string
+/// (a tool's output of tens of MB) is decoded from it once, into a string
+/// of its exact size. Read as any value, it was decoded into the parser's
+/// scratch buffer (grown by doubling) and copied from there: three to four
+/// times its size at the peak, with the record's text. Any other value is
+/// parsed from its text as it was before.
 pub(crate) enum Content<'a> {
     Text(String),
     Blocks(Vec<Block<'a>>),
@@ -110,7 +137,157 @@ pub(crate) enum Content<'a> {
     Other(String),
 }
 
+impl Content<'_> {
+    fn into_owned(self) -> Content<'static> {
+        match self {
+            Content::Text(t) => Content::Text(t),
+            Content::Other(t) => Content::Other(t),
+            Content::Blocks(b) => Content::Blocks(b.into_iter().map(Block::into_owned).collect()),
+        }
+    }
+
+    /// Content from the JSON text of its value.
+    fn from_json(raw: &str) -> Result<Content<'_>, sonic_rs::Error> {
+        if raw.starts_with('"') {
+            return decode_json_str(raw).map(Content::Text);
+        }
+        sonic_rs::from_str::<AnyContent<'_>>(raw).map(|c| c.0)
+    }
+}
+
+impl<'de: 'a, 'a> FromJsonText<'de> for Content<'a> {
+    fn lent(raw: &str) -> Result<Self, sonic_rs::Error> {
+        Content::from_json(raw).map(Content::into_owned)
+    }
+    fn borrowed(raw: &'de str) -> Result<Self, sonic_rs::Error> {
+        Content::from_json(raw)
+    }
+    fn eager<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        AnyContent::deserialize(d).map(|c| c.0)
+    }
+}
+
 impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_json_text(d)
+    }
+}
+
+/// A JSON string, taken as its text and decoded once (see [`Content`]).
+pub(crate) struct JsonStr(pub(crate) String);
+
+impl<'de> FromJsonText<'de> for JsonStr {
+    fn lent(raw: &str) -> Result<Self, sonic_rs::Error> {
+        decode_json_str(raw).map(JsonStr)
+    }
+    fn borrowed(raw: &'de str) -> Result<Self, sonic_rs::Error> {
+        Self::lent(raw)
+    }
+    fn eager<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(JsonStr)
+    }
+}
+
+impl<'de> Deserialize<'de> for JsonStr {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_json_text(d)
+    }
+}
+
+/// The JSON text of a value (a tool call's input): borrowed where the
+/// record's text is, else copied once.
+pub(crate) struct JsonText<'a>(pub(crate) Cow<'a, str>);
+
+impl<'de: 'a, 'a> FromJsonText<'de> for JsonText<'a> {
+    fn lent(raw: &str) -> Result<Self, sonic_rs::Error> {
+        Ok(JsonText(Cow::Owned(raw.to_string())))
+    }
+    fn borrowed(raw: &'de str) -> Result<Self, sonic_rs::Error> {
+        Ok(JsonText(Cow::Borrowed(raw)))
+    }
+    fn eager<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = RawValue::deserialize(d)?;
+        Ok(JsonText(Cow::Owned(v.as_raw_str().to_string())))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for JsonText<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_json_text(d)
+    }
+}
+
+/// The name sonic-rs's deserializer answers with a value's JSON text
+/// (validated as its `LazyValue` is: escapes and control characters
+/// checked, strings not decoded) instead of the value. It is the name its
+/// own `LazyValue` asks with: the text comes borrowed from the input
+/// (`visit_borrowed_str`), or, when a string in it holds an escape, as a
+/// `&str` into the input all the same (`visit_str`), which `LazyValue`
+/// then copies and [`FromJsonText::lent`] does not keep. A deserializer
+/// that does not know the name (serde_json, or a later sonic-rs that
+/// renamed it) reads the value as a newtype: [`FromJsonText::eager`]
+/// reads it as any value, as before, at the old cost.
+const SONIC_LAZY: &str = "$sonic_rs::LazyValue";
+
+/// A value read from its JSON text.
+pub(crate) trait FromJsonText<'de>: Sized {
+    /// From text lent for the call only.
+    fn lent(raw: &str) -> Result<Self, sonic_rs::Error>;
+    /// From the input's own text.
+    fn borrowed(raw: &'de str) -> Result<Self, sonic_rs::Error>;
+    /// From a deserializer that does not hand out the text.
+    fn eager<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error>;
+}
+
+fn from_json_text<'de, D: serde::Deserializer<'de>, T: FromJsonText<'de>>(
+    d: D,
+) -> Result<T, D::Error> {
+    struct V<T>(std::marker::PhantomData<T>);
+    impl<'de, T: FromJsonText<'de>> serde::de::Visitor<'de> for V<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON value")
+        }
+        fn visit_borrowed_str<E: serde::de::Error>(self, raw: &'de str) -> Result<T, E> {
+            T::borrowed(raw).map_err(|e| E::custom(json_error_short(&e)))
+        }
+        fn visit_str<E: serde::de::Error>(self, raw: &str) -> Result<T, E> {
+            T::lent(raw).map_err(|e| E::custom(json_error_short(&e)))
+        }
+        fn visit_newtype_struct<D: serde::Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
+            T::eager(d)
+        }
+    }
+    d.deserialize_newtype_struct(SONIC_LAZY, V(std::marker::PhantomData))
+}
+
+/// The text of a JSON string given as its JSON text (validated by the
+/// parser that found it), decoded into a string of its exact size. A lone
+/// surrogate escape, and any value that is not a string, is refused as
+/// sonic-rs refuses it (the caller reads the record as lenient readers
+/// do).
+fn decode_json_str(raw: &str) -> Result<String, sonic_rs::Error> {
+    let body = raw
+        .strip_prefix('"')
+        .and_then(|r| r.strip_suffix('"'))
+        .filter(|_| raw.len() >= 2);
+    let Some(body) = body else {
+        return sonic_rs::from_str::<String>(raw);
+    };
+    if !body.contains('\\') {
+        return Ok(body.to_string());
+    }
+    if lone_surrogates(body.as_bytes()).next().is_some() {
+        return sonic_rs::from_str::<String>(raw);
+    }
+    Ok(super::lazy::decode(body))
+}
+
+/// Content read as any value: the reading [`Content`] has for every value
+/// but a string, and for deserializers that do not hand out JSON text.
+struct AnyContent<'a>(Content<'a>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for AnyContent<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V<'a>(std::marker::PhantomData<&'a ()>);
         impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
@@ -162,6 +339,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
             }
         }
         d.deserialize_any(V(std::marker::PhantomData))
+            .map(AnyContent)
     }
 }
 
@@ -411,12 +589,14 @@ pub(crate) fn content_text(c: Content<'_>) -> String {
     match c {
         Content::Text(t) | Content::Other(t) => t,
         Content::Blocks(blocks) => {
+            // The first text is taken, not copied: a tool's large output
+            // is most often the only one.
             let mut out = String::new();
-            for b in blocks {
-                if let Some(t) = b.text {
-                    if !out.is_empty() {
-                        out.push('\n');
-                    }
+            for JsonStr(t) in blocks.into_iter().filter_map(|b| b.text) {
+                if out.is_empty() {
+                    out = t;
+                } else {
+                    out.push('\n');
                     out.push_str(&t);
                 }
             }
@@ -489,32 +669,36 @@ pub(crate) fn parse_content(
     }
 }
 
+fn text_of(s: Option<JsonStr>) -> String {
+    s.map(|s| s.0).unwrap_or_default()
+}
+
 fn block(b: Block<'_>, ev: &mut Evidence) -> PartKind {
     let ty = b.ty.as_deref().unwrap_or_default();
     match ty {
         "text" | "input_text" | "output_text" => PartKind::Text {
-            text: b.text.unwrap_or_default().into(),
+            text: text_of(b.text).into(),
         },
         "think" => {
             ev.kimi = true;
             PartKind::Thinking {
-                text: b.think.unwrap_or_default().into(),
+                text: text_of(b.think).into(),
             }
         }
         "thinking" => {
             ev.anthropic = true;
             PartKind::Thinking {
-                text: b.thinking.or(b.text).unwrap_or_default().into(),
+                text: text_of(b.thinking.or(b.text)).into(),
             }
         }
         "refusal" => PartKind::Text {
-            text: b.refusal.unwrap_or_default().into(),
+            text: text_of(b.refusal).into(),
         },
         "tool_use" => {
             ev.anthropic = true;
             let arguments = match b.input {
                 Some(raw) => Arguments {
-                    raw: raw.as_raw_str().to_string().into(),
+                    raw: raw.0.into_owned().into(),
                     encoding: ArgEncoding::JsonValue,
                 },
                 None => Arguments {
@@ -838,5 +1022,81 @@ mod depth_tests {
         let after = format!(r#"{{"a":"x\\",{}"#, "[".repeat(MAX_DEPTH + 1));
         assert!(too_deep(after.as_bytes()));
         assert!(!too_deep(br#"{"a":"unterminated [[[["#));
+    }
+}
+
+#[cfg(test)]
+mod lazy_string_tests {
+    use super::{Content, FromJsonText, JsonStr};
+
+    /// Read only through the JSON text sonic-rs hands out.
+    struct TextOnly;
+
+    impl<'de> FromJsonText<'de> for TextOnly {
+        fn lent(_: &str) -> Result<Self, sonic_rs::Error> {
+            Ok(TextOnly)
+        }
+        fn borrowed(_: &'de str) -> Result<Self, sonic_rs::Error> {
+            Ok(TextOnly)
+        }
+        fn eager<D: serde::Deserializer<'de>>(_: D) -> Result<Self, D::Error> {
+            Err(serde::de::Error::custom("read as a value, not as its text"))
+        }
+    }
+
+    impl<'de> serde::Deserialize<'de> for TextOnly {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            super::from_json_text(d)
+        }
+    }
+
+    /// sonic-rs still hands out a value's text under the name its
+    /// `LazyValue` asks with: else large strings cost their old peak again
+    /// (tests/memory.rs would say so, slowly).
+    #[test]
+    fn sonic_rs_hands_out_the_text() {
+        for text in [
+            r#""plain""#,
+            r#""esc\"aped\n""#,
+            r#"[1,{"a":"\u00e9"}]"#,
+            "null",
+        ] {
+            assert!(sonic_rs::from_str::<TextOnly>(text).is_ok(), "{text}");
+        }
+    }
+
+    /// Strings read from their text are what sonic-rs decodes, and what it
+    /// refuses is refused with its own words.
+    #[test]
+    fn strings_read_from_their_text_read_as_decoded() {
+        for text in [
+            r#""plain""#,
+            r#""a \"quoted\" \\ back\/slash \n\t\r\b\f end""#,
+            r#""caf\u00e9 \u2713 \ud83d\ude00 \u0000""#,
+            r#""naïve ✓ 😀""#,
+            r#""""#,
+        ] {
+            let want: String = sonic_rs::from_str(text).unwrap();
+            assert_eq!(sonic_rs::from_str::<JsonStr>(text).unwrap().0, want);
+            match sonic_rs::from_str::<Content<'_>>(text).unwrap() {
+                Content::Text(t) => assert_eq!(t, want),
+                _ => panic!("{text} is not text"),
+            }
+        }
+        for text in [
+            r#""\q""#,
+            "\"raw\tcontrol\"",
+            r#""\ud800 lone""#,
+            "5",
+            "[1]",
+        ] {
+            let want = sonic_rs::from_str::<String>(text).unwrap_err();
+            let got = sonic_rs::from_str::<JsonStr>(text).err().unwrap();
+            assert_eq!(
+                super::json_error_short(&got),
+                super::json_error_short(&want),
+                "{text}"
+            );
+        }
     }
 }
