@@ -549,3 +549,33 @@ fn one_large_message_in_a_copilot_cli_session_stays_within_its_bound() {
         lint_over_mib: 0,
     });
 }
+
+#[test]
+#[cfg_attr(
+    not(has_tool = "gnu-time"),
+    ignore = "needs GNU time at /usr/bin/time: apt-get install time (scripts/test-all does it)"
+)]
+fn one_large_message_in_a_cline_task_stays_within_its_bound() {
+    check_large_store(&Large {
+        name: "Cline api_conversation_history.json",
+        // The task's first message (copied through untouched by repair,
+        // which answers the call of element 2 and removes the stray
+        // result of element 3).
+        build: |dir, text| {
+            let src = common::root().join(
+                "fixtures/cline/home/.config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/1760002100000/api_conversation_history.json",
+            );
+            let v = with_text(
+                &std::fs::read_to_string(&src).unwrap(),
+                "/0/content/0/text",
+                text,
+            );
+            // Compact, as the extension writes it.
+            let out = dir.join(src.file_name().unwrap());
+            std::fs::write(&out, v.to_string()).unwrap();
+            out
+        },
+        repair: true,
+        lint_over_mib: 0,
+    });
+}

@@ -770,42 +770,9 @@ pub fn write_document(input: &Path, output: &Path, plan: &Plan, force: bool) -> 
     };
     let elements: Vec<&serde_json::value::RawValue> = serde_json::from_str(region)
         .map_err(|e| Error::input(input, format!("is no longer the document it was: {e}")))?;
-    let mut out_elems: Vec<String> = Vec::new();
-    let mut stash: HashMap<u64, Vec<String>> = HashMap::new();
-    for el in elements {
-        let key = (el.get().as_ptr() as usize - base) as u64;
-        let edit = plan.lines.get(&key);
-        let text = match edit {
-            Some(e) if e.drop => None,
-            Some(LineEdit {
-                replacement: Some(r),
-                ..
-            }) => Some(r.clone()),
-            _ => Some(el.get().to_string()),
-        };
-        let inserts = edit
-            .into_iter()
-            .flat_map(|e| e.insert_after.iter().cloned());
-        match edit.and_then(|e| e.moved_to) {
-            // What is inserted after a moved element moves with it.
-            Some(target) => stash
-                .entry(target)
-                .or_default()
-                .extend(text.into_iter().chain(inserts)),
-            None => out_elems.extend(text.into_iter().chain(inserts)),
-        }
-        if let Some(moved) = stash.remove(&key) {
-            out_elems.extend(moved);
-        }
-    }
-    let array = if out_elems.is_empty() {
-        "[]".to_string()
-    } else if !region.contains('\n') {
-        // A compact array (`JSON.stringify`, as Cline writes it) stays compact.
-        format!("[{}]", out_elems.join(","))
-    } else {
-        format!("[\n  {}\n]", out_elems.join(",\n  "))
-    };
+    // Written as it is planned, each element from the input's text or the
+    // plan's: never gathered into a second copy of the array (a task with
+    // a tool's output of tens of MB took four).
     let start = region.as_ptr() as usize - base;
     let end = start + region.len();
     let tmp = atomic::Atomic::new(output)?;
@@ -814,8 +781,53 @@ pub fn write_document(input: &Path, output: &Path, plan: &Plan, force: bool) -> 
         path: output.to_path_buf(),
         cause: e.to_string(),
     };
+    // A compact array (`JSON.stringify`, as Cline writes it) stays compact.
+    let (open, sep, close) = if memchr::memchr(b'\n', region.as_bytes()).is_none() {
+        ("[", ",", "]")
+    } else {
+        ("[\n  ", ",\n  ", "\n]")
+    };
     w.write_all(&data[..start]).map_err(&werr)?;
-    w.write_all(array.as_bytes()).map_err(&werr)?;
+    let mut first = true;
+    let mut put = |w: &mut dyn Write, t: &str| -> Result<()> {
+        w.write_all(if first { open } else { sep }.as_bytes())
+            .map_err(&werr)?;
+        first = false;
+        w.write_all(t.as_bytes()).map_err(&werr)
+    };
+    let mut stash: HashMap<u64, Vec<&str>> = HashMap::new();
+    for el in elements {
+        let key = (el.get().as_ptr() as usize - base) as u64;
+        let edit = plan.lines.get(&key);
+        let text = match edit {
+            Some(e) if e.drop => None,
+            Some(LineEdit {
+                replacement: Some(r),
+                ..
+            }) => Some(r.as_str()),
+            _ => Some(el.get()),
+        };
+        let inserts = edit
+            .into_iter()
+            .flat_map(|e| e.insert_after.iter().map(String::as_str));
+        match edit.and_then(|e| e.moved_to) {
+            // What is inserted after a moved element moves with it.
+            Some(target) => stash
+                .entry(target)
+                .or_default()
+                .extend(text.into_iter().chain(inserts)),
+            None => {
+                for t in text.into_iter().chain(inserts) {
+                    put(&mut w, t)?;
+                }
+            }
+        }
+        for t in stash.remove(&key).into_iter().flatten() {
+            put(&mut w, t)?;
+        }
+    }
+    let close = if first { "[]" } else { close };
+    w.write_all(close.as_bytes()).map_err(&werr)?;
     w.write_all(&data[end..]).map_err(&werr)?;
     atomic::finish(w, output)?;
     tmp.commit(output, force, Some(input))
