@@ -15,6 +15,8 @@ pub struct LineReader<R> {
     pub terminated: bool,
     next_start: u64,
     max: usize,
+    /// The input's length, when it is a file's.
+    len: Option<u64>,
 }
 
 pub enum Next {
@@ -28,11 +30,30 @@ pub enum Next {
 /// time, not twofold: each step copies the line to a new block, and the
 /// allocator returns the old blocks to the system only some milliseconds
 /// later, so a doubling line left about its own size again in freed
-/// blocks still counted in the peak.
-fn grow(buf: &mut Vec<u8>, more: usize) {
+/// blocks still counted in the peak. Where the input's length is known
+/// (`left`: its bytes not yet in the line), a line past 1 MiB gets room
+/// for the rest of the input (up to the cap) at once: one copy of its
+/// first MiB, and no freed block of its size at all. The room not
+/// written to is never touched, and costs no memory.
+fn grow(buf: &mut Vec<u8>, more: usize, left: Option<u64>, max: usize) {
     const LARGE: usize = 1 << 20;
     if buf.capacity() - buf.len() < more && buf.len() >= LARGE {
-        buf.reserve(buf.len() * 3 + more);
+        match left {
+            Some(left) => {
+                let cap = max.saturating_sub(buf.len()).max(more);
+                buf.reserve(usize::try_from(left).unwrap_or(usize::MAX).clamp(more, cap));
+            }
+            None => buf.reserve(buf.len() * 3 + more),
+        }
+    }
+}
+
+impl LineReader<std::io::BufReader<std::fs::File>> {
+    /// Lines of a file, read in chunks of 256 KiB, whose length sizes a
+    /// long line's buffer at once (see [`grow`]).
+    pub fn of_file(file: std::fs::File, max: usize) -> Self {
+        let len = file.metadata().ok().map(|m| m.len());
+        LineReader::new(std::io::BufReader::with_capacity(256 * 1024, file), max).with_len(len)
     }
 }
 
@@ -46,6 +67,7 @@ impl<R: BufRead> LineReader<R> {
             terminated: false,
             next_start: 0,
             max,
+            len: None,
         }
     }
 
@@ -71,7 +93,8 @@ impl<R: BufRead> LineReader<R> {
                         self.line += 1;
                         return Ok(Next::TooLong);
                     }
-                    grow(&mut self.buf, i);
+                    let left = Self::left(self.len, self.start, &self.buf);
+                    grow(&mut self.buf, i, left, self.max);
                     self.buf.extend_from_slice(&chunk[..i]);
                     self.inner.consume(i + 1);
                     self.terminated = true;
@@ -83,7 +106,8 @@ impl<R: BufRead> LineReader<R> {
                         self.line += 1;
                         return Ok(Next::TooLong);
                     }
-                    grow(&mut self.buf, n);
+                    let left = Self::left(self.len, self.start, &self.buf);
+                    grow(&mut self.buf, n, left, self.max);
                     self.buf.extend_from_slice(chunk);
                     self.inner.consume(n);
                 }
@@ -92,6 +116,18 @@ impl<R: BufRead> LineReader<R> {
         self.line += 1;
         self.next_start = self.start + self.buf.len() as u64 + u64::from(self.terminated);
         Ok(Next::Line)
+    }
+
+    /// The input is `len` bytes long (see [`grow`]).
+    pub fn with_len(mut self, len: Option<u64>) -> Self {
+        self.len = len;
+        self
+    }
+
+    /// The input's bytes not yet in the current line, where its length is
+    /// known.
+    fn left(len: Option<u64>, start: u64, buf: &[u8]) -> Option<u64> {
+        len.map(|n| n.saturating_sub(start + buf.len() as u64))
     }
 
     /// Byte offset just past the current line's content.

@@ -5,7 +5,7 @@
 //! atomically beside the output and renamed into place.
 
 use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use super::atomic::{self, Atomic};
@@ -84,7 +84,7 @@ pub fn rewrite(
     let tmp = Atomic::new(output)?;
     let mut w = tmp.writer(output)?;
     let file = File::open(input).map_err(|e| Error::io(input, &e))?;
-    let mut lines = LineReader::new(BufReader::with_capacity(256 * 1024, file), max);
+    let mut lines = LineReader::of_file(file, max);
     loop {
         match lines.next_line().map_err(|e| Error::io(input, &e))? {
             Next::End => break,

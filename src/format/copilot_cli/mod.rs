@@ -14,7 +14,6 @@
 
 use std::borrow::Cow;
 use std::fs::File;
-use std::io::BufReader;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -122,10 +121,7 @@ pub(crate) fn each_line(
     mut each: impl FnMut(&mut Conversation, Node<'_>, Loc),
 ) -> Result<()> {
     let file = File::open(path).map_err(|e| Error::io(path, &e))?;
-    let mut lines = LineReader::new(
-        BufReader::with_capacity(256 * 1024, file),
-        limits.max_line_bytes,
-    );
+    let mut lines = LineReader::of_file(file, limits.max_line_bytes);
     loop {
         match lines.next_line().map_err(|e| Error::io(path, &e))? {
             Next::End => break,

@@ -3,7 +3,6 @@
 //! a recording are left once every line has been applied. Shared by the
 //! reader (records → messages) and the writer (which rewrites records).
 
-use std::io::BufReader;
 use std::path::Path;
 
 use foldhash::HashMap;
@@ -142,10 +141,7 @@ fn string_id(v: Node<'_>) -> Option<String> {
 /// a legacy single JSON document.
 pub fn load(path: &Path, limits: Limits) -> Result<Loaded> {
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
-    let mut lines = LineReader::new(
-        BufReader::with_capacity(256 * 1024, file),
-        limits.max_line_bytes,
-    );
+    let mut lines = LineReader::of_file(file, limits.max_line_bytes);
     let mut out = Loaded::default();
     let mut map = Ordered::default();
     let mut metadata = false;

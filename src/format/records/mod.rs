@@ -169,7 +169,8 @@ fn read_lines(
     limits: Limits,
     handlers: &'static Handlers,
 ) -> Result<Conversation> {
-    let mut lines = LineReader::new(reader, limits.max_line_bytes);
+    let len = reader.get_ref().metadata().ok().map(|m| m.len());
+    let mut lines = LineReader::new(reader, limits.max_line_bytes).with_len(len);
     let mut b = new_builder(path, handlers);
     loop {
         match lines.next_line().map_err(|e| Error::io(path, &e))? {
