@@ -10,6 +10,16 @@
 //! [`Node::parse`] reads the text this way only where that reads it as the
 //! tree would; elsewhere (see there) the caller reads the tree and wraps
 //! it ([`Node::Tree`]): one reader for both.
+//!
+//! Members and elements are found by serde_json (`RawValue`); only the
+//! decoding of a string is done here, because neither crate does it at
+//! this cost. serde_json decodes a string with escapes into its scratch
+//! buffer and copies it out (twice the string). sonic-rs's `LazyValue`,
+//! taken through serde, copies the whole text of a value whose strings
+//! hold an escape, and its `as_str` decodes such a string through the
+//! parser's scratch buffer into a `String` it caches and only lends
+//! (three times the string, with the copy the model needs); it also gives
+//! nothing for a lone surrogate escape, which the lenient readers mend.
 
 use std::borrow::Cow;
 
