@@ -105,9 +105,12 @@ impl InputArgs {
 
 #[derive(Debug, Args)]
 pub struct LintArgs {
-    /// Files or directories (walked recursively for *.jsonl, *.json, SQLite *.db, *.traj and .aider.chat.history.md; a file found there that looks like a history but cannot be read makes lint exit 2, see --skip-unreadable), or a PostgreSQL database: `postgres://user@host:port/db`, or `postgres:` for the PG* environment variables
-    #[arg(required = true, value_name = "PATH")]
+    /// Sessions named by the id their client shows (`claude --resume`, `codex resume`, `gemini --resume`, opencode's session list) or a unique prefix of it; files or directories (walked recursively for *.jsonl, *.json, SQLite *.db, *.traj and .aider.chat.history.md; a file found there that looks like a history but cannot be read makes lint exit 2, see --skip-unreadable); or a PostgreSQL database: `postgres://user@host:port/db`, or `postgres:` for the PG* environment variables. None: every history of every app chatfsck reads, where each app keeps them on this machine, with a table per app
+    #[arg(value_name = "SESSION|PATH", conflicts_with = "last")]
     pub paths: Vec<PathBuf>,
+    /// Check the session changed last, across every app (the one you were just in)
+    #[arg(long)]
+    pub last: bool,
     /// Output format
     #[arg(long, value_parser = FormatArg::of::<crate::lint::Outcome>(), default_value = "human")]
     pub format: Format,
@@ -157,9 +160,16 @@ pub struct ConfigArgs {
 
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// The history to inspect
-    #[arg(value_name = "PATH")]
-    pub path: PathBuf,
+    /// The session to inspect, by the id its client shows (or a unique prefix), or a history file
+    #[arg(
+        value_name = "SESSION|PATH",
+        required_unless_present = "last",
+        conflicts_with = "last"
+    )]
+    pub path: Option<PathBuf>,
+    /// Inspect the session changed last, across every app
+    #[arg(long)]
+    pub last: bool,
     /// Show only this conversation
     #[arg(long, value_name = "ID")]
     pub conversation: Option<String>,
@@ -188,9 +198,16 @@ pub struct ExplainArgs {
 
 #[derive(Debug, Args)]
 pub struct RepairArgs {
-    /// The history to repair (never modified without --in-place): a file, a directory of them, or a PostgreSQL database (`postgres://…`)
-    #[arg(value_name = "INPUT")]
-    pub input: PathBuf,
+    /// The history to repair (never modified without --in-place): a session by the id its client shows (or a unique prefix), a file, a directory of them, or a PostgreSQL database (`postgres://…`)
+    #[arg(
+        value_name = "SESSION|INPUT",
+        required_unless_present = "last",
+        conflicts_with = "last"
+    )]
+    pub input: Option<PathBuf>,
+    /// Repair the session changed last, across every app (with --in-place: the one you were just in)
+    #[arg(long)]
+    pub last: bool,
     /// Where to write the repaired copy (a new file, in the input's format); for a directory INPUT, a new directory
     /// that mirrors it: every history repaired (or copied as it is) at the same relative path
     #[arg(
