@@ -216,3 +216,99 @@ pub fn looked_in(env: &Env) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::find;
+    use crate::format::discovery::{Env, Os};
+
+    /// Every place each app's discovery looks at, under a made-up home.
+    fn looked(env: &Env, key: &str) -> Vec<PathBuf> {
+        find(env)
+            .into_iter()
+            .find(|(app, _)| app.key == key)
+            .map(|(_, f)| f.looked)
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn each_platform_has_its_own_places() {
+        let home = Path::new("/h");
+        let mac = Env::made_up(Os::MacOs, home, &[]);
+        let win = Env::made_up(Os::Windows, home, &[]);
+        let linux = Env::made_up(Os::Linux, home, &[("XDG_DATA_HOME", "/x/data")]);
+        // Cursor's user directory is the platform's configuration directory.
+        assert_eq!(
+            looked(&mac, "cursor"),
+            [home.join("Library/Application Support/Cursor/User/globalStorage")]
+        );
+        assert_eq!(
+            looked(&win, "cursor"),
+            [home.join("AppData/Roaming/Cursor/User/globalStorage")]
+        );
+        // goose: the etcetera crate's Windows strategy; XDG elsewhere.
+        assert_eq!(
+            looked(&win, "goose"),
+            [home.join("AppData/Roaming/Block/goose/data/sessions")]
+        );
+        assert_eq!(
+            looked(&mac, "goose"),
+            [home.join(".local/share/goose/sessions")]
+        );
+        assert_eq!(
+            looked(&linux, "goose"),
+            [PathBuf::from("/x/data/goose/sessions")]
+        );
+        // opencode follows XDG on every platform (xdg-basedir).
+        assert_eq!(
+            looked(&win, "opencode"),
+            [home.join(".local/share/opencode")]
+        );
+        assert_eq!(
+            looked(&linux, "opencode"),
+            [PathBuf::from("/x/data/opencode")]
+        );
+        // Claude Code and Codex: a folder in the home directory everywhere.
+        assert_eq!(looked(&win, "claude-code"), [home.join(".claude/projects")]);
+        assert_eq!(
+            looked(&mac, "codex"),
+            [
+                home.join(".codex/sessions"),
+                home.join(".codex/archived_sessions")
+            ]
+        );
+    }
+
+    #[test]
+    fn an_app_s_override_replaces_its_default() {
+        let home = Path::new("/h");
+        let env = Env::made_up(
+            Os::Linux,
+            home,
+            &[
+                ("CLINE_DIR", "/c"),
+                ("CLINE_SESSION_DATA_DIR", "/s"),
+                ("GOOSE_PATH_ROOT", "/g"),
+                ("GEMINI_CLI_HOME", "/gem"),
+                ("COPILOT_HOME", "/cop"),
+                // A relative override names no place: ignored.
+                ("CODEX_HOME", "relative"),
+            ],
+        );
+        let cline = looked(&env, "cline");
+        assert!(cline.contains(&PathBuf::from("/c/data/tasks")), "{cline:?}");
+        assert!(cline.contains(&PathBuf::from("/s")), "{cline:?}");
+        assert_eq!(looked(&env, "goose"), [PathBuf::from("/g/data/sessions")]);
+        assert_eq!(
+            looked(&env, "gemini-cli"),
+            [PathBuf::from("/gem/.gemini/tmp")]
+        );
+        assert_eq!(
+            looked(&env, "copilot-cli"),
+            [PathBuf::from("/cop/session-state")]
+        );
+        assert_eq!(looked(&env, "codex")[0], home.join(".codex/sessions"));
+    }
+}
