@@ -12,7 +12,16 @@ use crate::report::{Format, FormatArg};
     name = "chatfsck",
     version,
     about = "fsck for LLM conversation histories: find, explain and repair corrupted agent histories",
-    long_about = "chatfsck reads the histories agent apps persist (JSONL logs, JSON message \
+    long_about = "Start here:
+  chatfsck lint                        every agent history on this machine (Claude Code, Codex, \
+Gemini CLI, opencode, Cline, Roo Code, goose, Cursor, Copilot CLI), where each app keeps it, \
+with a table per app
+  chatfsck lint --last                 the session you were just in (changed last, any app)
+  chatfsck repair --in-place <ID>      repair a session named by its client's id (`claude \
+--resume`, `codex resume`, `gemini --resume`, opencode's session list) or a unique prefix, \
+after a timestamped backup beside it
+
+chatfsck reads the histories agent apps persist (JSONL logs, JSON message \
 arrays, Claude Code sessions, Codex rollouts, SQLite stores) and the traces they write \
 (dispatch traces.db, Arize Phoenix, OTLP JSON), finds the known corruption patterns \
 (orphan tool calls, interleaved messages, truncated arguments, torn records, prompts that \
@@ -27,7 +36,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Check histories and report every finding, with evidence.
+    /// Check histories and report every finding, with evidence (no path: every app's histories on this machine).
     Lint(LintArgs),
     /// Show what a history holds: format, dialect, counts and a message timeline.
     Inspect(InspectArgs),

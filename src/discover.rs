@@ -144,7 +144,17 @@ pub fn sessions(env: &Env) -> Vec<Session> {
 /// it is no file or directory here, and has no path separator.
 pub fn is_session_name(arg: &std::path::Path) -> bool {
     let s = arg.to_string_lossy();
-    !arg.exists() && !s.is_empty() && !s.contains(['/', '\\']) && !crate::source::is_postgres(arg)
+    // A name that ends as a history file's does is a missing file.
+    let file_like = [
+        ".jsonl", ".json", ".zst", ".db", ".sqlite", ".sqlite3", ".vscdb", ".traj", ".md",
+    ]
+    .iter()
+    .any(|ext| s.ends_with(ext));
+    !arg.exists()
+        && !s.is_empty()
+        && !file_like
+        && !s.contains(['/', '\\'])
+        && !crate::source::is_postgres(arg)
 }
 
 /// The session a user names: the id its client shows, or a prefix of it
