@@ -32,8 +32,11 @@ pub struct Env {
     /// `~/.config` (Linux), `~/Library/Application Support` (macOS),
     /// `%APPDATA%` (Windows). VS Code and its forks keep `User/` there.
     pub config_dir: Option<PathBuf>,
-    vars: Box<dyn Fn(&str) -> Option<OsString> + Send + Sync>,
+    vars: Vars,
 }
+
+/// How an [`Env`] reads a variable.
+type Vars = Box<dyn Fn(&str) -> Option<OsString> + Send + Sync>;
 
 impl Env {
     /// This process's environment.
