@@ -339,12 +339,14 @@ fn lint_one_with(
     src.prepare_with(Arc::new(move |conv: &Conversation| {
         Box::new(checked(conv, &selection)) as source::Prepared
     }));
+    let mut matched = false;
     while let Some(conv) = src.next_conversation() {
         let conv = conv?;
         if opts.only.as_ref().is_some_and(|only| *only != conv.id) {
             src.done(conv);
             continue;
         }
+        matched = true;
         let (conv_stats, conv_findings) = src
             .prepared()
             .and_then(|p| p.downcast::<Checked>().ok())
@@ -381,6 +383,19 @@ fn lint_one_with(
             ));
         }
         src.done(conv);
+    }
+    // A session named in a database of many was read, or the run says so:
+    // never "no problems" about nothing.
+    if let Some(only) = &opts.only
+        && !matched
+    {
+        return Err(Error::input(
+            path,
+            format!(
+                "holds no session `{}` (it is no longer there, or the store names it otherwise)",
+                crate::escape::escape(only)
+            ),
+        ));
     }
     // The trace's requests were read on demand: confirm what a read to
     // its end would have (its structure check, no write meanwhile).

@@ -403,3 +403,61 @@ fn compressed_codex_rollouts_are_found_never_skipped() {
     assert!(doc["skipped"].as_array().unwrap().is_empty());
     assert_ne!(code(&o), 0);
 }
+
+/// Every session a database store lists is read alone by its id: the id
+/// discovery gives is the conversation's id in the reader.
+#[test]
+fn every_session_a_database_lists_is_read_by_its_id() {
+    use chatfsck::format::APPS;
+    use chatfsck::lint::{Options, lint_inputs};
+    let dbs = [
+        (
+            "opencode",
+            "fixtures/opencode/home/.local/share/opencode/opencode.db",
+        ),
+        (
+            "goose",
+            "fixtures/goose/home/.local/share/goose/sessions/sessions.db",
+        ),
+        (
+            "cursor",
+            "fixtures/cursor/home/.config/Cursor/User/globalStorage/state.vscdb",
+        ),
+    ];
+    for (key, db) in dbs {
+        let app = APPS.iter().find(|a| a.key == key).unwrap();
+        let path = root().join(db);
+        let sessions = (app.sessions)(&path);
+        // What the store holds, read whole.
+        let whole = lint_inputs(vec![(path.clone(), true)], &Options::default(), &|_| {}).unwrap();
+        assert_eq!(
+            sessions.len() as u64,
+            whole.totals().conversations,
+            "{key}: {sessions:?}"
+        );
+        for s in sessions {
+            let opts = Options {
+                only: s.conversation.clone(),
+                ..Options::default()
+            };
+            let one = lint_inputs(vec![(path.clone(), true)], &opts, &|_| {}).unwrap();
+            assert!(one.errors.is_empty(), "{key} {}: {:?}", s.id, one.errors);
+            assert_eq!(one.totals().conversations, 1, "{key} {}", s.id);
+        }
+    }
+    // A session that is not there is an error, never a clean run.
+    let path = root().join(dbs[0].1);
+    let opts = Options {
+        only: Some("ses_gone".into()),
+        ..Options::default()
+    };
+    let gone = lint_inputs(vec![(path, true)], &opts, &|_| {}).unwrap();
+    assert_eq!(gone.errors.len(), 1);
+    assert!(
+        gone.errors[0]
+            .to_string()
+            .contains("holds no session `ses_gone`"),
+        "{}",
+        gone.errors[0]
+    );
+}

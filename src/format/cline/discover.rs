@@ -47,7 +47,8 @@ fn extension_tasks(env: &Env, extension: &str, found: &mut Found) {
     };
     for editor in EDITORS {
         let storage = config.join(editor).join("User").join("globalStorage");
-        if !storage.is_dir() {
+        // VS Code's place is always named; a fork's only when it is there.
+        if *editor != "Code" && !storage.is_dir() {
             continue;
         }
         if let Some(tasks) = found.look(storage.join(extension).join("tasks")) {
