@@ -251,7 +251,7 @@ _chatfsck() {
             return 0
             ;;
         chatfsck__subcmd__inspect)
-            opts="-o -h --conversation --format --output --force --max-line-mib --table --conversation-column --index-column --role-column --content-column --help"
+            opts="-o -h --last --conversation --format --output --force --max-line-mib --table --conversation-column --index-column --role-column --content-column --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -305,7 +305,7 @@ _chatfsck() {
             return 0
             ;;
         chatfsck__subcmd__lint)
-            opts="-o -h --format --select --ignore --fail-on --config --trace --skip-unreadable --output --force --max-line-mib --table --conversation-column --index-column --role-column --content-column --help"
+            opts="-o -h --last --format --select --ignore --fail-on --config --trace --skip-unreadable --output --force --max-line-mib --table --conversation-column --index-column --role-column --content-column --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -375,7 +375,7 @@ _chatfsck() {
             return 0
             ;;
         chatfsck__subcmd__repair)
-            opts="-o -h --output --in-place --emit-sql --target --dry-run --log --force --orphan-calls --no-synthesize --select --ignore --format --config --max-line-mib --table --conversation-column --index-column --role-column --content-column --help"
+            opts="-o -h --last --output --in-place --emit-sql --target --dry-run --log --force --orphan-calls --no-synthesize --select --ignore --format --config --max-line-mib --table --conversation-column --index-column --role-column --content-column --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

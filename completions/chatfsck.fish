@@ -26,7 +26,7 @@ end
 
 complete -c chatfsck -n "__fish_chatfsck_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c chatfsck -n "__fish_chatfsck_needs_command" -s V -l version -d 'Print version'
-complete -c chatfsck -n "__fish_chatfsck_needs_command" -f -a "lint" -d 'Check histories and report every finding, with evidence'
+complete -c chatfsck -n "__fish_chatfsck_needs_command" -f -a "lint" -d 'Check histories and report every finding, with evidence (no path: every app\'s histories on this machine)'
 complete -c chatfsck -n "__fish_chatfsck_needs_command" -f -a "inspect" -d 'Show what a history holds: format, dialect, counts and a message timeline'
 complete -c chatfsck -n "__fish_chatfsck_needs_command" -f -a "repair" -d 'Write a repaired copy of a history (the input is never changed)'
 complete -c chatfsck -n "__fish_chatfsck_needs_command" -f -a "diff" -d 'Compare two histories message by message (e.g. original and repaired), or a conversation store with the trace its app wrote (every recorded prompt beside the stored history)'
@@ -53,6 +53,7 @@ complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l conversation-
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l index-column -d 'Integer column that orders the messages of a conversation' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l role-column -d 'Column holding the role (`user`, `assistant`, `system`, `tool`)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l content-column -d 'Column holding the content: Anthropic content blocks or parts (JSON), or plain text' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l last -d 'Check the session changed last, across every app (the one you were just in)'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l skip-unreadable -d 'Do not exit 2 because a file found in a directory could not be read (it is still listed, and counted in the summary); inputs named on the command line still must be read'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l force -d 'Overwrite the --output file if it exists'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -68,6 +69,7 @@ complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l conversati
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l index-column -d 'Integer column that orders the messages of a conversation' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l role-column -d 'Column holding the role (`user`, `assistant`, `system`, `tool`)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l content-column -d 'Column holding the content: Anthropic content blocks or parts (JSON), or plain text' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l last -d 'Inspect the session changed last, across every app'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l force -d 'Overwrite the --output file if it exists'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -s o -l output -d 'Where to write the repaired copy (a new file, in the input\'s format); for a directory INPUT, a new directory that mirrors it: every history repaired (or copied as it is) at the same relative path' -r -F
@@ -89,6 +91,7 @@ complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l conversatio
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l index-column -d 'Integer column that orders the messages of a conversation' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l role-column -d 'Column holding the role (`user`, `assistant`, `system`, `tool`)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l content-column -d 'Column holding the content: Anthropic content blocks or parts (JSON), or plain text' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l last -d 'Repair the session changed last, across every app (with --in-place: the one you were just in)'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l in-place -d 'Repair the file itself: a timestamped backup is kept beside it first, the repaired file replaces it atomically, and nothing is replaced if the file changed meanwhile (its app may be appending to it)'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l dry-run -d 'Print the plan and write nothing'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l force -d 'Overwrite OUTPUT (and the log) if they exist; the input is never overwritten'
@@ -110,7 +113,7 @@ json\t'One JSON document for programs (lint\'s: docs/json-output.md)'
 markdown\t'Tables that paste into an issue, a pull request or documentation'"
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand rules" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand explain" -s h -l help -d 'Print help'
-complete -c chatfsck -n "__fish_chatfsck_using_subcommand help; and not __fish_seen_subcommand_from lint inspect repair diff rules explain help" -f -a "lint" -d 'Check histories and report every finding, with evidence'
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand help; and not __fish_seen_subcommand_from lint inspect repair diff rules explain help" -f -a "lint" -d 'Check histories and report every finding, with evidence (no path: every app\'s histories on this machine)'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand help; and not __fish_seen_subcommand_from lint inspect repair diff rules explain help" -f -a "inspect" -d 'Show what a history holds: format, dialect, counts and a message timeline'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand help; and not __fish_seen_subcommand_from lint inspect repair diff rules explain help" -f -a "repair" -d 'Write a repaired copy of a history (the input is never changed)'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand help; and not __fish_seen_subcommand_from lint inspect repair diff rules explain help" -f -a "diff" -d 'Compare two histories message by message (e.g. original and repaired), or a conversation store with the trace its app wrote (every recorded prompt beside the stored history)'

@@ -12,7 +12,16 @@ use crate::report::{Format, FormatArg};
     name = "chatfsck",
     version,
     about = "fsck for LLM conversation histories: find, explain and repair corrupted agent histories",
-    long_about = "chatfsck reads the histories agent apps persist (JSONL logs, JSON message \
+    long_about = "Start here:
+  chatfsck lint                        every agent history on this machine (Claude Code, Codex, \
+Gemini CLI, opencode, Cline, Roo Code, goose, Cursor, Copilot CLI), where each app keeps it, \
+with a table per app
+  chatfsck lint --last                 the session you were just in (changed last, any app)
+  chatfsck repair --in-place <ID>      repair a session named by its client's id (`claude \
+--resume`, `codex resume`, `gemini --resume`, opencode's session list) or a unique prefix, \
+after a timestamped backup beside it
+
+chatfsck reads the histories agent apps persist (JSONL logs, JSON message \
 arrays, Claude Code sessions, Codex rollouts, SQLite stores) and the traces they write \
 (dispatch traces.db, Arize Phoenix, OTLP JSON), finds the known corruption patterns \
 (orphan tool calls, interleaved messages, truncated arguments, torn records, prompts that \
@@ -27,7 +36,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Check histories and report every finding, with evidence.
+    /// Check histories and report every finding, with evidence (no path: every app's histories on this machine).
     Lint(LintArgs),
     /// Show what a history holds: format, dialect, counts and a message timeline.
     Inspect(InspectArgs),
@@ -105,9 +114,12 @@ impl InputArgs {
 
 #[derive(Debug, Args)]
 pub struct LintArgs {
-    /// Files or directories (walked recursively for *.jsonl, *.json, SQLite *.db, *.traj and .aider.chat.history.md; a file found there that looks like a history but cannot be read makes lint exit 2, see --skip-unreadable), or a PostgreSQL database: `postgres://user@host:port/db`, or `postgres:` for the PG* environment variables
-    #[arg(required = true, value_name = "PATH")]
+    /// Sessions named by the id their client shows (`claude --resume`, `codex resume`, `gemini --resume`, opencode's session list) or a unique prefix of it; files or directories (walked recursively for *.jsonl, *.json, SQLite *.db, *.traj and .aider.chat.history.md; a file found there that looks like a history but cannot be read makes lint exit 2, see --skip-unreadable); or a PostgreSQL database: `postgres://user@host:port/db`, or `postgres:` for the PG* environment variables. None: every history of every app chatfsck reads, where each app keeps them on this machine, with a table per app
+    #[arg(value_name = "SESSION|PATH", conflicts_with = "last")]
     pub paths: Vec<PathBuf>,
+    /// Check the session changed last, across every app (the one you were just in)
+    #[arg(long)]
+    pub last: bool,
     /// Output format
     #[arg(long, value_parser = FormatArg::of::<crate::lint::Outcome>(), default_value = "human")]
     pub format: Format,
@@ -157,9 +169,16 @@ pub struct ConfigArgs {
 
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// The history to inspect
-    #[arg(value_name = "PATH")]
-    pub path: PathBuf,
+    /// The session to inspect, by the id its client shows (or a unique prefix), or a history file
+    #[arg(
+        value_name = "SESSION|PATH",
+        required_unless_present = "last",
+        conflicts_with = "last"
+    )]
+    pub path: Option<PathBuf>,
+    /// Inspect the session changed last, across every app
+    #[arg(long)]
+    pub last: bool,
     /// Show only this conversation
     #[arg(long, value_name = "ID")]
     pub conversation: Option<String>,
@@ -188,9 +207,16 @@ pub struct ExplainArgs {
 
 #[derive(Debug, Args)]
 pub struct RepairArgs {
-    /// The history to repair (never modified without --in-place): a file, a directory of them, or a PostgreSQL database (`postgres://…`)
-    #[arg(value_name = "INPUT")]
-    pub input: PathBuf,
+    /// The history to repair (never modified without --in-place): a session by the id its client shows (or a unique prefix), a file, a directory of them, or a PostgreSQL database (`postgres://…`)
+    #[arg(
+        value_name = "SESSION|INPUT",
+        required_unless_present = "last",
+        conflicts_with = "last"
+    )]
+    pub input: Option<PathBuf>,
+    /// Repair the session changed last, across every app (with --in-place: the one you were just in)
+    #[arg(long)]
+    pub last: bool,
     /// Where to write the repaired copy (a new file, in the input's format); for a directory INPUT, a new directory
     /// that mirrors it: every history repaired (or copied as it is) at the same relative path
     #[arg(

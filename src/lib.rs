@@ -14,6 +14,7 @@ pub mod config;
 pub mod crosscheck;
 pub mod detail;
 pub mod diff;
+pub mod discover;
 pub mod docgen;
 pub mod error;
 pub mod escape;

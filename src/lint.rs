@@ -145,6 +145,59 @@ pub struct Outcome {
     /// How many of `errors` a directory walk found (the others were named):
     /// `--skip-unreadable` lets only these pass without exit code 2.
     pub walked_errors: usize,
+    /// A run without a path: what was found of each app, in the order of
+    /// the registry (`format::APPS`).
+    pub discovered: Option<Vec<AppSummary>>,
+}
+
+/// What a run without a path found of one app.
+#[derive(Debug, Clone, Serialize)]
+pub struct AppSummary {
+    /// What users call the app.
+    pub app: &'static str,
+    /// Its key in the JSON report.
+    pub key: &'static str,
+    /// Every place looked at, and whether it exists.
+    pub looked: Vec<Looked>,
+    /// The files found that hold its histories (a session each, or a
+    /// database of them).
+    pub found: usize,
+    /// The sessions (conversations) read from them.
+    pub sessions: u64,
+    /// The sessions with at least one finding of severity error.
+    pub with_errors: usize,
+    /// What could not be read: the file and why. Never counted as clean.
+    pub unread: Vec<Unread>,
+}
+
+/// A place discovery looked at.
+#[derive(Debug, Clone, Serialize)]
+pub struct Looked {
+    pub path: PathBuf,
+    pub exists: bool,
+    /// The path as a person reads it: `~/…` under the home directory.
+    #[serde(skip)]
+    pub shown: String,
+}
+
+/// A file discovery found and could not read.
+#[derive(Debug, Clone, Serialize)]
+pub struct Unread {
+    pub path: PathBuf,
+    pub cause: String,
+    /// The path as a person reads it: `~/…` under the home directory.
+    #[serde(skip)]
+    pub shown: String,
+}
+
+impl Outcome {
+    /// Add another run's outcome to this one.
+    pub fn merge(&mut self, o: Outcome) {
+        self.files.extend(o.files);
+        self.skipped.extend(o.skipped);
+        self.errors.extend(o.errors);
+        self.walked_errors += o.walked_errors;
+    }
 }
 
 impl Outcome {
@@ -177,6 +230,9 @@ pub struct Options {
     pub mapping: Option<source::Mapping>,
     /// A trace to cross-check every store against (`--trace`).
     pub trace: Option<PathBuf>,
+    /// Read only the conversation with this id (a session named by its id
+    /// in a database that holds many).
+    pub only: Option<String>,
     /// Keep the detail of conversations with findings (the HTML report
     /// draws their timelines): of at most this many in the whole run
     /// ([`DETAIL_LIMIT`]), so memory and the page stay bounded; 0 keeps none.
@@ -283,8 +339,14 @@ fn lint_one_with(
     src.prepare_with(Arc::new(move |conv: &Conversation| {
         Box::new(checked(conv, &selection)) as source::Prepared
     }));
+    let mut matched = false;
     while let Some(conv) = src.next_conversation() {
         let conv = conv?;
+        if opts.only.as_ref().is_some_and(|only| *only != conv.id) {
+            src.done(conv);
+            continue;
+        }
+        matched = true;
         let (conv_stats, conv_findings) = src
             .prepared()
             .and_then(|p| p.downcast::<Checked>().ok())
@@ -322,6 +384,19 @@ fn lint_one_with(
         }
         src.done(conv);
     }
+    // A session named in a database of many was read, or the run says so:
+    // never "no problems" about nothing.
+    if let Some(only) = &opts.only
+        && !matched
+    {
+        return Err(Error::input(
+            path,
+            format!(
+                "holds no session `{}` (it is no longer there, or the store names it otherwise)",
+                crate::escape::escape(only)
+            ),
+        ));
+    }
     // The trace's requests were read on demand: confirm what a read to
     // its end would have (its structure check, no write meanwhile).
     if let Some(t) = trace {
@@ -356,13 +431,23 @@ pub fn lint_with_progress(
     opts: &Options,
     progress: &(dyn Fn(Progress<'_>) + Sync),
 ) -> Result<Outcome, Error> {
+    lint_inputs(source::expand(paths)?, opts, progress)
+}
+
+/// Lint these inputs: (path, named explicitly). A file found by a walk
+/// that holds no history and does not look like one is skipped; one
+/// named explicitly that cannot be read is an error.
+pub fn lint_inputs(
+    inputs: Vec<(PathBuf, bool)>,
+    opts: &Options,
+    progress: &(dyn Fn(Progress<'_>) + Sync),
+) -> Result<Outcome, Error> {
     // Opened once: a bad trace stops the job before any work, and every
     // input is checked against the same open trace.
     let trace = match &opts.trace {
         Some(t) => Some(OpenTrace::open(t, opts.limits)?),
         None => None,
     };
-    let inputs = source::expand(paths)?;
     let budget = Budget::new(opts.detail);
     progress(Progress::Started {
         inputs: inputs.len(),

@@ -11,15 +11,16 @@ use crate::report::{self, Format};
 
 pub fn run(a: InspectArgs, out: &mut dyn Write) -> Result<u8, Error> {
     let render = report::renderer::<Inspection>(a.format)?;
-    check_output(&a.output, &[&a.path])?;
+    let named = super::named(a.path.as_deref(), a.last)?;
+    check_output(&a.output, &[&named.path])?;
     let depth = if a.format == Format::Html {
         Depth::Flagged
     } else {
         Depth::Timeline
     };
     let ins = inspect::inspect_with(
-        &a.path,
-        a.conversation.as_deref(),
+        &named.path,
+        a.conversation.as_deref().or(named.conversation.as_deref()),
         limits(&a.input),
         a.input.mapping().as_ref(),
         depth,

@@ -4,10 +4,13 @@
 //! dispatches to them.
 
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::cli::{InputArgs, OutputArgs};
+use crate::discover;
 use crate::error::Error;
+use crate::escape::escape;
+use crate::format::discovery::Env;
 use crate::report::Render;
 use crate::source::Limits;
 use crate::write::atomic;
@@ -18,6 +21,48 @@ pub mod inspect;
 pub mod lint;
 pub mod repair;
 pub mod rules;
+
+/// A command's input as the user named it: a path, or a session by the id
+/// its client shows (or a unique prefix of it), or `--last`.
+pub struct Named {
+    pub path: PathBuf,
+    /// In a database of many sessions, the one named.
+    pub conversation: Option<String>,
+}
+
+/// Resolve a command's input: a file or directory is itself; a name that
+/// is none is a session's id (see [`discover::resolve`]); `--last` is the
+/// session changed last. Which session was taken is said on standard
+/// error, so that a report on standard output stays as it was.
+fn named(arg: Option<&Path>, last: bool) -> Result<Named, Error> {
+    let env = Env::from_process();
+    let session = if last {
+        discover::last(&env)?
+    } else {
+        let Some(arg) = arg else {
+            return Err(Error::Usage(
+                "name a session (its id) or a file, or give --last".into(),
+            ));
+        };
+        if !discover::is_session_name(arg) {
+            return Ok(Named {
+                path: arg.to_path_buf(),
+                conversation: None,
+            });
+        }
+        discover::resolve(&arg.to_string_lossy(), &env)?
+    };
+    eprintln!(
+        "note: {} session {} in {}",
+        session.app,
+        escape(&session.id),
+        escape(&session.path.display().to_string())
+    );
+    Ok(Named {
+        path: session.path,
+        conversation: session.conversation,
+    })
+}
 
 /// The reading limits the input flags set.
 fn limits(a: &InputArgs) -> Limits {

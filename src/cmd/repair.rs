@@ -19,6 +19,15 @@ mod tree;
 
 pub fn run(a: RepairArgs, out: &mut dyn Write) -> Result<u8, Error> {
     let render = report::renderer::<Report>(a.format)?;
+    let named = super::named(a.input.as_deref(), a.last)?;
+    if let Some(c) = &named.conversation {
+        eprintln!(
+            "note: session {} is one of the sessions of {}: the repair covers the whole database",
+            crate::escape::escape(c),
+            crate::escape::escape(&named.path.display().to_string())
+        );
+    }
+    let input = named.path;
     let config = Config::load(a.config.config.as_deref())?;
     let policy = config.repair_policy_with(a.orphan_calls, a.no_synthesize.then_some(false))?;
     let selection = config.selection(a.select.clone(), a.ignore.clone())?;
@@ -27,7 +36,7 @@ pub fn run(a: RepairArgs, out: &mut dyn Write) -> Result<u8, Error> {
             .into_iter()
             .flatten()
             .collect();
-        repair::check_log(&a.input, &outputs, log, a.force)?;
+        repair::check_log(&input, &outputs, log, a.force)?;
     }
     let opts = repair::Options {
         selection,
@@ -40,15 +49,15 @@ pub fn run(a: RepairArgs, out: &mut dyn Write) -> Result<u8, Error> {
         target: a.target.clone(),
     };
     if a.in_place {
-        let rep = in_place(&a.input, &opts)?;
+        let rep = in_place(&input, &opts)?;
         if let Some(log) = &a.log {
             report::repair::write_log(&rep, Atomic::new(log)?, log, a.force)?;
         }
         render(&rep, out).map_err(out_err)?;
         return Ok(EXIT_CLEAN);
     }
-    if a.input.is_dir() {
-        return tree::run(&a, &opts, render, out);
+    if input.is_dir() {
+        return tree::run(&a, &input, &opts, render, out);
     }
     let output = if a.dry_run { None } else { a.output.as_deref() };
     // The log's temporary file is made first: a log that cannot be
@@ -70,11 +79,11 @@ pub fn run(a: RepairArgs, out: &mut dyn Write) -> Result<u8, Error> {
     };
     let free = output.is_some_and(|o| !o.exists()) && a.log.as_ref().is_some_and(|l| !l.exists());
     let mut pair = if free { guard() } else { None };
-    let rep = repair::repair(&a.input, output, &opts)?;
+    let rep = repair::repair(&input, output, &opts)?;
     // A copy chatfsck would read back as another store (by its name) is
     // no repair: removed, with the reason.
     if let Some(out) = output
-        && let Err(e) = repair::check_reads_back(&a.input, out, &opts)
+        && let Err(e) = repair::check_reads_back(&input, out, &opts)
     {
         let _ = std::fs::remove_file(out);
         return Err(e);

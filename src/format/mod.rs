@@ -27,6 +27,11 @@
 //! it. A file no store recognises is refused with the list of stores
 //! tried. Adding a store: a folder with its reader (and writer), and one
 //! line in [`STORES`] (CONTRIBUTING.md, "Add a storage format").
+//!
+//! **Discovery** is [`APPS`]: where each app keeps its histories on this
+//! machine (its `discover.rs`, honouring the app's own environment
+//! overrides), for a run without a path and for naming a session by the
+//! id its client shows.
 
 use std::path::Path;
 
@@ -35,8 +40,10 @@ pub use crate::model::{Dialect, Format, SourceInfo};
 use crate::source::sqlite;
 use crate::source::{Limits, Source};
 
+pub mod discovery;
 pub mod store;
 
+pub use discovery::App;
 pub use store::{Head, Opened, Probe, Store, Writing};
 
 pub mod chat;
@@ -82,6 +89,21 @@ pub static STORES: &[&Store] = &[
     &claude_code::STORE,
     &codex::STORE,
     &chat::STORE,
+];
+
+/// Every app whose histories a run without a path finds, in the order of
+/// the report: one line per app, whose folder knows where it keeps them
+/// (its `discover.rs`).
+pub static APPS: &[&App] = &[
+    &claude_code::discover::APP,
+    &codex::discover::APP,
+    &gemini_cli::discover::APP,
+    &opencode::discover::APP,
+    &cline::discover::CLINE,
+    &cline::discover::ROO,
+    &goose::discover::APP,
+    &cursor::discover::APP,
+    &copilot_cli::discover::APP,
 ];
 
 /// The store that read `info`'s input: the first of [`STORES`] that

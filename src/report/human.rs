@@ -260,8 +260,89 @@ impl Human {
             }
         }
         write_skipped(outcome, out)?;
+        if let Some(apps) = &outcome.discovered {
+            if apps.iter().all(|a| a.found == 0) {
+                return write_none_found(apps, out);
+            }
+            write_apps(apps, out)?;
+        }
         writeln!(out, "{}", summary_line(outcome))
     }
+}
+
+/// A run without a path on a machine with none of the apps' histories.
+fn write_none_found(apps: &[crate::lint::AppSummary], out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "no agent histories found; looked in:")?;
+    for a in apps {
+        let places: Vec<String> = a
+            .looked
+            .iter()
+            .map(|l| escape(&l.shown).into_owned())
+            .collect();
+        writeln!(out, "  {}: {}", a.app, places.join(", "))?;
+    }
+    writeln!(
+        out,
+        "name a history with `chatfsck lint PATH` if it is kept elsewhere"
+    )
+}
+
+/// The table of a run without a path: one row per app.
+fn write_apps(apps: &[crate::lint::AppSummary], out: &mut dyn Write) -> io::Result<()> {
+    let rows = || {
+        apps.iter().map(|a| {
+            let existing: Vec<String> = a
+                .looked
+                .iter()
+                .filter(|l| l.exists)
+                .map(|l| escape(&l.shown).into_owned())
+                .collect();
+            let place = if existing.is_empty() {
+                "not found".to_string()
+            } else {
+                existing.join("\n")
+            };
+            let n = |x: usize| {
+                if a.found == 0 {
+                    "-".to_string()
+                } else {
+                    x.to_string()
+                }
+            };
+            vec![
+                a.app.to_string(),
+                n(a.found),
+                n(usize::try_from(a.sessions).unwrap_or(usize::MAX)),
+                n(a.with_errors),
+                n(a.unread.len()),
+                place,
+            ]
+        })
+    };
+    super::table::write(
+        out,
+        &[
+            "app",
+            "files",
+            "sessions read",
+            "with errors",
+            "unread",
+            "where",
+        ],
+        rows,
+    )?;
+    for a in apps {
+        for u in &a.unread {
+            writeln!(
+                out,
+                "unread: {}: {}: {}",
+                a.app,
+                escape(&u.shown),
+                escape(&u.cause)
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// One plain `note:` line per file a directory walk skipped.

@@ -38,6 +38,9 @@ struct Doc<'a> {
     skipped: Vec<Skipped>,
     errors: Vec<String>,
     summary: Summary,
+    /// A run without a path: what was found of each app.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    discovery: Option<&'a [crate::lint::AppSummary]>,
 }
 
 #[derive(Serialize)]
@@ -247,6 +250,7 @@ impl Json {
                 fixable: o.fixable(),
                 unread: o.errors.len(),
             },
+            discovery: o.discovered.as_deref(),
         };
         write(&doc, out)
     }

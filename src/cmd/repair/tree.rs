@@ -64,11 +64,11 @@ struct Skipped {
 
 pub(super) fn run(
     a: &RepairArgs,
+    dir: &Path,
     opts: &repair::Options,
     render: report::Render<Report>,
     out: &mut dyn Write,
 ) -> Result<u8, Error> {
-    let dir = &a.input;
     let outdir = match (&a.output, a.dry_run) {
         (_, true) => None,
         (Some(o), false) => Some(o.as_path()),
@@ -118,7 +118,7 @@ pub(super) fn run(
             .and_then(|(l, o)| l.strip_prefix(o).ok().map(Path::to_path_buf)),
         _ => None,
     };
-    let files = crate::source::expand(std::slice::from_ref(dir))?;
+    let files = crate::source::expand(&[dir.to_path_buf()])?;
     let others = other_files(dir)?;
     // The log's temporary file is made first: a log that cannot be
     // written stops the run before any copy is made.
@@ -386,6 +386,7 @@ fn skipped(file: &Path, e: &Error, opts: &repair::Options) -> Option<String> {
                 limits: opts.limits,
                 mapping: opts.mapping.clone(),
                 trace: None,
+                only: None,
                 detail: 0,
             };
             let rep = crate::lint::lint_one(file, &lint, None).ok()?;

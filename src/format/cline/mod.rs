@@ -30,6 +30,7 @@
 //! Repaired by the shared JSON writer (`records::writer`), which writes a
 //! compact array back compactly.
 
+pub mod discover;
 use std::path::Path;
 use std::sync::Arc;
 

@@ -12,6 +12,7 @@
 //! removed or inserted event. chatfsck does not write one yet: this store
 //! is report-only.
 
+pub mod discover;
 use std::borrow::Cow;
 use std::fs::File;
 use std::path::Path;

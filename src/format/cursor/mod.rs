@@ -29,6 +29,7 @@
 //! with the reason. The per-workspace chat store of 2024
 //! (`workbench.panel.aichat.view.aichat.chatdata`) is not read.
 
+pub mod discover;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -18,6 +18,7 @@
 //! record: the two are one result (see [`read`]). Adjacent same-role turns
 //! are merged before the request is sent.
 
+pub mod discover;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

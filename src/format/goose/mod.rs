@@ -8,5 +8,6 @@
 //! as stored, and the findings say what goose will drop.
 
 pub mod db;
+pub mod discover;
 pub mod legacy;
 pub mod writer;
