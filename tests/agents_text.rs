@@ -111,6 +111,14 @@ fn cline_tasks_count_and_lint_as_the_readme_says() {
             &["empty-history:error@null#null"],
             1,
         ),
+        // The second call of one message answered in text form
+        // (`formatResponse.toolAlreadyUsed`): answered, not an orphan.
+        (
+            "1760004000000",
+            (6, 4, 3),
+            &["trailing-completion-call:info@1#5"],
+            0,
+        ),
     ];
     for (id, (messages, calls, results), expected, exit) in cases {
         let path = task(CLINE, id);
@@ -801,7 +809,7 @@ fn snap_name(path: &str) -> String {
 #[test]
 fn snapshots_of_lint_for_every_app_history() {
     let files = app_histories();
-    assert_eq!(files.len(), 5 + 4 + 4 + 2, "{files:?}");
+    assert_eq!(files.len(), 6 + 4 + 4 + 2, "{files:?}");
     for f in files {
         let name = snap_name(&f);
         let human = stdout(&run(&["lint", &f]));
