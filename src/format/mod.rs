@@ -13,7 +13,7 @@
 //! | `cline/` | Cline and Roo Code tasks (`api_conversation_history.json`) | `json` (`cline`, `roo-code`) |
 //! | `codex/` | Codex rollouts | `jsonl` (`codex`) |
 //! | `copilot_cli/` | GitHub Copilot CLI `events.jsonl` (report-only) | `jsonl` (`copilot-cli`) |
-//! | `cursor/` | Cursor's `state.vscdb` (composers and their bubbles) | `sqlite-kv` (`cursor`) |
+//! | `cursor/` | Cursor's `state.vscdb`: the global one (composers and their bubbles), a workspace's (its chat tabs, its composer list) | `sqlite-kv` (`cursor`) |
 //! | `gemini_cli/` | Gemini CLI chat recordings | `jsonl`, `json` (`gemini-cli`) |
 //! | `dispatch/` | dispatch's SQLite chunk store (seed 000) | `sqlite-kv` (`dispatch`) |
 //! | `opencode/` | opencode's `opencode.db`, and its legacy `storage/` tree (≤ 1.1, read through the session files) | `sqlite-table`, `json` (`opencode`) |

@@ -418,6 +418,17 @@ pub struct MissingRecord {
     pub before_message: usize,
 }
 
+/// A conversation a store lists while another file keeps its messages (a
+/// Cursor workspace database's composer, whose bubbles are in the global
+/// database): nothing of it is read from this store.
+#[derive(Debug, Clone)]
+pub struct Elsewhere {
+    /// The record that lists it.
+    pub loc: Loc,
+    /// Where its messages are kept, in words a user can follow.
+    pub holder: String,
+}
+
 /// A conversation: the unit every rule checks.
 #[derive(Debug, Clone)]
 pub struct Conversation {
@@ -451,6 +462,9 @@ pub struct Conversation {
     /// each holds (provider-shaped histories; Claude Code counts them on
     /// its chain's records).
     pub lone_surrogates: Vec<(Loc, u32)>,
+    /// Set when the store only lists the conversation: its messages are
+    /// kept in another file.
+    pub elsewhere: Option<Box<Elsewhere>>,
 }
 
 /// A tool call its app never answers, by design: (message, part) and why.
@@ -478,6 +492,7 @@ impl Conversation {
             by_design: Vec::new(),
             signatures: None,
             lone_surrogates: Vec::new(),
+            elsewhere: None,
         }
     }
 

@@ -22,6 +22,7 @@ mod empty_message;
 mod failing_call_loop;
 mod function_response_count;
 mod glued_records;
+mod history_elsewhere;
 mod index_gap;
 mod interleaved_message;
 mod invalid_tool_arguments;
@@ -99,6 +100,7 @@ pub static RULES: &[&Rule] = &[
     &dangling_bubble_header::RULE,
     &trailing_completion_call::RULE,
     &empty_history::RULE,
+    &history_elsewhere::RULE,
     &missing_thought_signature::RULE,
 ];
 
