@@ -10,7 +10,7 @@
 //! | --- | --- | --- |
 //! | `chat/` | provider-shaped message logs: OpenAI Chat Completions, kimi-cli `context.jsonl`, Anthropic Messages | `jsonl`, `json` (`openai`, `kimi`, `anthropic`) |
 //! | `claude_code/` | Claude Code session files | `jsonl` (`claude-code`) |
-//! | `cline/` | Cline and Roo Code tasks (`api_conversation_history.json`) | `json` (`cline`, `roo-code`) |
+//! | `cline/` | Cline and Roo Code tasks (`api_conversation_history.json`), and Cline 4's sessions (`<id>.messages.json`, `session`) | `json` (`cline`, `roo-code`, `cline-4`) |
 //! | `codex/` | Codex rollouts | `jsonl` (`codex`) |
 //! | `copilot_cli/` | GitHub Copilot CLI `events.jsonl` (report-only) | `jsonl` (`copilot-cli`) |
 //! | `cursor/` | Cursor's `state.vscdb`: the global one (composers and their bubbles), a workspace's (its chat tabs, its composer list) | `sqlite-kv` (`cursor`) |
@@ -72,10 +72,12 @@ pub static STORES: &[&Store] = &[
     &opencode::legacy::STORE,
     &goose::db::STORE,
     &cursor::STORE,
+    &cline::session::INDEX,
     &unsupported::SQLITE,
     &unsupported::TEXT,
     &copilot_cli::STORE,
     &goose::legacy::STORE,
+    &cline::session::STORE,
     &cline::STORE,
     &gemini_cli::STORE,
     &gemini_cli::LEGACY,

@@ -41,9 +41,14 @@
 //!
 //! Repaired by the shared JSON writer (`records::writer`), which writes a
 //! compact array back compactly.
+//!
+//! Cline 4's session store (`~/.cline/data/sessions/`) is another layout,
+//! read by [`session`].
 
 use std::path::Path;
 use std::sync::Arc;
+
+pub mod session;
 
 use serde_json::value::RawValue;
 
