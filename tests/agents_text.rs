@@ -934,8 +934,10 @@ fn session4(id: &str) -> String {
 fn cline4_sessions_count_and_lint_as_the_client_reads_them() {
     let healthy = session4("1784100000000_a1b2c");
     let sub = format!("{CLINE4}/1784100000000_a1b2c/explorer.messages.json");
+    let compaction = format!("{CLINE4}/1784100000000_a1b2c/1784100000000_a1b2c.compaction.json");
     let cases: &[Case<'_, (u64, u64, u64, u64)>] = &[
         (&healthy, (4, 1, 1, 0), &[], 0),
+        (&compaction, (2, 0, 0, 0), &[], 0),
         (&sub, (2, 0, 0, 0), &[], 0),
         // The client answers the call in memory: a warning.
         (
@@ -1005,7 +1007,7 @@ fn cline4_store_walk_and_unknown_version() {
     let (c, doc) = lint_json("fixtures/cline4", &[]);
     assert_eq!(c, 1, "{doc:#}");
     assert_eq!(doc["summary"]["unread"], 0, "{doc:#}");
-    assert_eq!(doc["summary"]["files"], 6, "{doc:#}");
+    assert_eq!(doc["summary"]["files"], 7, "{doc:#}");
     let skipped = doc["skipped"].as_array().unwrap();
     assert_eq!(skipped.len(), 6, "{skipped:?}");
     assert!(

@@ -118,7 +118,9 @@ fn detect(head: &Head<'_>) -> Result<bool> {
                 || !s.starts_with(b"{") && !s.starts_with(b"[")
         }
         Kind::Compaction => {
-            s.starts_with(b"{") && has("\"source_message_count\":") || !s.starts_with(b"{")
+            !s.starts_with(b"{")
+                || has("\"source_message_count\":")
+                || (has("\"version\":") && has("\"messages\":"))
         }
         Kind::Companion(_) => {
             s.starts_with(b"{\"version\":1,")
