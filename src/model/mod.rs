@@ -429,6 +429,20 @@ pub struct Elsewhere {
     pub holder: String,
 }
 
+/// A tool result whose full output the app keeps in a file of its own
+/// (Claude Code's `<sessionId>/tool-results/<id>.txt`, named in the result
+/// the model is sent), when that file is not there.
+#[derive(Debug, Clone)]
+pub struct MissingOutput {
+    /// The message and part of the result.
+    pub message: usize,
+    pub part: usize,
+    /// The file the result names, as it names it.
+    pub file: String,
+    /// Where it was looked for beside the history.
+    pub looked: String,
+}
+
 /// A conversation: the unit every rule checks.
 #[derive(Debug, Clone)]
 pub struct Conversation {
@@ -469,6 +483,8 @@ pub struct Conversation {
     /// (it answers such calls itself on every request), in one sentence:
     /// set by stores whose app does so.
     pub answers_calls: Option<&'static str>,
+    /// Tool results whose output file is gone.
+    pub missing_outputs: Vec<MissingOutput>,
 }
 
 /// A tool call its app never answers, by design: (message, part) and why.
@@ -498,6 +514,7 @@ impl Conversation {
             lone_surrogates: Vec::new(),
             elsewhere: None,
             answers_calls: None,
+            missing_outputs: Vec::new(),
         }
     }
 

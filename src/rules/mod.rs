@@ -30,6 +30,7 @@ mod lone_surrogate;
 mod mismatched_message_id;
 mod mismatched_tool_output;
 mod missing_thought_signature;
+mod missing_tool_output;
 mod mixed_role_message;
 mod msgidx_collision;
 mod orphan_tool_call;
@@ -101,6 +102,7 @@ pub static RULES: &[&Rule] = &[
     &trailing_completion_call::RULE,
     &empty_history::RULE,
     &history_elsewhere::RULE,
+    &missing_tool_output::RULE,
     &missing_thought_signature::RULE,
 ];
 
