@@ -17,6 +17,7 @@ const OPENCODE: &str = "fixtures/opencode/home/.local/share/opencode/opencode.db
 const GOOSE: &str = "fixtures/goose/home/.local/share/goose/sessions/sessions.db";
 const CURSOR: &str = "fixtures/cursor/home/.config/Cursor/User/globalStorage/state.vscdb";
 const LEGACY: &str = "fixtures/opencode/home/.local/share/opencode/storage";
+const CURSOR_WS: &str = "fixtures/cursor/home/.config/Cursor/User/workspaceStorage/84c9a67ebe7054485d323a481a9cffeb/state.vscdb";
 
 /// (conversation, messages, user, assistant) as `inspect --format json`
 /// counts them.
@@ -223,6 +224,77 @@ fn cursor_unfinished_call_and_dangling_header() {
             .contains("`fullConversationHeadersOnly[1]` names `bubbleId:9b8a7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c02:d2e3f4a5-0002-4b00-a000-000000000002`")
     );
     assert_eq!(dangling["fixable"], false);
+}
+
+/// A Cursor workspace database (`ItemTable` only) holds the chat panel's
+/// tabs, read as conversations, and the workspace's composer list, whose
+/// messages the global database keeps: each composer is named with that
+/// file (info), never read as "no history" nor as a clean empty chat.
+#[test]
+fn a_cursor_workspace_database_reads_its_chats_and_names_where_composers_are() {
+    assert_eq!(
+        counts(CURSOR_WS),
+        owned(&[
+            ("3e1c9a20-5b7d-4f61-8a2e-0c4d6f8b1a01", 4, 2, 2),
+            // The stopped response (a bubble with no text) is no message.
+            ("3e1c9a20-5b7d-4f61-8a2e-0c4d6f8b1a02", 1, 1, 0),
+            ("7a21307b-c742-491d-ac90-21fdab1f1746", 0, 0, 0),
+            ("2f8e6d4c-1b3a-4958-a7c6-5d4e3f2a1b09", 0, 0, 0),
+            ("9b8a7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c02", 0, 0, 0),
+        ])
+    );
+    let (code, doc) = lint_json(CURSOR_WS, &[]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(doc["files"][0]["format"], "sqlite-kv");
+    assert_eq!(doc["files"][0]["dialect"], "cursor");
+    assert_eq!(
+        findings(&doc),
+        (0..3)
+            .map(|i| format!(
+                "history-elsewhere@ItemTable:composer.composerData#allComposers[{i}] info"
+            ))
+            .collect::<Vec<_>>()
+    );
+    let global = Path::new("fixtures/cursor/home/.config/Cursor/User/globalStorage/state.vscdb");
+    for f in doc["findings"].as_array().unwrap() {
+        let summary = f["summary"].as_str().unwrap();
+        assert!(summary.contains(&global.display().to_string()), "{summary}");
+    }
+    // The global database holds what the workspace lists.
+    let listed: Vec<String> = counts(CURSOR).into_iter().map(|c| c.0).collect();
+    for f in doc["findings"].as_array().unwrap() {
+        let id = f["conversation"].as_str().unwrap().to_string();
+        assert!(listed.contains(&id), "{id} not in {listed:?}");
+    }
+    // A repair has nothing to do and leaves the input as it was.
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("copy.vscdb");
+    let before = std::fs::read(root().join(CURSOR_WS)).unwrap();
+    let o = run(&["repair", CURSOR_WS, "-o", out.to_str().unwrap()]);
+    assert_eq!(code_of(&o), 0, "{}", stderr(&o));
+    assert_eq!(std::fs::read(root().join(CURSOR_WS)).unwrap(), before);
+}
+
+/// VS Code's own workspace database (`ItemTable` without Cursor's keys)
+/// is still no history.
+#[test]
+fn a_workspace_database_without_cursor_keys_is_no_history() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("state.vscdb");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB);
+         INSERT INTO ItemTable VALUES ('workbench.explorer.treeViewState', '{}');",
+    )
+    .unwrap();
+    drop(conn);
+    let o = run(&["lint", db.to_str().unwrap()]);
+    assert_eq!(code_of(&o), 2, "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("holds no conversation history"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// Every command on every store leaves the database byte for byte and its
@@ -641,6 +713,7 @@ fn snapshots_of_lint_human_and_json() {
         ("opencode-legacy", legacy.as_str()),
         ("goose", GOOSE),
         ("cursor", CURSOR),
+        ("cursor-workspace", CURSOR_WS),
     ] {
         let human = stdout(&run(&["lint", db]));
         insta::assert_snapshot!(format!("agents_lint_human__{name}"), human);

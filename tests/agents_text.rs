@@ -111,6 +111,14 @@ fn cline_tasks_count_and_lint_as_the_readme_says() {
             &["empty-history:error@null#null"],
             1,
         ),
+        // The second call of one message answered in text form
+        // (`formatResponse.toolAlreadyUsed`): answered, not an orphan.
+        (
+            "1760004000000",
+            (6, 4, 3),
+            &["trailing-completion-call:info@1#5"],
+            0,
+        ),
     ];
     for (id, (messages, calls, results), expected, exit) in cases {
         let path = task(CLINE, id);
@@ -801,7 +809,7 @@ fn snap_name(path: &str) -> String {
 #[test]
 fn snapshots_of_lint_for_every_app_history() {
     let files = app_histories();
-    assert_eq!(files.len(), 5 + 4 + 4 + 2, "{files:?}");
+    assert_eq!(files.len(), 6 + 4 + 4 + 2, "{files:?}");
     for f in files {
         let name = snap_name(&f);
         let human = stdout(&run(&["lint", &f]));
@@ -911,4 +919,129 @@ fn a_copilot_cli_event_with_a_lone_surrogate_escape_is_read() {
         "{}",
         stdout(&inspect)
     );
+}
+
+const CLINE4: &str = "fixtures/cline4/home/.cline/data/sessions";
+
+fn session4(id: &str) -> String {
+    format!("{CLINE4}/{id}/{id}.messages.json")
+}
+
+/// Cline 4's session store (`~/.cline/data/sessions/<id>/<id>.messages.json`
+/// and a sub-agent's `<agentId>.messages.json`): read as `cline-4`, every
+/// message counted, each finding saying what the client does with it.
+#[test]
+fn cline4_sessions_count_and_lint_as_the_client_reads_them() {
+    let healthy = session4("1784100000000_a1b2c");
+    let sub = format!("{CLINE4}/1784100000000_a1b2c/explorer.messages.json");
+    let compaction = format!("{CLINE4}/1784100000000_a1b2c/1784100000000_a1b2c.compaction.json");
+    let cases: &[Case<'_, (u64, u64, u64, u64)>] = &[
+        (&healthy, (4, 1, 1, 0), &[], 0),
+        (&compaction, (2, 0, 0, 0), &[], 0),
+        (&sub, (2, 0, 0, 0), &[], 0),
+        // The client answers the call in memory: a warning.
+        (
+            "1784100100000_d3e4f",
+            (2, 1, 0, 0),
+            &["orphan-tool-call:warning@18#1"],
+            0,
+        ),
+        // Sent as it is: the provider refuses it.
+        (
+            "1784100200000_g5h6i",
+            (4, 0, 1, 0),
+            &["orphan-tool-result:error@41#2"],
+            1,
+        ),
+        // Torn and empty files: the client resumes them empty.
+        (
+            "1784100300000_j7k8l",
+            (0, 0, 0, 1),
+            &["corrupt-record:error@1#null"],
+            1,
+        ),
+        (
+            "1784100400000_m9n0p",
+            (0, 0, 0, 1),
+            &["corrupt-record:error@1#null"],
+            1,
+        ),
+    ];
+    for (id, (messages, calls, results, corrupt), expected, exit) in cases {
+        let path = if id.ends_with(".json") {
+            id.to_string()
+        } else {
+            session4(id)
+        };
+        let (dialect, m, c, r, _, k) = counts(&path);
+        assert_eq!(dialect, "cline-4", "{id}");
+        assert_eq!(
+            (m, c, r, k),
+            (*messages, *calls, *results, *corrupt),
+            "{id}"
+        );
+        let (c, doc) = lint_json(&path, &[]);
+        assert_eq!(findings(&doc), *expected, "{id}");
+        assert_eq!(c, *exit, "{id}");
+        let summary = doc["findings"].to_string();
+        if id.starts_with("1784100100000") {
+            assert!(
+                summary.contains("Tool execution was interrupted before a result was produced"),
+                "{summary}"
+            );
+        }
+        if *corrupt > 0 {
+            assert!(
+                summary.contains("resumes it empty and overwrites the file on its next save, so all of this session's history is lost"),
+                "{summary}"
+            );
+        }
+    }
+}
+
+/// The folder's other files (manifests, `sessions.db`) are skipped as read
+/// through the messages files, never unread; a `version` chatfsck does not
+/// know is refused with the version named, never read as clean.
+#[test]
+fn cline4_store_walk_and_unknown_version() {
+    let (c, doc) = lint_json("fixtures/cline4", &[]);
+    assert_eq!(c, 1, "{doc:#}");
+    assert_eq!(doc["summary"]["unread"], 0, "{doc:#}");
+    assert_eq!(doc["summary"]["files"], 7, "{doc:#}");
+    let skipped = doc["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 6, "{skipped:?}");
+    assert!(
+        skipped
+            .iter()
+            .any(|s| s["reason"].as_str().unwrap().contains("session index")),
+        "{skipped:?}"
+    );
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("1784100500000_q1r2s");
+    std::fs::create_dir(&dir).unwrap();
+    let p = dir.join("1784100500000_q1r2s.messages.json");
+    std::fs::write(
+        &p,
+        r#"{"version": 2, "sessionId": "1784100500000_q1r2s", "messages": []}"#,
+    )
+    .unwrap();
+    let path = p.to_str().unwrap();
+    one_line_error(
+        &run(&["lint", path]),
+        path,
+        &["version 2", "nothing of it was read"],
+    );
+    // A repair changes nothing it cannot write in the client's form, and
+    // leaves the input as it was.
+    let input = root().join(session4("1784100100000_d3e4f"));
+    let before = std::fs::read(&input).unwrap();
+    let out = d.path().join("copy.messages.json");
+    let o = run(&[
+        "repair",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_ne!(code(&o), 2, "{}", stderr(&o));
+    assert_eq!(std::fs::read(&input).unwrap(), before);
 }

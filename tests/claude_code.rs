@@ -1709,3 +1709,149 @@ fn repair_is_linear_in_records_sharing_a_uuid_or_losing_their_parent() {
     let said = repair_within_a_minute(&input, &d.path().join("out.jsonl"), "lost parents");
     assert!(said.contains(&format!("applied {n} edits")), "{said}");
 }
+
+/// A session whose large Bash output Claude Code 2.1.330 persisted to
+/// `<sessionId>/tool-results/<id>.txt` (the record keeps
+/// `<persisted-output>`, the path and a preview), and a sub-agent of it in
+/// `<sessionId>/subagents/agent-<id>.jsonl` with its `.meta.json`.
+fn session_with_external_output(dir: &std::path::Path) -> std::path::PathBuf {
+    let sid = "5f0e2c1a-7b3d-4e9f-8a21-c4d5e6f70819";
+    let rec = |v: serde_json::Value| v.to_string();
+    let base = |uuid: &str, parent: Option<&str>| {
+        serde_json::json!({
+            "parentUuid": parent, "isSidechain": false, "userType": "external",
+            "cwd": "/home/dev/app", "sessionId": sid, "version": "2.1.330",
+            "uuid": uuid, "timestamp": "2026-11-20T10:00:00.000Z"
+        })
+    };
+    let with = |mut b: serde_json::Value, k: &str, v: serde_json::Value| {
+        b[k] = v;
+        b
+    };
+    let output = format!(
+        "<persisted-output>\nOutput too large (83.6KB). Full output saved to: /home/dev/.claude/projects/-home-dev-app/{sid}/tool-results/toolu_01ExtOut000000000000001.txt\n\nPreview (first 2KB):\nsrc/a.ts\nsrc/b.ts\n...\n</persisted-output>"
+    );
+    let lines = [
+        with(
+            with(base("u1", None), "type", "user".into()),
+            "message",
+            serde_json::json!({"role": "user", "content": "list every file"}),
+        ),
+        with(
+            with(base("a1", Some("u1")), "type", "assistant".into()),
+            "message",
+            serde_json::json!({"id": "msg_ext_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+                "content": [{"type": "tool_use", "id": "toolu_01ExtOut000000000000001", "name": "Bash", "input": {"command": "find ."}}],
+                "stop_reason": "tool_use"}),
+        ),
+        with(
+            with(base("r1", Some("a1")), "type", "user".into()),
+            "message",
+            serde_json::json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01ExtOut000000000000001", "content": output}]}),
+        ),
+        with(
+            with(base("a2", Some("r1")), "type", "assistant".into()),
+            "message",
+            serde_json::json!({"id": "msg_ext_2", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+                "content": [{"type": "text", "text": "There are two files."}], "stop_reason": "end_turn"}),
+        ),
+    ];
+    let path = dir.join(format!("{sid}.jsonl"));
+    let text: Vec<String> = lines.into_iter().map(rec).collect();
+    std::fs::write(&path, text.join("\n") + "\n").unwrap();
+    // The sub-agent: sidechain records of its own file.
+    let sub = dir.join(sid).join("subagents");
+    std::fs::create_dir_all(&sub).unwrap();
+    let side = |uuid: &str, parent: Option<&str>| {
+        with(
+            with(base(uuid, parent), "isSidechain", true.into()),
+            "agentId",
+            "a1b2c3d4e5f60718".into(),
+        )
+    };
+    let sub_lines = [
+        with(
+            with(side("s1", None), "type", "user".into()),
+            "message",
+            serde_json::json!({"role": "user", "content": "Find the routes"}),
+        ),
+        with(
+            with(side("s2", Some("s1")), "type", "assistant".into()),
+            "message",
+            serde_json::json!({"id": "msg_sub_1", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
+                "content": [{"type": "text", "text": "src/routes.ts"}], "stop_reason": "end_turn"}),
+        ),
+    ];
+    let text: Vec<String> = sub_lines.into_iter().map(rec).collect();
+    std::fs::write(
+        sub.join("agent-a1b2c3d4e5f60718.jsonl"),
+        text.join("\n") + "\n",
+    )
+    .unwrap();
+    std::fs::write(
+        sub.join("agent-a1b2c3d4e5f60718.meta.json"),
+        r#"{"agentType":"Explore","model":"claude-haiku-4-5"}"#,
+    )
+    .unwrap();
+    path
+}
+
+/// A result whose output file is gone is a warning that names the file;
+/// with the file beside the session (where Claude Code keeps it), none.
+#[test]
+fn a_persisted_tool_output_whose_file_is_gone_is_reported() {
+    let d = tempfile::tempdir().unwrap();
+    let path = session_with_external_output(d.path());
+    let p = path.to_str().unwrap();
+    let (_, doc) = lint_json(p, &[]);
+    let rules: Vec<(&str, &str)> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["rule"].as_str().unwrap(), f["severity"].as_str().unwrap()))
+        .collect();
+    assert_eq!(rules, vec![("missing-tool-output", "warning")], "{doc:#}");
+    let f = &doc["findings"][0];
+    assert_eq!(f["message"], 2);
+    assert!(
+        f["summary"]
+            .as_str()
+            .unwrap()
+            .contains("tool-results/toolu_01ExtOut000000000000001.txt"),
+        "{f:#}"
+    );
+    // Restored beside the session: nothing to report.
+    let results = d
+        .path()
+        .join("5f0e2c1a-7b3d-4e9f-8a21-c4d5e6f70819")
+        .join("tool-results");
+    std::fs::create_dir_all(&results).unwrap();
+    std::fs::write(
+        results.join("toolu_01ExtOut000000000000001.txt"),
+        "src/a.ts\nsrc/b.ts\n",
+    )
+    .unwrap();
+    let (c, doc) = lint_json(p, &[]);
+    assert_eq!(c, 0, "{doc:#}");
+    assert_eq!(doc["findings"].as_array().unwrap().len(), 0, "{doc:#}");
+}
+
+/// A sub-agent's `subagents/agent-<id>.jsonl` is a history of its own: a
+/// walk of the project folder reads it and the session, and skips the
+/// sub-agent's `.meta.json` without calling it unread.
+#[test]
+fn a_subagent_file_is_read_as_a_history_of_its_own() {
+    let d = tempfile::tempdir().unwrap();
+    session_with_external_output(d.path());
+    let sub = d
+        .path()
+        .join("5f0e2c1a-7b3d-4e9f-8a21-c4d5e6f70819/subagents/agent-a1b2c3d4e5f60718.jsonl");
+    let o = run(&["inspect", "--format", "json", sub.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["dialect"], "claude-code");
+    assert_eq!(doc["conversations"][0]["messages"], 2, "{doc:#}");
+    let (_, doc) = lint_json(d.path().to_str().unwrap(), &[]);
+    assert_eq!(doc["summary"]["files"], 2, "{doc:#}");
+    assert_eq!(doc["summary"]["unread"], 0, "{doc:#}");
+}

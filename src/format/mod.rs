@@ -10,10 +10,10 @@
 //! | --- | --- | --- |
 //! | `chat/` | provider-shaped message logs: OpenAI Chat Completions, kimi-cli `context.jsonl`, Anthropic Messages | `jsonl`, `json` (`openai`, `kimi`, `anthropic`) |
 //! | `claude_code/` | Claude Code session files | `jsonl` (`claude-code`) |
-//! | `cline/` | Cline and Roo Code tasks (`api_conversation_history.json`) | `json` (`cline`, `roo-code`) |
+//! | `cline/` | Cline and Roo Code tasks (`api_conversation_history.json`), and Cline 4's sessions (`<id>.messages.json`, `session`) | `json` (`cline`, `roo-code`, `cline-4`) |
 //! | `codex/` | Codex rollouts | `jsonl` (`codex`) |
 //! | `copilot_cli/` | GitHub Copilot CLI `events.jsonl` (report-only) | `jsonl` (`copilot-cli`) |
-//! | `cursor/` | Cursor's `state.vscdb` (composers and their bubbles) | `sqlite-kv` (`cursor`) |
+//! | `cursor/` | Cursor's `state.vscdb`: the global one (composers and their bubbles), a workspace's (its chat tabs, its composer list) | `sqlite-kv` (`cursor`) |
 //! | `gemini_cli/` | Gemini CLI chat recordings | `jsonl`, `json` (`gemini-cli`) |
 //! | `dispatch/` | dispatch's SQLite chunk store (seed 000) | `sqlite-kv` (`dispatch`) |
 //! | `opencode/` | opencode's `opencode.db`, and its legacy `storage/` tree (≤ 1.1, read through the session files) | `sqlite-table`, `json` (`opencode`) |
@@ -79,10 +79,12 @@ pub static STORES: &[&Store] = &[
     &opencode::legacy::STORE,
     &goose::db::STORE,
     &cursor::STORE,
+    &cline::session::INDEX,
     &unsupported::SQLITE,
     &unsupported::TEXT,
     &copilot_cli::STORE,
     &goose::legacy::STORE,
+    &cline::session::STORE,
     &cline::STORE,
     &gemini_cli::STORE,
     &gemini_cli::LEGACY,

@@ -418,6 +418,31 @@ pub struct MissingRecord {
     pub before_message: usize,
 }
 
+/// A conversation a store lists while another file keeps its messages (a
+/// Cursor workspace database's composer, whose bubbles are in the global
+/// database): nothing of it is read from this store.
+#[derive(Debug, Clone)]
+pub struct Elsewhere {
+    /// The record that lists it.
+    pub loc: Loc,
+    /// Where its messages are kept, in words a user can follow.
+    pub holder: String,
+}
+
+/// A tool result whose full output the app keeps in a file of its own
+/// (Claude Code's `<sessionId>/tool-results/<id>.txt`, named in the result
+/// the model is sent), when that file is not there.
+#[derive(Debug, Clone)]
+pub struct MissingOutput {
+    /// The message and part of the result.
+    pub message: usize,
+    pub part: usize,
+    /// The file the result names, as it names it.
+    pub file: String,
+    /// Where it was looked for beside the history.
+    pub looked: String,
+}
+
 /// A conversation: the unit every rule checks.
 #[derive(Debug, Clone)]
 pub struct Conversation {
@@ -451,6 +476,15 @@ pub struct Conversation {
     /// each holds (provider-shaped histories; Claude Code counts them on
     /// its chain's records).
     pub lone_surrogates: Vec<(Loc, u32)>,
+    /// Set when the store only lists the conversation: its messages are
+    /// kept in another file.
+    pub elsewhere: Option<Box<Elsewhere>>,
+    /// What the app sends, in memory, for a tool call that has no result
+    /// (it answers such calls itself on every request), in one sentence:
+    /// set by stores whose app does so.
+    pub answers_calls: Option<&'static str>,
+    /// Tool results whose output file is gone.
+    pub missing_outputs: Vec<MissingOutput>,
 }
 
 /// A tool call its app never answers, by design: (message, part) and why.
@@ -478,6 +512,9 @@ impl Conversation {
             by_design: Vec::new(),
             signatures: None,
             lone_surrogates: Vec::new(),
+            elsewhere: None,
+            answers_calls: None,
+            missing_outputs: Vec::new(),
         }
     }
 

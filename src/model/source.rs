@@ -79,6 +79,8 @@ pub enum Dialect {
     Goose,
     Cursor,
     Cline,
+    /// Cline 4's session store (`~/.cline/data/sessions/<id>/<id>.messages.json`).
+    Cline4,
     RooCode,
     CopilotCli,
 }
@@ -103,6 +105,7 @@ impl Dialect {
             Dialect::Goose => "goose",
             Dialect::Cursor => "cursor",
             Dialect::Cline => "cline",
+            Dialect::Cline4 => "cline-4",
             Dialect::RooCode => "roo-code",
             Dialect::CopilotCli => "copilot-cli",
         }

@@ -22,6 +22,7 @@ mod empty_message;
 mod failing_call_loop;
 mod function_response_count;
 mod glued_records;
+mod history_elsewhere;
 mod index_gap;
 mod interleaved_message;
 mod invalid_tool_arguments;
@@ -29,6 +30,7 @@ mod lone_surrogate;
 mod mismatched_message_id;
 mod mismatched_tool_output;
 mod missing_thought_signature;
+mod missing_tool_output;
 mod mixed_role_message;
 mod msgidx_collision;
 mod orphan_tool_call;
@@ -99,6 +101,8 @@ pub static RULES: &[&Rule] = &[
     &dangling_bubble_header::RULE,
     &trailing_completion_call::RULE,
     &empty_history::RULE,
+    &history_elsewhere::RULE,
+    &missing_tool_output::RULE,
     &missing_thought_signature::RULE,
 ];
 

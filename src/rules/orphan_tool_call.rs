@@ -172,6 +172,9 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 );
             }
             f = codex(f, msg, pi, next_label.is_none());
+        } else if let Some(how) = conv.answers_calls {
+            f.severity = Severity::Warning;
+            f = f.note(how);
         } else if let Some((severity, note)) = app(&conv.source, id) {
             f.severity = severity;
             f = f.note(note);

@@ -65,6 +65,7 @@ fn flavor(dialect: Dialect) -> Option<Flavor> {
         | Dialect::Goose
         | Dialect::Cursor
         | Dialect::Cline
+        | Dialect::Cline4
         | Dialect::RooCode
         | Dialect::CopilotCli
         | Dialect::GeminiCli => None,

@@ -317,7 +317,65 @@ fn load(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversati
     let (messages, chain) = walk(r.recs, r.glued);
     conv.messages = messages;
     conv.chain = Some(Box::new(chain));
+    conv.missing_outputs = missing_outputs(path, &conv.messages);
     Ok(conv)
+}
+
+/// What Claude Code writes in place of a tool result too large to keep in
+/// the session (2.1.330, `xSe`): `<persisted-output>`, `Output too large
+/// (<size>). Full output saved to: <path>` (or `Output exceeded the <n>
+/// persist limit; only the first <n> were saved to: <path>`), a preview of
+/// 2 KB, `</persisted-output>`. That text is what the model is sent, then
+/// and on every resume; the file is only read if the model reads it.
+const PERSISTED: &str = "<persisted-output>";
+const SAVED_TO: &[&str] = &[
+    "Full output saved to: ",
+    " were saved to: ",
+    "Tool result saved to: ",
+];
+
+/// The results the walk sends whose output file is neither where the
+/// result names it nor in this session's own `tool-results/` folder
+/// (`<dir>/<sessionId>/tool-results/<file>`, where a copied project folder
+/// keeps it).
+fn missing_outputs(path: &Path, messages: &[Message]) -> Vec<crate::model::MissingOutput> {
+    let mut out = Vec::new();
+    let side = path.with_extension("").join("tool-results");
+    for (mi, m) in messages.iter().enumerate() {
+        for (pi, p) in m.parts.iter().enumerate() {
+            let PartKind::ToolResult { content, .. } = &p.kind else {
+                continue;
+            };
+            let text = content.as_str();
+            let Some(at) = text.find(PERSISTED) else {
+                continue;
+            };
+            let rest = &text[at + PERSISTED.len()..];
+            let Some(file) = SAVED_TO.iter().find_map(|k| {
+                let i = rest.find(k)?;
+                let tail = &rest[i + k.len()..];
+                let end = tail.find(['\n', '\r']).unwrap_or(tail.len());
+                Some(tail[..end].trim())
+            }) else {
+                continue;
+            };
+            if file.is_empty() {
+                continue;
+            }
+            let name = file.rsplit(['/', '\\']).next().unwrap_or(file);
+            let beside = side.join(name);
+            if Path::new(file).is_file() || beside.is_file() {
+                continue;
+            }
+            out.push(crate::model::MissingOutput {
+                message: mi,
+                part: pi,
+                file: file.to_string(),
+                looked: beside.display().to_string(),
+            });
+        }
+    }
+    out
 }
 
 impl Reader {

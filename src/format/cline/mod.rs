@@ -14,6 +14,18 @@
 //!   before it called that tool with a `tool_use` block, the text block is
 //!   that call's result: paired by tool name and order, as Cline sends
 //!   them. Without a `tool_use` (the XML-tool era) it stays text.
+//! - **Text-form answers of calls not run.** With parallel tool calling
+//!   off, Cline runs the first call of a message and answers each further
+//!   one with a user text block (`formatResponse.toolAlreadyUsed`: "Tool
+//!   [read_file] was not executed because a tool has already been used in
+//!   this message…"); after a rejected call, "Skipping tool due to user
+//!   rejecting a previous tool. [read_file for 'a']" (`ToolExecutor`,
+//!   cline/cline@864419d8). Neither carries the call's id; on the next
+//!   request `ContextManager.ensureToolResultsFollowToolUse` puts a
+//!   `result missing` result for that id first in the message, so the
+//!   provider sees the call answered. They are paired like text-form
+//!   results. (Roo Code answers such calls with a structured `tool_result`,
+//!   and since 2026-01 runs them all.)
 //! - **Completion calls.** An accepted `attempt_completion` is left
 //!   unanswered on disk by design: recorded as such, never an orphan.
 //! - **Roo's condensation.** What Roo sends is `getEffectiveApiHistory`
@@ -29,10 +41,15 @@
 //!
 //! Repaired by the shared JSON writer (`records::writer`), which writes a
 //! compact array back compactly.
+//!
+//! Cline 4's session store (`~/.cline/data/sessions/`) is another layout,
+//! read by [`session`].
 
 pub mod discover;
 use std::path::Path;
 use std::sync::Arc;
+
+pub mod session;
 
 use serde_json::value::RawValue;
 
@@ -427,10 +444,45 @@ pub fn text_result_tool(text: &str) -> Option<&str> {
     ok.then_some(name)
 }
 
-/// Read text-form results as the results of the calls they answer: in the
+/// The reasons Cline's `ToolExecutor.execute` gives, in a user text block,
+/// for a call it did not run; the call's description (`[read_file for
+/// 'a']`) follows.
+const NOT_RUN: &[&str] = &[
+    "Skipping tool due to user rejecting a previous tool. ",
+    "Tool was interrupted and not executed due to user rejecting a previous tool. ",
+];
+
+/// The tool named by a text block that answers a call in Cline's text
+/// form: a text-form result ([`text_result_tool`]), the answer to a
+/// further call of one message (`Tool [read_file] was not executed
+/// because a tool has already been used in this message.…`), or a call
+/// skipped after a rejection ([`NOT_RUN`]).
+pub fn text_answer_tool(text: &str) -> Option<&str> {
+    if let Some(tool) = text_result_tool(text) {
+        return Some(tool);
+    }
+    let name_ok = |n: &str| {
+        !n.is_empty()
+            && n.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
+    if let Some(rest) = text.strip_prefix("Tool [") {
+        let (name, tail) = rest.split_once(']')?;
+        let used = tail
+            .starts_with(" was not executed because a tool has already been used in this message.");
+        return (used && name_ok(name)).then_some(name);
+    }
+    let rest = NOT_RUN.iter().find_map(|r| text.strip_prefix(r))?;
+    let head = rest.strip_prefix('[')?;
+    let end = head.find([']', ' '])?;
+    let name = &head[..end];
+    name_ok(name).then_some(name)
+}
+
+/// Read text-form answers as the results of the calls they answer: in the
 /// user message right after an assistant message with `tool_use` blocks,
-/// the k-th text result of tool T answers the k-th call of T that no
-/// structured `tool_result` answers.
+/// the k-th text answer ([`text_answer_tool`]) of tool T answers the k-th
+/// call of T that no structured `tool_result` answers.
 fn pair_text_results(messages: &mut [Message]) {
     for i in 1..messages.len() {
         if messages[i].role != Role::User || messages[i - 1].role != Role::Assistant {
@@ -452,7 +504,7 @@ fn pair_text_results(messages: &mut [Message]) {
             let PartKind::Text { text } = &part.kind else {
                 continue;
             };
-            let Some(tool) = text_result_tool(text.as_str()) else {
+            let Some(tool) = text_answer_tool(text.as_str()) else {
                 continue;
             };
             let Some(k) = open.iter().position(|(_, name)| name == tool) else {
@@ -508,5 +560,39 @@ mod tests {
         );
         assert_eq!(text_result_tool("[TASK RESUMPTION] This task"), None);
         assert_eq!(text_result_tool("plain text"), None);
+    }
+
+    #[test]
+    fn answers_of_calls_not_run_name_their_tool() {
+        use super::text_answer_tool;
+        assert_eq!(
+            text_answer_tool(
+                "Tool [read_file] was not executed because a tool has already been used in this message. Only one tool may be used per message."
+            ),
+            Some("read_file")
+        );
+        assert_eq!(
+            text_answer_tool(
+                "Skipping tool due to user rejecting a previous tool. [write_to_file for 'a.ts']"
+            ),
+            Some("write_to_file")
+        );
+        assert_eq!(
+            text_answer_tool(
+                "Tool was interrupted and not executed due to user rejecting a previous tool. [list_files]"
+            ),
+            Some("list_files")
+        );
+        assert_eq!(text_answer_tool("Tool [read_file] is great"), None);
+        assert_eq!(
+            text_answer_tool(
+                "Tool [] was not executed because a tool has already been used in this message."
+            ),
+            None
+        );
+        assert_eq!(
+            text_answer_tool("[read_file for 'a'] Result:"),
+            Some("read_file")
+        );
     }
 }

@@ -1,4 +1,5 @@
-//! Cursor's global state database (`<User>/globalStorage/state.vscdb`).
+//! Cursor's state databases: the global one (`<User>/globalStorage/state.vscdb`),
+//! read here, and a workspace's ([`workspace`]).
 //!
 //! VS Code's `ItemTable(key, value)` beside Cursor's `cursorDiskKV(key,
 //! value)`, whose keys `composerData:<composerId>` (one per chat session,
@@ -26,8 +27,8 @@
 //! layout follows txcript's reader (checked by its author against Cursor
 //! 3.16). A repaired copy is not written in Cursor's format (the shapes of
 //! a settled tool bubble are not known), so `repair` leaves every finding,
-//! with the reason. The per-workspace chat store of 2024
-//! (`workbench.panel.aichat.view.aichat.chatdata`) is not read.
+//! with the reason. A workspace's database (`ItemTable` only: its composer
+//! list and the chat panel of 2024) is read by [`workspace`].
 
 pub mod discover;
 use std::borrow::Cow;
@@ -50,13 +51,15 @@ use crate::source::sqlite::{self, Snapshot};
 use crate::source::{Source, pipeline};
 use crate::write::{Log, Planned, Target, Writer};
 
+pub mod workspace;
+
 pub static STORE: Store = Store {
     name: "Cursor state (state.vscdb)",
     formats: &[Format::SqliteKv],
     dialects: &[Dialect::Cursor],
     probe: Probe::Sqlite {
         detect: |conn, tables| detect(conn, tables).map_err(|e| sqlite::cause(&e)),
-        open: |path, snap| Ok(Opened::History(Box::new(open(path, snap)?))),
+        open: open_any,
     },
     writing: Writing::Copy {
         supports,
@@ -66,10 +69,26 @@ pub static STORE: Store = Store {
 
 pub const TABLE: &str = "cursorDiskKV";
 
-/// Whether the database is Cursor's: `ItemTable` and `cursorDiskKV` (key,
-/// value) with at least one `composerData:` key. VS Code's own
-/// `state.vscdb` has `ItemTable` only.
+/// Whether the database is Cursor's: its global database ([`global`]) or
+/// a workspace's ([`workspace::detect`]).
 pub fn detect(conn: &rusqlite::Connection, tables: &[String]) -> rusqlite::Result<bool> {
+    Ok(global(conn, tables)? || workspace::detect(conn, tables)?)
+}
+
+/// The global database's composers, or else the workspace's chats.
+fn open_any(path: &Path, snap: Snapshot) -> Result<Opened> {
+    let tables = sqlite::tables(&snap.conn).map_err(sqlite::error_of(path))?;
+    if global(&snap.conn, &tables).map_err(sqlite::error_of(path))? {
+        Ok(Opened::History(Box::new(open(path, snap)?)))
+    } else {
+        Ok(Opened::History(Box::new(workspace::open(path, snap)?)))
+    }
+}
+
+/// Whether the database is Cursor's global one: `ItemTable` and
+/// `cursorDiskKV` (key, value) with at least one `composerData:` key.
+/// VS Code's own `state.vscdb` has `ItemTable` only.
+pub fn global(conn: &rusqlite::Connection, tables: &[String]) -> rusqlite::Result<bool> {
     let has = |t: &str| tables.iter().any(|x| x == t);
     if !(has("ItemTable") && has(TABLE)) {
         return Ok(false);
@@ -514,7 +533,16 @@ fn fields_of(v: Node<'_>) -> Fields<'_> {
 /// Add one bubble: a user message, a part of the current assistant run, or
 /// a meta record.
 fn add_bubble(conv: &mut Conversation, b: &Bubble, run_open: &mut bool) {
-    let at = loc(&b.key, b.rowid);
+    add_bubble_in(conv, b, run_open, TABLE)
+}
+
+/// [`add_bubble`] for a bubble kept in `table`.
+fn add_bubble_in(conv: &mut Conversation, b: &Bubble, run_open: &mut bool, table: &'static str) {
+    let at = Loc::Row {
+        table: Name::Static(table),
+        key: Arc::from(b.key.as_str()),
+        rowid: Some(b.rowid),
+    };
     if let Some(f) = quick_fields(&b.value) {
         return add_fields(conv, f, at, run_open);
     }

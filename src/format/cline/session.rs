@@ -1,0 +1,327 @@
+//! Cline 4's session store (the `@cline/core` SDK, Cline ≥ 4.0.0, CLI and
+//! VS Code alike): `~/.cline/data/sessions/<sessionId>/` (the root moved
+//! by `CLINE_SESSION_DATA_DIR`, else `CLINE_DATA_DIR/sessions`, else
+//! `CLINE_DIR/data/sessions`), holding
+//!
+//! - `<sessionId>.messages.json`, the model history: `{"version": 1,
+//!   "updated_at", "agent": "lead"|"subagent"|"teammate", "sessionId",
+//!   "taskType"?, "origin"?, "messages": [...], "system_prompt"?}`
+//!   (`buildMessagesFilePayload`, `docs/messages-contract-v1.md`),
+//!   rewritten whole on every save (`JSON.stringify(…, null, 2)`, through
+//!   a temporary file and a rename). Messages are Anthropic-shaped (`text`,
+//!   `thinking`, `tool_use`, `tool_result` blocks; also `file` and `image`
+//!   blocks, sent as text and images), with Cline's `id`, `ts`,
+//!   `modelInfo`, `metrics` and `metadata` keys. A sub-agent's or team
+//!   member's history is a file of the same shape in its root session's
+//!   folder (`<agentId>.messages.json`, `"agent": "subagent"`): read as a
+//!   history of its own.
+//! - `<sessionId>.compaction.json`, the compacted prefix
+//!   (`SessionCompactionState`: `version`, `source_message_count`,
+//!   `messages`): a history of the same message shape, read as one.
+//! - `<sessionId>.json` (the manifest), and beside the folders
+//!   `sessions.index.json` or `sessions.db` (the session index): not
+//!   histories; a directory walk lists them as read through the messages
+//!   files.
+//!
+//! What the client does with what it reads (cline/cline@21cb8d25,
+//! `runtime-host-support.ts` `readPersistedMessagesFile`,
+//! `message-builder.ts`):
+//! - a messages file that is empty, not JSON (torn), or holds no
+//!   `messages` array is read as **no messages**: the session resumes
+//!   empty, and the next save overwrites the file, so every message in it
+//!   is lost. Such a file is a corrupt record that says so.
+//! - a call with no result anywhere in the history is answered on every
+//!   request, in memory (`MessageBuilder`: an `is_error` result "Tool
+//!   execution was interrupted before a result was produced. Tool: <name>.")
+//!   ([`Conversation::answers_calls`]);
+//! - a result whose call is not there is sent as it is.
+//! - `version` other than 1 is a format this reader does not know: refused
+//!   with the version named, never read as clean.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::value::RawValue;
+
+use super::super::records::record::{Builder, Handlers};
+use super::super::store::{Head, Opened, Probe, Store, Writing};
+use crate::error::{Error, Result};
+use crate::finding::Action;
+use crate::model::{Conversation, CorruptRecord, Dialect, Format, Loc, SourceInfo};
+use crate::source::{Limits, Source};
+
+pub static STORE: Store = Store {
+    name: "Cline 4 session (`<id>.messages.json`)",
+    formats: &[Format::Json],
+    dialects: &[Dialect::Cline4],
+    probe: Probe::Text { detect, open },
+    writing: Writing::Copy {
+        supports,
+        new: super::super::records::writer::new,
+    },
+};
+
+/// What Cline 4 sends for a call that has no result anywhere in the
+/// history.
+pub const ANSWERS_CALLS: &str = "Cline 4 answers it itself on every request, in memory (`MessageBuilder`: an `is_error` tool result `Tool execution was interrupted before a result was produced. Tool: <name>.`); the file keeps the call unanswered, so the model is told the call was interrupted, whatever the tool did";
+
+/// What a file of a session folder is, from its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Messages,
+    Compaction,
+    /// The manifest, `sessions.index.json`: read through the messages.
+    Companion(&'static str),
+}
+
+fn kind(path: &Path) -> Option<Kind> {
+    let name = path.file_name()?.to_str()?;
+    if name.ends_with(".messages.json") {
+        Some(Kind::Messages)
+    } else if name.ends_with(".compaction.json") {
+        Some(Kind::Compaction)
+    } else if name == "sessions.index.json" {
+        Some(Kind::Companion("Cline 4's session index"))
+    } else if name.ends_with(".json") {
+        Some(Kind::Companion("Cline 4's session manifest"))
+    } else {
+        None
+    }
+}
+
+/// The keys at the top of a document, with the spacing taken out.
+fn squeezed(bytes: &[u8]) -> Vec<u8> {
+    bytes
+        .iter()
+        .take(4096)
+        .copied()
+        .filter(|b| !b.is_ascii_whitespace())
+        .collect()
+}
+
+/// A session folder's file: a messages or compaction file (by its name,
+/// whatever it holds, torn or empty included: the client reads it so),
+/// or a manifest or index that names itself (`"version":1` with
+/// `"session_id"` and `"messages_path"`, or `"sessions":{`).
+fn detect(head: &Head<'_>) -> Result<bool> {
+    let Some(k) = kind(head.path) else {
+        return Ok(false);
+    };
+    let s = squeezed(head.bytes);
+    let has = |needle: &str| memchr::memmem::find(&s, needle.as_bytes()).is_some();
+    Ok(match k {
+        Kind::Messages => {
+            s.is_empty()
+                || (s.starts_with(b"{") && (has("\"messages\":") || has("\"version\":")))
+                || s.starts_with(b"[")
+                    && (s == b"[]" || s.starts_with(b"[{\"id\":") || has("\"modelInfo\":"))
+                || !s.starts_with(b"{") && !s.starts_with(b"[")
+        }
+        Kind::Compaction => {
+            !s.starts_with(b"{")
+                || has("\"source_message_count\":")
+                || (has("\"version\":") && has("\"messages\":"))
+        }
+        Kind::Companion(_) => {
+            s.starts_with(b"{\"version\":1,")
+                && ((has("\"session_id\":") && has("\"messages_path\":")) || has("\"sessions\":{"))
+        }
+    })
+}
+
+fn supports(_: Dialect, _: &Action) -> bool {
+    // The file is one pretty-printed document: the line writer's edits of
+    // records do not apply to it.
+    false
+}
+
+static READ: Handlers = Handlers {
+    chat: Some(super::super::chat::record),
+    claude_code: None,
+    codex: None,
+};
+
+fn open(path: &Path, limits: Limits) -> Result<Opened> {
+    let k = kind(path).unwrap_or(Kind::Messages);
+    if let Kind::Companion(what) = k {
+        return Err(Error::PartOf {
+            path: path.to_path_buf(),
+            cause: format!(
+                "is {what}, not a history; the session's messages are in `<sessionId>/<sessionId>.messages.json`"
+            ),
+        });
+    }
+    std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
+    Ok(Opened::History(Box::new(SessionSource {
+        path: path.to_path_buf(),
+        limits,
+        info: Arc::new(SourceInfo {
+            path: path.to_path_buf(),
+            format: Format::Json,
+            dialect: Dialect::Cline4,
+        }),
+        done: false,
+    })))
+}
+
+struct SessionSource {
+    path: std::path::PathBuf,
+    limits: Limits,
+    info: Arc<SourceInfo>,
+    done: bool,
+}
+
+impl Source for SessionSource {
+    fn info(&self) -> Arc<SourceInfo> {
+        self.info.clone()
+    }
+
+    fn next_conversation(&mut self) -> Option<Result<Conversation>> {
+        if self.done {
+            return None;
+        }
+        self.done = true;
+        Some(read(&self.path, self.limits, self.info.clone()))
+    }
+}
+
+/// The members of the file this reader reads.
+#[derive(serde::Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    version: Option<&'a RawValue>,
+    #[serde(rename = "sessionId", default)]
+    session_id: Option<String>,
+    #[serde(borrow, default)]
+    messages: Option<&'a RawValue>,
+}
+
+fn lost(name: &str, why: &str) -> String {
+    if name.ends_with(".compaction.json") {
+        return format!("`{name}` {why}: the compacted history it holds cannot be read");
+    }
+    format!(
+        "`{name}` {why}: Cline 4 reads it as a session with no message, resumes it empty and overwrites the file on its next save, so all of this session's history is lost"
+    )
+}
+
+fn read(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversation> {
+    let len = std::fs::metadata(path)
+        .map_err(|e| Error::io(path, &e))?
+        .len();
+    if len > limits.max_document_bytes {
+        return Err(Error::input(
+            path,
+            format!(
+                "JSON document is larger than {} MiB",
+                limits.max_document_bytes >> 20
+            ),
+        ));
+    }
+    let data = std::fs::read(path).map_err(|e| Error::io(path, &e))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = name
+        .strip_suffix(".messages.json")
+        .or_else(|| name.strip_suffix(".compaction.json"))
+        .unwrap_or(&name)
+        .to_string();
+    let whole = |why: &str| {
+        let mut c = Conversation::new(stem.clone(), info.clone());
+        c.corrupt.push(CorruptRecord::new(
+            Loc::Line {
+                line: 1,
+                start: 0,
+                end: data.len() as u64,
+            },
+            lost(&name, why),
+            &data,
+            false,
+        ));
+        c
+    };
+    // `readFile(path, "utf8")`: bytes that are not UTF-8 become U+FFFD,
+    // and a document with them parses (or not) as it would here.
+    let text = match std::str::from_utf8(&data) {
+        Ok(t) => t,
+        Err(e) => {
+            let line = 1 + memchr::memchr_iter(b'\n', &data[..e.valid_up_to()]).count();
+            return Ok(whole(&format!("is not valid UTF-8 (line {line})")));
+        }
+    };
+    let trimmed = text.trim_start_matches('\u{feff}');
+    if trimmed.trim().is_empty() {
+        return Ok(whole("is empty"));
+    }
+    // The client accepts the envelope, or a bare array of messages.
+    let (id, messages): (String, &RawValue) = if trimmed.trim_start().starts_with('[') {
+        match serde_json::from_str::<&RawValue>(trimmed) {
+            Ok(v) => (stem.clone(), v),
+            Err(e) => return Ok(whole(&format!("is not valid JSON ({e})"))),
+        }
+    } else {
+        let env: Envelope<'_> = match serde_json::from_str(trimmed) {
+            Ok(env) => env,
+            Err(e) => return Ok(whole(&format!("is not valid JSON ({e})"))),
+        };
+        if let Some(v) = env.version
+            && v.get() != "1"
+        {
+            return Err(Error::input(
+                path,
+                format!(
+                    "is a Cline 4 messages file of version {}, which chatfsck does not know (it reads version 1); nothing of it was read",
+                    crate::escape::escape(v.get())
+                ),
+            ));
+        }
+        match env.messages {
+            Some(m) if m.get().starts_with('[') => (env.session_id.unwrap_or(stem.clone()), m),
+            _ => return Ok(whole("holds no `messages` array")),
+        }
+    };
+    let elements: Vec<&RawValue> = serde_json::from_str(messages.get())
+        .map_err(|e| Error::input(path, format!("`messages` is not an array ({e})")))?;
+    let mut b = Builder::new(Conversation::new(id, info), &READ);
+    // The envelope (version, session, system prompt): not a message.
+    b.conv.meta_records += 1;
+    for (el, loc) in super::super::records::element_locs(text, 0, elements) {
+        b.feed(el.get(), loc, false);
+    }
+    let mut conv = b.conv;
+    conv.answers_calls = Some(ANSWERS_CALLS);
+    Ok(conv)
+}
+
+/// Cline 4's SQLite session index (`sessions.db`, table `sessions` with
+/// `messages_path`): not a history; a directory walk lists it as read
+/// through the messages files it names.
+pub static INDEX: Store = Store {
+    name: "Cline 4 session index (`sessions.db`)",
+    formats: &[],
+    dialects: &[],
+    probe: Probe::Sqlite {
+        detect: |conn, tables| {
+            detect_index(conn, tables).map_err(|e| crate::source::sqlite::cause(&e))
+        },
+        open: |path, _| {
+            Err(Error::PartOf {
+                path: path.to_path_buf(),
+                cause: "is Cline 4's session index (`sessions.db`), not a history; each session's messages are in `<sessionId>/<sessionId>.messages.json`".to_string(),
+            })
+        },
+    },
+    writing: Writing::Never("Cline 4's session index holds no messages"),
+};
+
+fn detect_index(conn: &rusqlite::Connection, tables: &[String]) -> rusqlite::Result<bool> {
+    if !tables.iter().any(|t| t == "sessions") {
+        return Ok(false);
+    }
+    let cols = crate::source::sqlite::columns(conn, "sessions")?;
+    Ok(["session_id", "messages_path", "hook_path", "enable_spawn"]
+        .iter()
+        .all(|c| cols.iter().any(|x| x == c)))
+}
