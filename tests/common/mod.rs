@@ -109,6 +109,7 @@ const APP_FOLDERS: &[&str] = &[
     "fixtures/goose/",
     "fixtures/copilot-cli/",
     "fixtures/cursor/",
+    "fixtures/cline4/",
     "fixtures/unsupported/",
     "fixtures/clients/",
     // Real sessions as their sources hold them: tests/corpus.rs.
