@@ -31,6 +31,7 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::finding::profile::Profile;
 pub use crate::model::{Dialect, Format, SourceInfo};
 use crate::source::sqlite;
 use crate::source::{Limits, Source};
@@ -83,6 +84,32 @@ pub static STORES: &[&Store] = &[
     &codex::STORE,
     &chat::STORE,
 ];
+
+/// Every client profile: what each app's client does, on resume, with
+/// the patterns the rules detect (each declared in its store's folder).
+/// An input no profile covers is held to no client's behaviour: every
+/// pattern is the provider's.
+pub static PROFILES: &[&Profile] = &[
+    &claude_code::profile::PROFILE,
+    &codex::profile::PROFILE,
+    &gemini_cli::profile::PROFILE,
+    &opencode::profile::PROFILE,
+    &opencode::profile::LEGACY_PROFILE,
+    &goose::profile::PROFILE,
+    &goose::profile::LEGACY_PROFILE,
+    &cursor::profile::PROFILE,
+    &cline::profile::CLINE,
+    &cline::profile::ROO_CODE,
+];
+
+/// The profile of the client that reads `info`'s input back.
+pub fn profile_of(info: &SourceInfo) -> &'static Profile {
+    PROFILES
+        .iter()
+        .copied()
+        .find(|p| p.covers(info.dialect, info.format))
+        .unwrap_or(&Profile::UNKNOWN)
+}
 
 /// The store that read `info`'s input: the first of [`STORES`] that
 /// reports its format and dialect.

@@ -4,6 +4,8 @@
 //! `file-history-snapshot`, `system`…). One API reply is written as
 //! several records sharing `message.id`; they are merged into one message.
 
+pub mod profile;
+
 use std::borrow::Cow;
 
 use serde::Deserialize;

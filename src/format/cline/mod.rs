@@ -30,6 +30,8 @@
 //! Repaired by the shared JSON writer (`records::writer`), which writes a
 //! compact array back compactly.
 
+pub mod profile;
+
 use std::path::Path;
 use std::sync::Arc;
 

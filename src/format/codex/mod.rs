@@ -3,6 +3,8 @@
 //! model's input and output items (messages, reasoning, function calls and
 //! their outputs), the rest is session metadata and events.
 
+pub mod profile;
+
 use std::borrow::Cow;
 
 use serde::Deserialize;

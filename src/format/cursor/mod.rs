@@ -29,6 +29,8 @@
 //! with the reason. The per-workspace chat store of 2024
 //! (`workbench.panel.aichat.view.aichat.chatdata`) is not read.
 
+pub mod profile;
+
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

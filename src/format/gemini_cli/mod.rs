@@ -18,6 +18,8 @@
 //! record: the two are one result (see [`read`]). Adjacent same-role turns
 //! are merged before the request is sent.
 
+pub mod profile;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -9,4 +9,5 @@
 
 pub mod db;
 pub mod legacy;
+pub mod profile;
 pub mod writer;

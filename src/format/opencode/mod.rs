@@ -28,6 +28,8 @@
 //! part points at its row (`message`/`part` and its id). The legacy JSON
 //! tree (`storage/`, ≤ 1.1) is read by `legacy`, with the same rules.
 
+pub mod profile;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

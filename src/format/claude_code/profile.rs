@@ -1,0 +1,62 @@
+//! What Claude Code does with each pattern when it resumes a session.
+
+use crate::finding::Severity;
+use crate::finding::profile::{Does, Note, Pattern, Profile, Provider, Resume};
+use crate::model::Dialect;
+
+pub static PROFILE: Profile = Profile {
+    app: "Claude Code",
+    dialect: Dialect::ClaudeCode,
+    formats: &[],
+    provider: Provider::Anthropic,
+    pairs_outputs_by_id: false,
+    resume: &[
+        Resume {
+            pattern: Pattern::OrphanToolCall,
+            does: Does::Drops,
+            severity: None,
+            notes: &[Note::Text(
+                "Claude Code 2.1.x removes the unanswered call from the request without a word: the call is lost from the history the model sees",
+            )],
+            cites_context: true,
+            versions: "2.1.x",
+        },
+        Resume {
+            pattern: Pattern::OrphanToolCallAtEnd,
+            does: Does::Heals(
+                "an `is_error` result `[Tool call interrupted: …]`, appended to the session file",
+            ),
+            severity: Some(Severity::Warning),
+            notes: &[
+                Note::Text(
+                    "a session whose last record is a tool call may simply be running: the tool has not returned yet",
+                ),
+                Note::Text(
+                    "on resume, Claude Code 2.1.x answers it with an `is_error` tool_result `[Tool call interrupted: the session ended before this call's result was recorded, so its outcome is unknown. …]` and an assistant `No response requested.`, and appends both to the session file",
+                ),
+            ],
+            cites_context: true,
+            versions: "2.1.x",
+        },
+        Resume {
+            pattern: Pattern::CorruptRecordTornTail,
+            does: Does::Drops,
+            severity: None,
+            notes: &[Note::Text(
+                "Claude Code 2.1.x skips the line on resume: what it held is lost, and the client appends after it",
+            )],
+            cites_context: true,
+            versions: "2.1.x",
+        },
+        Resume {
+            pattern: Pattern::CorruptRecord,
+            does: Does::Drops,
+            severity: None,
+            notes: &[Note::Text(
+                "Claude Code 2.1.x skips the line on resume: what it held is lost, and the records chained to it lose their parent (see `dangling-parent`)",
+            )],
+            cites_context: true,
+            versions: "2.1.x",
+        },
+    ],
+};
