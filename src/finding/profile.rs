@@ -50,6 +50,16 @@ pub enum Pattern {
     DuplicateToolCallId,
     /// A history file that holds no message (`[]`).
     EmptyHistory,
+    /// A reasoning item with no model output after it.
+    ReasoningWithoutFollower,
+    /// An output whose type does not answer its call's type.
+    MismatchedToolOutput,
+    /// A function call that opens a step of the current turn, unsigned.
+    MissingThoughtSignature,
+    /// A function call answered again in the next turn.
+    FunctionResponseCount,
+    /// A lone UTF-16 surrogate escape in a record's JSON text.
+    LoneSurrogate,
 }
 
 impl Pattern {
@@ -62,6 +72,11 @@ impl Pattern {
         Pattern::CorruptRecordNotUtf8,
         Pattern::DuplicateToolCallId,
         Pattern::EmptyHistory,
+        Pattern::ReasoningWithoutFollower,
+        Pattern::MismatchedToolOutput,
+        Pattern::MissingThoughtSignature,
+        Pattern::FunctionResponseCount,
+        Pattern::LoneSurrogate,
     ];
 
     /// The rule that detects it.
@@ -73,6 +88,11 @@ impl Pattern {
             | Pattern::CorruptRecordNotUtf8 => "corrupt-record",
             Pattern::DuplicateToolCallId => "duplicate-tool-call-id",
             Pattern::EmptyHistory => "empty-history",
+            Pattern::ReasoningWithoutFollower => "reasoning-without-follower",
+            Pattern::MismatchedToolOutput => "mismatched-tool-output",
+            Pattern::MissingThoughtSignature => "missing-thought-signature",
+            Pattern::FunctionResponseCount => "function-response-count",
+            Pattern::LoneSurrogate => "lone-surrogate",
         }
     }
 
@@ -86,6 +106,11 @@ impl Pattern {
             Pattern::CorruptRecordNotUtf8 => "a line is not UTF-8",
             Pattern::DuplicateToolCallId => "two calls share an id",
             Pattern::EmptyHistory => "the history is empty",
+            Pattern::ReasoningWithoutFollower => "a reasoning item has no output after it",
+            Pattern::MismatchedToolOutput => "an output of another type answers a call",
+            Pattern::MissingThoughtSignature => "a step of the current turn opens unsigned",
+            Pattern::FunctionResponseCount => "a call is answered twice",
+            Pattern::LoneSurrogate => "a record holds a lone surrogate escape",
         }
     }
 }
@@ -138,6 +163,9 @@ pub struct Resume {
     pub severity: Option<Severity>,
     /// The finding's notes, in order.
     pub notes: &'static [Note],
+    /// What the client does, in the words that end the finding's summary,
+    /// for rules whose summary says it; `None`: the rule's own words.
+    pub says: Option<&'static str>,
     /// Whether the finding keeps the rule's evidence beyond the pattern
     /// itself (e.g. the message the conversation moves on to).
     pub cites_context: bool,
@@ -152,6 +180,7 @@ pub const fn provider(pattern: Pattern) -> Resume {
         pattern,
         does: Does::SendsAsIs,
         severity: None,
+        says: None,
         notes: &[Note::Provider],
         cites_context: true,
         versions: "",
@@ -218,6 +247,46 @@ impl Profile {
 }
 
 impl Resume {
+    /// What a client does with `pattern`, with the rule's severity and
+    /// evidence, established on no named version.
+    pub const fn new(pattern: Pattern, does: Does, notes: &'static [Note]) -> Resume {
+        Resume {
+            pattern,
+            does,
+            severity: None,
+            says: None,
+            notes,
+            cites_context: true,
+            versions: "",
+        }
+    }
+
+    /// With the words that end the finding's summary.
+    pub const fn saying(self, says: &'static str) -> Resume {
+        Resume {
+            says: Some(says),
+            ..self
+        }
+    }
+
+    /// With the severity that follows.
+    pub const fn with_severity(self, severity: Severity) -> Resume {
+        Resume {
+            severity: Some(severity),
+            ..self
+        }
+    }
+
+    /// The words that end the finding's summary, filled like the notes.
+    pub fn says(&self, default: &str, vars: &[(&str, &str)]) -> String {
+        fill(self.says.unwrap_or(default), vars)
+    }
+
+    /// The client versions this was established on.
+    pub const fn on_versions(self, versions: &'static str) -> Resume {
+        Resume { versions, ..self }
+    }
+
     /// The severity of a finding the rule gives `default`.
     pub fn severity_or(&self, default: Severity) -> Severity {
         self.severity.unwrap_or(default)

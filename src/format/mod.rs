@@ -98,6 +98,7 @@ pub static PROFILES: &[&Profile] = &[
     &goose::profile::PROFILE,
     &goose::profile::LEGACY_PROFILE,
     &cursor::profile::PROFILE,
+    &copilot_cli::profile::PROFILE,
     &cline::profile::CLINE,
     &cline::profile::ROO_CODE,
 ];

@@ -140,6 +140,7 @@ mod tests {
                 pattern: Pattern::DuplicateToolCallId,
                 does: Does::SendsAsIs,
                 severity: None,
+                says: None,
                 notes: &[Note::Text("the client sends both calls")],
                 cites_context: true,
                 versions: "",

@@ -87,6 +87,7 @@ mod tests {
                 pattern: Pattern::EmptyHistory,
                 does: Does::Drops,
                 severity: None,
+                says: None,
                 notes: &[Note::Text("all context is silently gone")],
                 cites_context: true,
                 versions: "",

@@ -15,6 +15,7 @@ pub static PROFILE: Profile = Profile {
             pattern: Pattern::OrphanToolCall,
             does: Does::Drops,
             severity: None,
+            says: None,
             notes: &[Note::Text(
                 "Claude Code 2.1.x removes the unanswered call from the request without a word: the call is lost from the history the model sees",
             )],
@@ -27,6 +28,7 @@ pub static PROFILE: Profile = Profile {
                 "an `is_error` result `[Tool call interrupted: …]`, appended to the session file",
             ),
             severity: Some(Severity::Warning),
+            says: None,
             notes: &[
                 Note::Text(
                     "a session whose last record is a tool call may simply be running: the tool has not returned yet",
@@ -42,6 +44,7 @@ pub static PROFILE: Profile = Profile {
             pattern: Pattern::CorruptRecordTornTail,
             does: Does::Drops,
             severity: None,
+            says: None,
             notes: &[Note::Text(
                 "Claude Code 2.1.x skips the line on resume: what it held is lost, and the client appends after it",
             )],
@@ -52,11 +55,23 @@ pub static PROFILE: Profile = Profile {
             pattern: Pattern::CorruptRecord,
             does: Does::Drops,
             severity: None,
+            says: None,
             notes: &[Note::Text(
                 "Claude Code 2.1.x skips the line on resume: what it held is lost, and the records chained to it lose their parent (see `dangling-parent`)",
             )],
             cites_context: true,
             versions: "2.1.x",
         },
+        // Claude Code reads the record and sends U+FFFD instead.
+        Resume::new(
+            Pattern::LoneSurrogate,
+            Does::Heals("U+FFFD in the escape's place"),
+            &[Note::Text(
+                "strict JSON readers reject the line; sent as is, the API answers `no low surrogate in string`",
+            )],
+        )
+        .saying("Claude Code sends U+FFFD in {place}")
+        .with_severity(Severity::Warning)
+        .on_versions("2.1.x"),
     ],
 };

@@ -18,6 +18,7 @@ const fn orphan(pattern: Pattern, how: &'static str, notes: &'static [Note]) -> 
         pattern,
         does: Does::Heals(how),
         severity: None,
+        says: None,
         notes,
         cites_context: true,
         versions: "",
@@ -44,6 +45,7 @@ pub static CLINE: Profile = Profile {
             pattern: Pattern::EmptyHistory,
             does: Does::Drops,
             severity: None,
+            says: None,
             notes: &[Note::Text(
                 "Cline resumes the task with an empty history: all earlier context is silently gone (Cline never writes `[]` itself)",
             )],
@@ -70,6 +72,7 @@ pub static ROO_CODE: Profile = Profile {
             pattern: Pattern::EmptyHistory,
             does: Does::RefusesToResume,
             severity: None,
+            says: None,
             notes: &[Note::Text(
                 "Roo Code refuses to resume the task: `Unexpected: No existing API conversation history`",
             )],

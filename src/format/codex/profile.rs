@@ -21,6 +21,7 @@ pub static PROFILE: Profile = Profile {
             pattern: Pattern::OrphanToolCall,
             does: Does::Heals("an `aborted` output after the call, in memory only"),
             severity: Some(Severity::Warning),
+            says: None,
             notes: &[Note::Text(ORPHAN)],
             cites_context: true,
             versions: "0.169.0",
@@ -29,6 +30,7 @@ pub static PROFILE: Profile = Profile {
             pattern: Pattern::OrphanToolCallAtEnd,
             does: Does::Heals("an `aborted` output after the call, in memory only"),
             severity: Some(Severity::Warning),
+            says: None,
             notes: &[
                 Note::Text(ORPHAN),
                 Note::Text(
@@ -42,6 +44,7 @@ pub static PROFILE: Profile = Profile {
             pattern: Pattern::CorruptRecordNotUtf8,
             does: Does::RefusesToResume,
             severity: None,
+            says: None,
             notes: &[Note::Text(
                 "Codex reads the whole rollout as UTF-8 text: with this line in it, the resume fails (`failed to load thread history …: stream did not contain valid UTF-8`) and no item of the session reaches the model",
             )],
@@ -52,6 +55,7 @@ pub static PROFILE: Profile = Profile {
             pattern: Pattern::CorruptRecordTornTail,
             does: Does::Drops,
             severity: None,
+            says: None,
             notes: &[Note::Text(
                 "Codex skips this line on resume and says nothing: the item it held (often the turn's final answer) is silently lost; it writes a newline before appending, so the fragment stays in the rollout",
             )],
@@ -62,6 +66,7 @@ pub static PROFILE: Profile = Profile {
             pattern: Pattern::CorruptRecord,
             does: Does::Drops,
             severity: None,
+            says: None,
             notes: &[Note::Text(
                 "Codex skips this line on resume and says nothing: the item it held is silently lost",
             )],
@@ -72,11 +77,28 @@ pub static PROFILE: Profile = Profile {
             pattern: Pattern::DuplicateToolCallId,
             does: Does::SendsAsIs,
             severity: None,
+            says: None,
             notes: &[Note::Text(
                 "Codex sends both calls as stored on resume (it answers a call itself only when no output anywhere has its id), and the request is refused: two calls with one `call_id`",
             )],
             cites_context: true,
             versions: "",
         },
+        Resume::new(
+            Pattern::ReasoningWithoutFollower,
+            Does::SendsAsIs,
+            &[Note::Text(
+                "Codex sends it as stored on resume, and the Responses API answers `Item 'rs_…' of type 'reasoning' was provided without its required following item.`",
+            )],
+        ),
+        // `{call_id}`: the output's call id; `{want}`: the output type the
+        // call needs.
+        Resume::new(
+            Pattern::MismatchedToolOutput,
+            Does::Drops,
+            &[Note::Text(
+                "Codex drops this output on resume, logging `ERROR codex_core::util: Orphan function call output for call id: {call_id}`, and inserts `{want}{output:\"aborted\"}` after the call: the real output is lost",
+            )],
+        ),
     ],
 };

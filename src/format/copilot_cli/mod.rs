@@ -12,6 +12,8 @@
 //! removed or inserted event. chatfsck does not write one yet: this store
 //! is report-only.
 
+pub mod profile;
+
 use std::borrow::Cow;
 use std::fs::File;
 use std::io::BufReader;

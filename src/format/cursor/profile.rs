@@ -14,6 +14,7 @@ const fn orphan(pattern: Pattern) -> Resume {
         pattern,
         does: Does::Unknown,
         severity: Some(Severity::Error),
+        says: None,
         notes: ORPHAN,
         cites_context: false,
         versions: "",
@@ -29,5 +30,15 @@ pub static PROFILE: Profile = Profile {
     resume: &[
         orphan(Pattern::OrphanToolCall),
         orphan(Pattern::OrphanToolCallAtEnd),
+        // Closed source, on Electron: not seen resuming one.
+        Resume::new(
+            Pattern::LoneSurrogate,
+            Does::Unknown,
+            &[Note::Text(
+                "what the app sends in its place was not established; strict JSON readers (serde_json) refuse the record, and sent as is the escape is refused (Anthropic: `no low surrogate in string`)",
+            )],
+        )
+        .saying("a `JSON.parse` reader takes it, the escape as U+FFFD")
+        .with_severity(Severity::Warning),
     ],
 };

@@ -15,6 +15,7 @@ const fn orphan(pattern: Pattern) -> Resume {
         pattern,
         does: Does::Drops,
         severity: Some(Severity::Error),
+        says: None,
         notes: ORPHAN,
         cites_context: false,
         versions: "",
@@ -43,6 +44,7 @@ pub static PROFILE: Profile = Profile {
             pattern: Pattern::CorruptRecord,
             does: Does::RefusesToResume,
             severity: None,
+            says: None,
             notes: &[Note::Text(
                 "goose cannot load this session at all: its loader parses every row's `content_json` and gives up on the first that does not parse (serde_json's error), so nothing of the session is resumed; without this row it loads",
             )],
