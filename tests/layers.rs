@@ -304,7 +304,6 @@ const NOT_YET: &[&str] = &[
     "orphan_tool_result.rs",
     "oversized_image.rs",
     "parent_cycle.rs",
-    "role_order.rs",
     "stale_leaf.rs",
     "thinking_signature.rs",
     "unchained_records.rs",

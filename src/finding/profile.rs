@@ -198,6 +198,12 @@ pub struct Profile {
     pub formats: &'static [Format],
     /// Whose rules the histories are held to.
     pub provider: Provider,
+    /// The client sends the stored messages as the request, in their order
+    /// (a provider-shaped log, a recorded request); `false`: its loader
+    /// rebuilds the request from its own records (merges, trims), so the
+    /// provider's rules on turn order apply to what it builds, not to the
+    /// store.
+    pub replays_as_stored: bool,
     /// The client pairs a call with an output of its id anywhere in the
     /// history (Codex's loader): a call with such an output is not
     /// unanswered to it.
@@ -215,6 +221,7 @@ impl Profile {
         dialect: Dialect::Unknown,
         formats: &[],
         provider: Provider::Unknown,
+        replays_as_stored: false,
         pairs_outputs_by_id: false,
         resume: &[],
     };

@@ -101,6 +101,14 @@ pub static PROFILES: &[&Profile] = &[
     &copilot_cli::profile::PROFILE,
     &cline::profile::CLINE,
     &cline::profile::ROO_CODE,
+    &dispatch::profile::PROFILE,
+    &message_table::profile::GBRAIN,
+    &trace::profile::PHOENIX,
+    &trace::profile::OPENINFERENCE,
+    &trace::profile::GENAI,
+    &chat::profile::OPENAI,
+    &chat::profile::KIMI,
+    &chat::profile::ANTHROPIC,
 ];
 
 /// The profile of the client that reads `info`'s input back.

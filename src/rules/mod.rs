@@ -351,19 +351,21 @@ pub(crate) mod testutil {
     use crate::model::Dialect;
 
     /// A profile that says nothing but whose rules a dialect's histories
-    /// are held to, and how its loader pairs outputs.
+    /// are held to, whether they are replayed as stored, and how its
+    /// loader pairs outputs.
     pub fn provider_profile(dialect: Dialect) -> &'static Profile {
-        const fn of(provider: Provider, pairs_outputs_by_id: bool) -> Profile {
+        const fn of(provider: Provider, replays: bool, pairs_outputs_by_id: bool) -> Profile {
             Profile {
                 provider,
+                replays_as_stored: replays,
                 pairs_outputs_by_id,
                 ..Profile::UNKNOWN
             }
         }
-        static CHAT: Profile = of(Provider::OpenAiChat, false);
-        static RESPONSES: Profile = of(Provider::OpenAiResponses, true);
-        static ANTHROPIC: Profile = of(Provider::Anthropic, false);
-        static GEMINI: Profile = of(Provider::Gemini, false);
+        static CHAT: Profile = of(Provider::OpenAiChat, true, false);
+        static RESPONSES: Profile = of(Provider::OpenAiResponses, false, true);
+        static ANTHROPIC: Profile = of(Provider::Anthropic, true, false);
+        static GEMINI: Profile = of(Provider::Gemini, false, false);
         match dialect {
             Dialect::OpenAi
             | Dialect::Kimi

@@ -9,6 +9,7 @@ pub static PROFILE: Profile = Profile {
     dialect: Dialect::ClaudeCode,
     formats: &[],
     provider: Provider::Anthropic,
+    replays_as_stored: false,
     pairs_outputs_by_id: false,
     resume: &[
         Resume {

@@ -33,6 +33,7 @@ pub static CLINE: Profile = Profile {
     dialect: Dialect::Cline,
     formats: &[],
     provider: Provider::Unknown,
+    replays_as_stored: false,
     pairs_outputs_by_id: false,
     resume: &[
         orphan(
@@ -60,6 +61,7 @@ pub static ROO_CODE: Profile = Profile {
     dialect: Dialect::RooCode,
     formats: &[],
     provider: Provider::Unknown,
+    replays_as_stored: false,
     pairs_outputs_by_id: false,
     resume: &[
         orphan(

@@ -13,6 +13,7 @@ pub static PROFILE: Profile = Profile {
     dialect: Dialect::Codex,
     formats: &[],
     provider: Provider::OpenAiResponses,
+    replays_as_stored: false,
     // `ensure_call_outputs_present` answers a call only when no output
     // anywhere in the rollout has its id.
     pairs_outputs_by_id: true,

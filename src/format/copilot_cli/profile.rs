@@ -10,6 +10,7 @@ pub static PROFILE: Profile = Profile {
     dialect: Dialect::CopilotCli,
     formats: &[],
     provider: Provider::Unknown,
+    replays_as_stored: false,
     pairs_outputs_by_id: false,
     resume: &[
         // Closed source, on Node: not seen resuming one.

@@ -26,6 +26,7 @@ pub static PROFILE: Profile = Profile {
     dialect: Dialect::Cursor,
     formats: &[],
     provider: Provider::Unknown,
+    replays_as_stored: false,
     pairs_outputs_by_id: false,
     resume: &[
         orphan(Pattern::OrphanToolCall),

@@ -12,6 +12,7 @@ pub static PROFILE: Profile = Profile {
     dialect: Dialect::GeminiCli,
     formats: &[],
     provider: Provider::Gemini,
+    replays_as_stored: false,
     pairs_outputs_by_id: false,
     resume: &[
         Resume {

@@ -33,6 +33,7 @@ pub static PROFILE: Profile = Profile {
     dialect: Dialect::Goose,
     formats: &[Format::SqliteTable],
     provider: Provider::Unknown,
+    replays_as_stored: false,
     pairs_outputs_by_id: false,
     // `SessionStorage::get_conversation` (block/goose session_manager.rs,
     // at 0164300 and dbec165) parses each row's `content_json` with
@@ -60,6 +61,7 @@ pub static LEGACY_PROFILE: Profile = Profile {
     dialect: Dialect::Goose,
     formats: &[Format::Jsonl],
     provider: Provider::Unknown,
+    replays_as_stored: false,
     pairs_outputs_by_id: false,
     resume: &ORPHANS,
 };

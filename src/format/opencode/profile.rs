@@ -44,6 +44,7 @@ pub static PROFILE: Profile = Profile {
     dialect: Dialect::Opencode,
     formats: &[Format::SqliteTable],
     provider: Provider::Unknown,
+    replays_as_stored: false,
     pairs_outputs_by_id: false,
     resume: &[
         orphan(Pattern::OrphanToolCall, DB),
@@ -57,6 +58,7 @@ pub static LEGACY_PROFILE: Profile = Profile {
     dialect: Dialect::Opencode,
     formats: &[Format::Json],
     provider: Provider::Unknown,
+    replays_as_stored: false,
     pairs_outputs_by_id: false,
     resume: &[
         orphan(Pattern::OrphanToolCall, LEGACY),
