@@ -60,6 +60,12 @@ pub enum Pattern {
     FunctionResponseCount,
     /// A lone UTF-16 surrogate escape in a record's JSON text.
     LoneSurrogate,
+    /// A tool result that answers no call before it, or a call already answered.
+    OrphanToolResult,
+    /// A tool result on a record the client's resume walk never reaches.
+    OrphanToolResultOffChain,
+    /// Tool results that exist but arrive after another message.
+    InterleavedMessage,
 }
 
 impl Pattern {
@@ -77,6 +83,9 @@ impl Pattern {
         Pattern::MissingThoughtSignature,
         Pattern::FunctionResponseCount,
         Pattern::LoneSurrogate,
+        Pattern::OrphanToolResult,
+        Pattern::OrphanToolResultOffChain,
+        Pattern::InterleavedMessage,
     ];
 
     /// The rule that detects it.
@@ -93,6 +102,8 @@ impl Pattern {
             Pattern::MissingThoughtSignature => "missing-thought-signature",
             Pattern::FunctionResponseCount => "function-response-count",
             Pattern::LoneSurrogate => "lone-surrogate",
+            Pattern::OrphanToolResult | Pattern::OrphanToolResultOffChain => "orphan-tool-result",
+            Pattern::InterleavedMessage => "interleaved-message",
         }
     }
 
@@ -111,6 +122,11 @@ impl Pattern {
             Pattern::MissingThoughtSignature => "a step of the current turn opens unsigned",
             Pattern::FunctionResponseCount => "a call is answered twice",
             Pattern::LoneSurrogate => "a record holds a lone surrogate escape",
+            Pattern::OrphanToolResult => "a result answers no call, or an answered one",
+            Pattern::OrphanToolResultOffChain => {
+                "a result hangs off a record the resume never reaches"
+            }
+            Pattern::InterleavedMessage => "the results arrive after another message",
         }
     }
 }

@@ -74,5 +74,20 @@ pub static PROFILE: Profile = Profile {
         .saying("Claude Code sends U+FFFD in {place}")
         .with_severity(Severity::Warning)
         .on_versions("2.1.x"),
+        Resume::new(
+            Pattern::OrphanToolResultOffChain,
+            Does::Drops,
+            &[Note::Text(
+                "Claude Code leaves it out of the request: its content is lost",
+            )],
+        ),
+        Resume::new(
+            Pattern::InterleavedMessage,
+            Does::Heals("`is_error` results right after the calls; the real results are left out"),
+            &[Note::Text(
+                "Claude Code 2.1.x answers the calls with `is_error` results `[Tool result missing due to internal error]` right after them and leaves the real results out: the request is accepted, and what the tools returned is lost",
+            )],
+        )
+        .on_versions("2.1.x"),
     ],
 };

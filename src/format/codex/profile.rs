@@ -101,5 +101,13 @@ pub static PROFILE: Profile = Profile {
                 "Codex drops this output on resume, logging `ERROR codex_core::util: Orphan function call output for call id: {call_id}`, and inserts `{want}{output:\"aborted\"}` after the call: the real output is lost",
             )],
         ),
+        // `{call_id}`: the output's call id.
+        Resume::new(
+            Pattern::OrphanToolResult,
+            Does::Drops,
+            &[Note::Text(
+                "Codex drops this output on resume (`remove_orphan_outputs`) and logs `ERROR codex_core::util: Orphan function call output for call id: {call_id}`: the output is lost from the history it sends",
+            )],
+        ),
     ],
 };

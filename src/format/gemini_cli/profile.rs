@@ -76,5 +76,12 @@ pub static PROFILE: Profile = Profile {
         .saying("Gemini CLI reads the line and sends the escape as it is")
         .with_severity(Severity::Warning)
         .on_versions("0.61.0"),
+        Resume::new(
+            Pattern::OrphanToolResult,
+            Does::SendsAsIs,
+            &[Note::Text(
+                "Gemini CLI merges it into the user turn it sits in and sends it with no call before it; the Gemini API answers `Please ensure that function response turn comes immediately after a function call turn.`",
+            )],
+        ),
     ],
 };

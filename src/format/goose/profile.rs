@@ -22,9 +22,17 @@ const fn orphan(pattern: Pattern) -> Resume {
     }
 }
 
-const ORPHANS: [Resume; 2] = [
+/// `{call_id}`: the response's call id.
+const ORPHANS: [Resume; 3] = [
     orphan(Pattern::OrphanToolCall),
     orphan(Pattern::OrphanToolCallAtEnd),
+    Resume::new(
+        Pattern::OrphanToolResult,
+        Does::Drops,
+        &[Note::Text(
+            "goose drops this response on every reply (`fix_conversation`: `Removed orphaned tool response '{call_id}'`): what it says silently never reaches the model",
+        )],
+    ),
 ];
 
 /// goose's `sessions.db`.
@@ -41,6 +49,7 @@ pub static PROFILE: Profile = Profile {
     resume: &[
         ORPHANS[0],
         ORPHANS[1],
+        ORPHANS[2],
         Resume {
             pattern: Pattern::CorruptRecord,
             does: Does::RefusesToResume,
