@@ -247,7 +247,8 @@ pub const DETAIL_LIMIT: usize = 300;
 /// `repair` can fix in this input's format. Rules know nothing of formats;
 /// the repair engine knows which of its writers applies.
 pub fn check(conv: &Conversation, selection: &Selection) -> Vec<Finding> {
-    let mut findings = rules::check(conv, selection);
+    let profile = crate::format::profile_of(&conv.source);
+    let mut findings = rules::check(conv, selection, profile);
     for f in &mut findings {
         f.fixable = f
             .fix

@@ -136,3 +136,20 @@ fn every_rule_explains_itself() {
         }
     }
 }
+
+/// `explain` ends with what each client does with the rule's patterns,
+/// generated from the client profiles (so it cannot drift from what the
+/// rules report); a rule no profile names has no such section.
+#[test]
+fn explain_lists_what_each_client_does() {
+    const SECTION: &str = "## What each client does on resume";
+    for rule in ["orphan-tool-call", "corrupt-record"] {
+        let o = run(&["explain", rule]);
+        assert_eq!(code(&o), 0);
+        let text = stdout(&o);
+        let at = text.find(SECTION).expect("a section from the profiles");
+        insta::assert_snapshot!(format!("explain_clients__{rule}"), &text[at..]);
+    }
+    let text = stdout(&run(&["explain", "parent-cycle"]));
+    assert!(!text.contains(SECTION), "{text}");
+}

@@ -264,3 +264,132 @@ fn layers_import_only_what_they_may() {
         v.join("\n  ")
     });
 }
+
+/// What an app's client does with a pattern is the app's profile
+/// (`format/<store>/profile.rs`), never a rule's: outside their unit tests,
+/// comments and documentation (`doc`, printed by `explain`, and the
+/// catalogue's `summary`), the rules name no dialect and no app.
+const APPS: &[&str] = &[
+    "Dialect::",
+    "Claude Code",
+    "ClaudeCode",
+    "Codex",
+    "Gemini CLI",
+    "GeminiCli",
+    "opencode",
+    "Opencode",
+    "goose",
+    "Goose",
+    "Cursor",
+    "Cline",
+    "Roo Code",
+    "RooCode",
+    "Copilot",
+    "kimi",
+    "Kimi",
+    "gbrain",
+    "Gbrain",
+];
+
+/// Rules that still name an app or a dialect (issue 36: each moves to
+/// the profiles, and leaves this list; the test fails when a rule here
+/// names none any more, so the list only shrinks).
+const NOT_YET: &[&str] = &[
+    "dangling_parent.rs",
+    "duplicate_uuid.rs",
+    "empty_message.rs",
+    "glued_records.rs",
+    "mismatched_message_id.rs",
+    "oversized_image.rs",
+    "parent_cycle.rs",
+    "stale_leaf.rs",
+    "thinking_signature.rs",
+    "unchained_records.rs",
+    "unknown_block_type.rs",
+];
+
+/// The code of a rule file: without its unit tests (the `#[cfg(test)]`
+/// module that ends it), its comments and its documentation string.
+fn rule_code(text: &str) -> String {
+    let text = match text.find("#[cfg(test)]") {
+        Some(i) => &text[..i],
+        None => text,
+    };
+    let mut out = String::new();
+    let mut in_doc = false;
+    for line in text.lines() {
+        if in_doc {
+            in_doc = !line.contains("\"#");
+            continue;
+        }
+        let trimmed = line.trim_start();
+        // The catalogue's one-line summary is documentation too.
+        if trimmed.starts_with("summary: \"") {
+            continue;
+        }
+        if let Some(doc) = trimmed.strip_prefix("doc: r#\"") {
+            in_doc = !doc.contains("\"#");
+            continue;
+        }
+        let code = match line.find("//") {
+            Some(i) => &line[..i],
+            None => line,
+        };
+        out.push_str(code);
+        out.push('\n');
+    }
+    out
+}
+
+/// Each app or dialect `code` names, as a word.
+fn apps_named(code: &str) -> Vec<&'static str> {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    APPS.iter()
+        .copied()
+        .filter(|name| {
+            code.match_indices(name).any(|(i, _)| {
+                !word(code[..i].chars().last())
+                    && (name.ends_with("::") || !word(code[i + name.len()..].chars().next()))
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn rules_name_no_app_and_no_dialect() {
+    let dir = root().join("src/rules");
+    let mut named = Vec::new();
+    let mut clean_but_listed = Vec::new();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "rs") {
+            continue;
+        }
+        let file = p.file_name().unwrap().to_string_lossy().into_owned();
+        let apps = apps_named(&rule_code(&std::fs::read_to_string(&p).unwrap()));
+        match (apps.is_empty(), NOT_YET.contains(&file.as_str())) {
+            (false, false) => named.push(format!("src/rules/{file}: {}", apps.join(", "))),
+            (true, true) => clean_but_listed.push(file),
+            _ => {}
+        }
+    }
+    named.sort();
+    assert!(
+        named.is_empty(),
+        "rules name apps or dialects (move what the client does to its profile):\n  {}",
+        named.join("\n  ")
+    );
+    assert!(
+        clean_but_listed.is_empty(),
+        "name no app any more, take them off NOT_YET: {clean_but_listed:?}"
+    );
+}
+
+#[test]
+fn the_rule_code_check_sees_what_it_must() {
+    let text = "pub static RULE: Rule = Rule {\n    summary: \"Goose\",\n    doc: r#\"Codex does\n\"#,\n};\n// Codex\nfn f() { if d == Dialect::Goose { note(\"Cline heals\") } let codexish = 1; }\n#[cfg(test)]\nmod tests { Dialect::Codex }\n";
+    assert_eq!(
+        apps_named(&rule_code(text)),
+        vec!["Dialect::", "Goose", "Cline"]
+    );
+}

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::{Loc, SourceInfo};
 
 mod fix;
+pub mod profile;
 
 pub use fix::{Action, Applicability, Fix};
 

@@ -36,6 +36,7 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::finding::profile::Profile;
 pub use crate::model::{Dialect, Format, SourceInfo};
 use crate::source::sqlite;
 use crate::source::{Limits, Source};
@@ -107,6 +108,42 @@ pub static APPS: &[&App] = &[
     &cursor::discover::APP,
     &copilot_cli::discover::APP,
 ];
+
+/// Every client profile: what each app's client does, on resume, with
+/// the patterns the rules detect (each declared in its store's folder).
+/// An input no profile covers is held to no client's behaviour: every
+/// pattern is the provider's.
+pub static PROFILES: &[&Profile] = &[
+    &claude_code::profile::PROFILE,
+    &codex::profile::PROFILE,
+    &gemini_cli::profile::PROFILE,
+    &opencode::profile::PROFILE,
+    &opencode::profile::LEGACY_PROFILE,
+    &goose::profile::PROFILE,
+    &goose::profile::LEGACY_PROFILE,
+    &cursor::profile::PROFILE,
+    &copilot_cli::profile::PROFILE,
+    &cline::profile::CLINE,
+    &cline::profile::CLINE_4,
+    &cline::profile::ROO_CODE,
+    &dispatch::profile::PROFILE,
+    &message_table::profile::GBRAIN,
+    &trace::profile::PHOENIX,
+    &trace::profile::OPENINFERENCE,
+    &trace::profile::GENAI,
+    &chat::profile::OPENAI,
+    &chat::profile::KIMI,
+    &chat::profile::ANTHROPIC,
+];
+
+/// The profile of the client that reads `info`'s input back.
+pub fn profile_of(info: &SourceInfo) -> &'static Profile {
+    PROFILES
+        .iter()
+        .copied()
+        .find(|p| p.covers(info.dialect, info.format))
+        .unwrap_or(&Profile::UNKNOWN)
+}
 
 /// The store that read `info`'s input: the first of [`STORES`] that
 /// reports its format and dialect.

@@ -479,10 +479,6 @@ pub struct Conversation {
     /// Set when the store only lists the conversation: its messages are
     /// kept in another file.
     pub elsewhere: Option<Box<Elsewhere>>,
-    /// What the app sends, in memory, for a tool call that has no result
-    /// (it answers such calls itself on every request), in one sentence:
-    /// set by stores whose app does so.
-    pub answers_calls: Option<&'static str>,
     /// Tool results whose output file is gone.
     pub missing_outputs: Vec<MissingOutput>,
 }
@@ -513,7 +509,6 @@ impl Conversation {
             signatures: None,
             lone_surrogates: Vec::new(),
             elsewhere: None,
-            answers_calls: None,
             missing_outputs: Vec::new(),
         }
     }

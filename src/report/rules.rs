@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::{Document, Format, Render};
 use crate::finding::Severity;
+use crate::finding::profile::{Does, Pattern, Profile};
 use crate::rules::Rule;
 
 #[derive(Serialize)]
@@ -83,16 +84,70 @@ fn markdown(c: &Catalogue, out: &mut dyn Write) -> io::Result<()> {
     super::markdown::table(out, &["rule", "severity", "repair", "detects"], &rows)
 }
 
-/// `explain`'s document: one rule, as its documentation, for people.
-impl Document for Rule {
+/// `explain`'s document: one rule, as its documentation, and what each
+/// client does with the patterns it detects (from the client profiles).
+pub struct Explanation {
+    pub rule: &'static Rule,
+    pub profiles: &'static [&'static Profile],
+}
+
+impl Document for Explanation {
     const COMMAND: &'static str = "explain";
 
     fn renderer(format: Format) -> Option<Render<Self>> {
         match format {
-            Format::Human => Some(explain),
+            Format::Human => Some(explain_with_clients),
             Format::Json | Format::Sarif | Format::Github | Format::Markdown | Format::Html => None,
         }
     }
+}
+
+fn explain_with_clients(e: &Explanation, out: &mut dyn Write) -> io::Result<()> {
+    explain(e.rule, out)?;
+    let patterns: Vec<Pattern> = Pattern::ALL
+        .iter()
+        .copied()
+        .filter(|p| p.rule() == e.rule.name)
+        .collect();
+    let lines: Vec<String> = patterns
+        .iter()
+        .flat_map(|&pattern| {
+            e.profiles.iter().filter_map(move |profile| {
+                let r = profile.own(pattern)?;
+                let versions = if r.versions.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", r.versions)
+                };
+                let severity = r.severity_or(e.rule.severity);
+                Some(format!(
+                    "- {}{versions}, when {}: {} ({})",
+                    profile.app,
+                    pattern.case(),
+                    r.does.describe(),
+                    severity.as_str()
+                ))
+            })
+        })
+        .collect();
+    if lines.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(out, "## What each client does on resume")?;
+    writeln!(
+        out,
+        "Generated from the client profiles (`src/format/<store>/profile.rs`)."
+    )?;
+    for l in lines {
+        writeln!(out, "{l}")?;
+    }
+    writeln!(
+        out,
+        "- any other client: {} ({})",
+        Does::SendsAsIs.describe(),
+        e.rule.severity.as_str()
+    )
 }
 
 fn explain(rule: &Rule, out: &mut dyn Write) -> io::Result<()> {

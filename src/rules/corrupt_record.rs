@@ -1,5 +1,6 @@
 use super::{Ctx, Rule};
 use crate::escape::preview;
+use crate::finding::profile::Pattern;
 use crate::finding::{Finding, Severity};
 
 pub static RULE: Rule = Rule {
@@ -48,32 +49,17 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         let mut f = ctx
             .finding(&RULE, None, rec.loc.clone(), summary)
             .label(&rec.loc, format!("`{}`", preview(&rec.excerpt, 60)));
-        if ctx.conv.source.dialect == crate::model::Dialect::GeminiCli {
-            f = f.note("Gemini CLI skips a line that does not parse without a word (`loadConversationRecord`): whatever it held is silently lost on resume");
+        // The most specific case the client treats in its own way.
+        let mut cases = Vec::with_capacity(3);
+        if rec.not_utf8 {
+            cases.push(Pattern::CorruptRecordNotUtf8);
         }
-        if ctx.conv.source.dialect == crate::model::Dialect::ClaudeCode {
-            f = f.note(if rec.torn_tail {
-                "Claude Code 2.1.x skips the line on resume: what it held is lost, and the client appends after it"
-            } else {
-                "Claude Code 2.1.x skips the line on resume: what it held is lost, and the records chained to it lose their parent (see `dangling-parent`)"
-            });
+        if rec.torn_tail {
+            cases.push(Pattern::CorruptRecordTornTail);
         }
-        // goose's `SessionStorage::get_conversation` (block/goose
-        // session_manager.rs, at 0164300 and dbec165) parses each row's
-        // `content_json` with `serde_json::from_str(&content_json)?`.
-        if ctx.conv.source.dialect == crate::model::Dialect::Goose
-            && ctx.conv.source.format == crate::model::Format::SqliteTable
-        {
-            f = f.note("goose cannot load this session at all: its loader parses every row's `content_json` and gives up on the first that does not parse (serde_json's error), so nothing of the session is resumed; without this row it loads");
-        }
-        if ctx.conv.source.dialect == crate::model::Dialect::Codex {
-            f = f.note(if rec.not_utf8 {
-                "Codex reads the whole rollout as UTF-8 text: with this line in it, the resume fails (`failed to load thread history …: stream did not contain valid UTF-8`) and no item of the session reaches the model"
-            } else if rec.torn_tail {
-                "Codex skips this line on resume and says nothing: the item it held (often the turn's final answer) is silently lost; it writes a newline before appending, so the fragment stays in the rollout"
-            } else {
-                "Codex skips this line on resume and says nothing: the item it held is silently lost"
-            });
+        cases.push(Pattern::CorruptRecord);
+        for note in ctx.profile().on_first(&cases).notes(None, &[]) {
+            f = f.note(note);
         }
         out.push(f.fix(vec![crate::finding::Action::DropRecord {
             loc: rec.loc.clone(),

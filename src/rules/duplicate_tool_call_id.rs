@@ -75,8 +75,12 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         .label(&loc, what)
                         .label(&earlier, format!("first call with this id ({})", at(conv, fm)))
                         .id(id);
-                    if conv.source.dialect == crate::model::Dialect::Codex {
-                        f = f.note("Codex sends both calls as stored on resume (it answers a call itself only when no output anywhere has its id), and the request is refused: two calls with one `call_id`");
+                    for note in ctx
+                        .profile()
+                        .on(crate::finding::profile::Pattern::DuplicateToolCallId)
+                        .notes(None, &[])
+                    {
+                        f = f.note(note);
                     }
                     if repeat && loc != earlier {
                         f = f.fix(vec![crate::finding::Action::DropRepeat {
@@ -128,11 +132,23 @@ mod tests {
         assert_eq!(f.len(), 1);
         let fix = f[0].fix.as_ref().expect("a repeat is fixable");
         assert!(matches!(fix.actions[..], [Action::DropRepeat { .. }]));
-        assert!(
-            f[0].notes
-                .iter()
-                .any(|n| n.contains("Codex sends both calls"))
-        );
+        assert!(f[0].notes.is_empty(), "{:?}", f[0].notes);
+        // What the client does is its profile's note.
+        use crate::finding::profile::{Does, Note, Pattern, Profile, Resume};
+        static CLIENT: Profile = Profile {
+            resume: &[Resume {
+                pattern: Pattern::DuplicateToolCallId,
+                does: Does::SendsAsIs,
+                severity: None,
+                says: None,
+                notes: &[Note::Text("the client sends both calls")],
+                cites_context: true,
+                versions: "",
+            }],
+            ..Profile::UNKNOWN
+        };
+        let f = rules_in(&c, "duplicate-tool-call-id", &CLIENT);
+        assert_eq!(f[0].notes, vec!["the client sends both calls".to_string()]);
         // Its result answers it: no orphan call beside the repeat.
         assert!(rules_of(&c, "orphan-tool-call").is_empty());
         let c = conv(crate::model::Dialect::Codex)

@@ -1,6 +1,6 @@
 use super::{Ctx, Rule};
+use crate::finding::profile::Pattern;
 use crate::finding::{Finding, Severity};
-use crate::model::Dialect;
 
 pub static RULE: Rule = Rule {
     name: "empty-history",
@@ -50,15 +50,6 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     {
         return;
     }
-    let what = match conv.source.dialect {
-        Dialect::Cline => {
-            "Cline resumes the task with an empty history: all earlier context is silently gone (Cline never writes `[]` itself)"
-        }
-        Dialect::RooCode => {
-            "Roo Code refuses to resume the task: `Unexpected: No existing API conversation history`"
-        }
-        _ => "the app resumes with no history: all earlier context is gone",
-    };
     let mut f = ctx
         .finding(
             &RULE,
@@ -70,7 +61,12 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             },
             "the task's history is empty (`[]`): the task has lost its history".to_string(),
         )
-        .note(what)
+        .notes(
+            ctx.profile().on(Pattern::EmptyHistory).notes(
+                Some("the app resumes with no history: all earlier context is gone"),
+                &[],
+            ),
+        )
         .note("the UI log beside it (`ui_messages.json`) keeps only UI text; restore the history from a backup");
     // The file as a whole is the evidence, not a record of it.
     f.loc = None;
@@ -81,12 +77,34 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
 mod tests {
     use crate::rules::testutil::*;
 
+    /// The note is the client's, from its profile; a client that says
+    /// nothing gets the rule's.
     #[test]
-    fn an_empty_cline_history_is_an_error() {
+    fn an_empty_history_is_an_error_with_the_clients_note() {
+        use crate::finding::profile::{Does, Note, Pattern, Profile, Resume};
+        static CLIENT: Profile = Profile {
+            resume: &[Resume {
+                pattern: Pattern::EmptyHistory,
+                does: Does::Drops,
+                severity: None,
+                says: None,
+                notes: &[Note::Text("all context is silently gone")],
+                cites_context: true,
+                versions: "",
+            }],
+            ..Profile::UNKNOWN
+        };
         let c = conv(crate::model::Dialect::Cline).build();
-        let f = rules_of(&c, "empty-history");
+        let f = rules_in(&c, "empty-history", &CLIENT);
         assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, crate::finding::Severity::Error);
         assert!(f[0].notes[0].contains("silently gone"), "{:?}", f[0].notes);
+        let f = rules_of(&c, "empty-history");
+        assert!(
+            f[0].notes[0].contains("all earlier context is gone"),
+            "{:?}",
+            f[0].notes
+        );
     }
 
     #[test]

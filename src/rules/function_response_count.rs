@@ -1,9 +1,10 @@
 use std::collections::BTreeMap;
 
 use super::{Ctx, Rule, at};
+use crate::finding::profile::{Pattern, Provider};
 use crate::finding::{Finding, Severity};
 use crate::model::pairing::{PartRef, Stray};
-use crate::model::{Dialect, Message, PartKind, Role};
+use crate::model::{Message, PartKind, Role};
 
 pub static RULE: Rule = Rule {
     name: "function-response-count",
@@ -75,7 +76,7 @@ pub(super) fn counts(ctx: &Ctx<'_>, stray: &Stray) -> bool {
 }
 
 fn duplicate_of(ctx: &Ctx<'_>, stray: &Stray) -> Option<PartRef> {
-    if ctx.conv.source.dialect != Dialect::GeminiCli || !ctx.runs(&RULE) {
+    if ctx.profile().provider != Provider::Gemini || !ctx.runs(&RULE) {
         return None;
     }
     let call = stray.already_answered?;
@@ -85,7 +86,8 @@ fn duplicate_of(ctx: &Ctx<'_>, stray: &Stray) -> Option<PartRef> {
 
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let conv = ctx.conv;
-    if conv.source.dialect != Dialect::GeminiCli {
+    // Turns of function calls and responses are the Gemini API's.
+    if ctx.profile().provider != Provider::Gemini {
         return;
     }
     let turn = ctx.turns();
@@ -169,11 +171,10 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         for id in &ids {
             f = f.id(id);
         }
-        f = f.note(
-            "Gemini CLI sends every copy (merged into one user turn) and the Gemini API rejects the request: `Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.`",
-        ).note(
-            "Gemini CLI 0.61.0 writes such a history itself on resume (#29365), and every later resume keeps the copies",
-        );
+        f = f.notes(ctx.profile().on(Pattern::FunctionResponseCount).notes(
+            Some("sent as stored, the Gemini API rejects the request: `Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.`"),
+            &[],
+        ));
         out.push(f.fix(actions));
     }
 }

@@ -318,7 +318,7 @@ mod tests {
             select: vec![],
             ignore: vec!["index-gap".into()],
         };
-        let orphans: Vec<_> = crate::rules::check(&c, &sel)
+        let orphans: Vec<_> = crate::rules::check(&c, &sel, provider_profile(c.source.dialect))
             .into_iter()
             .filter(|f| f.rule == "orphan-tool-call")
             .collect();

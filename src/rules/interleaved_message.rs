@@ -49,11 +49,11 @@ directly and nothing is lost. Safe: no content changes, only order.
 
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let conv = ctx.conv;
-    // Codex speaks the Responses API, which pairs an output with its call
-    // by `call_id` wherever it comes after it (Codex itself inserts the
-    // `"aborted"` output of an unanswered call right after that call, in
-    // the middle of a parallel batch); the order is not an error there.
-    if conv.source.dialect == crate::model::Dialect::Codex {
+    // The Responses API pairs an output with its call by `call_id`
+    // wherever it comes after it (a client may insert the `"aborted"`
+    // output of an unanswered call right after that call, in the middle of
+    // a parallel batch); the order is not an error there.
+    if ctx.profile().provider == crate::finding::profile::Provider::OpenAiResponses {
         return;
     }
     let pairing = ctx.pairing();
@@ -116,9 +116,11 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             f = f.label(&conv.messages[r].loc, "the result arrives here");
         }
         f = f.note("the results exist: this is not an orphan call, the order is wrong");
-        if conv.source.dialect == crate::model::Dialect::ClaudeCode {
-            f = f.note("Claude Code 2.1.x answers the calls with `is_error` results `[Tool result missing due to internal error]` right after them and leaves the real results out: the request is accepted, and what the tools returned is lost");
-        }
+        f = f.notes(
+            ctx.profile()
+                .on(crate::finding::profile::Pattern::InterleavedMessage)
+                .notes(None, &[]),
+        );
         for id in ids {
             f = f.id(id);
         }

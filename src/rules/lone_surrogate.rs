@@ -1,6 +1,7 @@
 use super::{Ctx, Rule};
+use crate::finding::profile::Pattern;
 use crate::finding::{Finding, Severity};
-use crate::model::{Dialect, Loc};
+use crate::model::Loc;
 
 pub static RULE: Rule = Rule {
     name: "lone-surrogate",
@@ -68,49 +69,19 @@ fn finding(ctx: &Ctx<'_>, loc: &Loc, n: u32) -> Finding {
         Loc::Row { table, key, .. } => format!("{} row `{key}`", &**table),
     };
     let s = if n == 1 { "" } else { "s" };
-    let (does, note, severity) = match ctx.conv.source.dialect {
-        // Claude Code 2.1.x reads the record and sends U+FFFD instead.
-        Dialect::ClaudeCode => (
-            format!(
-                "Claude Code sends U+FFFD in {}",
-                if n == 1 { "its place" } else { "their place" }
-            ),
-            "strict JSON readers reject the line; sent as is, the API answers `no low surrogate in string`",
-            Severity::Warning,
-        ),
-        // Seen with 0.61.0: the record loads and its text goes out with
-        // the escape in it; the Gemini API's answer was not established.
-        Dialect::GeminiCli => (
-            "Gemini CLI reads the line and sends the escape as it is".to_string(),
-            "what the Gemini API answers to a request holding it is not established; a strict reader (serde_json) refuses the line",
-            Severity::Warning,
-        ),
-        // Seen with opencode 1.18.33: the row loads and the request
-        // carries U+FFFD where the escape was.
-        Dialect::Opencode => (
-            format!(
-                "opencode sends U+FFFD in {}",
-                if n == 1 { "its place" } else { "their place" }
-            ),
-            "strict JSON readers (serde_json) refuse the row's `data`; sent as is, the escape is refused (Anthropic: `no low surrogate in string`)",
-            Severity::Warning,
-        ),
-        // Closed source, run on Node (Copilot CLI) or Electron (Cursor):
-        // not seen resuming one.
-        Dialect::CopilotCli | Dialect::Cursor => (
-            "a `JSON.parse` reader takes it, the escape as U+FFFD".to_string(),
-            "what the app sends in its place was not established; strict JSON readers (serde_json) refuse the record, and sent as is the escape is refused (Anthropic: `no low surrogate in string`)",
-            Severity::Warning,
-        ),
-        // Python's `json` (kimi-cli) and `JSON.parse` (Cline, Roo Code)
-        // read it, and no client of these patches the text on the way out.
-        _ => (
-            "Python's `json` and `JSON.parse` read it, but the request cannot carry the text"
-                .to_string(),
-            "Python fails to encode it as UTF-8 (`surrogates not allowed`); sent as an escape, Anthropic's API refuses it (`no low surrogate in string`); a strict reader (serde_json) refuses the line",
-            Severity::Error,
-        ),
-    };
+    // A client that says nothing: Python's `json` (kimi-cli) and
+    // `JSON.parse` read it, and nothing patches the text on the way out.
+    let resume = ctx.profile().on(Pattern::LoneSurrogate);
+    let place = [("place", if n == 1 { "its place" } else { "their place" })];
+    let does = resume.says(
+        "Python's `json` and `JSON.parse` read it, but the request cannot carry the text",
+        &place,
+    );
+    let notes = resume.notes(
+        Some("Python fails to encode it as UTF-8 (`surrogates not allowed`); sent as an escape, Anthropic's API refuses it (`no low surrogate in string`); a strict reader (serde_json) refuses the line"),
+        &place,
+    );
+    let severity = resume.severity.unwrap_or(Severity::Error);
     let mut f = ctx
         .finding(
             &RULE,
@@ -122,7 +93,7 @@ fn finding(ctx: &Ctx<'_>, loc: &Loc, n: u32) -> Finding {
             loc,
             "a `\\uD800`–`\\uDFFF` escape that is not half of a pair",
         )
-        .note(note)
+        .notes(notes)
         .fix(vec![crate::finding::Action::ReplaceSurrogates {
             loc: loc.clone(),
         }]);

@@ -1,6 +1,7 @@
 use super::{Ctx, Rule};
+use crate::finding::profile::{Does, Pattern, Provider};
 use crate::finding::{Finding, Severity};
-use crate::model::{Dialect, PartKind, Slot};
+use crate::model::{PartKind, Slot};
 
 pub static RULE: Rule = Rule {
     name: "mismatched-tool-output",
@@ -43,7 +44,7 @@ in the repair log.
     check,
 };
 
-/// The output type Codex expects for a call type.
+/// The output type the Responses API expects for a call type.
 fn expected(call: &str) -> Option<&'static str> {
     match call {
         "function_call" | "local_shell_call" => Some("function_call_output"),
@@ -55,9 +56,11 @@ fn expected(call: &str) -> Option<&'static str> {
 
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let conv = ctx.conv;
-    if conv.source.dialect != Dialect::Codex {
+    // Call and output item types are the Responses API's.
+    if ctx.profile().provider != Provider::OpenAiResponses {
         return;
     }
+    let resume = ctx.profile().on(Pattern::MismatchedToolOutput);
     for pair in &ctx.pairing().pairs {
         let (cm, cp) = pair.call;
         let (rm, rp) = pair.result;
@@ -81,14 +84,23 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 &RULE,
                 Some(rm),
                 result.loc.clone(),
-                format!("`{result_ty}` for `{call_id}` answers a `{call_ty}`: Codex drops it and the output is lost"),
+                match resume.does {
+                    Does::Drops => format!(
+                        "`{result_ty}` for `{call_id}` answers a `{call_ty}`: {} drops it and the output is lost",
+                        ctx.profile().app
+                    ),
+                    _ => format!("`{result_ty}` for `{call_id}` answers a `{call_ty}`"),
+                },
             )
             .label(&result.loc, format!("a `{result_ty}`, not the `{want}` the call needs"))
             .label(&call.loc, match call.loc.line() {
                 Some(line) => format!("the `{call_ty}` it answers (line {line})"),
                 None => format!("the `{call_ty}` it answers"),
             })
-            .note(format!("Codex drops this output on resume, logging `ERROR codex_core::util: Orphan function call output for call id: {call_id}`, and inserts `{want}{{output:\"aborted\"}}` after the call: the real output is lost"))
+            .notes(resume.notes(
+                Some("the provider refuses an output whose type does not answer its call"),
+                &[("call_id", call_id.as_str()), ("want", want)],
+            ))
             .id(call_id)
             .fix(vec![crate::finding::Action::RetypeResult {
                 message: rm,

@@ -1,6 +1,7 @@
 use super::{Ctx, Rule, at};
+use crate::finding::profile::{Pattern, Provider};
 use crate::finding::{Finding, Severity};
-use crate::model::{Dialect, PartKind, Role};
+use crate::model::{PartKind, Role};
 
 pub static RULE: Rule = Rule {
     name: "missing-thought-signature",
@@ -56,7 +57,8 @@ fn is_gemini3(model: &str) -> bool {
 
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let conv = ctx.conv;
-    if conv.source.dialect != Dialect::GeminiCli {
+    // Thought signatures are the Gemini API's.
+    if ctx.profile().provider != Provider::Gemini {
         return;
     }
     let Some(sigs) = conv.signatures.as_deref() else {
@@ -111,7 +113,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             )
             .id(id)
             .note("Gemini 3 models validate the signature of the first function call of every step of the current turn; a client that continues this turn as stored gets `Function call is missing a thought_signature in functionCall parts.`")
-            .note("Gemini CLI stamps its own requests with `skip_thought_signature_validator`, and a resume with a new prompt moves these calls out of the current turn"),
+            .notes(ctx.profile().on(Pattern::MissingThoughtSignature).notes(None, &[])),
         );
     }
 }

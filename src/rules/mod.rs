@@ -4,6 +4,7 @@
 use std::cell::OnceCell;
 use std::sync::Arc;
 
+use crate::finding::profile::Profile;
 use crate::finding::{Finding, Label, Severity};
 use crate::model::{Conversation, Loc};
 
@@ -136,9 +137,11 @@ impl Selection {
     }
 }
 
-/// What a rule sees: the conversation and analyses shared between rules.
+/// What a rule sees: the conversation, the profile of the client that
+/// reads it back, and analyses shared between rules.
 pub struct Ctx<'a> {
     pub conv: &'a Conversation,
+    profile: &'a Profile,
     selection: Option<&'a Selection>,
     pairing: OnceCell<pairing::Pairing>,
     indices: OnceCell<gaps::Indices>,
@@ -149,6 +152,7 @@ impl<'a> Ctx<'a> {
     pub fn new(conv: &'a Conversation) -> Self {
         Ctx {
             conv,
+            profile: &Profile::UNKNOWN,
             selection: None,
             pairing: OnceCell::new(),
             indices: OnceCell::new(),
@@ -158,11 +162,22 @@ impl<'a> Ctx<'a> {
 
     /// A context that knows which rules run, so that a rule can leave a
     /// cause to the rule that diagnoses it.
-    pub fn with_selection(conv: &'a Conversation, selection: &'a Selection) -> Self {
+    pub fn with_selection(
+        conv: &'a Conversation,
+        selection: &'a Selection,
+        profile: &'a Profile,
+    ) -> Self {
         Ctx {
             selection: Some(selection),
+            profile,
             ..Ctx::new(conv)
         }
+    }
+
+    /// What the client that reads this history back does with each
+    /// pattern, and whose rules it is held to.
+    pub fn profile(&self) -> &Profile {
+        self.profile
     }
 
     /// Whether a rule runs in this check.
@@ -250,6 +265,12 @@ impl Finding {
         self
     }
 
+    /// Each of `notes`, in order (a client profile's notes).
+    pub fn notes(mut self, notes: Vec<String>) -> Self {
+        self.notes.extend(notes);
+        self
+    }
+
     pub fn id(mut self, id: &str) -> Self {
         self.ids.push(id.to_string());
         self
@@ -276,10 +297,11 @@ impl Finding {
     }
 }
 
-/// Run the selected rules over one conversation. Findings come out in
-/// message order, then catalogue order.
-pub fn check(conv: &Conversation, selection: &Selection) -> Vec<Finding> {
-    let ctx = Ctx::with_selection(conv, selection);
+/// Run the selected rules over one conversation, as the client of
+/// `profile` reads it back. Findings come out in message order, then
+/// catalogue order.
+pub fn check(conv: &Conversation, selection: &Selection, profile: &Profile) -> Vec<Finding> {
+    let ctx = Ctx::with_selection(conv, selection, profile);
     let mut out = Vec::new();
     for rule in RULES {
         if selection.enabled(rule) {
@@ -323,10 +345,56 @@ pub(crate) fn at(conv: &Conversation, pos: usize) -> String {
 pub(crate) mod testutil {
     //! Rule unit tests: conversations built in memory, and the findings of
     //! one rule.
+    //!
+    //! A conversation is held to its provider's rules (the provider of
+    //! its dialect); what each app's client does with a pattern is the
+    //! app's profile, tested on the app's fixtures.
     pub use crate::model::testutil::*;
 
+    use crate::finding::profile::{Profile, Provider};
+    use crate::model::Dialect;
+
+    /// A profile that says nothing but whose rules a dialect's histories
+    /// are held to, whether they are replayed as stored, and how its
+    /// loader pairs outputs.
+    pub fn provider_profile(dialect: Dialect) -> &'static Profile {
+        const fn of(provider: Provider, replays: bool, pairs_outputs_by_id: bool) -> Profile {
+            Profile {
+                provider,
+                replays_as_stored: replays,
+                pairs_outputs_by_id,
+                ..Profile::UNKNOWN
+            }
+        }
+        static CHAT: Profile = of(Provider::OpenAiChat, true, false);
+        static RESPONSES: Profile = of(Provider::OpenAiResponses, false, true);
+        static ANTHROPIC: Profile = of(Provider::Anthropic, true, false);
+        static GEMINI: Profile = of(Provider::Gemini, false, false);
+        match dialect {
+            Dialect::OpenAi
+            | Dialect::Kimi
+            | Dialect::Dispatch
+            | Dialect::Phoenix
+            | Dialect::GenAi
+            | Dialect::OpenInference => &CHAT,
+            Dialect::Anthropic | Dialect::Gbrain => &ANTHROPIC,
+            Dialect::Codex => &RESPONSES,
+            Dialect::GeminiCli => &GEMINI,
+            _ => &Profile::UNKNOWN,
+        }
+    }
+
     pub fn rules_of(conv: &crate::model::Conversation, rule: &str) -> Vec<crate::finding::Finding> {
-        crate::rules::check(conv, &crate::rules::Selection::default())
+        rules_in(conv, rule, provider_profile(conv.source.dialect))
+    }
+
+    /// The findings of one rule, as the client of `profile` reads `conv`.
+    pub fn rules_in(
+        conv: &crate::model::Conversation,
+        rule: &str,
+        profile: &Profile,
+    ) -> Vec<crate::finding::Finding> {
+        crate::rules::check(conv, &crate::rules::Selection::default(), profile)
             .into_iter()
             .filter(|f| f.rule == rule)
             .collect()

@@ -1,6 +1,7 @@
 use super::{Ctx, Rule, at};
+use crate::finding::profile::Pattern;
 use crate::finding::{Finding, Severity};
-use crate::model::{Dialect, Format, Role, SourceInfo};
+use crate::model::Role;
 
 pub static RULE: Rule = Rule {
     name: "orphan-tool-call",
@@ -82,10 +83,9 @@ records; it is reported here only when `index-gap` does not run.
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let conv = ctx.conv;
     let pairing = ctx.pairing();
-    // The ids Codex finds an output for anywhere in the rollout, gathered
-    // once (the history is scanned only when a call is unanswered).
-    let codex_outputs: std::cell::OnceCell<std::collections::HashSet<&str>> =
-        std::cell::OnceCell::new();
+    // The ids with an output anywhere in the history, gathered once (the
+    // history is scanned only when a call is unanswered).
+    let outputs: std::cell::OnceCell<std::collections::HashSet<&str>> = std::cell::OnceCell::new();
     for &(mi, pi) in &pairing.unanswered {
         // A tool-result message lost from a message table: `index-gap`
         // names this call, with the execution that can rebuild its result.
@@ -116,8 +116,11 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 && p.result > (mi, pi)
                 && msg.parts[pi].repeats_call(&conv.messages[p.call.0].parts[p.call.1])
         });
-        let codex_has_output = conv.source.dialect == Dialect::Codex
-            && codex_outputs
+        // A client that pairs outputs by id anywhere (Codex) answers a
+        // call on resume only when no output anywhere has its id: any such
+        // call is sent as it is.
+        let output_elsewhere = ctx.profile().pairs_outputs_by_id
+            && outputs
                 .get_or_init(|| {
                     conv.messages
                         .iter()
@@ -125,7 +128,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         .collect()
                 })
                 .contains(id.as_str());
-        if answered_later || codex_has_output {
+        if answered_later || output_elsewhere {
             continue;
         }
         let window_end = pairing.window_end.get(&mi).copied().unwrap_or(mi);
@@ -150,42 +153,26 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 format!("tool call `{id}` is never answered"),
             )
             .id(id);
-        if conv.source.dialect == crate::model::Dialect::GeminiCli {
-            f = f.note("Gemini CLI sends the call unanswered on resume (its `historyHardening` repair runs only with `contextManagement.enabled`, off by default); the Gemini API answers `Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.`");
+        let (pattern, provider) = match next_label {
+            Some(_) => (
+                Pattern::OrphanToolCall,
+                "providers reject the history: every tool call must be answered before the next message",
+            ),
+            None => (
+                Pattern::OrphanToolCallAtEnd,
+                "a crash or kill after the call was persisted leaves this tail; every resume sends it unanswered",
+            ),
+        };
+        let resume = ctx.profile().on(pattern);
+        if let Some((pos, n)) = next_label.filter(|_| resume.cites_context) {
+            f = f.label(
+                &n.loc,
+                format!("the conversation moves on here ({})", at(conv, pos)),
+            );
         }
-        if conv.source.dialect == Dialect::ClaudeCode {
-            if let Some((pos, n)) = next_label {
-                f = f
-                    .label(&n.loc, format!("the conversation moves on here ({})", at(conv, pos)))
-                    .note("Claude Code 2.1.x removes the unanswered call from the request without a word: the call is lost from the history the model sees");
-            } else {
-                f.severity = Severity::Warning;
-                f = f
-                    .note("a session whose last record is a tool call may simply be running: the tool has not returned yet")
-                    .note("on resume, Claude Code 2.1.x answers it with an `is_error` tool_result `[Tool call interrupted: the session ended before this call's result was recorded, so its outcome is unknown. …]` and an assistant `No response requested.`, and appends both to the session file");
-            }
-        } else if conv.source.dialect == Dialect::Codex {
-            if let Some((pos, n)) = next_label {
-                f = f.label(
-                    &n.loc,
-                    format!("the conversation moves on here ({})", at(conv, pos)),
-                );
-            }
-            f = codex(f, msg, pi, next_label.is_none());
-        } else if let Some(how) = conv.answers_calls {
-            f.severity = Severity::Warning;
-            f = f.note(how);
-        } else if let Some((severity, note)) = app(&conv.source, id) {
-            f.severity = severity;
-            f = f.note(note);
-        } else if let Some((pos, n)) = next_label {
-            f = f
-                .label(&n.loc, format!("the conversation moves on here ({})", at(conv, pos)))
-                .note("providers reject the history: every tool call must be answered before the next message");
-        } else if app_note(conv.source.dialect).is_none() {
-            f = f.note("a crash or kill after the call was persisted leaves this tail; every resume sends it unanswered");
-        }
-        if let Some(note) = app_note(conv.source.dialect) {
+        f.severity = resume.severity_or(RULE.severity);
+        let vars = [("id", id.as_str()), ("output", output_item(msg, pi))];
+        for note in resume.notes(Some(provider), &vars) {
             f = f.note(note);
         }
         out.push(f.unsafe_fix(vec![crate::finding::Action::AnswerCall {
@@ -195,65 +182,13 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     }
 }
 
-/// What the app that wrote the history does with an unanswered call, where
-/// it has its own way: the severity that follows and a note that says so.
-fn app(source: &SourceInfo, id: &str) -> Option<(Severity, String)> {
-    match source.dialect {
-        Dialect::Opencode => Some((
-            Severity::Warning,
-            format!(
-                "opencode patches this in memory on every load: it sends the call followed by the result `[Tool execution was interrupted]` (the tool part was left `pending` or `running`) and writes nothing back; other readers of this history see an unanswered call{}",
-                if source.format == Format::Json {
-                    " (this is opencode ≤ 1.1's JSON storage, which opencode 1.18 does not load at all: `Session not found`)"
-                } else {
-                    ""
-                }
-            ),
-        )),
-        Dialect::Goose => Some((
-            Severity::Error,
-            format!("goose drops this call on every reply (`fix_conversation`: `Removed orphaned tool request '{id}'`), and the assistant message with it when that message ends the history: the turn is silently lost from the model's view"),
-        )),
-        Dialect::Cursor => Some((
-            Severity::Error,
-            "the tool bubble never reached `completed` or `error`; Cursor is closed source, and what it sends for such a bubble on resume is not known".to_string(),
-        )),
-        _ => None,
-    }
-}
-
-/// What the app that wrote the history does with an unanswered call.
-fn app_note(dialect: crate::model::Dialect) -> Option<&'static str> {
-    use crate::model::Dialect;
-    match dialect {
-        Dialect::Cline => Some(
-            "Cline answers it itself on the next request (`ensureToolResultsFollowToolUse` inserts a `result missing` tool result); the file keeps the call unanswered, and any other reader of it gets a history the provider rejects",
-        ),
-        Dialect::RooCode => Some(
-            "Roo Code answers it on resume (`Task was interrupted before this tool call could be completed.`); the file keeps the call unanswered, and any other reader of it gets a history the provider rejects",
-        ),
-        _ => None,
-    }
-}
-
-/// Codex (0.169.0, `normalize.rs`: `ensure_call_outputs_present`) answers
-/// an unanswered call itself on resume, in memory: the request is valid,
-/// and what is lost is the output that was never recorded.
-fn codex(f: Finding, msg: &crate::model::Message, pi: usize, at_end: bool) -> Finding {
-    let output = match msg.parts[pi].slot {
+/// The output item that answers the call at `pi` in the Responses API
+/// (`{output}` in a profile's note).
+fn output_item(msg: &crate::model::Message, pi: usize) -> &'static str {
+    match msg.parts[pi].slot {
         Some(crate::model::Slot::Whole("custom_tool_call")) => "custom_tool_call_output",
         Some(crate::model::Slot::Whole("tool_search_call")) => "tool_search_output",
         _ => "function_call_output",
-    };
-    let mut f = f;
-    f.severity = Severity::Warning;
-    let f = f.note(format!(
-        "Codex patches this on resume: it inserts `{output}{{output:\"aborted\"}}` right after the call, in memory only (nothing is written to the rollout or logged); the request is valid, but the model is told the call was aborted"
-    ));
-    if at_end {
-        f.note("the rollout ends on this call: if Codex is still running this session, the call may simply be in progress")
-    } else {
-        f
     }
 }
 

@@ -1,6 +1,7 @@
 use super::{Ctx, Rule, at};
+use crate::finding::profile::Pattern;
 use crate::finding::{Finding, Severity};
-use crate::model::{Dialect, PartKind};
+use crate::model::PartKind;
 
 pub static RULE: Rule = Rule {
     name: "orphan-tool-result",
@@ -46,8 +47,8 @@ arrives late is not stray: see `interleaved-message`.
 
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let conv = ctx.conv;
-    // Claude Code: a result hanging off a record that is not in the file
-    // is never reached by the resume, and answers no call of the file.
+    // A chained history: a result hanging off a record that is not in the
+    // file is never reached by the resume, and answers no call of the file.
     if let Some(chain) = conv.chain.as_deref() {
         for r in &chain.records {
             if r.unreached != crate::model::chain::Unreached::OffBranch {
@@ -62,14 +63,17 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         format!("tool result for `{id}` matches no tool call in the file, and the resume never reaches it"),
                     )
                     .label(&r.loc, format!("no record calls `{id}`"))
-                    .note("Claude Code leaves it out of the request: its content is lost")
+                    .notes(
+                        ctx.profile()
+                            .on(Pattern::OrphanToolResultOffChain)
+                            .notes(None, &[]),
+                    )
                     .id(id)
                     .fix(vec![crate::finding::Action::DropRecord { loc: r.loc.clone() }]),
                 );
             }
         }
     }
-    let gemini = conv.source.dialect == crate::model::Dialect::GeminiCli;
     for stray in &ctx.pairing().strays {
         // A second answer in the turn right after a Gemini call turn:
         // `function-response-count` reports it.
@@ -114,15 +118,11 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 )
                 .label(&loc, format!("no call `{call_id}` precedes this result")),
         };
-        let f = if conv.source.dialect == Dialect::Codex {
-            f.note(format!("Codex drops this output on resume (`remove_orphan_outputs`) and logs `ERROR codex_core::util: Orphan function call output for call id: {call_id}`: the output is lost from the history it sends"))
-        } else if conv.source.dialect == Dialect::Goose {
-            f.note(format!("goose drops this response on every reply (`fix_conversation`: `Removed orphaned tool response '{call_id}'`): what it says silently never reaches the model"))
-        } else if gemini {
-            f.note("Gemini CLI merges it into the user turn it sits in and sends it with no call before it; the Gemini API answers `Please ensure that function response turn comes immediately after a function call turn.`")
-        } else {
-            f
-        };
+        let f = f.notes(
+            ctx.profile()
+                .on(Pattern::OrphanToolResult)
+                .notes(None, &[("call_id", call_id.as_str())]),
+        );
         out.push(
             f.id(call_id)
                 .fix(vec![crate::finding::Action::RemoveResult {

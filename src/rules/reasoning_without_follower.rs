@@ -1,6 +1,7 @@
 use super::{Ctx, Rule, at};
+use crate::finding::profile::{Pattern, Provider};
 use crate::finding::{Finding, Severity};
-use crate::model::{Dialect, PartKind, Role};
+use crate::model::{PartKind, Role};
 
 pub static RULE: Rule = Rule {
     name: "reasoning-without-follower",
@@ -39,7 +40,8 @@ log: it is encrypted, and its answer was never recorded.
 
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let conv = ctx.conv;
-    if conv.source.dialect != Dialect::Codex {
+    // Reasoning items and their followers are the Responses API's.
+    if ctx.profile().provider != Provider::OpenAiResponses {
         return;
     }
     let thinking = |k: &PartKind| matches!(k, PartKind::Thinking { .. });
@@ -90,7 +92,10 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             if let Some((at_loc, label)) = next {
                 f = f.label(at_loc, label);
             }
-            f = f.note("Codex sends it as stored on resume, and the Responses API answers `Item 'rs_…' of type 'reasoning' was provided without its required following item.`");
+            f = f.notes(ctx.profile().on(Pattern::ReasoningWithoutFollower).notes(
+                Some("sent as stored, the Responses API answers `Item 'rs_…' of type 'reasoning' was provided without its required following item.`"),
+                &[],
+            ));
             out.push(f.fix(vec![crate::finding::Action::DropRecord { loc }]));
         }
     }

@@ -1,6 +1,7 @@
 use super::{Ctx, Rule};
+use crate::finding::profile::{Profile, Provider};
 use crate::finding::{Finding, Severity};
-use crate::model::{Dialect, Role};
+use crate::model::Role;
 
 pub static RULE: Rule = Rule {
     name: "role-order",
@@ -44,37 +45,25 @@ enum Flavor {
     Anthropic,
 }
 
-fn flavor(dialect: Dialect) -> Option<Flavor> {
-    match dialect {
+/// Whose ordering rules apply: only to a history its client replays as
+/// stored. Apps that rebuild the request from their own records (one
+/// merges a trailing user message into the resume text, another merges
+/// and trims): the stored order is not what is sent.
+fn flavor(profile: &Profile) -> Option<Flavor> {
+    if !profile.replays_as_stored {
+        return None;
+    }
+    match profile.provider {
         // Requests recorded in traces are what was sent: checked like OpenAI.
-        Dialect::OpenAi
-        | Dialect::Kimi
-        | Dialect::Dispatch
-        | Dialect::Phoenix
-        | Dialect::GenAi
-        | Dialect::OpenInference => Some(Flavor::OpenAi),
-        Dialect::Anthropic | Dialect::Gbrain => Some(Flavor::Anthropic),
-        // Apps that rebuild the request from their own records (Cline merges
-        // a trailing user message into the resume text; goose merges and
-        // trims): the stored order is not what is sent.
-        Dialect::Unknown
-        | Dialect::ClaudeCode
-        | Dialect::Codex
-        | Dialect::Table
-        | Dialect::Opencode
-        | Dialect::Goose
-        | Dialect::Cursor
-        | Dialect::Cline
-        | Dialect::Cline4
-        | Dialect::RooCode
-        | Dialect::CopilotCli
-        | Dialect::GeminiCli => None,
+        Provider::OpenAiChat => Some(Flavor::OpenAi),
+        Provider::Anthropic => Some(Flavor::Anthropic),
+        Provider::Unknown | Provider::OpenAiResponses | Provider::Gemini => None,
     }
 }
 
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let conv = ctx.conv;
-    let Some(flavor) = flavor(conv.source.dialect) else {
+    let Some(flavor) = flavor(ctx.profile()) else {
         return;
     };
     let first = conv.messages.iter().position(|m| !m.role.is_instruction());

@@ -33,9 +33,9 @@ loader's decision.
 };
 
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
-    // A Codex reasoning item with no model output after it is what
-    // `reasoning-without-follower` reports, with what the API answers.
-    if ctx.conv.source.dialect == crate::model::Dialect::Codex {
+    // A Responses API reasoning item with no model output after it is
+    // what `reasoning-without-follower` reports, with what the API answers.
+    if ctx.profile().provider == crate::finding::profile::Provider::OpenAiResponses {
         return;
     }
     for (mi, m) in ctx.conv.messages.iter().enumerate() {

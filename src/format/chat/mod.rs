@@ -6,6 +6,8 @@
 //! the shared JSON record reader (`format::records`); repaired by
 //! [`writer`].
 
+pub mod profile;
+
 use super::records::record::{
     Builder, Handlers, JsonStr, Rec, arguments_of, content_text, parse_content,
 };

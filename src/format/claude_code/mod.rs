@@ -5,6 +5,8 @@
 //! several records sharing `message.id`; they are merged into one message.
 
 pub mod discover;
+pub mod profile;
+
 use std::borrow::Cow;
 
 use serde::Deserialize;

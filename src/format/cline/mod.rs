@@ -46,6 +46,8 @@
 //! read by [`session`].
 
 pub mod discover;
+pub mod profile;
+
 use std::path::Path;
 use std::sync::Arc;
 

@@ -33,7 +33,7 @@
 //! - a call with no result anywhere in the history is answered on every
 //!   request, in memory (`MessageBuilder`: an `is_error` result "Tool
 //!   execution was interrupted before a result was produced. Tool: <name>.")
-//!   ([`Conversation::answers_calls`]);
+//!   (its client profile, `profile::CLINE_4`, says so in the finding);
 //! - a result whose call is not there is sent as it is.
 //! - `version` other than 1 is a format this reader does not know: refused
 //!   with the version named, never read as clean.
@@ -60,10 +60,6 @@ pub static STORE: Store = Store {
         new: super::super::records::writer::new,
     },
 };
-
-/// What Cline 4 sends for a call that has no result anywhere in the
-/// history.
-pub const ANSWERS_CALLS: &str = "Cline 4 answers it itself on every request, in memory (`MessageBuilder`: an `is_error` tool result `Tool execution was interrupted before a result was produced. Tool: <name>.`); the file keeps the call unanswered, so the model is told the call was interrupted, whatever the tool did";
 
 /// What a file of a session folder is, from its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -290,9 +286,7 @@ fn read(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversati
     for (el, loc) in super::super::records::element_locs(text, 0, elements) {
         b.feed(el.get(), loc, false);
     }
-    let mut conv = b.conv;
-    conv.answers_calls = Some(ANSWERS_CALLS);
-    Ok(conv)
+    Ok(b.conv)
 }
 
 /// Cline 4's SQLite session index (`sessions.db`, table `sessions` with

@@ -4,6 +4,8 @@
 //! their outputs), the rest is session metadata and events.
 
 pub mod discover;
+pub mod profile;
+
 use std::borrow::Cow;
 
 use serde::Deserialize;

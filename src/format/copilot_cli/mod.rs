@@ -13,6 +13,8 @@
 //! is report-only.
 
 pub mod discover;
+pub mod profile;
+
 use std::borrow::Cow;
 use std::fs::File;
 use std::path::Path;

@@ -31,6 +31,8 @@
 //! list and the chat panel of 2024) is read by [`workspace`].
 
 pub mod discover;
+pub mod profile;
+
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

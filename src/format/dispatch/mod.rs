@@ -15,6 +15,8 @@
 //! the rules. Memory holds a few conversations per thread, never the
 //! database.
 
+pub mod profile;
+
 use crate::source::pipeline::{self, Closed, ShardOut, Sharded};
 use std::borrow::Cow;
 use std::path::Path;

@@ -19,6 +19,8 @@
 //! are merged before the request is sent.
 
 pub mod discover;
+pub mod profile;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

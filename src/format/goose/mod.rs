@@ -10,4 +10,5 @@
 pub mod db;
 pub mod discover;
 pub mod legacy;
+pub mod profile;
 pub mod writer;

@@ -17,6 +17,8 @@
 //! order beside them (a merge of two ordered cursors), so memory holds one
 //! conversation and its executions, never the table.
 
+pub mod profile;
+
 use crate::source::pipeline::Dealer;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -29,6 +29,8 @@
 //! tree (`storage/`, ≤ 1.1) is read by `legacy`, with the same rules.
 
 pub mod discover;
+pub mod profile;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -15,6 +15,7 @@ pub mod dispatch;
 pub mod messages;
 pub mod otlp;
 pub mod phoenix;
+pub mod profile;
 
 /// Why a trace is never repaired, for `repair`'s refusal.
 pub const NOT_REPAIRED: &str = "is a trace: traces are evidence of what was sent to the provider and are not repaired (repair the store the app loads its history from)";

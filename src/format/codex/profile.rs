@@ -1,0 +1,113 @@
+//! What Codex does with each pattern when it resumes a rollout
+//! (`codex-rs`, `normalize.rs` and the rollout reader).
+
+use crate::finding::Severity;
+use crate::finding::profile::{Does, Note, Pattern, Profile, Provider, Resume};
+use crate::model::Dialect;
+
+/// `{output}`: the output item Codex inserts for the call's kind.
+const ORPHAN: &str = "Codex patches this on resume: it inserts `{output}{output:\"aborted\"}` right after the call, in memory only (nothing is written to the rollout or logged); the request is valid, but the model is told the call was aborted";
+
+pub static PROFILE: Profile = Profile {
+    app: "Codex",
+    dialect: Dialect::Codex,
+    formats: &[],
+    provider: Provider::OpenAiResponses,
+    replays_as_stored: false,
+    // `ensure_call_outputs_present` answers a call only when no output
+    // anywhere in the rollout has its id.
+    pairs_outputs_by_id: true,
+    resume: &[
+        Resume {
+            pattern: Pattern::OrphanToolCall,
+            does: Does::Heals("an `aborted` output after the call, in memory only"),
+            severity: Some(Severity::Warning),
+            says: None,
+            notes: &[Note::Text(ORPHAN)],
+            cites_context: true,
+            versions: "0.169.0",
+        },
+        Resume {
+            pattern: Pattern::OrphanToolCallAtEnd,
+            does: Does::Heals("an `aborted` output after the call, in memory only"),
+            severity: Some(Severity::Warning),
+            says: None,
+            notes: &[
+                Note::Text(ORPHAN),
+                Note::Text(
+                    "the rollout ends on this call: if Codex is still running this session, the call may simply be in progress",
+                ),
+            ],
+            cites_context: true,
+            versions: "0.169.0",
+        },
+        Resume {
+            pattern: Pattern::CorruptRecordNotUtf8,
+            does: Does::RefusesToResume,
+            severity: None,
+            says: None,
+            notes: &[Note::Text(
+                "Codex reads the whole rollout as UTF-8 text: with this line in it, the resume fails (`failed to load thread history …: stream did not contain valid UTF-8`) and no item of the session reaches the model",
+            )],
+            cites_context: true,
+            versions: "",
+        },
+        Resume {
+            pattern: Pattern::CorruptRecordTornTail,
+            does: Does::Drops,
+            severity: None,
+            says: None,
+            notes: &[Note::Text(
+                "Codex skips this line on resume and says nothing: the item it held (often the turn's final answer) is silently lost; it writes a newline before appending, so the fragment stays in the rollout",
+            )],
+            cites_context: true,
+            versions: "",
+        },
+        Resume {
+            pattern: Pattern::CorruptRecord,
+            does: Does::Drops,
+            severity: None,
+            says: None,
+            notes: &[Note::Text(
+                "Codex skips this line on resume and says nothing: the item it held is silently lost",
+            )],
+            cites_context: true,
+            versions: "",
+        },
+        Resume {
+            pattern: Pattern::DuplicateToolCallId,
+            does: Does::SendsAsIs,
+            severity: None,
+            says: None,
+            notes: &[Note::Text(
+                "Codex sends both calls as stored on resume (it answers a call itself only when no output anywhere has its id), and the request is refused: two calls with one `call_id`",
+            )],
+            cites_context: true,
+            versions: "",
+        },
+        Resume::new(
+            Pattern::ReasoningWithoutFollower,
+            Does::SendsAsIs,
+            &[Note::Text(
+                "Codex sends it as stored on resume, and the Responses API answers `Item 'rs_…' of type 'reasoning' was provided without its required following item.`",
+            )],
+        ),
+        // `{call_id}`: the output's call id; `{want}`: the output type the
+        // call needs.
+        Resume::new(
+            Pattern::MismatchedToolOutput,
+            Does::Drops,
+            &[Note::Text(
+                "Codex drops this output on resume, logging `ERROR codex_core::util: Orphan function call output for call id: {call_id}`, and inserts `{want}{output:\"aborted\"}` after the call: the real output is lost",
+            )],
+        ),
+        // `{call_id}`: the output's call id.
+        Resume::new(
+            Pattern::OrphanToolResult,
+            Does::Drops,
+            &[Note::Text(
+                "Codex drops this output on resume (`remove_orphan_outputs`) and logs `ERROR codex_core::util: Orphan function call output for call id: {call_id}`: the output is lost from the history it sends",
+            )],
+        ),
+    ],
+};
