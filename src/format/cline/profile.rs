@@ -101,12 +101,12 @@ const fn cline_4_heals(pattern: Pattern) -> Resume {
         says: None,
         notes: &[CLINE_4_ANSWERS],
         cites_context: false,
-        versions: "4.0 (SDK session store)",
+        versions: "",
     }
 }
 
 pub static CLINE_4: Profile = Profile {
-    app: "Cline 4",
+    app: "Cline ≥ 4.0 (SDK session store)",
     dialect: Dialect::Cline4,
     formats: &[],
     provider: Provider::Unknown,
