@@ -40,7 +40,7 @@ with open(sys.argv[2], "wb") as f:
     for x in d["files"]:
         f.write(x["path"].encode() + b"\0")
 for a in d["discovery"]:
-    print(f"  {a[\"app\"]}: {a[\"found\"]} files, {a[\"sessions\"]} sessions, {len(a[\"unread\"])} unread")
+    print("  %s: %d files, %d sessions, %d unread" % (a["app"], a["found"], a["sessions"], len(a["unread"])))
 ' "$base/out.json" "$base/files.list"
 bytes=$(du -cb --files0-from="$base/files.list" | tail -1 | cut -f1)
 files=$(tr -cd '\0' < "$base/files.list" | wc -c)
