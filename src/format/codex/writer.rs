@@ -338,8 +338,14 @@ impl Writer for CodexWriter {
             return Err(Error::not_history(&self.input, "holds no conversation"));
         };
         if self.lines.is_empty() {
-            // No line to change: the copy is the file, copied by the kernel.
-            return crate::write::atomic::copy(&self.input, output, self.force);
+            // No line to change: the copy is the file, copied by the
+            // kernel (or decompressed, for a plain copy of a `.zst` one).
+            return crate::write::lines::copy_as(
+                &self.input,
+                output,
+                self.limits.max_line_bytes,
+                self.force,
+            );
         }
         let werr = crate::write::lines::output_error(output);
         crate::write::lines::rewrite(
