@@ -197,3 +197,178 @@ fn repair_writes_the_compressed_form_codex_reads() {
         std::fs::read(&input).unwrap()
     );
 }
+
+fn paginated(name: &str) -> String {
+    format!("fixtures/codex/paginated/{name}")
+}
+
+/// `rule@line:severity` of every finding, sorted.
+fn findings(doc: &serde_json::Value) -> Vec<String> {
+    let mut v: Vec<String> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}@{}:{}",
+                f["rule"].as_str().unwrap(),
+                f["location"]["line"],
+                f["severity"].as_str().unwrap()
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Each paginated fixture (fixtures/codex/paginated/README.md): what lint
+/// reports, and how many messages it reads of each file.
+#[test]
+fn paginated_histories_are_read_as_codex_reads_them() {
+    let table: &[(&str, &[&str], &[u64])] = &[
+        // What the client wrote, untouched but for long strings: nothing.
+        ("fresh.jsonl", &[], &[10]),
+        // A fork's continuation, out of a Codex home: its own turn only.
+        ("fork.jsonl", &[], &[2]),
+        (
+            "missing-final-ordinal.jsonl",
+            &["missing-ordinal@28:error"],
+            &[10],
+        ),
+        (
+            "missing-ordinal-inside.jsonl",
+            &["missing-ordinal@17:info"],
+            &[10],
+        ),
+        ("reused-ordinal.jsonl", &["reused-ordinal@18:error"], &[10]),
+        (
+            "unknown-line-kind.jsonl",
+            &["unknown-record-type@29:warning"],
+            &[10],
+        ),
+        (
+            "unknown-item-kind.jsonl",
+            &["unknown-record-type@29:warning"],
+            &[10],
+        ),
+        (
+            "ends-on-call.jsonl",
+            &["orphan-tool-call@29:warning"],
+            &[10],
+        ),
+        ("call-inside.jsonl", &["orphan-tool-call@16:warning"], &[10]),
+        // The last user turn (begun by its `item_completed` UserMessage)
+        // taken back: its prompt and answer are not sent.
+        ("rolled-back.jsonl", &[], &[8]),
+        ("fork-base-missing", &["missing-fork-parent@1:error"], &[2]),
+        ("fork-base-present", &[], &[10, 2]),
+    ];
+    let mut failures = Vec::new();
+    for (fixture, want, messages) in table {
+        let (rc, doc) = lint_json(&paginated(fixture), &["--fail-on", "info"]);
+        let got = findings(&doc);
+        if got != *want {
+            failures.push(format!("{fixture}: expected {want:?}, got {got:?}"));
+        }
+        if rc != i32::from(!want.is_empty()) {
+            failures.push(format!("{fixture}: exit {rc}"));
+        }
+        let read: Vec<u64> = doc["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["messages"].as_u64().unwrap())
+            .collect();
+        if read != *messages {
+            failures.push(format!(
+                "{fixture}: messages {read:?}, expected {messages:?}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
+fn the_findings_quote_what_codex_answers() {
+    let (_, doc) = lint_json(&paginated("missing-final-ordinal.jsonl"), &[]);
+    assert!(
+        doc["findings"][0]["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("final paginated rollout record at … is missing an ordinal"),
+        "{doc:#}"
+    );
+    let (_, doc) = lint_json(&paginated("reused-ordinal.jsonl"), &[]);
+    assert!(
+        doc["findings"][0]["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("thread history projection expected ordinal 17, got 16"),
+        "{doc:#}"
+    );
+    let (_, doc) = lint_json(&paginated("fork-base-missing"), &[]);
+    assert!(
+        doc["findings"][0]["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("invalid paginated history lineage for 01a22347-de2f-7520-8cac-9a2f1784286e: missing source rollout"),
+        "{doc:#}"
+    );
+    let (_, doc) = lint_json(&paginated("unknown-line-kind.jsonl"), &[]);
+    let summary = doc["findings"][0]["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with("thread_snapshot is not read"),
+        "{summary}"
+    );
+}
+
+/// An unanswered call at the end of a paginated rollout is answered by a
+/// line that carries the next ordinal: without it the copy's last line
+/// has none, and Codex refuses to resume the copy (`final paginated
+/// rollout record … is missing an ordinal`). Inside the rollout no ordinal
+/// is free: the finding is left, and Codex answers the call itself.
+#[test]
+fn a_repair_keeps_a_paginated_rollout_numbered() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = root().join(paginated("ends-on-call.jsonl"));
+    let out = dir.path().join("copy.jsonl");
+    let o = run(&[
+        "repair",
+        "--format",
+        "json",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let log: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(edit_lines(&log), ["answer-call@29"], "{log:#}");
+    let copy = std::fs::read_to_string(&out).unwrap();
+    let last: serde_json::Value = serde_json::from_str(copy.lines().last().unwrap()).unwrap();
+    assert_eq!(last["ordinal"], 29, "{last}");
+    assert_eq!(last["payload"]["output"], "aborted", "{last}");
+    let (rc, doc) = lint_json(out.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!(rc, 0, "{doc:#}");
+
+    let input = root().join(paginated("call-inside.jsonl"));
+    let out = dir.path().join("inside.jsonl");
+    let o = run(&[
+        "repair",
+        "--format",
+        "json",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let log: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(log["edits"].as_array().unwrap().is_empty(), "{log:#}");
+    assert!(
+        log["left"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("inside a paginated rollout"),
+        "{log:#}"
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&input).unwrap());
+}

@@ -12,6 +12,7 @@ use serde::Serialize;
 pub mod chain;
 mod chunks;
 pub mod compare;
+mod paging;
 pub mod pairing;
 mod signatures;
 mod source;
@@ -22,6 +23,7 @@ mod text;
 mod trace;
 
 pub use chunks::{Chunk, ChunkLog};
+pub use paging::{Base, Ordinal, Paging, Parent, Unread};
 
 /// The text of a tool result `repair` synthesizes. Clearly not the tool's
 /// output; rules recognise it (a placeholder is not a failed call).
@@ -451,6 +453,11 @@ pub struct Conversation {
     /// each holds (provider-shaped histories; Claude Code counts them on
     /// its chain's records).
     pub lone_surrogates: Vec<(Loc, u32)>,
+    /// How the store numbers its records and which history this one
+    /// continues, where it says so (Codex paginated rollouts).
+    pub paging: Option<Box<Paging>>,
+    /// Records of a kind or version the reader does not read.
+    pub unread: Vec<Unread>,
 }
 
 /// A tool call its app never answers, by design: (message, part) and why.
@@ -478,6 +485,8 @@ impl Conversation {
             by_design: Vec::new(),
             signatures: None,
             lone_surrogates: Vec::new(),
+            paging: None,
+            unread: Vec::new(),
         }
     }
 
