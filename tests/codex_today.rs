@@ -372,3 +372,113 @@ fn a_repair_keeps_a_paginated_rollout_numbered() {
     );
     assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&input).unwrap());
 }
+
+/// The pinned Codex (tests/oracle/install.sh) writes a fresh session,
+/// offline against the mock provider (tests/oracle/fresh.py): two turns.
+/// chatfsck reads every item of it (each `response_item` line is a message
+/// it read, the prompts and answers among them) with no finding at all, as
+/// the client wrote it and compressed as the client compresses it. When a
+/// client bump changes what it writes, this test fails first.
+#[test]
+#[cfg_attr(
+    not(all(has_tool = "clients", has_tool = "python3")),
+    ignore = "needs the pinned Codex client and Python 3: tests/oracle/install.sh (scripts/test-all does it)"
+)]
+fn a_fresh_session_of_the_pinned_client_reads_whole_and_clean() {
+    let prefix = std::env::var_os("CLIENTS_PREFIX")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root().join("target/tools/clients"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fresh");
+    let o = std::process::Command::new("python3")
+        .arg(root().join("tests/oracle/fresh.py"))
+        .args(["codex", out.to_str().unwrap(), "--timeout", "180"])
+        .env("CLIENTS_PREFIX", &prefix)
+        .output()
+        .expect("python3 runs");
+    let text = String::from_utf8_lossy(&o.stdout);
+    let summary: serde_json::Value = text
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| {
+            panic!(
+                "fresh.py printed no summary: {text}{}",
+                String::from_utf8_lossy(&o.stderr)
+            )
+        });
+    assert_eq!(summary["version"], "0.169.0", "{summary}");
+    for run in summary["runs"].as_array().unwrap() {
+        assert_eq!(run["rc"], 0, "the client failed: {summary}");
+    }
+    assert_eq!(summary["model_requests"], 2, "{summary}");
+    let rollouts = summary["rollouts"].as_array().unwrap();
+    assert_eq!(rollouts.len(), 1, "{summary}");
+    let rollout = out.join(rollouts[0].as_str().unwrap());
+
+    // The response items the client wrote, by line.
+    let written = std::fs::read_to_string(&rollout).unwrap();
+    let mut items = Vec::new();
+    for (i, l) in written.lines().enumerate() {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        assert!(v["ordinal"].is_u64(), "line {} has no ordinal: {l}", i + 1);
+        if v["type"] == "response_item" {
+            items.push((
+                i as u64 + 1,
+                v["payload"]["type"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    assert!(items.iter().any(|(_, t)| t == "message"), "{written}");
+
+    // Compressed as Codex compresses an idle rollout.
+    let zst = dir.path().join("rollout-fresh.jsonl.zst");
+    std::fs::write(
+        &zst,
+        zstd::stream::encode_all(written.as_bytes(), 3).unwrap(),
+    )
+    .unwrap();
+    let home = out.join("codex-home/sessions");
+    for input in [rollout.as_path(), zst.as_path(), home.as_path()] {
+        let (rc, doc) = lint_json(input.to_str().unwrap(), &["--fail-on", "info"]);
+        assert_eq!(rc, 0, "{}: {doc:#}", input.display());
+        assert!(
+            doc["findings"].as_array().unwrap().is_empty(),
+            "{}: {doc:#}",
+            input.display()
+        );
+        assert_eq!(doc["files"][0]["dialect"], "codex", "{doc:#}");
+        if input == home {
+            // The Codex home's tree: read as one rollout, clean.
+            assert_eq!(doc["files"].as_array().unwrap().len(), 1, "{doc:#}");
+            continue;
+        }
+        let o = run(&["inspect", "--format", "json", input.to_str().unwrap()]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let conv = &doc["conversations"][0];
+        let lines: Vec<u64> = conv["timeline"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["line"].as_u64().unwrap())
+            .collect();
+        let item_lines: Vec<u64> = items.iter().map(|(l, _)| *l).collect();
+        assert_eq!(
+            lines, item_lines,
+            "every response item is a message read, and nothing else: {items:?}"
+        );
+        let previews: Vec<&str> = conv["timeline"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["preview"].as_str().unwrap())
+            .collect();
+        for prompt in summary["prompts"].as_array().unwrap() {
+            assert!(
+                previews.contains(&prompt.as_str().unwrap()),
+                "{prompt} not read: {previews:?}"
+            );
+        }
+    }
+}
