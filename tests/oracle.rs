@@ -386,7 +386,13 @@ fn every_client_fixture_has_a_case() {
     for dir in ["fixtures/claude-code", "fixtures/codex"] {
         for e in walkdir::WalkDir::new(root().join(dir)) {
             let e = e.unwrap();
-            if e.path().extension().is_some_and(|x| x == "jsonl") {
+            // Paginated histories: what 0.169.0 does with each is in
+            // their README, checked by tests/codex_today.rs.
+            if e.path().extension().is_some_and(|x| x == "jsonl")
+                && !e
+                    .path()
+                    .starts_with(root().join("fixtures/codex/paginated"))
+            {
                 let rel = e
                     .path()
                     .strip_prefix(root())

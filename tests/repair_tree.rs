@@ -21,6 +21,11 @@ fn tree() -> (tempfile::TempDir, PathBuf) {
         for e in walkdir::WalkDir::new(root().join("fixtures").join(app)) {
             let e = e.unwrap();
             let rel = e.path().strip_prefix(root().join("fixtures")).unwrap();
+            // Codex's newer layouts (a cut-short .zst among them) are
+            // checked by tests/codex_today.rs.
+            if rel.starts_with("codex/zst") || rel.starts_with("codex/paginated") {
+                continue;
+            }
             let to = sessions.join(rel);
             if e.file_type().is_dir() {
                 std::fs::create_dir_all(&to).unwrap();

@@ -189,6 +189,9 @@ pub fn looks_like_history(path: &Path) -> bool {
     if COMPANIONS.contains(&name) {
         return false;
     }
+    if name.ends_with(".jsonl.zst") {
+        return true;
+    }
     match path.extension().and_then(|e| e.to_str()) {
         Some("jsonl" | "db" | "sqlite" | "sqlite3" | "traj" | "md") => true,
         Some("json") => read_head(path).is_ok_and(|head| {
@@ -304,11 +307,13 @@ pub fn text_store(path: &Path, limits: Limits) -> Result<Option<&'static Store>>
     ))
 }
 
-fn read_head(path: &Path) -> Result<Vec<u8>> {
+/// The first [`Head::LEN`] bytes of a file's text: of what a compressed
+/// file holds, decompressed (a Codex `.jsonl.zst` rollout).
+pub(crate) fn read_head(path: &Path) -> Result<Vec<u8>> {
     use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
+    let text = crate::source::compressed::Text::open(path)?;
     let mut buf = Vec::with_capacity(Head::LEN);
-    file.take(Head::LEN as u64)
+    text.take(Head::LEN as u64)
         .read_to_end(&mut buf)
         .map_err(|e| Error::io(path, &e))?;
     Ok(buf)

@@ -12,6 +12,7 @@ use serde::Serialize;
 pub mod chain;
 mod chunks;
 pub mod compare;
+mod paging;
 pub mod pairing;
 mod signatures;
 mod source;
@@ -22,6 +23,7 @@ mod text;
 mod trace;
 
 pub use chunks::{Chunk, ChunkLog};
+pub use paging::{Base, Ordinal, Paging, Parent, Unread};
 
 /// The text of a tool result `repair` synthesizes. Clearly not the tool's
 /// output; rules recognise it (a placeholder is not a failed call).
@@ -481,6 +483,11 @@ pub struct Conversation {
     pub elsewhere: Option<Box<Elsewhere>>,
     /// Tool results whose output file is gone.
     pub missing_outputs: Vec<MissingOutput>,
+    /// How the store numbers its records and which history this one
+    /// continues, where it says so (Codex paginated rollouts).
+    pub paging: Option<Box<Paging>>,
+    /// Records of a kind or version the reader does not read.
+    pub unread: Vec<Unread>,
 }
 
 /// A tool call its app never answers, by design: (message, part) and why.
@@ -510,6 +517,8 @@ impl Conversation {
             lone_surrogates: Vec::new(),
             elsewhere: None,
             missing_outputs: Vec::new(),
+            paging: None,
+            unread: Vec::new(),
         }
     }
 

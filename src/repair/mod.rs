@@ -62,6 +62,10 @@ pub struct Report {
     pub target: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub inserted: Option<u64>,
+    /// The form the copy was written in, when it is not plain text as
+    /// read, and why (a compressed Codex rollout: `source::compressed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub written_as: Option<String>,
     /// `--in-place`: the copy of the input kept beside it before it was
     /// replaced.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -736,7 +740,7 @@ fn keep_input(
         }
         src.done(conv);
     }
-    atomic::copy(input, out, true)?;
+    crate::write::lines::copy_as(input, out, opts.limits.max_line_bytes, true)?;
     Ok(Report {
         edits: Vec::new(),
         left,
@@ -845,6 +849,10 @@ fn repair_once(
     } else {
         input.display().to_string()
     };
+    let written_as = match (output, opts.dry_run) {
+        (Some(out), false) if !pg => source::compressed::written_as(input, out)?,
+        _ => None,
+    };
     let output = match (&log.sql, &log.target) {
         (Some(s), Some(t)) => Some(format!("{s} and {t}")),
         (Some(s), None) => Some(s.clone()),
@@ -862,6 +870,7 @@ fn repair_once(
         sql: log.sql,
         target: log.target,
         inserted: log.inserted,
+        written_as,
         backup: None,
         edits: log.edits,
         left: log.left,

@@ -40,6 +40,9 @@ pub fn human(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         r.format,
         r.dialect
     )?;
+    if let Some(w) = &r.written_as {
+        writeln!(out, "  written as {}", escape(w))?;
+    }
     if let Some(b) = &r.backup {
         writeln!(out, "  backup of the original: {}", escape(b))?;
     }

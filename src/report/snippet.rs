@@ -6,8 +6,6 @@
 //! numbers. `Excerpt` implements miette's `SourceCode` over those lines.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use miette::{MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents};
@@ -48,7 +46,8 @@ impl Excerpt {
         }
         let mut shown: Vec<((u64, u64), String)> = Vec::new();
         if !wanted.is_empty() {
-            let mut file = File::open(path).ok();
+            // A compressed file's records are shown from the text it holds.
+            let mut file = crate::source::compressed::Ranges::open(path).ok();
             for ((line, start), end) in wanted {
                 let text = file
                     .as_mut()
@@ -98,12 +97,13 @@ impl Excerpt {
     }
 }
 
-fn read_range(f: &mut File, start: u64, end: u64) -> Option<String> {
+fn read_range(
+    f: &mut crate::source::compressed::Ranges<'_>,
+    start: u64,
+    end: u64,
+) -> Option<String> {
     let want = (end.saturating_sub(start) as usize).min(MAX_SHOWN * 4 + 8);
-    f.seek(SeekFrom::Start(start)).ok()?;
-    let mut buf = vec![0u8; want];
-    let n = f.read(&mut buf).ok()?;
-    buf.truncate(n);
+    let buf = f.read(start, want).ok()?;
     let text = String::from_utf8_lossy(&buf);
     let escaped = escape(&text);
     let mut shown: String = escaped.chars().take(MAX_SHOWN).collect();

@@ -30,6 +30,8 @@ mod invalid_tool_arguments;
 mod lone_surrogate;
 mod mismatched_message_id;
 mod mismatched_tool_output;
+mod missing_fork_parent;
+mod missing_ordinal;
 mod missing_thought_signature;
 mod missing_tool_output;
 mod mixed_role_message;
@@ -40,6 +42,7 @@ mod oversized_image;
 mod parent_cycle;
 pub mod prompt_divergence;
 mod reasoning_without_follower;
+mod reused_ordinal;
 mod role_order;
 mod seq_gap;
 mod stale_leaf;
@@ -50,6 +53,7 @@ mod trailing_completion_call;
 pub mod truncated_response;
 mod unchained_records;
 mod unknown_block_type;
+mod unknown_record_type;
 
 /// A rule: its stable name, its documentation and its check.
 pub struct Rule {
@@ -105,6 +109,10 @@ pub static RULES: &[&Rule] = &[
     &history_elsewhere::RULE,
     &missing_tool_output::RULE,
     &missing_thought_signature::RULE,
+    &missing_ordinal::RULE,
+    &reused_ordinal::RULE,
+    &missing_fork_parent::RULE,
+    &unknown_record_type::RULE,
 ];
 
 pub fn find(name: &str) -> Option<&'static Rule> {

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::model::{Conversation, SourceInfo};
 
+pub mod compressed;
 pub mod lines;
 pub mod pipeline;
 pub mod sqlite;
@@ -117,8 +118,16 @@ pub fn not_regular(meta: &std::fs::Metadata) -> Option<&'static str> {
     Some("a special file")
 }
 
-/// True for file names the directory walk picks up.
+/// True for file names the directory walk picks up: a compressed Codex
+/// rollout (`rollout-….jsonl.zst`) among them.
 pub fn is_candidate(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if name.ends_with(".jsonl.zst") {
+        return true;
+    }
     matches!(
         path.extension().and_then(|e| e.to_str()),
         Some("jsonl" | "json" | "db" | "sqlite" | "sqlite3" | "vscdb" | "traj")
@@ -160,7 +169,7 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>> {
         if out.len() == before {
             return Err(Error::input(
                 p,
-                "directory holds no histories (no *.jsonl or *.json files)",
+                "directory holds no histories (no *.jsonl, *.jsonl.zst or *.json files)",
             ));
         }
     }

@@ -5,25 +5,29 @@
 //! atomically beside the output and renamed into place.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use super::atomic::{self, Atomic};
 use crate::error::{Error, Result};
 use crate::model::Loc;
+use crate::source::compressed::{Ranges, Text, compress_output};
 use crate::source::lines::{LineReader, Next};
 
 /// The input, open once while a writer plans, read record by record where
 /// an edit needs the record's own text (for the repair log or to edit it).
+/// A compressed input is read as the text it holds.
 pub struct Records<'p> {
     path: &'p Path,
-    file: File,
+    text: Ranges<'p>,
 }
 
 impl<'p> Records<'p> {
     pub fn open(path: &'p Path) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::io(path, &e))?;
-        Ok(Records { path, file })
+        Ok(Records {
+            path,
+            text: Ranges::open(path)?,
+        })
     }
 
     /// The text of the record at `loc` (invalid UTF-8 shown as U+FFFD).
@@ -46,13 +50,14 @@ impl<'p> Records<'p> {
                 "internal: a line edit without a line location",
             ));
         };
-        self.file
-            .seek(SeekFrom::Start(*start))
-            .map_err(|e| Error::io(path, &e))?;
-        let mut buf = vec![0; (*end - *start) as usize];
-        self.file
-            .read_exact(&mut buf)
-            .map_err(|e| Error::io(path, &e))?;
+        let len = (*end - *start) as usize;
+        let buf = self.text.read(*start, len)?;
+        if buf.len() != len {
+            return Err(Error::input(
+                path,
+                "changed while it was being repaired: a record read before is no longer there",
+            ));
+        }
         Ok(buf)
     }
 }
@@ -82,9 +87,16 @@ pub fn rewrite(
     end: impl FnOnce(&mut dyn Write) -> Result<()>,
 ) -> Result<()> {
     let tmp = Atomic::new(output)?;
-    let mut w = tmp.writer(output)?;
-    let file = File::open(input).map_err(|e| Error::io(input, &e))?;
-    let mut lines = LineReader::of_file(file, max);
+    let text = Text::open(input)?;
+    let zstd = text.is_zstd();
+    // A plain file's length sizes a long line's buffer at once.
+    let len = if zstd {
+        None
+    } else {
+        std::fs::metadata(input).ok().map(|m| m.len())
+    };
+    let mut w = Output::new(tmp.writer(output)?, compress_output(zstd, output), output)?;
+    let mut lines = LineReader::new(text.buffered(), max).with_len(len);
     loop {
         match lines.next_line().map_err(|e| Error::io(input, &e))? {
             Next::End => break,
@@ -105,8 +117,76 @@ pub fn rewrite(
         each(&line, &mut w)?;
     }
     end(&mut w)?;
-    atomic::finish(w, output)?;
+    atomic::finish(w.finish(output)?, output)?;
     tmp.commit(output, force, Some(input))
+}
+
+/// Copy `input` to `output` as it is, in the form the output's name asks
+/// for ([`compress_output`]): the kernel copies the bytes when the form is
+/// the input's; otherwise the text is decompressed, or compressed, on the
+/// way.
+pub fn copy_as(input: &Path, output: &Path, max: usize, force: bool) -> Result<()> {
+    let zstd = crate::source::compressed::file_is_zstd(input)?;
+    if compress_output(zstd, output) == zstd {
+        return atomic::copy(input, output, force);
+    }
+    let werr = output_error(output);
+    rewrite(
+        input,
+        output,
+        max,
+        force,
+        |line, w| {
+            w.write_all(line.bytes).map_err(&werr)?;
+            if line.terminated {
+                w.write_all(b"\n").map_err(&werr)?;
+            }
+            Ok(())
+        },
+        |_| Ok(()),
+    )
+}
+
+/// The copy as it is written: plain text, or one zstd stream of it (the
+/// form Codex reads a `.jsonl.zst` rollout in: `compress_output`).
+pub enum Output {
+    Plain(BufWriter<File>),
+    Zstd(zstd::stream::write::Encoder<'static, BufWriter<File>>),
+}
+
+impl Output {
+    pub fn new(w: BufWriter<File>, compress: bool, output: &Path) -> Result<Output> {
+        if !compress {
+            return Ok(Output::Plain(w));
+        }
+        zstd::stream::write::Encoder::new(w, zstd::DEFAULT_COMPRESSION_LEVEL)
+            .map(Output::Zstd)
+            .map_err(output_error(output))
+    }
+
+    /// The file writer, once a zstd stream is ended.
+    pub fn finish(self, output: &Path) -> Result<BufWriter<File>> {
+        match self {
+            Output::Plain(w) => Ok(w),
+            Output::Zstd(e) => e.finish().map_err(output_error(output)),
+        }
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Output::Plain(w) => w.write(buf),
+            Output::Zstd(e) => e.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Output::Plain(w) => w.flush(),
+            Output::Zstd(e) => e.flush(),
+        }
+    }
 }
 
 /// A write error of the copy, naming the output.

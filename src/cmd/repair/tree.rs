@@ -180,7 +180,7 @@ pub(super) fn run(
     }
     for one in done.into_iter().flatten() {
         match one? {
-            Done::Repaired(rep) => doc.files.push(rep),
+            Done::Repaired(rep) => doc.files.push(*rep),
             Done::Skipped(s) => doc.skipped.push(s),
             Done::Unreadable(e) => doc.errors.push(e),
         }
@@ -306,7 +306,7 @@ struct Dests<'a> {
 /// One file of a tree repair: its report, or why it is not a history
 /// (then copied as it is).
 enum Done {
-    Repaired(Report),
+    Repaired(Box<Report>),
     Skipped(Skipped),
     Unreadable(TreeError),
 }
@@ -332,7 +332,7 @@ fn repair_one(
             if let (Some(d), Some(_)) = (dests, &rep.output) {
                 rep.output = Some(d.final_root.join(&rel).display().to_string());
             }
-            Ok(Done::Repaired(rep))
+            Ok(Done::Repaired(Box::new(rep)))
         }
         Err(e @ Error::Output { .. }) => Err(e),
         Err(e) => {

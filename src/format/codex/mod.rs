@@ -16,10 +16,13 @@ use super::records::record::{
 };
 use super::store::{Head, Opened, Probe, Store, Writing};
 
+mod home;
 mod writer;
 use crate::error::Result;
 use crate::finding::Action;
-use crate::model::{ArgEncoding, Arguments, Loc, Message, PartKind, Role, Slot};
+use crate::model::{
+    ArgEncoding, Arguments, Base, Loc, Message, Ordinal, Paging, PartKind, Role, Slot, Unread,
+};
 use crate::model::{Dialect, Format};
 use crate::source::Limits;
 
@@ -89,12 +92,38 @@ struct CodexItem<'a> {
     id: Option<String>,
 }
 
+/// The kinds of rollout line (`RolloutItem`) Codex 0.169.0 writes; the
+/// reader reads the history from `session_meta`, `response_item`,
+/// `compacted` and `event_msg`, and keeps the others as metadata.
+const LINE_KINDS: &[&str] = &[
+    "session_meta",
+    "response_item",
+    "compacted",
+    "event_msg",
+    "turn_context",
+    "world_state",
+    "token_usage_record",
+    "dynamic_tools_updated",
+    "inter_agent_communication",
+    "inter_agent_communication_metadata",
+    "realtime_item",
+    "rollout_reference",
+];
+
 pub(crate) fn record(b: &mut Builder, rec: Rec<'_>, loc: Loc) -> Result<(), String> {
     let ty = rec.ty.as_deref().unwrap_or_default();
     let Some(payload) = rec.payload else {
         b.conv.meta_records += 1;
         return Ok(());
     };
+    if ty == "session_meta" && b.records == 0 && b.conv.paging.is_none() {
+        session_meta(b, payload.as_raw_str(), &loc);
+    }
+    if let Some(paging) = b.conv.paging.as_deref_mut() {
+        paging
+            .records
+            .push((loc.clone(), ordinal(rec.ordinal.as_ref())));
+    }
     match ty {
         "response_item" => item(b, payload.as_raw_str(), &loc),
         "compacted" => compacted(b, payload.as_raw_str(), &loc),
@@ -118,11 +147,80 @@ pub(crate) fn record(b: &mut Builder, rec: Rec<'_>, loc: Loc) -> Result<(), Stri
             b.conv.meta_records += 1;
             Ok(())
         }
-        _ => {
+        known if LINE_KINDS.contains(&known) => {
+            b.conv.meta_records += 1;
+            Ok(())
+        }
+        other => {
+            b.conv.unread.push(Unread {
+                loc,
+                kind: other.to_string(),
+                what: "a kind of rollout line this reader does not know; what it holds was not read",
+            });
             b.conv.meta_records += 1;
             Ok(())
         }
     }
+}
+
+/// A line's `ordinal` as stored.
+fn ordinal(raw: Option<&RawValue<'_>>) -> Ordinal {
+    match raw.map(|r| r.as_raw_str().trim().parse::<u64>()) {
+        None => Ordinal::Missing,
+        Some(Ok(n)) => Ordinal::At(n),
+        Some(Err(_)) => Ordinal::Invalid,
+    }
+}
+
+/// The first line's `session_meta`: whether the history is paginated
+/// (`history_mode`, Codex 0.146 and later: every line then carries an
+/// ordinal) and, for a fork's continuation, the history it continues
+/// (`history_base`).
+fn session_meta(b: &mut Builder, payload: &str, loc: &Loc) {
+    #[derive(Deserialize)]
+    struct HistoryBase {
+        #[serde(default)]
+        thread_id: Option<String>,
+        #[serde(default)]
+        end_ordinal_exclusive: Option<u64>,
+    }
+    #[derive(Deserialize)]
+    struct Meta {
+        #[serde(default)]
+        history_mode: Option<String>,
+        #[serde(default)]
+        history_base: Option<HistoryBase>,
+    }
+    let Ok(meta) = sonic_rs::from_str::<Meta>(payload) else {
+        return;
+    };
+    match meta.history_mode.as_deref() {
+        None | Some("legacy") => return,
+        Some("paginated") => {}
+        Some(other) => {
+            b.conv.unread.push(Unread {
+                loc: loc.clone(),
+                kind: format!("session_meta history_mode `{other}`"),
+                what: "a history mode this reader does not know; the lines were read as a legacy rollout's",
+            });
+            return;
+        }
+    }
+    let mut paging = Paging::new(loc.clone());
+    if let Some(HistoryBase {
+        thread_id: Some(thread),
+        end_ordinal_exclusive,
+    }) = meta.history_base
+    {
+        let parent = home::find_rollout(&b.conv.source.path, &thread);
+        paging.base = Some(Base {
+            loc: loc.clone(),
+            thread,
+            end_exclusive: end_ordinal_exclusive,
+            parent,
+        });
+    }
+    b.conv.paging = Some(Box::new(paging));
 }
 
 /// A `compacted` line. One that carries `replacement_history` is the new
@@ -187,11 +285,35 @@ fn event(b: &mut Builder, payload: &str) {
         ty: Option<Cow<'a, str>>,
         #[serde(default)]
         num_turns: Option<u64>,
+        #[serde(borrow, default)]
+        item: Option<EventItem<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct EventItem<'a> {
+        #[serde(rename = "type", borrow, default)]
+        ty: Option<Cow<'a, str>>,
     }
     let Ok(e) = sonic_rs::from_str::<Event<'_>>(payload) else {
         return;
     };
     match e.ty.as_deref() {
+        // Codex 0.148 and later writes a user turn as `item_completed`
+        // with a `UserMessage` item (0.169.0 writes no `user_message`
+        // event at all), after the user `response_item` it sends.
+        Some("item_completed")
+            if e.item.as_ref().and_then(|i| i.ty.as_deref()) == Some("UserMessage") =>
+        {
+            b.codex_open_assistant = false;
+            let len = b.conv.messages.len();
+            let start = match b.conv.messages.last() {
+                Some(m) if m.role == Role::User => len - 1,
+                _ => len,
+            };
+            // One turn, when a `user_message` event marked it already.
+            if b.codex_turns.last() != Some(&start) {
+                b.codex_turns.push(start);
+            }
+        }
         Some("user_message") => {
             // A new turn: the model's next items are a new message.
             b.codex_open_assistant = false;
@@ -350,6 +472,13 @@ fn item(b: &mut Builder, payload: &str, loc: &Loc) -> Result<(), String> {
             b.conv.messages.push(msg);
         }
         other => {
+            if !ITEM_KINDS.contains(&other) {
+                b.conv.unread.push(Unread {
+                    loc: loc.clone(),
+                    kind: format!("response_item `{}`", if other.is_empty() { "(no type)" } else { other }),
+                    what: "a kind of response item this reader does not know; it is kept as an item of the assistant's, unread",
+                });
+            }
             let other = if other.is_empty() { "unknown" } else { other };
             assistant(b, &loc).push(
                 PartKind::Other {
@@ -361,6 +490,22 @@ fn item(b: &mut Builder, payload: &str, loc: &Loc) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Response items Codex 0.169.0 writes that the reader keeps as they are
+/// (an item of the assistant's message), beside those it reads.
+const ITEM_KINDS: &[&str] = &[
+    "additional_tools",
+    "web_search_call",
+    "image_generation_call",
+    "ghost_snapshot",
+    "compaction",
+    "compaction_summary",
+    "compaction_trigger",
+    "context_compaction",
+    "configuration_update",
+    "agent_message",
+    "other",
+];
 
 fn assistant<'b>(b: &'b mut Builder, loc: &Loc) -> &'b mut Message {
     if !b.codex_open_assistant || b.conv.messages.last().map(|m| m.role) != Some(Role::Assistant) {

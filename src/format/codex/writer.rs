@@ -89,6 +89,29 @@ fn aborted(call_ty: &str, id: &str) -> Value {
     }
 }
 
+/// Where a line inserted after the line at `loc` would sit in a
+/// paginated rollout (`Conversation::paging`).
+enum Paginated {
+    /// The rollout is not paginated.
+    No,
+    /// After the last line, whose ordinal is one less than this.
+    After(u64),
+    /// Anywhere else.
+    Inside,
+}
+
+fn paginated_next(conv: &Conversation, loc: &Loc) -> Paginated {
+    let Some(paging) = &conv.paging else {
+        return Paginated::No;
+    };
+    match paging.records.last() {
+        Some((last, crate::model::Ordinal::At(n))) if last == loc => {
+            n.checked_add(1).map_or(Paginated::Inside, Paginated::After)
+        }
+        _ => Paginated::Inside,
+    }
+}
+
 impl Writer for CodexWriter {
     fn plan(&mut self, conv: &Conversation, planned: &[Planned<'_>], log: &mut Log) -> Result<()> {
         self.planned = true;
@@ -280,9 +303,30 @@ impl Writer for CodexWriter {
                                 edits.push(e);
                             }
                             OrphanPolicy::Placeholder => {
+                                // A paginated rollout numbers its lines: a
+                                // line inserted after the last one takes
+                                // the next ordinal; one inside would have
+                                // none to take (Codex inserts the same
+                                // output itself on resume, in memory).
+                                let next = match paginated_next(conv, &loc) {
+                                    Paginated::No => None,
+                                    Paginated::After(n) => Some(n),
+                                    Paginated::Inside => {
+                                        leave(
+                                            format!(
+                                                "line {n} is inside a paginated rollout, whose lines are numbered: a line inserted there would have no ordinal to take (Codex inserts the `\"aborted\"` output itself on resume, in memory)"
+                                            ),
+                                            log,
+                                        );
+                                        continue;
+                                    }
+                                };
                                 let mut line = serde_json::Map::new();
                                 if let Some(ts) = parsed.as_ref().and_then(|v| v.get("timestamp")) {
                                     line.insert("timestamp".into(), ts.clone());
+                                }
+                                if let Some(next) = next {
+                                    line.insert("ordinal".into(), Value::from(next));
                                 }
                                 line.insert("type".into(), Value::String("response_item".into()));
                                 line.insert("payload".into(), aborted(pt, id));
@@ -338,8 +382,14 @@ impl Writer for CodexWriter {
             return Err(Error::not_history(&self.input, "holds no conversation"));
         };
         if self.lines.is_empty() {
-            // No line to change: the copy is the file, copied by the kernel.
-            return crate::write::atomic::copy(&self.input, output, self.force);
+            // No line to change: the copy is the file, copied by the
+            // kernel (or decompressed, for a plain copy of a `.zst` one).
+            return crate::write::lines::copy_as(
+                &self.input,
+                output,
+                self.limits.max_line_bytes,
+                self.force,
+            );
         }
         let werr = crate::write::lines::output_error(output);
         crate::write::lines::rewrite(

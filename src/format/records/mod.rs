@@ -16,6 +16,7 @@ use serde_json::value::RawValue;
 
 use crate::error::{Error, Result};
 use crate::model::{Conversation, Dialect, Format, Loc, SourceInfo};
+use crate::source::compressed::Text;
 use crate::source::lines::{LineReader, Next};
 use crate::source::{Limits, Source};
 use record::{Builder, Family, Handlers};
@@ -111,9 +112,12 @@ impl Source for FileSource {
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
+/// The file's text, buffered: a compressed file (a Codex `.jsonl.zst`
+/// rollout) is decompressed as it is read.
+type Reader = BufReader<Text>;
+
 fn read_file(path: &Path, limits: Limits, handlers: &'static Handlers) -> Result<Conversation> {
-    let file = File::open(path).map_err(|e| Error::io(path, &e))?;
-    let mut reader = BufReader::with_capacity(256 * 1024, file);
+    let mut reader = Text::open(path)?.buffered();
     let head = reader.fill_buf().map_err(|e| Error::io(path, &e))?;
     let head = head.strip_prefix(BOM).unwrap_or(head);
     let first = head.iter().copied().find(|b| !b.is_ascii_whitespace());
@@ -125,10 +129,7 @@ fn read_file(path: &Path, limits: Limits, handlers: &'static Handlers) -> Result
         match read_document(path, reader, limits, handlers)? {
             Some(conv) => return Ok(conv),
             // Not a document: JSONL that happens to be named `.json`.
-            None => {
-                let file = File::open(path).map_err(|e| Error::io(path, &e))?;
-                reader = BufReader::with_capacity(256 * 1024, file);
-            }
+            None => reader = Text::open(path)?.buffered(),
         }
     }
     read_lines(path, reader, limits, handlers)
@@ -165,11 +166,17 @@ fn finish(path: &Path, mut b: Builder, format: Format) -> Result<Conversation> {
 
 fn read_lines(
     path: &Path,
-    reader: BufReader<File>,
+    reader: Reader,
     limits: Limits,
     handlers: &'static Handlers,
 ) -> Result<Conversation> {
-    let len = reader.get_ref().metadata().ok().map(|m| m.len());
+    // A plain file's length sizes a long line's buffer at once; a
+    // compressed one's says nothing of its text's.
+    let len = if reader.get_ref().is_zstd() {
+        None
+    } else {
+        std::fs::metadata(path).ok().map(|m| m.len())
+    };
     let mut lines = LineReader::new(reader, limits.max_line_bytes).with_len(len);
     let mut b = new_builder(path, handlers);
     loop {
@@ -236,26 +243,43 @@ struct Body<'a> {
 /// all (an object that is one JSONL record).
 fn read_document(
     path: &Path,
-    mut reader: BufReader<File>,
+    mut reader: Reader,
     limits: Limits,
     handlers: &'static Handlers,
 ) -> Result<Option<Conversation>> {
-    let len = std::fs::metadata(path)
-        .map_err(|e| Error::io(path, &e))?
-        .len();
-    if len > limits.max_document_bytes {
-        return Err(Error::input(
+    let too_large = || {
+        Error::input(
             path,
             format!(
                 "JSON document is larger than {} MiB",
                 limits.max_document_bytes >> 20
             ),
-        ));
+        )
+    };
+    // A plain file's size is known before reading; a compressed one's
+    // text is read up to the limit.
+    let len = if reader.get_ref().is_zstd() {
+        0
+    } else {
+        std::fs::metadata(path)
+            .map_err(|e| Error::io(path, &e))?
+            .len()
+    };
+    if len > limits.max_document_bytes {
+        return Err(too_large());
     }
     let mut data = Vec::with_capacity(len as usize);
-    reader
+    (&mut reader)
+        .take(limits.max_document_bytes)
         .read_to_end(&mut data)
         .map_err(|e| Error::io(path, &e))?;
+    if !reader
+        .fill_buf()
+        .map_err(|e| Error::io(path, &e))?
+        .is_empty()
+    {
+        return Err(too_large());
+    }
     let start = if data.starts_with(BOM) { BOM.len() } else { 0 };
     if memchr::memchr(0, &data).is_some() {
         return Err(Error::not_history(path, "binary file (NUL bytes)"));

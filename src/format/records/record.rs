@@ -53,6 +53,9 @@ pub(crate) struct Rec<'a> {
     pub(crate) message: Option<RawValue<'a>>,
     #[serde(borrow, default)]
     pub(crate) payload: Option<RawValue<'a>>,
+    /// Codex paginated rollouts (0.146 and later): the record's number.
+    #[serde(borrow, default)]
+    pub(crate) ordinal: Option<RawValue<'a>>,
     #[serde(rename = "sessionId", default)]
     pub(crate) session_id: Option<String>,
     #[serde(rename = "isSidechain", default)]

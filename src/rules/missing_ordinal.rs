@@ -1,0 +1,79 @@
+use super::{Ctx, Rule};
+use crate::finding::{Finding, Severity};
+use crate::model::Ordinal;
+
+pub static RULE: Rule = Rule {
+    name: "missing-ordinal",
+    severity: Severity::Error,
+    summary: "a line of a paginated history has no ordinal (or one that is not a number): the client refuses to resume when it is the last line",
+    repair: None,
+    doc: r#"## What it does
+Finds the lines of a paginated history that carry no `ordinal`, or one that
+is not a whole number from 0 up. Codex 0.146 and later declares a rollout
+paginated in its first line (`session_meta.payload.history_mode:
+"paginated"`) and then gives every line the next ordinal; the client
+continues the numbering from the last line when it appends.
+
+## Why is this bad?
+Before it appends to a paginated rollout, Codex reads the last line's
+ordinal to continue from it (`rollout/src/ordinal.rs`,
+`ordinal_state_for_rollout`). A last line without one makes the resume
+fail, and the session cannot be continued (measured with Codex 0.169.0:
+exit 1, nothing sent). Its writer never leaves a line without one, so such
+a line comes from another writer: an older client, a tool, a hand edit.
+Elsewhere in the file Codex 0.169.0 resumes the rollout (measured): that
+is reported for information.
+
+## What the apps answer
+- Codex: `failed to resume local thread recorder: final paginated rollout record at <path> is missing an ordinal` (`code -32603`; openai/codex#45150)
+
+## Example
+```jsonl
+{"timestamp":"…","ordinal":0,"type":"session_meta","payload":{"id":"…","history_mode":"paginated",…}}
+{"timestamp":"…","ordinal":1,"type":"response_item","payload":{"type":"message","role":"user",…}}
+{"timestamp":"…","type":"event_msg","payload":{"type":"task_complete",…}}
+```
+
+## Repair
+Report only. Give the last line the ordinal after the one before it (here
+`"ordinal":2`), or remove it if it is not the client's.
+"#,
+    check,
+};
+
+fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(paging) = &ctx.conv.paging else {
+        return;
+    };
+    let last = paging.records.len().saturating_sub(1);
+    for (i, (loc, ordinal)) in paging.records.iter().enumerate() {
+        let what = match ordinal {
+            Ordinal::At(_) => continue,
+            Ordinal::Missing => "has no ordinal",
+            Ordinal::Invalid => "has an ordinal that is not a whole number from 0 up",
+        };
+        let mut f = ctx
+            .finding(
+                &RULE,
+                None,
+                loc.clone(),
+                format!("a line of a paginated history {what}"),
+            )
+            .label(loc, format!("this line {what}"))
+            .label(
+                &paging.declared_at,
+                "the history is declared paginated here",
+            );
+        if i == last {
+            f = f.note(
+                "it is the last line: Codex reads its ordinal to continue the numbering, and refuses to resume (`final paginated rollout record at … is missing an ordinal`)",
+            );
+        } else {
+            f.severity = Severity::Info;
+            f = f.note(
+                "Codex never writes a line without one: another writer did; Codex 0.169.0 resumes the rollout as it is",
+            );
+        }
+        out.push(f);
+    }
+}
