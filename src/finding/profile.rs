@@ -66,6 +66,14 @@ pub enum Pattern {
     OrphanToolResultOffChain,
     /// Tool results that exist but arrive after another message.
     InterleavedMessage,
+    /// The last line of a paginated history carries no ordinal.
+    MissingOrdinalAtEnd,
+    /// A line before the last one of a paginated history carries no ordinal.
+    MissingOrdinal,
+    /// A line's ordinal repeats or goes below an earlier line's.
+    ReusedOrdinal,
+    /// A forked history whose base history is gone.
+    MissingForkParent,
 }
 
 impl Pattern {
@@ -86,6 +94,10 @@ impl Pattern {
         Pattern::OrphanToolResult,
         Pattern::OrphanToolResultOffChain,
         Pattern::InterleavedMessage,
+        Pattern::MissingOrdinalAtEnd,
+        Pattern::MissingOrdinal,
+        Pattern::ReusedOrdinal,
+        Pattern::MissingForkParent,
     ];
 
     /// The rule that detects it.
@@ -104,6 +116,9 @@ impl Pattern {
             Pattern::LoneSurrogate => "lone-surrogate",
             Pattern::OrphanToolResult | Pattern::OrphanToolResultOffChain => "orphan-tool-result",
             Pattern::InterleavedMessage => "interleaved-message",
+            Pattern::MissingOrdinalAtEnd | Pattern::MissingOrdinal => "missing-ordinal",
+            Pattern::ReusedOrdinal => "reused-ordinal",
+            Pattern::MissingForkParent => "missing-fork-parent",
         }
     }
 
@@ -127,6 +142,10 @@ impl Pattern {
                 "a result hangs off a record the resume never reaches"
             }
             Pattern::InterleavedMessage => "the results arrive after another message",
+            Pattern::MissingOrdinalAtEnd => "the last line has no ordinal",
+            Pattern::MissingOrdinal => "a line before the last has no ordinal",
+            Pattern::ReusedOrdinal => "an ordinal repeats or goes back",
+            Pattern::MissingForkParent => "the history a fork continues is gone",
         }
     }
 }

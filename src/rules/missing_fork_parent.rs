@@ -1,4 +1,5 @@
 use super::{Ctx, Rule};
+use crate::finding::profile::Pattern;
 use crate::finding::{Finding, Severity};
 use crate::model::Parent;
 
@@ -50,8 +51,8 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         .end_exclusive
         .map(|n| format!(" (its lines before ordinal {n})"))
         .unwrap_or_default();
-    out.push(
-        ctx.finding(
+    let mut f = ctx
+        .finding(
             &RULE,
             None,
             base.loc.clone(),
@@ -61,10 +62,15 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 searched.display()
             ),
         )
-        .label(&base.loc, format!("continues thread `{}`", base.thread))
-        .note(format!(
-            "Codex refuses to resume it: `invalid paginated history lineage for {}: missing source rollout`",
-            base.thread
-        )),
-    );
+        .label(&base.loc, format!("continues thread `{}`", base.thread));
+    let resume = ctx.profile().on(Pattern::MissingForkParent);
+    f.severity = resume.severity_or(RULE.severity);
+    let vars = [("thread", base.thread.as_str())];
+    for note in resume.notes(
+        Some("the history it continues cannot be rebuilt: what came before the fork is lost"),
+        &vars,
+    ) {
+        f = f.note(note);
+    }
+    out.push(f);
 }

@@ -1,4 +1,5 @@
 use super::{Ctx, Rule};
+use crate::finding::profile::Pattern;
 use crate::finding::{Finding, Severity};
 use crate::model::Ordinal;
 
@@ -64,15 +65,19 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 &paging.declared_at,
                 "the history is declared paginated here",
             );
-        if i == last {
-            f = f.note(
-                "it is the last line: Codex reads its ordinal to continue the numbering, and refuses to resume (`final paginated rollout record at … is missing an ordinal`)",
-            );
+        let resume = ctx.profile().on(if i == last {
+            Pattern::MissingOrdinalAtEnd
         } else {
-            f.severity = Severity::Info;
-            f = f.note(
-                "Codex never writes a line without one: another writer did; Codex 0.169.0 resumes the rollout as it is",
-            );
+            Pattern::MissingOrdinal
+        });
+        f.severity = resume.severity_or(RULE.severity);
+        let provider = if i == last {
+            "a reader that continues the numbering from the last line cannot continue it"
+        } else {
+            "a reader that numbers the history by its lines cannot number this one"
+        };
+        for note in resume.notes(Some(provider), &[]) {
+            f = f.note(note);
         }
         out.push(f);
     }

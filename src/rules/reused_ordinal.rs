@@ -1,4 +1,5 @@
 use super::{Ctx, Rule};
+use crate::finding::profile::Pattern;
 use crate::finding::{Finding, Severity};
 use crate::model::Ordinal;
 
@@ -52,21 +53,27 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         match highest {
             Some((h, at)) if n <= h => {
                 let what = if n == h { "repeats" } else { "goes back below" };
-                out.push(
-                    ctx.finding(
+                let next = (h + 1).to_string();
+                let got = n.to_string();
+                let mut f = ctx
+                    .finding(
                         &RULE,
                         None,
                         loc.clone(),
                         format!("ordinal {n} {what} ordinal {h} of an earlier line"),
                     )
                     .label(loc, format!("ordinal {n}"))
-                    .label(at, format!("ordinal {h}"))
-                    .note(format!(
-                        "Codex's history projection expects ordinal {} next: `thread history projection expected ordinal {}, got {n}`",
-                        h + 1,
-                        h + 1
-                    )),
-                );
+                    .label(at, format!("ordinal {h}"));
+                let resume = ctx.profile().on(Pattern::ReusedOrdinal);
+                f.severity = resume.severity_or(RULE.severity);
+                let vars = [("next", next.as_str()), ("got", got.as_str())];
+                for note in resume.notes(
+                    Some("a reader that keys the history by ordinal finds two lines under one"),
+                    &vars,
+                ) {
+                    f = f.note(note);
+                }
+                out.push(f);
             }
             _ => highest = Some((n, loc)),
         }

@@ -19,6 +19,50 @@ pub static PROFILE: Profile = Profile {
     pairs_outputs_by_id: true,
     resume: &[
         Resume {
+            pattern: Pattern::MissingOrdinalAtEnd,
+            does: Does::RefusesToResume,
+            severity: None,
+            says: None,
+            notes: &[Note::Text(
+                "it is the last line: Codex reads its ordinal to continue the numbering, and refuses to resume (`final paginated rollout record at … is missing an ordinal`)",
+            )],
+            cites_context: true,
+            versions: "0.169.0",
+        },
+        Resume {
+            pattern: Pattern::MissingOrdinal,
+            does: Does::SendsAsIs,
+            severity: Some(Severity::Info),
+            says: None,
+            notes: &[Note::Text(
+                "Codex never writes a line without one: another writer did; Codex 0.169.0 resumes the rollout as it is",
+            )],
+            cites_context: true,
+            versions: "0.169.0",
+        },
+        Resume {
+            pattern: Pattern::ReusedOrdinal,
+            does: Does::RefusesToResume,
+            severity: None,
+            says: None,
+            notes: &[Note::Text(
+                "Codex's history projection expects ordinal {next} next: `thread history projection expected ordinal {next}, got {got}`",
+            )],
+            cites_context: true,
+            versions: "0.146 and later",
+        },
+        Resume {
+            pattern: Pattern::MissingForkParent,
+            does: Does::RefusesToResume,
+            severity: None,
+            says: None,
+            notes: &[Note::Text(
+                "Codex refuses to resume it: `invalid paginated history lineage for {thread}: missing source rollout`",
+            )],
+            cites_context: true,
+            versions: "0.169.0",
+        },
+        Resume {
             pattern: Pattern::OrphanToolCall,
             does: Does::Heals("an `aborted` output after the call, in memory only"),
             severity: Some(Severity::Warning),
