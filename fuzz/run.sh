@@ -155,10 +155,14 @@ git diff --quiet HEAD -- ':(top,exclude)fuzz/corpus' ':(top,exclude)fuzz/ledger.
 # run to the ledger. Runs when the search ends, whatever ended it.
 record() {
     local t=$1 log=$2 secs=$3 work=$4 execs findings min
-    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-    # Fork mode's parent prints no final stats: its last "#N" line counts.
-    [ -n "$execs" ] || execs=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#')
-    execs=${execs:-0}
+    # The largest count the run printed: a single process's final stats,
+    # or in fork mode the parent's cumulative "#N:" lines (a job that
+    # crashes prints its own stats, a count of that job alone).
+    execs=$({
+        sed -n 's/^stat::number_of_executed_units: *//p' "$log"
+        grep -oE '^#[0-9]+' "$log" | tr -d '#'
+        echo 0
+    } | sort -n | tail -1)
     findings=$(find "artifacts/$t" -maxdepth 1 -type f | wc -l)
     min=target/min/$t
     rm -rf "$min"
