@@ -69,5 +69,9 @@ fuzz_target!(|data: &[u8]| {
         &layout,
         &info,
     );
-    let _ = rules::check(&conv, &Selection::default());
+    let _ = rules::check(
+        &conv,
+        &Selection::default(),
+        chatfsck::format::profile_of(&info),
+    );
 });

@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use chatfsck::format::profile_of;
 use chatfsck::format::trace::messages;
 use chatfsck::model::{Conversation, Dialect, Format, Loc, Name, SourceInfo};
 use chatfsck::rules::{self, Selection};
@@ -34,7 +35,7 @@ fuzz_target!(|data: &[u8]| {
         )
     };
     let (request, _) = messages::openai_request(text, &loc, conv(Dialect::OpenAi));
-    let _ = rules::check(&request, &Selection::default());
+    let _ = rules::check(&request, &Selection::default(), profile_of(&request.source));
     // Reading JSON is serde_json's work; a value too deep for it is an
     // error there, not here.
     let Ok(v) = serde_json::from_str::<Value>(text) else {
@@ -55,7 +56,7 @@ fuzz_target!(|data: &[u8]| {
             let mut c = conv(dialect);
             c.messages = msgs;
             c.corrupt = corrupt;
-            let _ = rules::check(&c, &Selection::default());
+            let _ = rules::check(&c, &Selection::default(), profile_of(&c.source));
         }
     }
     if let Value::Object(o) = &v {
