@@ -37,6 +37,30 @@ pub type Prepare = Arc<dyn Fn(&Conversation) -> Prepared + Send + Sync>;
 /// What a [`Prepare`] made of one conversation.
 pub type Prepared = Box<dyn Any + Send>;
 
+/// A file that holds one conversation, read by `read` when it is asked
+/// for (stores whose file is a whole history: JSON documents).
+pub struct OneFile {
+    pub path: PathBuf,
+    pub limits: Limits,
+    pub info: Arc<SourceInfo>,
+    pub read: fn(&Path, Limits, Arc<SourceInfo>) -> Result<Conversation>,
+    pub done: bool,
+}
+
+impl Source for OneFile {
+    fn info(&self) -> Arc<SourceInfo> {
+        self.info.clone()
+    }
+
+    fn next_conversation(&mut self) -> Option<Result<Conversation>> {
+        if self.done {
+            return None;
+        }
+        self.done = true;
+        Some((self.read)(&self.path, self.limits, self.info.clone()))
+    }
+}
+
 /// A stream of conversations read from one input.
 pub trait Source: Send {
     fn info(&self) -> Arc<SourceInfo>;

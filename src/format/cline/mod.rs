@@ -60,7 +60,7 @@ use super::store::{Head, Opened, Probe, Store, Writing};
 use crate::error::{Error, Result};
 use crate::finding::Action;
 use crate::model::{ByDesign, Conversation, Dialect, Format, Message, PartKind, Role, SourceInfo};
-use crate::source::{Limits, Source};
+use crate::source::{Limits, OneFile};
 
 pub static STORE: Store = Store {
     name: "Cline / Roo Code task",
@@ -198,7 +198,7 @@ fn open(path: &Path, limits: Limits) -> Result<Opened> {
         ));
     }
     std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
-    Ok(Opened::History(Box::new(TaskSource {
+    Ok(Opened::History(Box::new(OneFile {
         path: path.to_path_buf(),
         limits,
         info: Arc::new(SourceInfo {
@@ -206,6 +206,7 @@ fn open(path: &Path, limits: Limits) -> Result<Opened> {
             format: Format::Json,
             dialect: app,
         }),
+        read,
         done: false,
     })))
 }
@@ -240,27 +241,6 @@ fn app_of(path: &Path) -> Dialect {
         Dialect::RooCode
     } else {
         Dialect::Cline
-    }
-}
-
-struct TaskSource {
-    path: std::path::PathBuf,
-    limits: Limits,
-    info: Arc<SourceInfo>,
-    done: bool,
-}
-
-impl Source for TaskSource {
-    fn info(&self) -> Arc<SourceInfo> {
-        self.info.clone()
-    }
-
-    fn next_conversation(&mut self) -> Option<Result<Conversation>> {
-        if self.done {
-            return None;
-        }
-        self.done = true;
-        Some(read(&self.path, self.limits, self.info.clone()))
     }
 }
 

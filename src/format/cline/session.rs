@@ -48,7 +48,7 @@ use super::super::store::{Head, Opened, Probe, Store, Writing};
 use crate::error::{Error, Result};
 use crate::finding::Action;
 use crate::model::{Conversation, CorruptRecord, Dialect, Format, Loc, SourceInfo};
-use crate::source::{Limits, Source};
+use crate::source::{Limits, OneFile};
 
 pub static STORE: Store = Store {
     name: "Cline 4 session (`<id>.messages.json`)",
@@ -148,7 +148,7 @@ fn open(path: &Path, limits: Limits) -> Result<Opened> {
         });
     }
     std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
-    Ok(Opened::History(Box::new(SessionSource {
+    Ok(Opened::History(Box::new(OneFile {
         path: path.to_path_buf(),
         limits,
         info: Arc::new(SourceInfo {
@@ -156,29 +156,9 @@ fn open(path: &Path, limits: Limits) -> Result<Opened> {
             format: Format::Json,
             dialect: Dialect::Cline4,
         }),
+        read,
         done: false,
     })))
-}
-
-struct SessionSource {
-    path: std::path::PathBuf,
-    limits: Limits,
-    info: Arc<SourceInfo>,
-    done: bool,
-}
-
-impl Source for SessionSource {
-    fn info(&self) -> Arc<SourceInfo> {
-        self.info.clone()
-    }
-
-    fn next_conversation(&mut self) -> Option<Result<Conversation>> {
-        if self.done {
-            return None;
-        }
-        self.done = true;
-        Some(read(&self.path, self.limits, self.info.clone()))
-    }
 }
 
 /// The members of the file this reader reads.
