@@ -92,6 +92,16 @@ impl Text {
         matches!(self, Text::Zstd(_))
     }
 
+    /// The length of the text, where the file says it: a plain file's
+    /// (it sizes a long line's buffer at once); a compressed one's text
+    /// is longer than its file, by how much is not known.
+    pub fn len_hint(&self) -> Option<u64> {
+        match self {
+            Text::Plain(f) => f.metadata().ok().map(|m| m.len()),
+            Text::Zstd(_) => None,
+        }
+    }
+
     /// Buffered for line reading.
     pub fn buffered(self) -> BufReader<Text> {
         BufReader::with_capacity(256 * 1024, self)

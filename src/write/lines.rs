@@ -88,14 +88,12 @@ pub fn rewrite(
 ) -> Result<()> {
     let tmp = Atomic::new(output)?;
     let text = Text::open(input)?;
-    let zstd = text.is_zstd();
-    // A plain file's length sizes a long line's buffer at once.
-    let len = if zstd {
-        None
-    } else {
-        std::fs::metadata(input).ok().map(|m| m.len())
-    };
-    let mut w = Output::new(tmp.writer(output)?, compress_output(zstd, output), output)?;
+    let len = text.len_hint();
+    let mut w = Output::new(
+        tmp.writer(output)?,
+        compress_output(text.is_zstd(), output),
+        output,
+    )?;
     let mut lines = LineReader::new(text.buffered(), max).with_len(len);
     loop {
         match lines.next_line().map_err(|e| Error::io(input, &e))? {

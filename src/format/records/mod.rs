@@ -170,13 +170,7 @@ fn read_lines(
     limits: Limits,
     handlers: &'static Handlers,
 ) -> Result<Conversation> {
-    // A plain file's length sizes a long line's buffer at once; a
-    // compressed one's says nothing of its text's.
-    let len = if reader.get_ref().is_zstd() {
-        None
-    } else {
-        std::fs::metadata(path).ok().map(|m| m.len())
-    };
+    let len = reader.get_ref().len_hint();
     let mut lines = LineReader::new(reader, limits.max_line_bytes).with_len(len);
     let mut b = new_builder(path, handlers);
     loop {
