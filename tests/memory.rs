@@ -622,3 +622,69 @@ fn one_large_message_in_an_anthropic_history_stays_within_its_bound() {
         lint_over_mib: 0,
     });
 }
+
+// A large message on a record the repair rewrites (issue 35, defect 16):
+// the record was parsed into a tree, edited and serialised again, and the
+// log kept its text before and after in memory until it was written (and
+// the whole log too): 216 MiB for the Anthropic history, 174 MiB for the
+// Cline task. The record is edited on a stand-in without its large string
+// now, and kept as ranges of the input, read again as the copy and the
+// log are written (`write::payload`).
+
+#[test]
+#[cfg_attr(
+    not(has_tool = "gnu-time"),
+    ignore = "needs GNU time at /usr/bin/time: apt-get install time (scripts/test-all does it)"
+)]
+fn repair_of_a_large_result_it_rewrites_in_an_anthropic_history_stays_within_its_bound() {
+    check_large(
+        &Large {
+            name: "Anthropic chat .jsonl, rewritten line",
+            // Line 3 answers one of two parallel calls with the large
+            // text; repair adds the other call's placeholder to it.
+            build: |dir, text| {
+                grown_lines(
+                    "fixtures/orphan-tool-call/anthropic-parallel-one-missing.jsonl",
+                    dir,
+                    3,
+                    "/content/0/content",
+                    text,
+                )
+            },
+            repair: true,
+            lint_over_mib: 0,
+        },
+        "repair",
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(has_tool = "gnu-time"),
+    ignore = "needs GNU time at /usr/bin/time: apt-get install time (scripts/test-all does it)"
+)]
+fn repair_of_a_large_stray_result_it_removes_in_a_cline_task_stays_within_its_bound() {
+    check_large(
+        &Large {
+            name: "Cline api_conversation_history.json, rewritten element",
+            // Element 3 holds a stray result (the large text) and a text
+            // block: repair removes the result and keeps the text.
+            build: |dir, text| {
+                let src = common::root().join(
+                    "fixtures/cline/home/.config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/1760002100000/api_conversation_history.json",
+                );
+                let v = with_text(
+                    &std::fs::read_to_string(&src).unwrap(),
+                    "/2/content/0/content",
+                    text,
+                );
+                let out = dir.join(src.file_name().unwrap());
+                std::fs::write(&out, v.to_string()).unwrap();
+                out
+            },
+            repair: true,
+            lint_over_mib: 0,
+        },
+        "repair",
+    );
+}

@@ -131,6 +131,7 @@ impl Writer for CodexWriter {
                 row: None,
                 synthesized: false,
                 ids: p.finding.ids.clone(),
+                large: Default::default(),
             };
             let leave = |reason: String, log: &mut Log| {
                 log.left.push(Left {
