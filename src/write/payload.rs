@@ -49,23 +49,6 @@ impl Payload {
         }
     }
 
-    /// Its length in bytes.
-    pub fn len(&self) -> u64 {
-        self.pieces
-            .iter()
-            .map(|p| match p {
-                Piece::Text(s) => s.len() as u64,
-                Piece::Raw(_, n) => *n,
-                // Escaped again: not known without reading it.
-                Piece::Reescaped(_, n) => *n,
-            })
-            .sum()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Write the text to `w`, reading what is not in memory.
     pub fn write_to(&self, w: &mut dyn Write) -> io::Result<()> {
         self.each(&mut |s| w.write_all(s.as_bytes()))
@@ -114,17 +97,46 @@ impl From<String> for Payload {
     }
 }
 
-/// The text, streamed (`serde`'s `collect_str` escapes it piece by piece).
-impl fmt::Display for Payload {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.each(&mut |s| f.write_str(s).map_err(io::Error::other))
-            .map_err(|_| fmt::Error)
+/// The text, streamed: `serde`'s `collect_str` escapes it piece by
+/// piece. An input that can no longer be read (it changed while it was
+/// being repaired) is the serialiser's error, never a panic (serde_json
+/// expects a `Display` to fail only where its writer did).
+impl serde::Serialize for Payload {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let failed = std::cell::RefCell::new(None);
+        let r = s.collect_str(&Shown {
+            payload: self,
+            failed: &failed,
+        });
+        match failed.into_inner() {
+            Some(e) => Err(serde::ser::Error::custom(e)),
+            None => r,
+        }
     }
 }
 
-impl serde::Serialize for Payload {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+struct Shown<'a> {
+    payload: &'a Payload,
+    failed: &'a std::cell::RefCell<Option<io::Error>>,
+}
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut writer_failed = false;
+        let r = self.payload.each(&mut |s| {
+            f.write_str(s).map_err(|_| {
+                writer_failed = true;
+                io::Error::other("the writer failed")
+            })
+        });
+        match r {
+            Err(_) if writer_failed => Err(fmt::Error),
+            Err(e) => {
+                *self.failed.borrow_mut() = Some(e);
+                Ok(())
+            }
+            Ok(()) => Ok(()),
+        }
     }
 }
 
@@ -421,6 +433,9 @@ mod tests {
             .unwrap()
             .push(serde_json::json!({"type": "text", "text": "more"}));
         assert_eq!(p.to_text().unwrap(), whole.to_string());
-        assert_eq!(p.to_string(), whole.to_string());
+        assert_eq!(
+            serde_json::to_value(&p).unwrap(),
+            serde_json::Value::String(whole.to_string())
+        );
     }
 }
