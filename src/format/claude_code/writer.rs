@@ -205,6 +205,7 @@ impl Writer for CcWriter {
                 row: None,
                 synthesized: false,
                 ids: Vec::new(),
+                large: Default::default(),
             };
         // A `parentUuid` edit: from one value (a uuid, or null) to another.
         let relink_entry =

@@ -19,13 +19,14 @@ use crate::finding::Action;
 use crate::model::{Conversation, Loc, PartKind, Slot};
 use crate::source::Limits;
 use crate::write::lines::Records;
+use crate::write::payload::{self, Payload};
 use crate::write::{Edit, Left, Log, Planned, Target, Writer};
 
 /// What a fix may change, by the kind of line it touches.
 #[derive(Default, Debug)]
 struct LineEdit {
     drop: bool,
-    replacement: Option<String>,
+    replacement: Option<Payload>,
     insert_after: Vec<String>,
 }
 
@@ -131,6 +132,7 @@ impl Writer for CodexWriter {
                 row: None,
                 synthesized: false,
                 ids: p.finding.ids.clone(),
+                large: Default::default(),
             };
             let leave = |reason: String, log: &mut Log| {
                 log.left.push(Left {
@@ -162,12 +164,39 @@ impl Writer for CodexWriter {
                     }
                 };
                 let bytes = records.read_bytes(&loc)?;
-                let (before, before_raw) = crate::write::verbatim(&bytes);
+                // A line holding a large string (a tool's output of tens
+                // of MB) is parsed without it (`payload::shrink`) and kept
+                // as a range of the input, not held again for the log.
+                let large = match (std::str::from_utf8(&bytes), records.file()?, &loc) {
+                    (Ok(text), Some(file), Loc::Line { start, .. }) => {
+                        payload::shrink(text).map(|s| {
+                            (
+                                Payload::raw(file.clone(), *start, bytes.len() as u64),
+                                s,
+                                file,
+                                *start,
+                            )
+                        })
+                    }
+                    _ => None,
+                };
+                let (before, before_raw) = match &large {
+                    Some(_) => (String::new(), None),
+                    None => crate::write::verbatim(&bytes),
+                };
+                let set_before =
+                    |e: &mut Edit, before: String, before_raw: Option<String>| match &large {
+                        Some((whole, ..)) => e.large.before = Some(whole.clone()),
+                        None => (e.before, e.before_base64) = (Some(before), before_raw),
+                    };
                 let n = line_no(&loc);
                 // Parsed from the line's own bytes, as Codex's serde_json
                 // reads it: a line that is not UTF-8 is unreadable (its
                 // lossy text would parse, and hide that).
-                let parsed: Option<Value> = serde_json::from_slice(&bytes).ok();
+                let parsed: Option<Value> = match &large {
+                    Some((_, s, ..)) => serde_json::from_str(&s.text).ok(),
+                    None => serde_json::from_slice(&bytes).ok(),
+                };
                 let (ty, pt) = parsed.as_ref().map(kinds).unwrap_or_default();
                 let (ty, pt) = (ty.to_string(), pt.to_string());
                 let pt = pt.as_str();
@@ -204,7 +233,7 @@ impl Writer for CodexWriter {
                             format!("dropped {what} on line {n} (kept verbatim here)"),
                             &loc,
                         );
-                        (e.before, e.before_base64) = (Some(before), before_raw);
+                        set_before(&mut e, before, before_raw);
                         self.lines.entry(key(&loc)).or_default().drop = true;
                         edits.push(e);
                     }
@@ -233,7 +262,7 @@ impl Writer for CodexWriter {
                             ),
                             &loc,
                         );
-                        (e.before, e.before_base64) = (Some(before), before_raw);
+                        set_before(&mut e, before, before_raw);
                         self.lines.entry(key(&loc)).or_default().drop = true;
                         edits.push(e);
                     }
@@ -243,7 +272,7 @@ impl Writer for CodexWriter {
                             format!("removed the stray `{pt}` on line {n} (kept verbatim here)"),
                             &loc,
                         );
-                        (e.before, e.before_base64) = (Some(before), before_raw);
+                        set_before(&mut e, before, before_raw);
                         self.lines.entry(key(&loc)).or_default().drop = true;
                         edits.push(e);
                     }
@@ -278,8 +307,18 @@ impl Writer for CodexWriter {
                             ),
                             &loc,
                         );
-                        (e.before, e.before_base64) = (Some(before), before_raw);
-                        e.after = Some(after.clone());
+                        set_before(&mut e, before, before_raw);
+                        let after = match &large {
+                            Some((_, s, file, start)) => {
+                                let p = s.expand(after, file.clone(), *start);
+                                e.large.after = Some(p.clone());
+                                p
+                            }
+                            None => {
+                                e.after = Some(after.clone());
+                                Payload::from(after)
+                            }
+                        };
                         self.lines.entry(key(&loc)).or_default().replacement = Some(after);
                         edits.push(e);
                     }
@@ -298,7 +337,7 @@ impl Writer for CodexWriter {
                                     ),
                                     &loc,
                                 );
-                                (e.before, e.before_base64) = (Some(before), before_raw);
+                                set_before(&mut e, before, before_raw);
                                 self.lines.entry(key(&loc)).or_default().drop = true;
                                 edits.push(e);
                             }
@@ -399,17 +438,21 @@ impl Writer for CodexWriter {
             self.force,
             |line, w| {
                 let edit = self.lines.get(&line.start);
-                let text: Option<&[u8]> = match edit {
+                let text: Option<Result<&[u8], &Payload>> = match edit {
                     Some(e) if e.drop => None,
                     Some(LineEdit {
                         replacement: Some(r),
                         ..
-                    }) => Some(r.as_bytes()),
-                    _ => Some(line.bytes),
+                    }) => Some(Err(r)),
+                    _ => Some(Ok(line.bytes)),
                 };
                 let inserts = edit.map(|e| e.insert_after.as_slice()).unwrap_or_default();
                 if let Some(t) = text {
-                    w.write_all(t).map_err(&werr)?;
+                    match t {
+                        Ok(b) => w.write_all(b),
+                        Err(p) => p.write_to(w),
+                    }
+                    .map_err(&werr)?;
                     if line.terminated || !inserts.is_empty() {
                         w.write_all(b"\n").map_err(&werr)?;
                     }
