@@ -1,6 +1,7 @@
 //! Each pinned client writes a fresh session today, and chatfsck reads all
 //! of it (issue 37, "drift is never silent"): Claude Code 2.1.330, Gemini
-//! CLI 0.61.0 and opencode 1.18.33 run one prompt offline
+//! CLI 0.61.0, opencode 1.18.33 and Copilot CLI 1.0.102 run one prompt
+//! offline
 //! (`tests/oracle/fresh.py`, against the loopback mock provider of
 //! fixtures/clients/mock_provider.py, which answers with one tool call and
 //! then with text), and the session they write must lint clean at every
@@ -8,7 +9,7 @@
 //! result, answer), with every record of the store either a message read
 //! or a bookkeeping record counted. Codex has its own in
 //! tests/codex_today.rs. When a client bump changes what it writes, these
-//! fail first. The three run in parallel: about 40 s in all on 2 cores.
+//! fail first. The four run in parallel: about a minute in all on 2 cores.
 
 mod common;
 use common::*;
@@ -97,14 +98,14 @@ fn step(role: &str, parts: &[&str]) -> (String, Vec<String>) {
 
 /// A JSONL session: prompt, call, result, answer; the call answered by
 /// its result; every line a message or a counted bookkeeping record.
-fn assert_jsonl_session(conv: &Value, store: &Path, prompt: &str) {
+fn assert_jsonl_session(conv: &Value, store: &Path, prompt: &str, result_role: &str) {
     let (got, ids) = steps(conv);
     assert_eq!(
         got,
         [
             step("user", &["text"]),
             step("assistant", &["tool-call"]),
-            step("user", &["tool-result"]),
+            step(result_role, &["tool-result"]),
             step("assistant", &["text"]),
         ],
         "{conv:#}"
@@ -132,7 +133,7 @@ fn assert_jsonl_session(conv: &Value, store: &Path, prompt: &str) {
 fn claude_code_fresh_session_reads_whole_and_clean() {
     let (_dir, summary, store) = fresh("claude", "2.1.330");
     let conv = read_clean(&store, "claude-code");
-    assert_jsonl_session(&conv, &store, summary["prompt"].as_str().unwrap());
+    assert_jsonl_session(&conv, &store, summary["prompt"].as_str().unwrap(), "user");
 }
 
 #[test]
@@ -143,7 +144,7 @@ fn claude_code_fresh_session_reads_whole_and_clean() {
 fn gemini_cli_fresh_session_reads_whole_and_clean() {
     let (_dir, summary, store) = fresh("gemini", "0.61.0");
     let conv = read_clean(&store, "gemini-cli");
-    assert_jsonl_session(&conv, &store, summary["prompt"].as_str().unwrap());
+    assert_jsonl_session(&conv, &store, summary["prompt"].as_str().unwrap(), "user");
 }
 
 #[test]
@@ -198,4 +199,15 @@ fn opencode_fresh_session_reads_whole_and_clean() {
         "{conv:#}"
     );
     assert_eq!(count("SELECT count(*) FROM session_message"), 0);
+}
+
+#[test]
+#[cfg_attr(
+    not(all(has_tool = "copilot-cli", has_tool = "python3")),
+    ignore = "needs the real Copilot CLI 1.0.102 in CHATFSCK_COPILOT_CLI and Python 3: scripts/test-all installs it"
+)]
+fn copilot_cli_fresh_session_reads_whole_and_clean() {
+    let (_dir, summary, store) = fresh("copilot", "1.0.102");
+    let conv = read_clean(&store, "copilot-cli");
+    assert_jsonl_session(&conv, &store, summary["prompt"].as_str().unwrap(), "tool");
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fresh-session runs: the pinned client writes a new session, offline.
 
-    python3 fresh.py codex|claude|gemini|opencode OUTDIR [--timeout S] [--no-netns]
+    python3 fresh.py codex|claude|gemini|opencode|copilot OUTDIR [--timeout S] [--no-netns]
 
 Codex: in a throw-away CODEX_HOME, against the loopback mock provider (as oracle.py resumes),
 `codex exec --skip-git-repo-check "say hello"`, then `codex exec … resume --last "second prompt"`.
@@ -9,8 +9,8 @@ Copies what the client left (the `sessions/` tree and the `*.sqlite` stores) to 
 and prints one JSON line: the exit codes, the model requests made, and the rollouts written. When a
 client bump changes what it writes, the test reading these (tests/codex_today.rs) fails first.
 
-Claude Code, Gemini CLI, opencode: in a throw-away HOME, against fixtures/clients/mock_provider.py
-(a loopback provider that answers a prompt with one tool call, `Read`/`list_directory`/`read` of
+Claude Code, Gemini CLI, opencode, Copilot CLI (COPILOT_OFFLINE): in a throw-away HOME, against fixtures/clients/mock_provider.py
+(a loopback provider that answers a prompt with one tool call, `Read`/`list_directory`/`read`/`view` of
 the project, and the tool's result with text), one non-interactive run of PROMPT_TOOL in a project
 folder holding README.md. Copies the client's store to OUTDIR/store and prints one JSON line: the
 client's version, its exit code, the model requests made, and `store` (the session file, or the
@@ -80,6 +80,7 @@ def run_codex(args):
 PROMPT_TOOL = "read the readme"
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 GEMINI_BIN = os.environ.get("CHATFSCK_GEMINI_CLI") or os.path.join(ROOT, "target/tools/gemini/node_modules/.bin/gemini")
+COPILOT_BIN = os.environ.get("CHATFSCK_COPILOT_CLI") or os.path.join(ROOT, "target/tools/copilot/node_modules/.bin/copilot")
 OPENCODE_BIN = os.environ.get("CHATFSCK_OPENCODE") or os.path.join(ROOT, "target/tools/opencode/node_modules/.bin/opencode")
 
 
@@ -216,15 +217,26 @@ def run_opencode(args):
                  lambda home: one(os.path.join(home, "data", "opencode", "opencode*.db")))
 
 
+def run_copilot(args):
+    return fresh(args, "copilot-cli", npm_version(COPILOT_BIN, "@github/copilot"), lambda home, work, port: None,
+                 lambda work: [COPILOT_BIN, "-p", PROMPT_TOOL, "--allow-all-tools"],
+                 lambda home, port: {"COPILOT_OFFLINE": "true", "COPILOT_PROVIDER_BASE_URL": f"http://127.0.0.1:{port}/v1",
+                                     "COPILOT_PROVIDER_API_KEY": "dummy", "COPILOT_MODEL": "mock-1",
+                                     "COPILOT_AUTO_UPDATE": "false"},
+                 "/chat/completions",
+                 lambda home: one(os.path.join(home, ".copilot", "session-state", "*", "events.jsonl")))
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("client", choices=["codex", "claude", "gemini", "opencode"])
+    ap.add_argument("client", choices=["codex", "claude", "gemini", "opencode", "copilot"])
     ap.add_argument("outdir")
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--no-netns", action="store_true")
     args = ap.parse_args(argv)
     reexec_in_netns(argv)
-    return {"codex": run_codex, "claude": run_claude, "gemini": run_gemini, "opencode": run_opencode}[args.client](args)
+    return {"codex": run_codex, "claude": run_claude, "gemini": run_gemini, "opencode": run_opencode,
+            "copilot": run_copilot}[args.client](args)
 
 
 def reexec_in_netns(argv):
