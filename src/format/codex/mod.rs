@@ -21,7 +21,8 @@ mod writer;
 use crate::error::Result;
 use crate::finding::Action;
 use crate::model::{
-    ArgEncoding, Arguments, Base, Loc, Message, Ordinal, Paging, PartKind, Role, Slot, Unread,
+    ArgEncoding, Arguments, Base, Loc, Message, Ordinal, Paging, Parent, PartKind, Role, Slot,
+    Unread,
 };
 use crate::model::{Dialect, Format};
 use crate::source::Limits;
@@ -213,6 +214,20 @@ fn session_meta(b: &mut Builder, payload: &str, loc: &Loc) {
     }) = meta.history_base
     {
         let parent = home::find_rollout(&b.conv.source.path, &thread);
+        if matches!(parent, Parent::Unknown) {
+            // Codex replays the base's records before this file's; out of
+            // a Codex home the base cannot be found, so they went unread.
+            // (Missing: `missing-fork-parent`; found: the base is a
+            // rollout of the home, read as its own history.)
+            let before = end_ordinal_exclusive
+                .map(|n| format!("its records before ordinal {n}"))
+                .unwrap_or_else(|| "its records".to_string());
+            b.conv.unread.push(Unread {
+                loc: loc.clone(),
+                kind: format!("session_meta history_base (thread {thread}, {before})"),
+                what: "a fork's base, which Codex replays before this file's lines; this file is not in a Codex home (sessions/ or archived_sessions/), so the base was neither found nor read",
+            });
+        }
         paging.base = Some(Base {
             loc: loc.clone(),
             thread,
