@@ -23,6 +23,7 @@ const fn orphan(pattern: Pattern, how: &'static str, notes: &'static [Note]) -> 
         notes,
         cites_context: true,
         versions: "",
+        healed_from: None,
     }
 }
 
@@ -53,6 +54,7 @@ pub static CLINE: Profile = Profile {
             )],
             cites_context: true,
             versions: "",
+            healed_from: None,
         },
     ],
 };
@@ -81,6 +83,7 @@ pub static ROO_CODE: Profile = Profile {
             )],
             cites_context: true,
             versions: "",
+            healed_from: None,
         },
     ],
 };
@@ -102,6 +105,7 @@ const fn cline_4_heals(pattern: Pattern) -> Resume {
         notes: &[CLINE_4_ANSWERS],
         cites_context: false,
         versions: "",
+        healed_from: None,
     }
 }
 
