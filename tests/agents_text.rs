@@ -89,17 +89,19 @@ fn cline_tasks_count_and_lint_as_the_readme_says() {
             &["trailing-completion-call:info@1#5"],
             0,
         ),
+        // Cline answers an unanswered call itself on every request
+        // (`ensureToolResultsFollowToolUse`): a warning.
         (
             "1760001200000",
             (2, 1, 0),
-            &["orphan-tool-call:error@1#1"],
-            1,
+            &["orphan-tool-call:warning@1#1"],
+            0,
         ),
         (
             "1760002100000",
             (5, 2, 1),
             &[
-                "orphan-tool-call:error@1#1",
+                "orphan-tool-call:warning@1#1",
                 "orphan-tool-result:error@1#2",
                 "trailing-completion-call:info@1#3",
             ],
@@ -273,8 +275,9 @@ fn repair_never_puts_a_placeholder_before_a_real_text_result() {
     let (_d, p) = temp_task(ONE_TEXT_RESULT);
     let path = p.to_str().unwrap();
     let (c, doc) = lint_json(path, &[]);
-    assert_eq!(c, 1);
-    assert_eq!(findings(&doc), vec!["orphan-tool-call:error@1#1"]);
+    // Cline answers the call itself on every request: a warning.
+    assert_eq!(c, 0);
+    assert_eq!(findings(&doc), vec!["orphan-tool-call:warning@1#1"]);
     assert_eq!(doc["findings"][0]["ids"][0], "toolu_B");
     let out = p.with_file_name("repaired.json");
     let o = run(&["repair", path, "-o", out.to_str().unwrap()]);

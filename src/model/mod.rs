@@ -488,6 +488,12 @@ pub struct Conversation {
     pub paging: Option<Box<Paging>>,
     /// Records of a kind or version the reader does not read.
     pub unread: Vec<Unread>,
+    /// The version of the client that wrote the history, where its records
+    /// say (Claude Code's `version`, Codex's `session_meta.cli_version`):
+    /// the one on the last record that carries it, the newest client the
+    /// session was resumed in. Profiles compare it with the version a
+    /// client heals a pattern from.
+    pub client_version: Option<String>,
 }
 
 /// A tool call its app never answers, by design: (message, part) and why.
@@ -519,6 +525,7 @@ impl Conversation {
             missing_outputs: Vec::new(),
             paging: None,
             unread: Vec::new(),
+            client_version: None,
         }
     }
 

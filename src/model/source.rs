@@ -110,6 +110,20 @@ impl Dialect {
             Dialect::CopilotCli => "copilot-cli",
         }
     }
+
+    /// Whether its messages hold the content blocks of the Anthropic
+    /// Messages API as the client sends them (whose `type` the API checks):
+    /// an Anthropic Messages log, and Claude Code's records.
+    pub const fn holds_anthropic_blocks(self) -> bool {
+        matches!(self, Dialect::Anthropic | Dialect::ClaudeCode)
+    }
+
+    /// Whether its histories are Anthropic Messages requests sent as
+    /// stored, where an empty final assistant message is a prefill the API
+    /// accepts. (Claude Code rebuilds its request from its records.)
+    pub const fn is_anthropic_request(self) -> bool {
+        matches!(self, Dialect::Anthropic)
+    }
 }
 
 macro_rules! as_text {

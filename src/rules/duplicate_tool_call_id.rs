@@ -144,6 +144,7 @@ mod tests {
                 notes: &[Note::Text("the client sends both calls")],
                 cites_context: true,
                 versions: "",
+                healed_from: None,
             }],
             ..Profile::UNKNOWN
         };

@@ -188,6 +188,22 @@ impl<'a> Ctx<'a> {
         self.profile
     }
 
+    /// The notes of a finding on a pattern the client does `resume` with:
+    /// the profile's notes (`provider`: the rule's note where the client
+    /// sends the history as it is), then, for an entry healed only from
+    /// some client version on, which versions heal it and which one wrote
+    /// this history. Rules take a profile's notes through here.
+    pub fn notes(
+        &self,
+        resume: &crate::finding::profile::Resume,
+        provider: Option<&str>,
+        vars: &[(&str, &str)],
+    ) -> Vec<String> {
+        let mut notes = resume.notes(provider, vars);
+        notes.extend(resume.version_note(self.profile.app, self.conv.client_version.as_deref()));
+        notes
+    }
+
     /// Whether a rule runs in this check.
     pub fn runs(&self, rule: &Rule) -> bool {
         self.selection.is_none_or(|s| s.enabled(rule))

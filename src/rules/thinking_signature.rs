@@ -1,4 +1,5 @@
 use super::{Ctx, Rule};
+use crate::finding::profile::Pattern;
 use crate::finding::{Finding, Severity};
 use crate::model::chain::{BlockIssue, Signature};
 
@@ -13,8 +14,8 @@ well-formed base64 (cut short, or edited).
 
 ## Why is this bad?
 The API checks the signature of every thinking block it is sent back.
-Claude Code 2.1.x sends the block unchanged, so every resume of the
-session fails. A signature with a few characters altered but still
+A client that sends the block unchanged fails on every resume of the
+session. A signature with a few characters altered but still
 well-formed can only be checked by the server: it is not reported.
 
 ## What providers answer
@@ -55,17 +56,25 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     "Invalid `signature` in `thinking` block",
                 ),
             };
-            out.push(
-                ctx.finding(
+            let resume = ctx.profile().on(Pattern::ThinkingSignature);
+            let mut f = ctx
+                .finding(
                     &RULE,
                     None,
                     r.loc.clone(),
-                    format!("the thinking block {block} on line {line} {what}: Claude Code sends it as is and the API refuses the request"),
+                    format!(
+                        "the thinking block {block} on line {line} {what}: {}",
+                        resume.says("sent as is, the API refuses the request", &[])
+                    ),
                 )
                 .label(&r.loc, format!("content[{block}]"))
                 .note(format!("the API answers `{answer}`"))
-                .fix(vec![crate::finding::Action::DropThinking { loc: r.loc.clone(), block: *block }]),
-            );
+                .notes(ctx.notes(&resume, None, &[]));
+            f.severity = resume.severity_or(RULE.severity);
+            out.push(f.fix(vec![crate::finding::Action::DropThinking {
+                loc: r.loc.clone(),
+                block: *block,
+            }]));
         }
     }
 }

@@ -187,6 +187,9 @@ fn session_meta(b: &mut Builder, payload: &str, loc: &Loc) {
     }
     #[derive(Deserialize)]
     struct Meta {
+        /// The version of Codex that started the session.
+        #[serde(default)]
+        cli_version: Option<String>,
         #[serde(default)]
         history_mode: Option<String>,
         #[serde(default)]
@@ -195,6 +198,7 @@ fn session_meta(b: &mut Builder, payload: &str, loc: &Loc) {
     let Ok(meta) = sonic_rs::from_str::<Meta>(payload) else {
         return;
     };
+    b.conv.client_version = meta.cli_version;
     match meta.history_mode.as_deref() {
         None | Some("legacy") => return,
         Some("paginated") => {}

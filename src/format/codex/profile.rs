@@ -28,6 +28,7 @@ pub static PROFILE: Profile = Profile {
             )],
             cites_context: true,
             versions: "0.169.0",
+            healed_from: None,
         },
         Resume {
             pattern: Pattern::MissingOrdinal,
@@ -39,6 +40,7 @@ pub static PROFILE: Profile = Profile {
             )],
             cites_context: true,
             versions: "0.169.0",
+            healed_from: None,
         },
         Resume {
             pattern: Pattern::ReusedOrdinal,
@@ -50,6 +52,7 @@ pub static PROFILE: Profile = Profile {
             )],
             cites_context: true,
             versions: "0.146 and later",
+            healed_from: None,
         },
         Resume {
             pattern: Pattern::MissingForkParent,
@@ -61,6 +64,7 @@ pub static PROFILE: Profile = Profile {
             )],
             cites_context: true,
             versions: "0.169.0",
+            healed_from: None,
         },
         Resume {
             pattern: Pattern::OrphanToolCall,
@@ -70,6 +74,7 @@ pub static PROFILE: Profile = Profile {
             notes: &[Note::Text(ORPHAN)],
             cites_context: true,
             versions: "0.169.0",
+            healed_from: None,
         },
         Resume {
             pattern: Pattern::OrphanToolCallAtEnd,
@@ -84,6 +89,7 @@ pub static PROFILE: Profile = Profile {
             ],
             cites_context: true,
             versions: "0.169.0",
+            healed_from: None,
         },
         Resume {
             pattern: Pattern::CorruptRecordNotUtf8,
@@ -95,6 +101,7 @@ pub static PROFILE: Profile = Profile {
             )],
             cites_context: true,
             versions: "",
+            healed_from: None,
         },
         Resume {
             pattern: Pattern::CorruptRecordTornTail,
@@ -106,6 +113,7 @@ pub static PROFILE: Profile = Profile {
             )],
             cites_context: true,
             versions: "",
+            healed_from: None,
         },
         Resume {
             pattern: Pattern::CorruptRecord,
@@ -117,6 +125,7 @@ pub static PROFILE: Profile = Profile {
             )],
             cites_context: true,
             versions: "",
+            healed_from: None,
         },
         Resume {
             pattern: Pattern::DuplicateToolCallId,
@@ -128,6 +137,7 @@ pub static PROFILE: Profile = Profile {
             )],
             cites_context: true,
             versions: "",
+            healed_from: None,
         },
         Resume::new(
             Pattern::ReasoningWithoutFollower,
