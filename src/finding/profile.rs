@@ -74,6 +74,12 @@ pub enum Pattern {
     ReusedOrdinal,
     /// A forked history whose base history is gone.
     MissingForkParent,
+    /// An item id that does not begin as the API expects for its type.
+    InvalidItemId,
+    /// An item id of the wrong prefix that is a UUID.
+    InvalidItemIdUuid,
+    /// Encrypted reasoning that is no longer a whole token.
+    DamagedEncryptedContent,
 }
 
 impl Pattern {
@@ -98,6 +104,9 @@ impl Pattern {
         Pattern::MissingOrdinal,
         Pattern::ReusedOrdinal,
         Pattern::MissingForkParent,
+        Pattern::InvalidItemId,
+        Pattern::InvalidItemIdUuid,
+        Pattern::DamagedEncryptedContent,
     ];
 
     /// The rule that detects it.
@@ -119,6 +128,8 @@ impl Pattern {
             Pattern::MissingOrdinalAtEnd | Pattern::MissingOrdinal => "missing-ordinal",
             Pattern::ReusedOrdinal => "reused-ordinal",
             Pattern::MissingForkParent => "missing-fork-parent",
+            Pattern::InvalidItemId | Pattern::InvalidItemIdUuid => "invalid-item-id",
+            Pattern::DamagedEncryptedContent => "damaged-encrypted-content",
         }
     }
 
@@ -146,6 +157,9 @@ impl Pattern {
             Pattern::MissingOrdinal => "a line before the last has no ordinal",
             Pattern::ReusedOrdinal => "an ordinal repeats or goes back",
             Pattern::MissingForkParent => "the history a fork continues is gone",
+            Pattern::InvalidItemId => "an item's id has the wrong prefix",
+            Pattern::InvalidItemIdUuid => "an item's id is a UUID",
+            Pattern::DamagedEncryptedContent => "encrypted reasoning is cut or not base64",
         }
     }
 }
