@@ -67,6 +67,19 @@ pub enum Action {
     /// record written twice); the writer checks that it does, and the
     /// repeat goes to the log.
     DropRepeat { loc: Loc, of: Loc },
+    /// Give a tool call that reuses an earlier call's id the id `id` (the
+    /// rule derives it from the old one, stably), and the same to the
+    /// result that answers it (`result`: message, part); the old values go
+    /// to the log.
+    RenameCall {
+        message: usize,
+        part: usize,
+        result: Option<(usize, usize)>,
+        id: String,
+    },
+    /// Remove the stored `id` of the item that is the record at `loc`
+    /// (the old record goes to the log).
+    DropItemId { loc: Loc },
 }
 
 impl Action {
@@ -88,6 +101,8 @@ impl Action {
             Action::SetMessageId { .. } => "set-message-id",
             Action::DropBlock { .. } => "drop-block",
             Action::DropRepeat { .. } => "drop-repeat",
+            Action::RenameCall { .. } => "rename-call",
+            Action::DropItemId { .. } => "drop-item-id",
         }
     }
 }

@@ -123,6 +123,12 @@ pub enum Pattern {
     EmptyAssistantMessage,
     /// A user message of empty or whitespace-only text blocks.
     EmptyUserMessage,
+    /// An item id that does not begin as the API expects for its type.
+    InvalidItemId,
+    /// An item id of the wrong prefix that is a UUID.
+    InvalidItemIdUuid,
+    /// Encrypted reasoning that is no longer a whole token.
+    DamagedEncryptedContent,
 }
 
 impl Pattern {
@@ -169,6 +175,9 @@ impl Pattern {
         Pattern::UnknownBlockTypeUntyped,
         Pattern::EmptyAssistantMessage,
         Pattern::EmptyUserMessage,
+        Pattern::InvalidItemId,
+        Pattern::InvalidItemIdUuid,
+        Pattern::DamagedEncryptedContent,
     ];
 
     /// The rule that detects it.
@@ -210,6 +219,8 @@ impl Pattern {
             Pattern::OversizedImageBase64 => "oversized-image",
             Pattern::UnknownBlockType | Pattern::UnknownBlockTypeUntyped => "unknown-block-type",
             Pattern::EmptyAssistantMessage | Pattern::EmptyUserMessage => "empty-message",
+            Pattern::InvalidItemId | Pattern::InvalidItemIdUuid => "invalid-item-id",
+            Pattern::DamagedEncryptedContent => "damaged-encrypted-content",
         }
     }
 
@@ -292,6 +303,9 @@ impl Pattern {
             Pattern::UnknownBlockTypeUntyped => "a block has no type",
             Pattern::EmptyAssistantMessage => "an assistant message is blank",
             Pattern::EmptyUserMessage => "a user message holds only blank text",
+            Pattern::InvalidItemId => "an item's id has the wrong prefix",
+            Pattern::InvalidItemIdUuid => "an item's id is a UUID",
+            Pattern::DamagedEncryptedContent => "encrypted reasoning is cut or not base64",
         }
     }
 }

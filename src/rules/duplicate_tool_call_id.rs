@@ -8,7 +8,7 @@ pub static RULE: Rule = Rule {
     severity: Severity::Error,
     summary: "two tool calls share one id",
     repair: Some(
-        "drop a call that repeats an earlier one exactly (same id, name and arguments: a record written twice), where the store's writer can; other reuses are reported only",
+        "drop a call that repeats an earlier one exactly (same id, name and arguments: a record written twice); give a later call that reuses the id of a call already answered an id of its own, with the result that answers it; where the store's writer can",
     ),
     doc: r#"## What it does
 Finds tool calls whose id was already used by an earlier call in the same
@@ -40,8 +40,17 @@ A call that repeats an earlier call exactly (the same id, name and
 arguments) is the same call recorded twice: in a Codex rollout the
 repeated line is dropped (it goes to the repair log), once the writer has
 checked that the line repeats the earlier one (byte for byte, or the same
-item written at another time). Any other reuse is reported only: which
-call a later result meant cannot be known from the history alone.
+item written at another time).
+
+A call that reuses the id of an earlier call whose result came before it
+(an id counter that restarted) is another call: the result after it can
+only answer it. In a Codex rollout it gets an id of its own, derived from the old one (the
+old id, `_`, and which use of the id it is: `call_1_2` for the second),
+and so does the result that answers it; the old values go to the repair
+log, and a second repair finds nothing to change. Where both calls are
+still open when a result comes (two calls under one id in one turn),
+which call the result meant cannot be known from the history alone: that
+reuse is reported only.
 "#,
     check,
 };
@@ -49,11 +58,24 @@ call a later result meant cannot be known from the history alone.
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let conv = ctx.conv;
     let mut first: HashMap<&str, (usize, usize)> = HashMap::default();
+    // The latest call with each id, and how many calls used it so far.
+    let mut latest: HashMap<&str, ((usize, usize), usize)> = HashMap::default();
+    // Every id a call or a result holds, and those given by this check.
+    let mut taken: foldhash::HashSet<String> = foldhash::HashSet::default();
+    for m in &conv.messages {
+        taken.extend(m.tool_calls().map(|(_, id, _, _)| id.to_string()));
+        taken.extend(m.tool_results().map(|(_, id, _, _)| id.to_string()));
+    }
     for (mi, m) in conv.messages.iter().enumerate() {
         for (pi, id, name, _) in m.tool_calls() {
             if id.is_empty() {
                 continue;
             }
+            let (before, uses) = match latest.get(id) {
+                Some(&(call, n)) => (Some(call), n + 1),
+                None => (None, 1),
+            };
+            latest.insert(id, ((mi, pi), uses));
             match first.get(id) {
                 Some(&(fm, fp)) => {
                     let loc = m.part_loc(pi).clone();
@@ -87,6 +109,18 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                             loc,
                             of: earlier,
                         }]);
+                    } else if !repeat
+                        && let Some(prev) = before
+                        && answered_before(ctx, prev, mi)
+                    {
+                        let new = derive(id, uses, &mut taken);
+                        let result = ctx.pairing().result_of((mi, pi));
+                        f = f.fix(vec![crate::finding::Action::RenameCall {
+                            message: mi,
+                            part: pi,
+                            result,
+                            id: new,
+                        }]);
                     }
                     out.push(f);
                 }
@@ -95,6 +129,25 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 }
             }
         }
+    }
+}
+
+/// Whether call `prev` has its result before message `at`: a later call
+/// with its id cannot be the one that result answers.
+fn answered_before(ctx: &Ctx<'_>, prev: (usize, usize), at: usize) -> bool {
+    ctx.pairing().result_of(prev).is_some_and(|(rm, _)| rm < at)
+}
+
+/// An id for the `uses`-th call with `id`, derived from it and held by no
+/// call or result: `{id}_{uses}`, or the next number free.
+fn derive(id: &str, uses: usize, taken: &mut foldhash::HashSet<String>) -> String {
+    let mut n = uses;
+    loop {
+        let new = format!("{id}_{n}");
+        if taken.insert(new.clone()) {
+            return new;
+        }
+        n += 1;
     }
 }
 

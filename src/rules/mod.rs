@@ -13,6 +13,7 @@ pub mod gaps;
 use crate::model::pairing;
 
 mod corrupt_record;
+mod damaged_encrypted_content;
 mod dangling_bubble_header;
 mod dangling_parent;
 mod duplicate_index;
@@ -26,6 +27,7 @@ mod glued_records;
 mod history_elsewhere;
 mod index_gap;
 mod interleaved_message;
+mod invalid_item_id;
 mod invalid_tool_arguments;
 mod lone_surrogate;
 mod mismatched_message_id;
@@ -113,6 +115,8 @@ pub static RULES: &[&Rule] = &[
     &reused_ordinal::RULE,
     &missing_fork_parent::RULE,
     &unknown_record_type::RULE,
+    &invalid_item_id::RULE,
+    &damaged_encrypted_content::RULE,
 ];
 
 pub fn find(name: &str) -> Option<&'static Rule> {

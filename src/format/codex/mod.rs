@@ -44,7 +44,7 @@ fn detect(head: &Head<'_>) -> Result<bool> {
 }
 
 /// What the rollout writer does (`writer.rs`): whole lines dropped,
-/// retyped or inserted after a call.
+/// retyped, given a call_id of their own or inserted after a call.
 fn supports(_: Dialect, a: &Action) -> bool {
     matches!(
         a,
@@ -53,6 +53,8 @@ fn supports(_: Dialect, a: &Action) -> bool {
             | Action::RemoveResult { .. }
             | Action::AnswerCall { .. }
             | Action::RetypeResult { .. }
+            | Action::RenameCall { .. }
+            | Action::DropItemId { .. }
     )
 }
 
@@ -91,6 +93,8 @@ struct CodexItem<'a> {
     action: Option<RawValue<'a>>,
     #[serde(default)]
     id: Option<String>,
+    #[serde(borrow, default)]
+    encrypted_content: Option<Cow<'a, str>>,
 }
 
 /// The kinds of rollout line (`RolloutItem`) Codex 0.169.0 writes; the
@@ -126,7 +130,7 @@ pub(crate) fn record(b: &mut Builder, rec: Rec<'_>, loc: Loc) -> Result<(), Stri
             .push((loc.clone(), ordinal(rec.ordinal.as_ref())));
     }
     match ty {
-        "response_item" => item(b, payload.as_raw_str(), &loc),
+        "response_item" => item(b, payload.as_raw_str(), &loc, true),
         "compacted" => compacted(b, payload.as_raw_str(), &loc),
         "session_meta" => {
             #[derive(Deserialize)]
@@ -289,7 +293,7 @@ fn compacted(b: &mut Builder, payload: &str, loc: &Loc) -> Result<(), String> {
     b.codex_open_assistant = false;
     b.codex_turns.clear();
     for raw in history {
-        item(b, raw.as_raw_str(), loc)?;
+        item(b, raw.as_raw_str(), loc, false)?;
     }
     Ok(())
 }
@@ -378,7 +382,7 @@ fn kind_static(kind: &str) -> &'static str {
 }
 
 /// One `response_item` payload (or an item of a `replacement_history`).
-fn item(b: &mut Builder, payload: &str, loc: &Loc) -> Result<(), String> {
+fn item(b: &mut Builder, payload: &str, loc: &Loc, alone: bool) -> Result<(), String> {
     let loc = loc.clone();
     let item: CodexItem<'_> = sonic_rs::from_str(payload).map_err(|e| {
         format!(
@@ -388,6 +392,15 @@ fn item(b: &mut Builder, payload: &str, loc: &Loc) -> Result<(), String> {
     })?;
     let kind = item.ty.as_deref().unwrap_or_default();
     let slot = Slot::Whole(kind_static(kind));
+    // Codex (0.169.0) sends an item with the `id` it was stored with.
+    if let Some(id) = &item.id {
+        b.conv.item_ids.push(crate::model::ItemId {
+            loc: loc.clone(),
+            kind: kind.to_string(),
+            id: id.clone(),
+            alone,
+        });
+    }
     let mut ev = Evidence::default();
     match kind {
         "message" => {
@@ -409,6 +422,19 @@ fn item(b: &mut Builder, payload: &str, loc: &Loc) -> Result<(), String> {
             }
         }
         "reasoning" => {
+            if let Some(problem) = item
+                .encrypted_content
+                .as_deref()
+                .and_then(crate::model::sealed::fernet_problem)
+            {
+                b.conv.sealed.push(crate::model::sealed::Sealed {
+                    loc: loc.clone(),
+                    kind: kind.to_string(),
+                    len: item.encrypted_content.as_deref().map_or(0, str::len),
+                    problem,
+                    alone,
+                });
+            }
             let mut text = String::new();
             for c in [item.summary, item.content].into_iter().flatten() {
                 let t = content_text(c);

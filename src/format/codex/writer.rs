@@ -1,6 +1,8 @@
 //! The repaired copy of a Codex rollout. Every edit is a whole line: a line
 //! dropped (a torn or unreadable line, a stray output, a reasoning item
-//! nothing follows, a call that repeats an earlier line), a line replaced (an output given its call's type), or
+//! nothing follows, a call that repeats an earlier line), a line replaced
+//! (an output given its call's type, a call and its output given a
+//! call_id of their own), or
 //! a line inserted right after a call (the `"aborted"` output Codex itself
 //! would insert on resume). Every other line is copied byte for byte.
 //!
@@ -146,14 +148,73 @@ impl Writer for CodexWriter {
             for action in &p.fix.actions {
                 // The line the action is about, and the part it names.
                 let (loc, part) = match action {
-                    Action::DropRecord { loc } | Action::DropRepeat { loc, .. } => {
-                        (loc.clone(), None)
-                    }
+                    Action::DropRecord { loc }
+                    | Action::DropRepeat { loc, .. }
+                    | Action::DropItemId { loc } => (loc.clone(), None),
                     Action::RemoveResult { message, part }
                     | Action::AnswerCall { message, part }
                     | Action::RetypeResult { message, part } => {
                         let m = &conv.messages[*message];
                         (m.part_loc(*part).clone(), m.parts.get(*part))
+                    }
+                    Action::RenameCall {
+                        message,
+                        part,
+                        result,
+                        id,
+                    } => {
+                        let call = (*message, *part);
+                        let mut lines = Vec::new();
+                        for (what, at) in
+                            std::iter::once(("call", call)).chain(result.map(|r| ("output", r)))
+                        {
+                            let loc = conv.messages[at.0].part_loc(at.1).clone();
+                            let n = line_no(&loc);
+                            let bytes = records.read_bytes(&loc)?;
+                            let parsed = serde_json::from_slice::<Value>(&bytes).ok();
+                            // Only a line that is one item, read as Codex
+                            // reads it, and edited by no other fix.
+                            let item = parsed.filter(|v| {
+                                kinds(v).0 == "response_item"
+                                    && v["payload"]["call_id"].is_string()
+                                    && !conv.corrupt.iter().any(|c| c.loc == loc)
+                                    && !self.lines.contains_key(&key(&loc))
+                            });
+                            let Some(v) = item else {
+                                lines.clear();
+                                leave(
+                                    format!(
+                                        "line {n} is not a rollout item this repair can edit alone; the {what} keeps its id"
+                                    ),
+                                    log,
+                                );
+                                break;
+                            };
+                            lines.push((what, loc, n, bytes, v));
+                        }
+                        for (what, loc, n, bytes, mut v) in lines {
+                            let old = v["payload"]["call_id"]
+                                .as_str()
+                                .unwrap_or_default()
+                                .to_string();
+                            let pt = kinds(&v).1.to_string();
+                            v["payload"]["call_id"] = Value::String(id.clone());
+                            let after = serde_json::to_string(&v).expect("a Value serialises");
+                            let (before, before_raw) = crate::write::verbatim(&bytes);
+                            let mut e = entry(
+                                "rename-call",
+                                format!(
+                                    "gave the {what} (`{pt}`) on line {n} the call_id `{id}` in place of `{old}`, which an earlier call holds"
+                                ),
+                                &loc,
+                            );
+                            (e.before, e.before_base64) = (Some(before), before_raw);
+                            e.after = Some(after.clone());
+                            self.lines.entry(key(&loc)).or_default().replacement =
+                                Some(Payload::from(after));
+                            edits.push(e);
+                        }
+                        continue;
                     }
                     _ => {
                         leave(
@@ -219,6 +280,9 @@ impl Writer for CodexWriter {
                     Action::DropRecord { .. } => {
                         let what = match pt {
                             _ if unreadable => "the unreadable line",
+                            "reasoning" if p.finding.rule == "damaged-encrypted-content" => {
+                                "the reasoning item whose encrypted content is damaged"
+                            }
                             "reasoning" => "the reasoning item nothing follows",
                             other => {
                                 leave(
@@ -264,6 +328,37 @@ impl Writer for CodexWriter {
                         );
                         set_before(&mut e, before, before_raw);
                         self.lines.entry(key(&loc)).or_default().drop = true;
+                        edits.push(e);
+                    }
+                    Action::DropItemId { .. } => {
+                        let Some(mut v) = parsed.clone().filter(|_| !unreadable) else {
+                            continue;
+                        };
+                        if self.lines.contains_key(&key(&loc)) {
+                            leave(
+                                format!("line {n} is edited by another fix; its id is left"),
+                                log,
+                            );
+                            continue;
+                        }
+                        let Some(old) = v["payload"]
+                            .as_object_mut()
+                            .and_then(|p| p.shift_remove("id"))
+                        else {
+                            continue;
+                        };
+                        let after = serde_json::to_string(&v).expect("a Value serialises");
+                        let mut e = entry(
+                            "drop-item-id",
+                            format!(
+                                "removed the id {old} of the `{pt}` on line {n}, which the Responses API refuses (the line as it was is kept here)"
+                            ),
+                            &loc,
+                        );
+                        (e.before, e.before_base64) = (Some(before), before_raw);
+                        e.after = Some(after.clone());
+                        self.lines.entry(key(&loc)).or_default().replacement =
+                            Some(Payload::from(after));
                         edits.push(e);
                     }
                     Action::RemoveResult { .. } => {
