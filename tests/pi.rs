@@ -32,7 +32,7 @@ const EXPECTED: &[(&str, &[&str], &[&str])] = &[
     (
         "fixtures/pi/torn-then-resumed.jsonl",
         &["error corrupt-record@9"],
-        &["drop-record@9", "relink@10"],
+        &["drop-record@9"],
     ),
     (
         "fixtures/pi/garbled-middle.jsonl",
@@ -172,6 +172,22 @@ fn a_repaired_copy_is_clean_and_a_second_repair_changes_nothing() {
         "{last:#}"
     );
     assert_eq!(last["parentId"], "f843f4bd", "{last:#}");
+    // A torn entry with the next one pi appended onto it: the fragment
+    // goes, the glued entry (the third prompt) stays, and the copy sends
+    // every message left.
+    let copy = d
+        .path()
+        .join("torn-then-resumed")
+        .join("torn-then-resumed.jsonl");
+    let text = std::fs::read_to_string(&copy).unwrap();
+    let line9: serde_json::Value = serde_json::from_str(text.lines().nth(8).unwrap()).unwrap();
+    assert_eq!(line9["id"], "5d1e7a20", "{text}");
+    let o = run(&["inspect", copy.to_str().unwrap()]);
+    assert!(
+        stdout(&o).contains("messages:      7 (assistant 3, tool 1, user 3)"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]

@@ -7,10 +7,12 @@
 //! A `parentId` is changed in place in the line's text (the rest of the
 //! line is kept as it is).
 //!
-//! - a line that does not parse: dropped (pi skips it anyway); the first
-//!   entry after it whose `parentId` then names no entry (the dropped line
-//!   was most likely its parent) is linked to the entry before the line,
-//!   so the walk no longer stops there;
+//! - a line that does not parse: dropped (pi skips it anyway); when it is
+//!   a torn entry with the next entry pi appended right onto it (pi writes
+//!   no newline first), only the fragment goes and the whole entry is kept
+//!   on the line. The first entry after it whose `parentId` then names no
+//!   entry (the dropped line was most likely its parent) is linked to the
+//!   entry before the line, so the walk no longer stops there;
 //! - a stray tool result: its entry is dropped;
 //! - an unanswered call: a `toolResult` entry right after the call's
 //!   entry, with what pi itself sends for it on resume
@@ -198,17 +200,24 @@ impl Writer for PiWriter {
                             continue;
                         }
                         let (before, before_base64) = records.read_verbatim(loc)?;
-                        let mut e = edit(
-                            f,
-                            action.name(),
-                            format!(
+                        let glued = glued_entry(&records.read_bytes(loc)?);
+                        let description = match &glued {
+                            Some((at, id, text)) => {
+                                self.drop_lines.remove(&line);
+                                self.replace.insert(line, text.clone());
+                                tree.ids.insert(id.clone());
+                                format!(
+                                    "dropped the first {at} bytes of line {line}, a torn entry, and kept the entry `{id}` pi appended right onto it (pi skips the whole line on resume)"
+                                )
+                            }
+                            None => format!(
                                 "dropped line {line}, which does not parse (pi skips it on resume)"
                             ),
-                            loc.clone(),
-                            f.ids.clone(),
-                        );
+                        };
+                        let mut e = edit(f, action.name(), description, loc.clone(), f.ids.clone());
                         e.before = Some(before);
                         e.before_base64 = before_base64;
+                        e.after = glued.map(|(_, _, text)| text);
                         edits.push((None, e));
                         dropped_corrupt.push((line, f));
                     }
@@ -560,6 +569,30 @@ impl Writer for PiWriter {
             |_| Ok(()),
         )
     }
+}
+
+/// An entry pi appended right onto a torn one (it writes no newline
+/// first): the offset where it starts on the line, its id, and its text.
+/// The line holds a fragment, then one whole entry that parses.
+fn glued_entry(bytes: &[u8]) -> Option<(usize, String, String)> {
+    let starts = memchr::memmem::find_iter(bytes, b"{\"type\":").filter(|&p| p > 0);
+    for p in starts {
+        let Ok(text) = std::str::from_utf8(&bytes[p..]) else {
+            continue;
+        };
+        let text = text.trim_end();
+        let Ok(v) = serde_json::from_str::<Value>(text) else {
+            continue;
+        };
+        let ty = v.get("type").and_then(Value::as_str);
+        let id = v.get("id").and_then(Value::as_str);
+        if let (Some(ty), Some(id)) = (ty, id)
+            && ty != "session"
+        {
+            return Some((p, id.to_string(), text.to_string()));
+        }
+    }
+    None
 }
 
 /// Move the entries `moved` (a run of pi's resumed path) to right after
