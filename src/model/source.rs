@@ -83,6 +83,8 @@ pub enum Dialect {
     Cline4,
     RooCode,
     CopilotCli,
+    /// pi's session files (`~/.pi/agent/sessions/--<cwd>--/<time>_<id>.jsonl`).
+    Pi,
 }
 
 impl Dialect {
@@ -108,6 +110,7 @@ impl Dialect {
             Dialect::Cline4 => "cline-4",
             Dialect::RooCode => "roo-code",
             Dialect::CopilotCli => "copilot-cli",
+            Dialect::Pi => "pi",
         }
     }
 
