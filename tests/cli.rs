@@ -168,6 +168,7 @@ fn explain_lists_what_each_client_does() {
 /// The rules some client profile says something about (sorted).
 const WITH_CLIENTS: &[&str] = &[
     "corrupt-record",
+    "damaged-encrypted-content",
     "dangling-parent",
     "duplicate-tool-call-id",
     "duplicate-uuid",
@@ -176,6 +177,7 @@ const WITH_CLIENTS: &[&str] = &[
     "function-response-count",
     "glued-records",
     "interleaved-message",
+    "invalid-item-id",
     "lone-surrogate",
     "mismatched-message-id",
     "mismatched-tool-output",
