@@ -20,7 +20,7 @@ pub mod profile;
 mod read;
 mod writer;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -28,8 +28,8 @@ use serde_json::Value;
 use super::store::{Head, Opened, Probe, Store, Writing};
 use crate::error::Result;
 use crate::finding::Action;
-use crate::model::{Conversation, Dialect, Format, SourceInfo};
-use crate::source::{Limits, Source};
+use crate::model::{Dialect, Format, SourceInfo};
+use crate::source::{Limits, OneFile};
 
 pub static STORE: Store = Store {
     name: "pi session",
@@ -71,7 +71,7 @@ pub fn is_header(o: &serde_json::Map<String, Value>) -> bool {
 fn open(path: &Path, limits: Limits) -> Result<Opened> {
     // Open now so that an unreadable file fails before any work starts.
     std::fs::File::open(path).map_err(|e| crate::error::Error::io(path, &e))?;
-    Ok(Opened::History(Box::new(Session {
+    Ok(Opened::History(Box::new(OneFile {
         path: path.to_path_buf(),
         limits,
         info: Arc::new(SourceInfo {
@@ -79,28 +79,7 @@ fn open(path: &Path, limits: Limits) -> Result<Opened> {
             format: Format::Jsonl,
             dialect: Dialect::Pi,
         }),
+        read: |path, limits, info| load::load(path, limits).map(|l| read::conversation(l, info)),
         done: false,
     })))
-}
-
-/// One session file is one conversation.
-struct Session {
-    path: PathBuf,
-    limits: Limits,
-    info: Arc<SourceInfo>,
-    done: bool,
-}
-
-impl Source for Session {
-    fn info(&self) -> Arc<SourceInfo> {
-        self.info.clone()
-    }
-
-    fn next_conversation(&mut self) -> Option<Result<Conversation>> {
-        if self.done {
-            return None;
-        }
-        self.done = true;
-        Some(load::load(&self.path, self.limits).map(|l| read::conversation(l, self.info.clone())))
-    }
 }
