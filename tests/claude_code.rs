@@ -916,6 +916,33 @@ fn a_copy_with_the_clients_links_is_kept_only_as_a_fixpoint() {
     );
 }
 
+/// A repair_file find (`fuzz/regressions/repair_file/claude-code-uuid-
+/// not-where-it-was-read`): records glued and cut into each other leave
+/// one that names its `uuid` twice, with one value. The repair that gives
+/// it a new uuid found two members where it looked for one and refused
+/// the file (exit 2) that lint reads. Each member of that value now gets
+/// the new uuid, and a second repair changes nothing.
+#[test]
+fn a_record_naming_its_uuid_twice_is_renamed_in_both() {
+    let r = repair_regression(
+        "claude-code-uuid-not-where-it-was-read",
+        "0b1c2d3e-4f50-4617-a8b9-cadbecfd0e1f.jsonl",
+    );
+    assert_eq!(code(&r.out), 0, "{}", stderr(&r.out));
+    let again = r.copy.with_file_name("again.jsonl");
+    let o = run(&[
+        "repair",
+        r.copy.to_str().unwrap(),
+        "-o",
+        again.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert!(matches!(code(&o), 0 | 1), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["edits"], serde_json::json!([]), "{report:#}");
+}
+
 /// A repair_file regression input repaired: its directory, the input's
 /// bytes, the copy, what repair printed, and its log.
 struct Repaired {

@@ -1477,14 +1477,16 @@ fn string_end(piece: &[u8], start: usize) -> Option<usize> {
     None
 }
 
-/// Where the record's `"key":"…"` whose value reads as `old` is: the
-/// value's byte range, quotes included. The value is read as the loader
-/// reads it (escapes decoded, bytes that are not UTF-8 as U+FFFD), so a
-/// damaged value is found as it was reported. `None` unless there is
-/// exactly one: a key of the same name inside the message (a tool call's
-/// `id`, a quoted record) with another value is passed over.
-fn string_at(piece: &[u8], key: &[u8], old: &str) -> Option<(usize, usize)> {
-    let mut found = None;
+/// Where the record's `"key":"…"` members whose value reads as `old`
+/// are: each value's byte range, quotes included, in order. The value is
+/// read as the loader reads it (escapes decoded, bytes that are not UTF-8
+/// as U+FFFD), so a damaged value is found as it was reported. A key of
+/// the same name inside the message (a tool call's `id`, a quoted record)
+/// with another value is passed over; a record that names the member
+/// twice with that value (glued and cut records can) has both, and the
+/// client reads the last. Empty when there is none.
+fn strings_at(piece: &[u8], key: &[u8], old: &str) -> Vec<(usize, usize)> {
+    let mut found = Vec::new();
     for (_, s) in members(piece, key) {
         if piece.get(s) != Some(&b'"') {
             continue;
@@ -1493,15 +1495,30 @@ fn string_at(piece: &[u8], key: &[u8], old: &str) -> Option<(usize, usize)> {
             continue;
         };
         let read = serde_json::from_str::<String>(&String::from_utf8_lossy(&piece[s..e]));
-        if read.ok().as_deref() != Some(old) {
-            continue;
+        if read.ok().as_deref() == Some(old) {
+            found.push((s, e));
         }
-        if found.is_some() {
-            return None;
-        }
-        found = Some((s, e));
     }
     found
+}
+
+/// The one member [`strings_at`] finds, or `None` where there are none
+/// or several.
+fn string_at(piece: &[u8], key: &[u8], old: &str) -> Option<(usize, usize)> {
+    match strings_at(piece, key, old).as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    }
+}
+
+/// `piece` with each of the members at `at` (value ranges, in order)
+/// given the string `new`.
+fn with_strings(piece: &[u8], at: &[(usize, usize)], new: &str) -> Vec<u8> {
+    let mut out = piece.to_vec();
+    for range in at.iter().rev() {
+        out = with_string(&out, *range, new);
+    }
+    out
 }
 
 /// Each member named `key` (its quoted name, `"uuid"`) in `piece`: where
@@ -1534,8 +1551,10 @@ fn with_string(piece: &[u8], (s, e): (usize, usize), value: &str) -> Vec<u8> {
 
 /// Replace the record's `"uuid":"old"` (the only one) with the new uuid.
 fn set_uuid(piece: &[u8], old: &str, new: &str) -> Option<Vec<u8>> {
-    let at = string_at(piece, b"\"uuid\"", old)?;
-    Some(with_string(piece, at, new))
+    // Every `uuid` member of that value: a record naming it twice keeps
+    // the old uuid in none of them, whichever its reader takes.
+    let at = strings_at(piece, b"\"uuid\"", old);
+    (!at.is_empty()).then(|| with_strings(piece, &at, new))
 }
 
 /// Where the record's message id `old` is ([`string_at`] of `"id":`; a
