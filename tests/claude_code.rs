@@ -918,12 +918,13 @@ fn a_copy_with_the_clients_links_is_kept_only_as_a_fixpoint() {
 
 /// A repair_file find (`fuzz/regressions/repair_file/claude-code-uuid-
 /// not-where-it-was-read`): records glued and cut into each other leave
-/// one that names its `uuid` twice, with one value. The repair that gives
-/// it a new uuid found two members where it looked for one and refused
-/// the file (exit 2) that lint reads. Each member of that value now gets
-/// the new uuid, and a second repair changes nothing.
+/// one whose message holds a `uuid` member of the record's own value. The
+/// repair that gives the record a new uuid found two members where it
+/// looked for one and refused the file (exit 2) that lint reads. The
+/// record's own member (of the record itself, not of its message) now
+/// gets the new uuid, and a second repair changes nothing.
 #[test]
-fn a_record_naming_its_uuid_twice_is_renamed_in_both() {
+fn a_uuid_inside_the_message_is_not_the_records() {
     let r = repair_regression(
         "claude-code-uuid-not-where-it-was-read",
         "0b1c2d3e-4f50-4617-a8b9-cadbecfd0e1f.jsonl",

@@ -1551,10 +1551,45 @@ fn with_string(piece: &[u8], (s, e): (usize, usize), value: &str) -> Vec<u8> {
 
 /// Replace the record's `"uuid":"old"` (the only one) with the new uuid.
 fn set_uuid(piece: &[u8], old: &str, new: &str) -> Option<Vec<u8>> {
-    // Every `uuid` member of that value: a record naming it twice keeps
-    // the old uuid in none of them, whichever its reader takes.
+    // The record's own `uuid` members (depth 1: glued and cut records
+    // can name it twice) get the new uuid, whichever its reader takes; a
+    // member inside the message (a quoted or glued record) is not the
+    // record's. Without one at depth 1, a single candidate is taken.
     let at = strings_at(piece, b"\"uuid\"", old);
-    (!at.is_empty()).then(|| with_strings(piece, &at, new))
+    let own: Vec<(usize, usize)> = at
+        .iter()
+        .copied()
+        .filter(|(s, _)| depth_at(piece, *s) == 1)
+        .collect();
+    match (own.as_slice(), at.as_slice()) {
+        ([], [one]) => Some(with_string(piece, *one, new)),
+        ([], _) => None,
+        (own, _) => Some(with_strings(piece, own, new)),
+    }
+}
+
+/// How deep in objects and arrays byte `at` of `piece` is (1: a member
+/// of the record itself); brackets inside strings do not count.
+fn depth_at(piece: &[u8], at: usize) -> usize {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in &piece[..at.min(piece.len())] {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    depth
 }
 
 /// Where the record's message id `old` is ([`string_at`] of `"id":`; a
@@ -1647,12 +1682,22 @@ mod tests {
             set_uuid(r, "b", "c").unwrap(),
             br#"{"parentUuid":"a","message":{"content":"\"uuid\":\"b\""},"uuid":"c"}"#.to_vec()
         );
-        // Two candidates: which one is the record's is not known.
+        // Two candidates: the record's is the member of the record itself.
         assert_eq!(
-            set_uuid(br#"{"x":{"uuid":"b"},"uuid":"b"}"#, "b", "c"),
+            set_uuid(br#"{"x":{"uuid":"b"},"uuid":"b"}"#, "b", "c").unwrap(),
+            br#"{"x":{"uuid":"b"},"uuid":"c"}"#.to_vec()
+        );
+        // Two nested candidates and none of the record's: not known.
+        assert_eq!(
+            set_uuid(br#"{"x":{"uuid":"b"},"y":[{"uuid":"b"}]}"#, "b", "c"),
             None
         );
         assert_eq!(set_uuid(br#"{"uuid":"a"}"#, "b", "c"), None);
+        // The record names its own uuid twice: both get the new one.
+        assert_eq!(
+            set_uuid(br#"{"uuid":"b","m":"{\"uuid\"","uuid":"b"}"#, "b", "c").unwrap(),
+            br#"{"uuid":"c","m":"{\"uuid\"","uuid":"c"}"#.to_vec()
+        );
     }
 
     #[test]
