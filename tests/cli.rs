@@ -188,6 +188,7 @@ const WITH_CLIENTS: &[&str] = &[
     "orphan-tool-result",
     "oversized-image",
     "parent-cycle",
+    "projection-out-of-step",
     "reasoning-without-follower",
     "reused-ordinal",
     "stale-leaf",

@@ -483,3 +483,254 @@ fn a_fresh_session_of_the_pinned_client_reads_whole_and_clean() {
         }
     }
 }
+
+/// Codex's history projection (`thread_history_1.sqlite`) indexes a
+/// paginated rollout from where it stopped. The pinned client writes a
+/// session and indexes it; its first user message is then rewritten
+/// shorter (a hand edit, a sync). chatfsck reports the projection out of
+/// step; Codex refuses to fork the thread, as the finding says; `repair
+/// --in-place` resets the thread's projection (the rollout needs no
+/// edit), after which the rollout lints clean and Codex forks it
+/// (tests/oracle/fresh.py `codex-projection` runs the steps).
+#[test]
+#[cfg_attr(
+    not(all(has_tool = "clients", has_tool = "python3")),
+    ignore = "needs the pinned Codex client and Python 3: tests/oracle/install.sh (scripts/test-all does it)"
+)]
+fn a_projection_left_behind_a_shorter_rollout_is_found_and_reset() {
+    let prefix = std::env::var_os("CLIENTS_PREFIX")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root().join("target/tools/clients"));
+    let dir = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new("python3")
+        .arg(root().join("tests/oracle/fresh.py"))
+        .args(["codex-projection", dir.path().join("out").to_str().unwrap()])
+        .args([
+            "--chatfsck",
+            env!("CARGO_BIN_EXE_chatfsck"),
+            "--timeout",
+            "180",
+        ])
+        .env("CLIENTS_PREFIX", &prefix)
+        .output()
+        .expect("python3 runs");
+    let text = String::from_utf8_lossy(&o.stdout);
+    let summary: serde_json::Value = text
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| {
+            panic!(
+                "fresh.py printed no summary: {text}{}",
+                String::from_utf8_lossy(&o.stderr)
+            )
+        });
+    assert_eq!(summary["version"], "0.169.0", "{summary}");
+    let steps = summary["steps"].as_array().unwrap();
+    let step = |name: &str, n: usize| {
+        steps
+            .iter()
+            .filter(|s| s["step"] == name)
+            .nth(n)
+            .unwrap_or_else(|| panic!("no step {name} #{n}: {summary}"))
+    };
+    assert_eq!(step("exec", 0)["rc"], 0, "{summary}");
+    // Found, with what Codex answers.
+    let lint = step("chatfsck lint", 0);
+    assert_eq!(lint["rc"], 1, "{summary}");
+    let findings = lint["doc"]["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{summary}");
+    assert_eq!(findings[0]["rule"], "projection-out-of-step", "{summary}");
+    assert!(
+        findings[0]["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("durable rollout shrank before projection"),
+        "{summary}"
+    );
+    // Codex refuses the fork, as the finding says.
+    let before = step("fork-before", 0);
+    assert_ne!(before["rc"], 0, "{summary}");
+    assert!(
+        before["errors"]
+            .to_string()
+            .contains("durable rollout shrank before projection"),
+        "{summary}"
+    );
+    // The repair resets the projection; the rollout needs no edit.
+    let repair = step("chatfsck repair", 0);
+    assert_eq!(repair["rc"], 0, "{summary}");
+    assert_eq!(
+        repair["doc"]["edits"].as_array().unwrap().len(),
+        0,
+        "{summary}"
+    );
+    assert!(repair["doc"].get("backup").is_none(), "{summary}");
+    assert!(
+        repair["doc"]["companion"]
+            .as_str()
+            .unwrap()
+            .contains("was reset"),
+        "{summary}"
+    );
+    assert!(
+        repair["doc"]["left"].as_array().unwrap().is_empty(),
+        "{summary}"
+    );
+    let after = step("chatfsck lint", 1);
+    assert_eq!(after["rc"], 0, "{summary}");
+    assert!(
+        after["doc"]["findings"].as_array().unwrap().is_empty(),
+        "{summary}"
+    );
+    // And Codex forks the thread.
+    assert_eq!(step("fork-after", 0)["rc"], 0, "{summary}");
+}
+
+/// A Codex home holding `fresh.jsonl` as its thread's rollout, and a
+/// projection (`thread_history_1.sqlite`, its state table as Codex
+/// 0.169.0 creates it) that has read `next_byte` bytes of it.
+fn projected_home(
+    file: &str,
+    next_byte: i64,
+) -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let thread = "01a22347-de2f-7520-8cac-9a2f1784286e";
+    let dir = tempfile::tempdir().unwrap();
+    let day = dir.path().join("codex/sessions/2026/11/28");
+    std::fs::create_dir_all(&day).unwrap();
+    let rollout = day.join(format!("rollout-2026-11-28T17-50-42-{thread}.jsonl"));
+    std::fs::copy(root().join(paginated(file)), &rollout).unwrap();
+    let db = dir.path().join("codex/thread_history_1.sqlite");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE thread_history_projection_state (thread_id TEXT PRIMARY KEY, \
+         next_rollout_byte_offset INTEGER NOT NULL, next_rollout_ordinal INTEGER NOT NULL); \
+         CREATE TABLE thread_items (thread_id TEXT NOT NULL, turn_id TEXT NOT NULL, \
+         item_id TEXT NOT NULL, rollout_ordinal INTEGER NOT NULL, created_at_ms INTEGER NOT NULL, \
+         item_json TEXT NOT NULL, PRIMARY KEY (thread_id, turn_id, item_id)); \
+         CREATE TABLE thread_turns (thread_id TEXT NOT NULL, turn_id TEXT NOT NULL, \
+         rollout_ordinal INTEGER NOT NULL, status TEXT NOT NULL, PRIMARY KEY (thread_id, turn_id));",
+    )
+    .unwrap();
+    conn.execute(
+        "INSERT INTO thread_history_projection_state VALUES (?1, ?2, 28)",
+        rusqlite::params![thread, next_byte],
+    )
+    .unwrap();
+    conn.execute(
+        "INSERT INTO thread_items VALUES (?1, 't', 'i', 12, 0, '{}')",
+        [thread],
+    )
+    .unwrap();
+    drop(conn);
+    (dir, rollout, db)
+}
+
+/// In step (the projection has read the whole rollout): nothing to say.
+/// Behind a shorter rollout: `projection-out-of-step`, which a repair into
+/// a copy leaves (the index is the client's, beside the original) and
+/// `--in-place` settles by removing the thread's projection rows, writing
+/// no backup, since the rollout needs no edit.
+#[test]
+fn a_projection_is_judged_against_the_rollout_it_indexes() {
+    let len = std::fs::metadata(root().join(paginated("fresh.jsonl")))
+        .unwrap()
+        .len() as i64;
+    let (_dir, rollout, _) = projected_home("fresh.jsonl", len);
+    let (rc, doc) = lint_json(rollout.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!(rc, 0, "{doc:#}");
+
+    let (dir, rollout, db) = projected_home("fresh.jsonl", len + 500);
+    let (rc, doc) = lint_json(rollout.to_str().unwrap(), &[]);
+    assert_eq!(rc, 1, "{doc:#}");
+    assert_eq!(rule_lines(&doc), ["projection-out-of-step@1"], "{doc:#}");
+    // What the finding says (the temporary folder's name aside).
+    let text = serde_json::to_string_pretty(&doc["findings"][0])
+        .unwrap()
+        .replace(dir.path().to_str().unwrap(), "<tmp>");
+    insta::assert_snapshot!("projection_out_of_step_finding", text);
+    // The tree of the home: the same.
+    let (_, doc) = lint_json(dir.path().join("codex").to_str().unwrap(), &[]);
+    assert_eq!(rule_lines(&doc), ["projection-out-of-step@1"], "{doc:#}");
+
+    let db_before = std::fs::read(&db).unwrap();
+    let out = dir.path().join("copy.jsonl");
+    let o = run(&[
+        "repair",
+        rollout.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let rep: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(rep["left"][0]["rule"], "projection-out-of-step", "{rep:#}");
+    assert!(rep.get("companion").is_none(), "{rep:#}");
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        db_before,
+        "a copy leaves the index"
+    );
+
+    let before = std::fs::read(&rollout).unwrap();
+    let o = run(&["repair", "--in-place", rollout.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("was reset") && stdout(&o).contains("the file needed no edit"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(
+        std::fs::read(&rollout).unwrap(),
+        before,
+        "the rollout is as it was"
+    );
+    let backups = std::fs::read_dir(rollout.parent().unwrap())
+        .unwrap()
+        .count();
+    assert_eq!(backups, 1, "no backup of a file that was not replaced");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    for table in ["thread_history_projection_state", "thread_items"] {
+        let n: i64 = conn
+            .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 0, "{table}");
+    }
+    let (rc, doc) = lint_json(rollout.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!(rc, 0, "{doc:#}");
+    // A second repair has nothing to do.
+    let o = run(&["repair", "--in-place", rollout.to_str().unwrap()]);
+    assert!(!stdout(&o).contains("also:"), "{}", stdout(&o));
+
+    // A projection in step with a rollout that `--in-place` rewrites
+    // (an answer inserted for the unanswered call at its end): it indexed
+    // the old bytes, so it is reset with the replacement.
+    let len = std::fs::metadata(root().join(paginated("ends-on-call.jsonl")))
+        .unwrap()
+        .len() as i64;
+    let (_dir, rollout, db) = projected_home("ends-on-call.jsonl", len);
+    let o = run(&[
+        "repair",
+        "--in-place",
+        rollout.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let rep: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(!rep["edits"].as_array().unwrap().is_empty(), "{rep:#}");
+    assert!(rep["backup"].is_string(), "{rep:#}");
+    assert!(
+        rep["companion"].as_str().unwrap().contains("was reset"),
+        "{rep:#}"
+    );
+    let n: i64 = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT count(*) FROM thread_history_projection_state",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, 0);
+}

@@ -225,6 +225,8 @@ fn in_place(input: &Path, opts: &repair::Options) -> Result<Report, Error> {
     if rep.edits.is_empty() {
         cleanup(&tmp);
         rep.output = None;
+        // The file needs no edit; an index its app keeps of it may.
+        companion(&mut rep, &target, true);
         return Ok(rep);
     }
     let changed = |what: &str, kept: Option<&Path>| {
@@ -274,7 +276,25 @@ fn in_place(input: &Path, opts: &repair::Options) -> Result<Report, Error> {
     }
     rep.output = Some(input.display().to_string());
     rep.backup = Some(backup.display().to_string());
+    companion(&mut rep, &target, false);
     Ok(rep)
+}
+
+/// After an in-place repair: an index the file's app keeps of it (Codex's
+/// history projection) brought in step with it, said in the report; a
+/// finding about that index that this settles is no longer left.
+fn companion(rep: &mut Report, target: &Path, only_if_behind: bool) {
+    if rep.dialect != crate::model::Dialect::Codex {
+        return;
+    }
+    match crate::format::codex::after_replace(target, only_if_behind) {
+        None => {}
+        Some(Ok(done)) => {
+            rep.left.retain(|l| l.rule != "projection-out-of-step");
+            rep.companion = Some(done);
+        }
+        Some(Err(why)) => rep.companion = Some(why),
+    }
 }
 
 #[cfg(test)]

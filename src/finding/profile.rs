@@ -129,6 +129,8 @@ pub enum Pattern {
     InvalidItemIdUuid,
     /// Encrypted reasoning that is no longer a whole token.
     DamagedEncryptedContent,
+    /// The client's incremental index of the history has read past its end.
+    ProjectionOutOfStep,
 }
 
 impl Pattern {
@@ -178,6 +180,7 @@ impl Pattern {
         Pattern::InvalidItemId,
         Pattern::InvalidItemIdUuid,
         Pattern::DamagedEncryptedContent,
+        Pattern::ProjectionOutOfStep,
     ];
 
     /// The rule that detects it.
@@ -221,6 +224,7 @@ impl Pattern {
             Pattern::EmptyAssistantMessage | Pattern::EmptyUserMessage => "empty-message",
             Pattern::InvalidItemId | Pattern::InvalidItemIdUuid => "invalid-item-id",
             Pattern::DamagedEncryptedContent => "damaged-encrypted-content",
+            Pattern::ProjectionOutOfStep => "projection-out-of-step",
         }
     }
 
@@ -250,6 +254,21 @@ impl Pattern {
                 | Pattern::OversizedImageBase64
                 | Pattern::UnknownBlockTypeUntyped
                 | Pattern::OrphanToolResultOffChain
+        )
+    }
+
+    /// Whether it is found in a paginated history (`model::paging`: its
+    /// numbering, the history it continues, the index its client keeps of
+    /// it), which only the stores that write one have: as for
+    /// [`Pattern::on_a_chain`], no other client meets it.
+    pub const fn on_a_paged_history(self) -> bool {
+        matches!(
+            self,
+            Pattern::MissingOrdinalAtEnd
+                | Pattern::MissingOrdinal
+                | Pattern::ReusedOrdinal
+                | Pattern::MissingForkParent
+                | Pattern::ProjectionOutOfStep
         )
     }
 
@@ -306,6 +325,7 @@ impl Pattern {
             Pattern::InvalidItemId => "an item's id has the wrong prefix",
             Pattern::InvalidItemIdUuid => "an item's id is a UUID",
             Pattern::DamagedEncryptedContent => "encrypted reasoning is cut or not base64",
+            Pattern::ProjectionOutOfStep => "the history is shorter than its index has read",
         }
     }
 }
@@ -325,6 +345,9 @@ pub enum Does {
     Changes(&'static str),
     /// It refuses to resume the history, or cannot load it.
     RefusesToResume,
+    /// It resumes the history, and something else fails (what, in a few
+    /// words).
+    Fails(&'static str),
     /// Not known (a closed-source client).
     Unknown,
 }
@@ -337,6 +360,7 @@ impl Does {
             Does::SendsAsIs => "sends it as is: the provider refuses the request".to_string(),
             Does::Changes(how) => format!("sends it changed ({how})"),
             Does::RefusesToResume => "refuses to resume".to_string(),
+            Does::Fails(what) => format!("resumes it, but {what}"),
             Does::Unknown => "not known".to_string(),
         }
     }

@@ -24,7 +24,7 @@ mod text;
 mod trace;
 
 pub use chunks::{Chunk, ChunkLog};
-pub use paging::{Base, Ordinal, Paging, Parent, Unread};
+pub use paging::{Base, Ordinal, Paging, Parent, Projection, Unread};
 
 /// The text of a tool result `repair` synthesizes. Clearly not the tool's
 /// output; rules recognise it (a placeholder is not a failed call).

@@ -20,6 +20,19 @@ pub struct Paging {
     pub records: Vec<(Loc, Ordinal)>,
     /// The history this one continues, when it is a fork's continuation.
     pub base: Option<Base>,
+    /// What the client's index of this history (a projection it keeps
+    /// beside it, read incrementally from where it stopped) has read of it.
+    pub projection: Option<Projection>,
+}
+
+/// How far a client's incremental index of a history has read it: the
+/// next byte and the next ordinal it will read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Projection {
+    /// The database that holds it.
+    pub store: PathBuf,
+    pub next_byte: u64,
+    pub next_ordinal: u64,
 }
 
 /// A record's ordinal as stored.
@@ -62,6 +75,7 @@ impl Paging {
             declared_at,
             records: Vec::new(),
             base: None,
+            projection: None,
         }
     }
 }

@@ -70,6 +70,10 @@ pub struct Report {
     /// replaced.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backup: Option<String>,
+    /// `--in-place`: what else was brought in step with the replaced file
+    /// (an index the app keeps of it), in a sentence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub companion: Option<String>,
     pub edits: Vec<Edit>,
     pub left: Vec<Left>,
     /// Why the copy is the input as it is, when every copy a repair could
@@ -883,6 +887,7 @@ fn repair_once(
         inserted: log.inserted,
         written_as,
         backup: None,
+        companion: None,
         edits: log.edits,
         left: log.left,
         kept_input: None,

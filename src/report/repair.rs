@@ -46,6 +46,9 @@ pub fn human(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     if let Some(b) = &r.backup {
         writeln!(out, "  backup of the original: {}", escape(b))?;
     }
+    if let Some(c) = &r.companion {
+        writeln!(out, "  also: {}", escape(c))?;
+    }
     for e in &r.edits {
         let tag = if e.synthesized { "  [synthesized]" } else { "" };
         writeln!(
@@ -86,9 +89,10 @@ pub fn human(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         if r.left.len() == 1 { "" } else { "s" }
     ));
     if r.edits.is_empty() && !r.dry_run {
-        line.push_str(match r.output {
-            Some(_) => "; the copy is identical to the input",
-            None => "; nothing was written",
+        line.push_str(match (&r.output, &r.companion) {
+            (Some(_), _) => "; the copy is identical to the input",
+            (None, Some(_)) => "; the file needed no edit",
+            (None, None) => "; nothing was written",
         });
     }
     writeln!(out, "{line}")

@@ -148,8 +148,12 @@ fn explain_with_clients(e: &Explanation, out: &mut dyn Write) -> io::Result<()> 
     for l in lines {
         writeln!(out, "{l}")?;
     }
-    // A pattern found on a parent chain of records: no other client has one.
-    if patterns.iter().all(|p| p.on_a_chain()) {
+    // A pattern found on a parent chain of records, or in a paginated
+    // history: no other client has one.
+    if patterns
+        .iter()
+        .all(|p| p.on_a_chain() || p.on_a_paged_history())
+    {
         return Ok(());
     }
     writeln!(

@@ -42,6 +42,7 @@ mod orphan_tool_call;
 mod orphan_tool_result;
 mod oversized_image;
 mod parent_cycle;
+mod projection_out_of_step;
 pub mod prompt_divergence;
 mod reasoning_without_follower;
 mod reused_ordinal;
@@ -114,6 +115,7 @@ pub static RULES: &[&Rule] = &[
     &missing_ordinal::RULE,
     &reused_ordinal::RULE,
     &missing_fork_parent::RULE,
+    &projection_out_of_step::RULE,
     &unknown_record_type::RULE,
     &invalid_item_id::RULE,
     &damaged_encrypted_content::RULE,

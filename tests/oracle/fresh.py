@@ -2,12 +2,19 @@
 """Fresh-session runs: the pinned client writes a new session, offline.
 
     python3 fresh.py codex|claude|gemini|opencode|copilot OUTDIR [--timeout S] [--no-netns]
+    python3 fresh.py codex-projection OUTDIR --chatfsck BIN [--timeout S] [--no-netns]
 
 Codex: in a throw-away CODEX_HOME, against the loopback mock provider (as oracle.py resumes),
 `codex exec --skip-git-repo-check "say hello"`, then `codex exec … resume --last "second prompt"`.
 Copies what the client left (the `sessions/` tree and the `*.sqlite` stores) to OUTDIR/codex-home,
 and prints one JSON line: the exit codes, the model requests made, and the rollouts written. When a
 client bump changes what it writes, the test reading these (tests/codex_today.rs) fails first.
+
+Codex's projection (codex-projection): in a throw-away CODEX_HOME, `codex exec "say hello"` (the
+client indexes the rollout in thread_history_1.sqlite), then the rollout's first user message is
+rewritten shorter, as a hand edit or a sync would; then, in that home: `chatfsck lint --format json`,
+`codex exec fork <thread>`, `chatfsck repair --in-place --format json`, `chatfsck lint --format json`
+and `codex exec fork <thread>` again. Prints one JSON line with each step's exit code and output.
 
 Claude Code, Gemini CLI, opencode, Copilot CLI (COPILOT_OFFLINE): in a throw-away HOME, against fixtures/clients/mock_provider.py
 (a loopback provider that answers a prompt with one tool call, `Read`/`list_directory`/`read`/`view` of
@@ -74,6 +81,76 @@ def run_codex(args):
                "netns": os.environ.get("ORACLE_NETNS") == "1"}
     shutil.rmtree(tmp, ignore_errors=True)
     print(json.dumps(summary))
+    return 0
+
+
+def codex_env(tmp, chome, port):
+    with open(os.path.join(chome, "config.toml"), "w") as f:
+        f.write(f'openai_base_url = "http://127.0.0.1:{port}/v1"\n'
+                'check_for_update_on_startup = false\n'
+                '[analytics]\nenabled = false\n'
+                '[features]\nresponses_websockets = false\nresponses_websockets_v2 = false\n'
+                'enable_request_compression = false\n')
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp, "CODEX_HOME": chome, "TERM": "dumb",
+            "LANG": "C.UTF-8", "CODEX_API_KEY": "sk-test", "TMPDIR": tmp, "NO_COLOR": "1"}
+
+
+def run_codex_projection(args):
+    out = os.path.abspath(args.outdir)
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    if not os.path.exists(oracle.CODEX_BIN):
+        print(json.dumps({"error": f"{oracle.CODEX_BIN} missing: run install.sh"}))
+        return 3
+    tmp = tempfile.mkdtemp(prefix="codex-projection-")
+    chome = os.path.join(tmp, "codex-home")
+    work = os.path.join(tmp, "work")
+    os.makedirs(chome)
+    os.makedirs(work)
+    steps = []
+
+    def chatfsck(*argv):
+        p = subprocess.run([os.path.abspath(args.chatfsck), *argv], capture_output=True, text=True, cwd=tmp)
+        try:
+            doc = json.loads(p.stdout)
+        except ValueError:
+            doc = p.stdout
+        steps.append({"step": "chatfsck " + argv[0], "rc": p.returncode, "doc": doc, "stderr": p.stderr[-400:]})
+
+    with mock_provider.MockServer("openai", os.path.join(out, "req")) as mock:
+        env = codex_env(tmp, chome, mock.port)
+        base = [oracle.NODE, oracle.CODEX_BIN, "exec", "--skip-git-repo-check"]
+
+        def codex(step, *argv):
+            sub = os.path.join(out, step)
+            os.makedirs(sub)
+            rc, timed_out, secs = oracle.run_client(base + list(argv), env, work, args.timeout, sub)
+            err = open(os.path.join(sub, "stderr.txt"), encoding="utf-8", errors="replace").read()
+            steps.append({"step": step, "rc": rc, "timed_out": timed_out,
+                          "errors": [l[:300] for l in err.splitlines() if "rror" in l][:4]})
+
+        codex("exec", PROMPTS[0])
+        rollout = glob.glob(os.path.join(chome, "sessions", "*", "*", "*", "rollout-*.jsonl"))[0]
+        lines = open(rollout, "rb").read().split(b"\n")[:-1]
+        first = json.loads(lines[0])
+        thread = first["payload"]["id"]
+        for i, line in enumerate(lines):
+            o = json.loads(line)
+            pl = o.get("payload") or {}
+            if o.get("type") == "response_item" and pl.get("type") == "message" and pl.get("role") == "user" \
+                    and len(line) > 200:
+                pl["content"] = [{"type": "input_text", "text": "x"}]
+                lines[i] = json.dumps(o, separators=(",", ":")).encode()
+                break
+        open(rollout, "wb").write(b"".join(l + b"\n" for l in lines))
+        chatfsck("lint", "--format", "json", rollout)
+        codex("fork-before", "fork", thread, "forked prompt")
+        chatfsck("repair", "--in-place", "--format", "json", rollout)
+        chatfsck("lint", "--format", "json", rollout)
+        codex("fork-after", "fork", thread, "forked prompt")
+    print(json.dumps({"client": "codex", "version": oracle.pkg_version("@openai/codex"), "thread": thread,
+                      "steps": steps, "netns": os.environ.get("ORACLE_NETNS") == "1"}))
+    shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 
@@ -229,13 +306,14 @@ def run_copilot(args):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("client", choices=["codex", "claude", "gemini", "opencode", "copilot"])
+    ap.add_argument("client", choices=["codex", "codex-projection", "claude", "gemini", "opencode", "copilot"])
     ap.add_argument("outdir")
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--no-netns", action="store_true")
+    ap.add_argument("--chatfsck", help="the chatfsck binary (codex-projection)")
     args = ap.parse_args(argv)
     reexec_in_netns(argv)
-    return {"codex": run_codex, "claude": run_claude, "gemini": run_gemini, "opencode": run_opencode,
+    return {"codex": run_codex, "codex-projection": run_codex_projection, "claude": run_claude, "gemini": run_gemini, "opencode": run_opencode,
             "copilot": run_copilot}[args.client](args)
 
 

@@ -12,7 +12,7 @@ const FOLDERS: &[&str] = &["sessions", "archived_sessions"];
 
 /// The Codex home a rollout at `path` lies in: the folder above the
 /// `sessions` (or `archived_sessions`) folder it is under.
-fn home_of(path: &Path) -> Option<&Path> {
+pub(super) fn home_of(path: &Path) -> Option<&Path> {
     path.ancestors()
         .skip(1)
         .find(|a| {
@@ -24,7 +24,7 @@ fn home_of(path: &Path) -> Option<&Path> {
 }
 
 /// Whether `name` is a rollout of `thread`.
-fn is_rollout_of(name: &str, thread: &str) -> bool {
+pub(super) fn is_rollout_of(name: &str, thread: &str) -> bool {
     let plain = name.strip_suffix(".zst").unwrap_or(name);
     plain
         .strip_suffix(".jsonl")

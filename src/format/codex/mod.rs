@@ -17,6 +17,7 @@ use super::records::record::{
 use super::store::{Head, Opened, Probe, Store, Writing};
 
 mod home;
+mod projection;
 mod writer;
 use crate::error::Result;
 use crate::finding::Action;
@@ -56,6 +57,63 @@ fn supports(_: Dialect, a: &Action) -> bool {
             | Action::RenameCall { .. }
             | Action::DropItemId { .. }
     )
+}
+
+/// After `repair --in-place` replaced the rollout at `path`: Codex's
+/// projection of its thread indexed the old bytes (by offset and
+/// ordinal), so it is reset, and Codex rebuilds it from the rollout on
+/// its next load (measured with 0.169.0; left in place, the thread's
+/// later turns are never indexed, and `fork` refuses it when the rollout
+/// got shorter). Says what was done, or None when the thread has no
+/// projection. With `only_if_behind` (the rollout was not replaced), only
+/// a projection that has read past the rollout's end is reset. Ok: it was
+/// reset; Err: it could not be.
+pub fn after_replace(
+    path: &std::path::Path,
+    only_if_behind: bool,
+) -> Option<std::result::Result<String, String>> {
+    #[derive(Deserialize)]
+    struct First {
+        #[serde(default)]
+        payload: Option<Id>,
+    }
+    #[derive(Deserialize)]
+    struct Id {
+        #[serde(default)]
+        id: Option<String>,
+    }
+    let file = std::fs::File::open(path).ok()?;
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(file), &mut first).ok()?;
+    let thread = serde_json::from_str::<First>(&first).ok()?.payload?.id?;
+    let p = projection::state(path, &thread)?;
+    if only_if_behind && plain_len(path)? >= p.next_byte {
+        return None;
+    }
+    Some(match projection::reset(&p.store, &thread) {
+        Ok(_) => Ok(format!(
+            "Codex's projection of thread {thread} in {} (it had read {} bytes, ordinals below {}) was reset: Codex rebuilds it from the repaired rollout on its next load",
+            p.store.display(),
+            p.next_byte,
+            p.next_ordinal
+        )),
+        Err(e) => Err(format!(
+            "Codex's projection of thread {thread} in {} could not be reset ({e}): it indexes the rollout as it was, so Codex indexes none of the thread's later turns and may refuse to fork it; delete its rows for the thread with Codex closed",
+            p.store.display()
+        )),
+    })
+}
+
+/// The length of the rollout at `path` as Codex reads it (a `.zst` one
+/// decompressed).
+fn plain_len(path: &std::path::Path) -> Option<u64> {
+    let file = std::fs::File::open(path).ok()?;
+    if path.extension().is_some_and(|e| e == "zst") {
+        let mut dec = zstd::stream::read::Decoder::new(file).ok()?;
+        std::io::copy(&mut dec, &mut std::io::sink()).ok()
+    } else {
+        file.metadata().ok().map(|m| m.len())
+    }
 }
 
 /// This store reads its own records only (the detector found them first).
@@ -191,6 +249,9 @@ fn session_meta(b: &mut Builder, payload: &str, loc: &Loc) {
     }
     #[derive(Deserialize)]
     struct Meta {
+        /// The thread's id.
+        #[serde(default)]
+        id: Option<String>,
         /// The version of Codex that started the session.
         #[serde(default)]
         cli_version: Option<String>,
@@ -216,6 +277,10 @@ fn session_meta(b: &mut Builder, payload: &str, loc: &Loc) {
         }
     }
     let mut paging = Paging::new(loc.clone());
+    paging.projection = meta
+        .id
+        .as_deref()
+        .and_then(|thread| projection::state(&b.conv.source.path, thread));
     if let Some(HistoryBase {
         thread_id: Some(thread),
         end_ordinal_exclusive,

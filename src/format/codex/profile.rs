@@ -67,6 +67,18 @@ pub static PROFILE: Profile = Profile {
             healed_from: None,
         },
         Resume {
+            pattern: Pattern::ProjectionOutOfStep,
+            does: Does::Fails("indexes none of its later turns, and refuses to fork it"),
+            severity: None,
+            says: None,
+            notes: &[Note::Text(
+                "Codex resumes it, but its projection ({store}) never indexes the turns appended from now on, and `fork` refuses the thread: `failed to prepare paginated fork: thread-store internal error: durable rollout shrank before projection`; `chatfsck repair --in-place` resets the thread's projection, which Codex then rebuilds from the rollout",
+            )],
+            cites_context: true,
+            versions: "0.169.0",
+            healed_from: None,
+        },
+        Resume {
             pattern: Pattern::OrphanToolCall,
             does: Does::Heals("an `aborted` output after the call, in memory only"),
             severity: Some(Severity::Warning),
