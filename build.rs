@@ -33,6 +33,7 @@ const TOOLS: &[(&str, &str, &[&str])] = &[
     ("gemini-cli", "CHATFSCK_GEMINI_CLI", &[]),
     ("opencode", "CHATFSCK_OPENCODE", &[]),
     ("copilot-cli", "CHATFSCK_COPILOT_CLI", &[]),
+    ("cline-cli", "CHATFSCK_CLINE_CLI", &[]),
 ];
 
 fn main() {

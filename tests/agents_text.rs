@@ -1087,3 +1087,63 @@ fn cline4_store_walk_and_unknown_version() {
     assert_ne!(code(&o), 2, "{}", stderr(&o));
     assert_eq!(std::fs::read(&input).unwrap(), before);
 }
+
+/// The Cline CLI (3.0.65) keeps databases of its own beside `sessions.db`
+/// in its data folder's `db/` (`cron.db`, `session-search.db`,
+/// `tasks.db`, `teams.db`, `connectors.db`, the hub's logs; seen when it
+/// ran here), and adds more with its features. A walk of the data folder
+/// skips each as Cline's, by where it is: before, each was "could not be
+/// read" and the walk of a healthy data folder exited 2. The same
+/// database outside that layout is still an error, never skipped.
+#[test]
+fn cline_data_folder_walk_skips_the_clis_own_databases() {
+    let d = tempfile::tempdir().unwrap();
+    let data = d.path().join(".cline/data");
+    for sub in ["db", "settings", "sessions"] {
+        std::fs::create_dir_all(data.join(sub)).unwrap();
+    }
+    let sessions = root().join(CLINE4);
+    for e in std::fs::read_dir(&sessions).unwrap() {
+        let e = e.unwrap();
+        if e.file_name().to_str().unwrap().starts_with("1784100000000") {
+            let to = data.join("sessions").join(e.file_name());
+            std::fs::create_dir(&to).unwrap();
+            for f in std::fs::read_dir(e.path()).unwrap() {
+                let f = f.unwrap();
+                std::fs::copy(f.path(), to.join(f.file_name())).unwrap();
+            }
+        }
+    }
+    for (name, table) in [
+        ("cron.db", "cron_specs"),
+        ("teams.db", "team_events"),
+        ("hub-runs-hub-production.db", "hub_runs"),
+    ] {
+        rusqlite::Connection::open(data.join("db").join(name))
+            .unwrap()
+            .execute_batch(&format!(
+                "CREATE TABLE {table} (id INTEGER PRIMARY KEY, v TEXT);"
+            ))
+            .unwrap();
+    }
+    let (c, doc) = lint_json(data.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!(c, 0, "{doc:#}");
+    let skipped = doc["skipped"].as_array().unwrap();
+    for name in ["cron.db", "teams.db", "hub-runs-hub-production.db"] {
+        assert!(
+            skipped.iter().any(|s| {
+                s["path"].as_str().unwrap().ends_with(name)
+                    && s["reason"]
+                        .as_str()
+                        .unwrap()
+                        .contains("Cline CLI's own databases")
+            }),
+            "{name}: {skipped:?}"
+        );
+    }
+    // Outside a Cline data folder: an error naming the file, as before.
+    let other = d.path().join("cron.db");
+    std::fs::copy(data.join("db/cron.db"), &other).unwrap();
+    let o = run(&["lint", other.to_str().unwrap()]);
+    assert_eq!(code(&o), 2, "{}", stdout(&o));
+}

@@ -1,6 +1,7 @@
 //! Each pinned client writes a fresh session today, and chatfsck reads all
 //! of it (issue 37, "drift is never silent"): Claude Code 2.1.330, Gemini
-//! CLI 0.61.0, opencode 1.18.33 and Copilot CLI 1.0.102 run one prompt
+//! CLI 0.61.0, opencode 1.18.33, the Cline CLI 3.0.65 and Copilot CLI
+//! 1.0.102 run one prompt
 //! offline
 //! (`tests/oracle/fresh.py`, against the loopback mock provider of
 //! fixtures/clients/mock_provider.py, which answers with one tool call and
@@ -199,6 +200,46 @@ fn opencode_fresh_session_reads_whole_and_clean() {
         "{conv:#}"
     );
     assert_eq!(count("SELECT count(*) FROM session_message"), 0);
+}
+
+/// Cline 4's store, as the Cline CLI (3.0.65, `cline PROMPT --json`)
+/// writes it: one `<id>.messages.json` document per session.
+#[test]
+#[cfg_attr(
+    not(all(has_tool = "cline-cli", has_tool = "python3")),
+    ignore = "needs the real Cline CLI (cline 3.0.65) in CHATFSCK_CLINE_CLI and Python 3: scripts/test-all installs it"
+)]
+fn cline_fresh_session_reads_whole_and_clean() {
+    let (_dir, summary, store) = fresh("cline", "3.0.65");
+    let conv = read_clean(&store, "cline-4");
+    let (got, ids) = steps(&conv);
+    assert_eq!(
+        got,
+        [
+            step("user", &["text"]),
+            step("assistant", &["tool-call"]),
+            step("user", &["tool-result"]),
+            step("assistant", &["text"]),
+        ],
+        "{conv:#}"
+    );
+    assert_eq!(ids.len(), 2, "{conv:#}");
+    assert_eq!(ids[0], ids[1], "the call's result names it: {conv:#}");
+    let prompt = summary["prompt"].as_str().unwrap();
+    assert!(
+        conv["timeline"][0]["preview"]
+            .as_str()
+            .unwrap()
+            .contains(prompt),
+        "{conv:#}"
+    );
+    // Every element of `messages` is a message read.
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&store).unwrap()).unwrap();
+    assert_eq!(
+        conv["messages"].as_u64().unwrap(),
+        doc["messages"].as_array().unwrap().len() as u64,
+        "{conv:#}"
+    );
 }
 
 #[test]

@@ -352,6 +352,14 @@ fn open_sqlite(path: &Path, mapping: Option<&Mapping>) -> Result<Opened> {
             }
         }
     }
+    // An app's own database that holds no history, known by where the
+    // app keeps it.
+    if let Some(cause) = cline::session::own_database(path) {
+        return Err(Error::PartOf {
+            path: path.to_path_buf(),
+            cause,
+        });
+    }
     // Say why it is not a message table, the store most databases are
     // meant to be, and which stores were tried.
     Err(Error::not_history(

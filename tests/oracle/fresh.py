@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fresh-session runs: the pinned client writes a new session, offline.
 
-    python3 fresh.py codex|claude|gemini|opencode|copilot OUTDIR [--timeout S] [--no-netns]
+    python3 fresh.py codex|claude|gemini|opencode|cline|copilot OUTDIR [--timeout S] [--no-netns]
     python3 fresh.py codex-projection OUTDIR --chatfsck BIN [--timeout S] [--no-netns]
 
 Codex: in a throw-away CODEX_HOME, against the loopback mock provider (as oracle.py resumes),
@@ -16,7 +16,8 @@ rewritten shorter, as a hand edit or a sync would; then, in that home: `chatfsck
 `codex exec fork <thread>`, `chatfsck repair --in-place --format json`, `chatfsck lint --format json`
 and `codex exec fork <thread>` again. Prints one JSON line with each step's exit code and output.
 
-Claude Code, Gemini CLI, opencode, Copilot CLI (COPILOT_OFFLINE): in a throw-away HOME, against fixtures/clients/mock_provider.py
+Claude Code, Gemini CLI, opencode, Cline (its CLI, `cline PROMPT --json`, Cline 4's session store), Copilot CLI
+(COPILOT_OFFLINE): in a throw-away HOME, against fixtures/clients/mock_provider.py
 (a loopback provider that answers a prompt with one tool call, `Read`/`list_directory`/`read`/`view` of
 the project, and the tool's result with text), one non-interactive run of PROMPT_TOOL in a project
 folder holding README.md. Copies the client's store to OUTDIR/store and prints one JSON line: the
@@ -157,6 +158,7 @@ def run_codex_projection(args):
 PROMPT_TOOL = "read the readme"
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 GEMINI_BIN = os.environ.get("CHATFSCK_GEMINI_CLI") or os.path.join(ROOT, "target/tools/gemini/node_modules/.bin/gemini")
+CLINE_BIN = os.environ.get("CHATFSCK_CLINE_CLI") or os.path.join(ROOT, "target/tools/cline/node_modules/.bin/cline")
 COPILOT_BIN = os.environ.get("CHATFSCK_COPILOT_CLI") or os.path.join(ROOT, "target/tools/copilot/node_modules/.bin/copilot")
 OPENCODE_BIN = os.environ.get("CHATFSCK_OPENCODE") or os.path.join(ROOT, "target/tools/opencode/node_modules/.bin/opencode")
 
@@ -294,6 +296,19 @@ def run_opencode(args):
                  lambda home: one(os.path.join(home, "data", "opencode", "opencode*.db")))
 
 
+def run_cline(args):
+    def setup(home, work, port):
+        # The provider: an OpenAI-compatible one on the loopback port.
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "NO_COLOR": "1"}
+        subprocess.run([CLINE_BIN, "auth", "-p", "openai", "-b", f"http://127.0.0.1:{port}/v1", "-k", "sk-test",
+                        "-m", "mock-1"], env=env, cwd=work, capture_output=True, timeout=60, check=True)
+    return fresh(args, "cline", npm_version(CLINE_BIN, "cline"), setup,
+                 lambda work: [CLINE_BIN, PROMPT_TOOL, "--json", "-t", "120"],
+                 lambda home, port: {},
+                 "/chat/completions",
+                 lambda home: one(os.path.join(home, ".cline", "data", "sessions", "*", "*.messages.json")))
+
+
 def run_copilot(args):
     return fresh(args, "copilot-cli", npm_version(COPILOT_BIN, "@github/copilot"), lambda home, work, port: None,
                  lambda work: [COPILOT_BIN, "-p", PROMPT_TOOL, "--allow-all-tools"],
@@ -306,14 +321,16 @@ def run_copilot(args):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("client", choices=["codex", "codex-projection", "claude", "gemini", "opencode", "copilot"])
+    ap.add_argument("client", choices=["codex", "codex-projection", "claude", "gemini", "opencode", "cline",
+                                       "copilot"])
     ap.add_argument("outdir")
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--no-netns", action="store_true")
     ap.add_argument("--chatfsck", help="the chatfsck binary (codex-projection)")
     args = ap.parse_args(argv)
     reexec_in_netns(argv)
-    return {"codex": run_codex, "codex-projection": run_codex_projection, "claude": run_claude, "gemini": run_gemini, "opencode": run_opencode,
+    return {"codex": run_codex, "codex-projection": run_codex_projection, "claude": run_claude, "gemini": run_gemini,
+            "opencode": run_opencode, "cline": run_cline,
             "copilot": run_copilot}[args.client](args)
 
 

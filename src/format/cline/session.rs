@@ -290,6 +290,23 @@ pub static INDEX: Store = Store {
     writing: Writing::Never("Cline 4's session index holds no messages"),
 };
 
+/// Whether the database at `path` is one of the Cline CLI's own beside
+/// `sessions.db` (in the data folder's `db/`: `cron.db`,
+/// `session-search.db`, `tasks.db`, `teams.db`, `connectors.db`, the
+/// hub's event and run logs, as `cline` 3.0.65 writes them; more come with
+/// new features): not a history, so a directory walk of `~/.cline/data`
+/// lists it as skipped, as it lists `sessions.db`, instead of failing on
+/// it. Told by where it is, beside the data folder's `sessions/` and
+/// `settings/`, not by its tables, which change with each release.
+pub fn own_database(path: &std::path::Path) -> Option<String> {
+    let dir = path.parent()?;
+    let data = dir.parent()?;
+    (dir.file_name()? == "db" && data.join("sessions").is_dir() && data.join("settings").is_dir())
+        .then(|| {
+            "is one of the Cline CLI's own databases (in its data folder's `db/`), not a history; each session's messages are in `sessions/<sessionId>/<sessionId>.messages.json`".to_string()
+        })
+}
+
 fn detect_index(conn: &rusqlite::Connection, tables: &[String]) -> rusqlite::Result<bool> {
     if !tables.iter().any(|t| t == "sessions") {
         return Ok(false);
