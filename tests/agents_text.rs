@@ -644,6 +644,9 @@ fn unsupported_formats_are_named_and_refused() {
             "fixtures/unsupported/swe-agent/shop-api__shop-api-1.traj",
             "SWE-agent",
         ),
+        // Taken for a Claude Code session with no message ("no problems
+        // found") before it was recognised.
+        ("fixtures/unsupported/kimi-code/wire.jsonl", "Kimi Code"),
     ] {
         for cmd in ["lint", "inspect"] {
             let o = run(&[cmd, path]);

@@ -1,6 +1,6 @@
 //! Histories chatfsck recognises but does not read yet: Aider's
 //! `.aider.chat.history.md`, OpenHands trajectories, SWE-agent `.traj`
-//! files, LangGraph `SqliteSaver` checkpoints and Open WebUI's `webui.db`
+//! files, Kimi Code's `wire.jsonl` event logs, LangGraph `SqliteSaver` checkpoints and Open WebUI's `webui.db`
 //! (samples and markers: `fixtures/unsupported/README.md`). Each is
 //! refused with one line that names the app and says it is not supported
 //! yet (exit 2), instead of "not a history" or, worse, a wrong reader that
@@ -17,7 +17,7 @@ use crate::source::sqlite::Snapshot;
 const NEVER: &str = "chatfsck does not read this format yet";
 
 pub static TEXT: Store = Store {
-    name: "Aider, OpenHands and SWE-agent histories (recognised, not read yet)",
+    name: "Aider, OpenHands, SWE-agent and Kimi Code histories (recognised, not read yet)",
     formats: &[],
     dialects: &[],
     probe: Probe::Text {
@@ -62,7 +62,7 @@ fn text_app(head: &Head<'_>) -> Option<&'static str> {
         .find(|b| !b.is_ascii_whitespace());
     let wanted = match first {
         Some(b'#') => true,
-        Some(b'{') => head.extension() == Some("traj"),
+        Some(b'{') => head.extension() == Some("traj") || kimi_wire(head.bytes).is_some(),
         Some(b'[') => true,
         _ => name == ".aider.chat.history.md",
     };
@@ -76,10 +76,33 @@ fn text_app(head: &Head<'_>) -> Option<&'static str> {
     if first == Some(b'{') && swe_agent(head.extension(), &text) {
         return Some("a SWE-agent trajectory (`.traj`)");
     }
+    if first == Some(b'{') && kimi_wire(head.bytes).is_some() {
+        return Some(
+            "a Kimi Code session's event log (`wire.jsonl`, a `metadata` record with `protocol_version` first)",
+        );
+    }
     if first == Some(b'[') && openhands(&text) {
         return Some("an OpenHands trajectory");
     }
     None
+}
+
+/// The protocol version of a Kimi Code (or kimi-cli) event log
+/// (`sessions/<workdir>/<session>/agents/<agent>/wire.jsonl`), whose first
+/// line is `{"type":"metadata","protocol_version":"1.5",…}` (Kimi Code
+/// 2.1.0 writes it so; kimi-cli's migrations went from 1.1 to 1.5). Without
+/// this, the log's records, each with a `type`, were taken for a Claude
+/// Code session with no message and called clean.
+fn kimi_wire(bytes: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct First {
+        #[serde(rename = "type")]
+        ty: String,
+        protocol_version: serde_json::Value,
+    }
+    let line = bytes.split(|&b| b == b'\n').next()?;
+    let first: First = serde_json::from_slice(line).ok()?;
+    (first.ty == "metadata").then(|| first.protocol_version.to_string())
 }
 
 /// Aider writes `# aider chat started at YYYY-MM-DD HH:MM:SS` on every
