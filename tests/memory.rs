@@ -721,6 +721,41 @@ fn repair_of_a_large_stray_result_it_removes_in_a_cline_task_stays_within_its_bo
     );
 }
 
+/// A Claude Code record re-linked past the stray result repair removes:
+/// its line was copied once per edit as it was written (the line, the
+/// record, the record re-linked, the line again): 166 MiB for a 24 MiB
+/// text. It is written in place now, the new `parentUuid` spliced in.
+/// What is left over the bound is the reader's, which `lint` shows too
+/// (103 MiB here, about 24 MiB over: the parser's scratch buffer for the
+/// string's escapes, and its copy; issue 35, defect 16, open), and the
+/// allocator's delay in handing freed blocks back.
+#[test]
+#[cfg_attr(
+    not(has_tool = "gnu-time"),
+    ignore = "needs GNU time at /usr/bin/time: apt-get install time (scripts/test-all does it)"
+)]
+fn repair_of_a_large_record_it_relinks_in_a_claude_code_session_stays_near_its_bound() {
+    check_large(
+        &Large {
+            name: "Claude Code .jsonl, re-linked record",
+            // Line 18 holds only a stray tool result (removed); line 19,
+            // the large text, is re-linked past it.
+            build: |dir, text| {
+                grown_lines(
+                    "fixtures/claude-code/torn-write/torn-then-next-record.jsonl",
+                    dir,
+                    19,
+                    "/message/content/0/text",
+                    text,
+                )
+            },
+            repair: true,
+            over_mib: 56,
+        },
+        "repair",
+    );
+}
+
 #[test]
 #[cfg_attr(
     not(has_tool = "gnu-time"),

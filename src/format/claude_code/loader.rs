@@ -15,7 +15,6 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -229,10 +228,9 @@ struct Reader {
 
 fn load(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversation> {
     let file = File::open(path).map_err(|e| Error::io(path, &e))?;
-    let mut lines = LineReader::new(
-        BufReader::with_capacity(256 * 1024, file),
-        limits.max_line_bytes,
-    );
+    // Sized by the file's length: a long line's buffer grows once, not
+    // by steps that each left a freed block of its size in the peak.
+    let mut lines = LineReader::of_file(file, limits.max_line_bytes);
     let mut r = Reader {
         recs: Vec::new(),
         corrupt: Vec::new(),
