@@ -4,6 +4,7 @@
 //! is, its replacement, nothing, or more lines); the copy is written
 //! atomically beside the output and renamed into place.
 
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -193,6 +194,98 @@ pub fn copy_as(input: &Path, output: &Path, max: usize, force: bool) -> Result<(
             Ok(())
         },
         |_| Ok(()),
+    )
+}
+
+/// What a text written into the copy is: a string, or a record's text in
+/// pieces, some read from the input as it is written ([`Payload`]).
+pub trait Written {
+    fn write_to(&self, w: &mut dyn Write) -> std::io::Result<()>;
+}
+
+impl Written for String {
+    fn write_to(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        w.write_all(self.as_bytes())
+    }
+}
+
+impl Written for Payload {
+    fn write_to(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        Payload::write_to(self, w)
+    }
+}
+
+/// Line edits of a copy ([`write_edited`]), by 1-based line number of the
+/// input.
+pub struct Edited<'a, T> {
+    /// Lines left out.
+    pub drop: &'a BTreeSet<u64>,
+    /// Lines written as this text (and a newline) instead.
+    pub replace: Option<&'a HashMap<u64, T>>,
+    /// Lines written right after the line (each with a newline).
+    pub insert_after: Option<&'a BTreeMap<u64, Vec<T>>>,
+    /// A last line (with a newline), after the input's last line (which
+    /// gets its newline first when it has none).
+    pub tail: Option<&'a T>,
+}
+
+/// Copy `input` to `output` with `edits` made: every other line is
+/// written byte for byte as it was (its newline too, or none).
+pub fn write_edited<T: Written>(
+    input: &Path,
+    output: &Path,
+    max: usize,
+    force: bool,
+    edits: &Edited<'_, T>,
+) -> Result<()> {
+    let werr = output_error(output);
+    let ends_open = std::cell::Cell::new(false);
+    let put = |w: &mut dyn Write, text: &T| -> Result<()> {
+        text.write_to(w).map_err(&werr)?;
+        w.write_all(b"\n").map_err(&werr)
+    };
+    rewrite(
+        input,
+        output,
+        max,
+        force,
+        |line, w| {
+            if edits.drop.contains(&line.number) {
+                return Ok(());
+            }
+            match edits.replace.and_then(|r| r.get(&line.number)) {
+                Some(text) => {
+                    put(w, text)?;
+                    ends_open.set(false);
+                }
+                None => {
+                    w.write_all(line.bytes).map_err(&werr)?;
+                    if line.terminated {
+                        w.write_all(b"\n").map_err(&werr)?;
+                    }
+                    ends_open.set(!line.terminated);
+                }
+            }
+            if let Some(list) = edits.insert_after.and_then(|i| i.get(&line.number)) {
+                if ends_open.get() {
+                    w.write_all(b"\n").map_err(&werr)?;
+                }
+                for text in list {
+                    put(w, text)?;
+                }
+                ends_open.set(false);
+            }
+            Ok(())
+        },
+        |w| {
+            if let Some(text) = edits.tail {
+                if ends_open.get() {
+                    w.write_all(b"\n").map_err(&werr)?;
+                }
+                put(w, text)?;
+            }
+            Ok(())
+        },
     )
 }
 

@@ -49,6 +49,21 @@ impl Payload {
         }
     }
 
+    /// The texts of `parts` one after the other (each read from the same
+    /// input as the others, where it is read from one).
+    pub fn join(parts: impl IntoIterator<Item = Payload>) -> Payload {
+        let mut file = None;
+        let mut pieces = Vec::new();
+        for p in parts {
+            file = file.or(p.file);
+            pieces.extend(p.pieces.iter().cloned());
+        }
+        Payload {
+            file,
+            pieces: Arc::new(pieces),
+        }
+    }
+
     /// Write the text to `w`, reading what is not in memory.
     pub fn write_to(&self, w: &mut dyn Write) -> io::Result<()> {
         self.each(&mut |s| w.write_all(s.as_bytes()))
@@ -287,10 +302,13 @@ fn cut_after(b: &[u8], at: usize) -> usize {
 
 /// A line with its large strings replaced by markers: the small text to
 /// parse and edit, and where each large string's inside is in the line.
+#[derive(Debug)]
 pub struct Shrunk {
     pub text: String,
     /// Byte ranges in the line (between the quotes), by marker number.
     strings: Vec<(usize, usize)>,
+    /// Where each marker is in `text` (between its quotes), by number.
+    marks: Vec<(usize, usize)>,
 }
 
 const MARK: &str = "\\u0000\\u0001chatfsck-large-";
@@ -305,6 +323,7 @@ pub fn shrink(line: &str) -> Option<Shrunk> {
     let b = line.as_bytes();
     let mut text = String::new();
     let mut strings = Vec::new();
+    let mut marks = Vec::new();
     let mut copied = 0;
     let mut i = 0;
     while let Some(q) = memchr::memchr(b'"', &b[i..]) {
@@ -328,9 +347,12 @@ pub fn shrink(line: &str) -> Option<Shrunk> {
         {
             text.push_str(&line[copied..open]);
             text.push('"');
+            let mark = text.len();
             text.push_str(MARK);
             text.push_str(&strings.len().to_string());
-            text.push_str("\\u0001\"");
+            text.push_str("\\u0001");
+            marks.push((mark, text.len()));
+            text.push('"');
             strings.push((open + 1, close));
             copied = close + 1;
         }
@@ -340,10 +362,27 @@ pub fn shrink(line: &str) -> Option<Shrunk> {
         return None;
     }
     text.push_str(&line[copied..]);
-    Some(Shrunk { text, strings })
+    Some(Shrunk {
+        text,
+        strings,
+        marks,
+    })
 }
 
 impl Shrunk {
+    /// Where the byte at `at` of the small text is in the line: a
+    /// position outside the markers (the start or end of a value that
+    /// holds one, say) moves by what the markers before it left out.
+    pub fn in_line(&self, at: usize) -> usize {
+        let mut pos = at;
+        for (&(ms, me), &(ls, le)) in self.marks.iter().zip(&self.strings) {
+            if me <= at {
+                pos = pos + (le - ls) - (me - ms);
+            }
+        }
+        pos
+    }
+
     /// The record `serialised` (a serialisation of the edited small tree)
     /// with each marker back as its string, read from `file`, where the
     /// line starts at `line_start`.
@@ -421,6 +460,9 @@ mod tests {
         tmp.write_all(line.as_bytes()).unwrap();
         let s = shrink(&line).expect("one large string");
         assert!(s.text.len() < 200, "{}", s.text);
+        // Offsets outside the marker map to the line's own.
+        assert_eq!(s.in_line(s.text.len()), line.len());
+        assert_eq!(s.in_line(3), 3);
         let mut v: serde_json::Value = serde_json::from_str(&s.text).unwrap();
         v["content"]
             .as_array_mut()

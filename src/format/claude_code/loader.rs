@@ -15,7 +15,6 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -23,8 +22,9 @@ use serde::Deserialize;
 
 use crate::error::{Error, Result};
 use crate::format::records::record::{
-    RawValue, as_lenient_readers_read, bad_unicode_escape, bad_unicode_escape_reason,
-    lone_surrogates, replace_lone_surrogates, sonic_error, too_deep, too_deep_reason,
+    JsonStr, RawValue, as_lenient_readers_read, bad_unicode_escape, bad_unicode_escape_reason,
+    decode_json_str, lone_surrogates, replace_lone_surrogates, sonic_error, too_deep,
+    too_deep_reason,
 };
 use crate::model::chain::{
     BRIDGE_MS, BlockIssue, Chain, ChainRecord, Glued, Link, RecordKind, Signature, Unreached,
@@ -114,10 +114,11 @@ struct Msg<'a> {
 struct Block<'a> {
     #[serde(rename = "type", borrow, default)]
     ty: Option<Cow<'a, str>>,
+    /// Decoded once, into a string of its exact size ([`JsonStr`]).
     #[serde(default)]
-    text: Option<String>,
+    text: Option<JsonStr>,
     #[serde(default)]
-    thinking: Option<String>,
+    thinking: Option<JsonStr>,
     #[serde(borrow, default)]
     signature: Option<RawValue<'a>>,
     #[serde(default)]
@@ -229,10 +230,9 @@ struct Reader {
 
 fn load(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversation> {
     let file = File::open(path).map_err(|e| Error::io(path, &e))?;
-    let mut lines = LineReader::new(
-        BufReader::with_capacity(256 * 1024, file),
-        limits.max_line_bytes,
-    );
+    // Sized by the file's length: a long line's buffer grows once, not
+    // by steps that each left a freed block of its size in the peak.
+    let mut lines = LineReader::of_file(file, limits.max_line_bytes);
     let mut r = Reader {
         recs: Vec::new(),
         corrupt: Vec::new(),
@@ -709,7 +709,7 @@ fn block(b: Block<'_>, k: usize, meta: &mut ChainRecord) -> std::result::Result<
     let ty = b.ty.as_deref().unwrap_or_default();
     Ok(match ty {
         "text" => PartKind::Text {
-            text: b.text.unwrap_or_default().into(),
+            text: b.text.map(|t| t.0).unwrap_or_default().into(),
         },
         "thinking" => {
             let signature = match &b.signature {
@@ -728,7 +728,12 @@ fn block(b: Block<'_>, k: usize, meta: &mut ChainRecord) -> std::result::Result<
                 });
             }
             PartKind::Thinking {
-                text: b.thinking.or(b.text).unwrap_or_default().into(),
+                text: b
+                    .thinking
+                    .or(b.text)
+                    .map(|t| t.0)
+                    .unwrap_or_default()
+                    .into(),
             }
         }
         "tool_use" => PartKind::ToolCall {
@@ -815,7 +820,7 @@ fn pixel_size(raw: &str) -> Option<(u64, u64)> {
 /// images inside it are checked as the client checks them.
 fn result_text(raw: &str, k: usize, meta: &mut ChainRecord) -> std::result::Result<String, String> {
     Ok(match raw.as_bytes().first() {
-        Some(b'"') => sonic_rs::from_str::<String>(raw).map_err(|e| sonic_error(&e))?,
+        Some(b'"') => decode_json_str(raw).map_err(|e| sonic_error(&e))?,
         Some(b'[') => {
             let blocks: Vec<Block<'_>> = sonic_rs::from_str(raw).map_err(|e| sonic_error(&e))?;
             let mut out = String::new();
@@ -823,11 +828,14 @@ fn result_text(raw: &str, k: usize, meta: &mut ChainRecord) -> std::result::Resu
                 if b.ty.as_deref() == Some("image") {
                     image(&b.source, k, meta);
                 }
-                if let Some(t) = b.text {
-                    if !out.is_empty() {
+                if let Some(JsonStr(t)) = b.text {
+                    // The first text is taken, not copied.
+                    if out.is_empty() {
+                        out = t;
+                    } else {
                         out.push('\n');
+                        out.push_str(&t);
                     }
-                    out.push_str(&t);
                 }
             }
             out

@@ -1222,7 +1222,7 @@ impl Writer for CcWriter {
                 let split = plan.split.contains(&line.number);
                 let base = line.start;
                 let buf = line.bytes;
-                let mut outl: Vec<u8> = Vec::with_capacity(buf.len() + 256);
+                let mut outl: Vec<u8> = Vec::with_capacity(buf.len().min(1 << 16) + 256);
                 let mut cursor = 0usize;
                 let mut wrote_any = false;
                 let mut trailing: Vec<String> = Vec::new();
@@ -1244,7 +1244,30 @@ impl Writer for CcWriter {
                     } else if !split {
                         outl.extend_from_slice(gap);
                     }
-                    let mut piece = buf[s..e].to_vec();
+                    let whole = &buf[s..e];
+                    // A large record is written in place, its edits
+                    // spliced in as it is written (a copy per edit cost
+                    // its size each: issue 35, defect 16).
+                    if let Some(x) = edit
+                        && whole.len() >= crate::write::payload::LARGE
+                        && !x.as_read
+                        && !x.surrogates
+                        && let Some(cuts) = splices(whole, x)
+                    {
+                        w.write_all(&outl).map_err(&werr)?;
+                        outl.clear();
+                        let mut at = 0;
+                        for (cs, ce, with) in cuts {
+                            w.write_all(&whole[at..cs]).map_err(&werr)?;
+                            w.write_all(&with).map_err(&werr)?;
+                            at = ce;
+                        }
+                        w.write_all(&whole[at..]).map_err(&werr)?;
+                        trailing.extend(x.insert_after.iter().cloned());
+                        wrote_any = true;
+                        continue;
+                    }
+                    let mut piece = whole.to_vec();
                     if let Some(x) = edit {
                         if x.as_read {
                             // Read as the loader reads the line: each
@@ -1547,6 +1570,43 @@ fn with_string(piece: &[u8], (s, e): (usize, usize), value: &str) -> Vec<u8> {
     out.extend_from_slice(value.as_bytes());
     out.extend_from_slice(&piece[e..]);
     out
+}
+
+/// The edits of `x` (a new `uuid`, `parentUuid`, `message.id`) as byte
+/// ranges of `piece` and what replaces each, in order: the bytes
+/// [`set_uuid`], [`set_parent`] and [`set_message_id`] make one after the
+/// other, without a copy of the record per edit. `None` where one is not
+/// found or two overlap (the caller edits a copy then, and says why).
+fn splices(piece: &[u8], x: &RecEdit) -> Option<Vec<(usize, usize, Vec<u8>)>> {
+    let mut cuts = Vec::new();
+    if let Some((old, new)) = &x.uuid {
+        let (s, e) = string_at(piece, b"\"uuid\"", old)?;
+        cuts.push((s, e, json_string(new).into_bytes()));
+    }
+    if let Some(to) = &x.parent {
+        if members(piece, b"\"parentUuid\"").next().is_some() {
+            let (_, s, e) = parent_member(piece)?;
+            let with = match to {
+                Some(u) => json_string(u),
+                None => "null".to_string(),
+            };
+            cuts.push((s, e, with.into_bytes()));
+        } else {
+            // The member goes first, as `set_parent` writes it.
+            let rest = piece.strip_prefix(b"{")?;
+            let mut with = format!("{{\"parentUuid\":{}", json_string(to.as_deref()?));
+            if !rest.trim_ascii_start().starts_with(b"}") {
+                with.push(',');
+            }
+            cuts.push((0, 1, with.into_bytes()));
+        }
+    }
+    if let Some((old, new)) = &x.message_id {
+        let (s, e) = message_id_at(piece, old)?;
+        cuts.push((s, e, json_string(new).into_bytes()));
+    }
+    cuts.sort_by_key(|c| c.0);
+    cuts.windows(2).all(|w| w[0].1 <= w[1].0).then_some(cuts)
 }
 
 /// Replace the record's `"uuid":"old"` (the only one) with the new uuid.

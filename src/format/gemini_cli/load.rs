@@ -4,6 +4,7 @@
 //! reader (records → messages) and the writer (which rewrites records).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use foldhash::HashMap;
 use serde_json::Value;
@@ -15,41 +16,86 @@ use crate::format::records::record::replace_lone_surrogates;
 use crate::model::{CorruptRecord, Format, Loc};
 use crate::source::Limits;
 use crate::source::lines::{LineReader, Next};
+use crate::write::payload::{self, Shrunk};
 
 /// A message record the loader keeps: its current value and where that
 /// value was read.
 #[derive(Debug, Clone)]
 pub struct Record {
     pub id: String,
-    /// The record's JSON text, verbatim as the file holds it.
-    pub raw: String,
-    /// The value as a tree where reading `raw` lazily could read it
-    /// otherwise ([`Node::parse`]); else `raw` is the value, read lazily:
-    /// a tree of a record holding a tool's output of many MB cost that
-    /// output three times over.
-    tree: Option<Value>,
+    body: Body,
     /// The line (JSONL) or array element (legacy JSON) holding the value:
     /// for an element of `$set.messages`, the element's own bytes.
     pub loc: Loc,
     /// Its position in a `$set.messages` (or legacy `messages`) array.
     pub element: Option<usize>,
+    /// Loaded for a writer ([`load_shrunk`]): the line's large strings,
+    /// kept out of the record's text as markers, and where the line
+    /// starts. The record's text is then that of the file with each
+    /// large string as its marker.
+    pub shrunk: Option<(Arc<Shrunk>, u64)>,
+}
+
+/// A record's JSON text, verbatim as the file holds it, and how its value
+/// is read.
+#[derive(Debug, Clone)]
+enum Body {
+    /// Read lazily, checked once: a record holding a tool's output of
+    /// many MB was checked again on every look at one of its members
+    /// (most of a repair's time).
+    Lazy(Box<RawValue>),
+    /// Read lazily, checked on every look (text with whitespace around
+    /// the value, which a checked value would not keep).
+    Text(String),
+    /// As a tree, where reading the text lazily could read it otherwise
+    /// ([`Node::parse`]): a tree of a record holding a tool's output of
+    /// many MB cost that output three times over, so only there.
+    Tree(String, Value),
 }
 
 impl Record {
+    fn new(raw: String, tree: Option<Value>, loc: Loc, element: Option<usize>) -> Record {
+        let body = match tree {
+            Some(v) => Body::Tree(raw, v),
+            None if raw.trim_ascii() == raw.as_str() => match RawValue::from_string(raw) {
+                Ok(r) => Body::Lazy(r),
+                Err(_) => Body::Tree(String::new(), Value::Null),
+            },
+            None => Body::Text(raw),
+        };
+        Record {
+            id: String::new(),
+            body,
+            loc,
+            element,
+            shrunk: None,
+        }
+    }
+
+    /// The record's JSON text, verbatim as the file holds it (with its
+    /// large strings as markers where it was loaded shrunk).
+    pub fn raw(&self) -> &str {
+        match &self.body {
+            Body::Lazy(r) => r.get(),
+            Body::Text(t) | Body::Tree(t, _) => t,
+        }
+    }
+
     /// The record's value.
     pub fn node(&self) -> Node<'_> {
         static NULL: Value = Value::Null;
-        match &self.tree {
-            Some(v) => Node::Tree(v),
-            None => Node::parse(self.raw.as_bytes()).unwrap_or(Node::Tree(&NULL)),
+        match &self.body {
+            Body::Lazy(r) => Node::Raw(r),
+            Body::Text(t) => Node::parse(t.as_bytes()).unwrap_or(Node::Tree(&NULL)),
+            Body::Tree(_, v) => Node::Tree(v),
         }
     }
 
     /// The record's value as a tree of its own (to change it).
     pub fn value(&self) -> Value {
-        match &self.tree {
-            Some(v) => v.clone(),
-            None => self.node().to_value(),
+        match &self.body {
+            Body::Tree(_, v) => v.clone(),
+            _ => self.node().to_value(),
         }
     }
 }
@@ -140,6 +186,17 @@ fn string_id(v: Node<'_>) -> Option<String> {
 /// Load a recording: a JSONL file, or (when no line is a metadata object)
 /// a legacy single JSON document.
 pub fn load(path: &Path, limits: Limits) -> Result<Loaded> {
+    load_as(path, limits, false)
+}
+
+/// [`load`] for a writer: a line of UTF-8 holding large strings is read
+/// with each as a marker ([`payload::shrink`]), so that its records are
+/// small (the writer reads a large string from the file as it writes it).
+pub fn load_shrunk(path: &Path, limits: Limits) -> Result<Loaded> {
+    load_as(path, limits, true)
+}
+
+fn load_as(path: &Path, limits: Limits, shrink: bool) -> Result<Loaded> {
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
     let mut lines = LineReader::of_file(file, limits.max_line_bytes);
     let mut out = Loaded::default();
@@ -169,10 +226,38 @@ pub fn load(path: &Path, limits: Limits) -> Result<Loaded> {
         if lines.buf.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        // Read lazily where that reads as the tree (see `Record::tree`).
+        // A writer's line holding large strings: read with markers in
+        // their place, where the small text reads lazily.
+        if shrink
+            && lines.buf.len() >= payload::LARGE
+            && let Ok(text) = std::str::from_utf8(&lines.buf)
+            && let Some(small) = payload::shrink(text)
+            && Node::parse(small.text.as_bytes()).is_some()
+        {
+            let small = Arc::new(small);
+            let raw = small.text.clone();
+            let from = (small, lines.start);
+            apply(
+                &mut map,
+                &mut out,
+                &mut metadata,
+                raw,
+                None,
+                loc,
+                Some(from),
+            );
+            continue;
+        }
+        // Read lazily where that reads as the tree (see `Body`).
         if Node::parse(&lines.buf).is_some() {
-            let raw = String::from_utf8_lossy(&lines.buf).into_owned();
-            apply(&mut map, &mut out, &mut metadata, raw, None, loc);
+            // A long line is handed over, not copied (it is UTF-8).
+            let raw = if lines.buf.len() >= payload::LARGE {
+                String::from_utf8(std::mem::take(&mut lines.buf))
+                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+            } else {
+                String::from_utf8_lossy(&lines.buf).into_owned()
+            };
+            apply(&mut map, &mut out, &mut metadata, raw, None, loc, None);
             continue;
         }
         // Node reads the file as UTF-8 text, each byte sequence that is not
@@ -218,7 +303,15 @@ pub fn load(path: &Path, limits: Limits) -> Result<Loaded> {
             }
             None => String::from_utf8_lossy(&lines.buf).into_owned(),
         };
-        apply(&mut map, &mut out, &mut metadata, raw, Some(value), loc);
+        apply(
+            &mut map,
+            &mut out,
+            &mut metadata,
+            raw,
+            Some(value),
+            loc,
+            None,
+        );
     }
     if !metadata || out.legacy {
         // No line was a metadata object: the legacy single-document form
@@ -237,6 +330,8 @@ pub fn load(path: &Path, limits: Limits) -> Result<Loaded> {
     Ok(out)
 }
 
+/// Apply one line; `shrunk`: the line was read with its large strings as
+/// markers ([`load_shrunk`]), and where it starts.
 fn apply(
     map: &mut Ordered,
     out: &mut Loaded,
@@ -244,15 +339,15 @@ fn apply(
     raw: String,
     tree: Option<Value>,
     loc: Loc,
+    shrunk: Option<(Arc<Shrunk>, u64)>,
 ) {
-    let rec = Record {
-        id: String::new(),
-        raw,
-        tree,
-        loc,
-        element: None,
+    // The line becomes a record only where it is one: a `$set` line's
+    // elements are taken from its text.
+    static NULL: Value = Value::Null;
+    let value = match &tree {
+        Some(v) => Node::Tree(v),
+        None => Node::parse(raw.as_bytes()).unwrap_or(Node::Tree(&NULL)),
     };
-    let value = rec.node();
     if is_metadata(value) {
         *metadata = true;
         if value.get("messages").is_some_and(|m| m.is_array()) {
@@ -278,15 +373,12 @@ fn apply(
         }
         if set.get("messages").is_some_and(|m| m.is_array()) {
             map.clear();
-            for (element, (raw, loc)) in set_elements(&rec.raw, &rec.loc).into_iter().enumerate() {
+            let elements = set_elements(&raw, &loc, shrunk.as_ref());
+            drop(raw);
+            for (element, (raw, loc)) in elements.into_iter().enumerate() {
                 let tree = tree_of(&raw);
-                let mut el = Record {
-                    id: String::new(),
-                    raw,
-                    tree,
-                    loc,
-                    element: Some(element),
-                };
+                let mut el = Record::new(raw, tree, loc, Some(element));
+                el.shrunk.clone_from(&shrunk);
                 if let Some(id) = string_id(el.node()) {
                     el.id = id;
                     map.put(el);
@@ -296,15 +388,21 @@ fn apply(
         return;
     }
     match string_id(value) {
-        Some(id) => map.put(Record { id, ..rec }),
+        Some(id) => {
+            let mut rec = Record::new(raw, tree, loc, None);
+            rec.id = id;
+            rec.shrunk = shrunk;
+            map.put(rec);
+        }
         // An object the loader does not recognise: neither sent nor kept.
         None => out.meta += 1,
     }
 }
 
 /// The elements of a `$set.messages` line that parse: verbatim text, and
-/// the element's own byte range on that line.
-fn set_elements(raw: &str, loc: &Loc) -> Vec<(String, Loc)> {
+/// the element's own byte range on that line (in the file, where the
+/// line was read `shrunk`).
+fn set_elements(raw: &str, loc: &Loc, shrunk: Option<&(Arc<Shrunk>, u64)>) -> Vec<(String, Loc)> {
     #[derive(serde::Deserialize)]
     struct Set<'a> {
         #[serde(rename = "$set", borrow)]
@@ -329,18 +427,22 @@ fn set_elements(raw: &str, loc: &Loc) -> Vec<(String, Loc)> {
         .into_iter()
         .filter_map(|el| {
             let text = el.get();
-            let off = (text.as_ptr() as usize - base) as u64;
+            let off = text.as_ptr() as usize - base;
             // An element that does not parse is left out (checked as a
             // tree only where the lazy reading could read otherwise).
             if Node::parse(text.as_bytes()).is_none() {
                 serde_json::from_str::<Value>(text).ok()?;
             }
+            let (s, e) = match shrunk {
+                Some((small, _)) => (small.in_line(off), small.in_line(off + text.len())),
+                None => (off, off + text.len()),
+            };
             Some((
                 text.to_string(),
                 Loc::Line {
                     line,
-                    start: start + off,
-                    end: start + off + text.len() as u64,
+                    start: start + s as u64,
+                    end: start + e as u64,
                 },
             ))
         })
@@ -410,17 +512,12 @@ fn load_document(path: &Path, limits: Limits) -> Result<Loaded> {
         let start = raw.as_ptr() as usize - base;
         line += data[counted..start].iter().filter(|&&b| b == b'\n').count() as u64;
         counted = start;
-        let mut rec = Record {
-            id: String::new(),
-            raw: raw.to_string(),
-            tree: tree_of(raw),
-            loc: Loc::Line {
-                line,
-                start: start as u64,
-                end: (start + raw.len()) as u64,
-            },
-            element: Some(element),
+        let loc = Loc::Line {
+            line,
+            start: start as u64,
+            end: (start + raw.len()) as u64,
         };
+        let mut rec = Record::new(raw.to_string(), tree_of(raw), loc, Some(element));
         if let Some(id) = string_id(rec.node()) {
             rec.id = id;
             map.put(rec);
@@ -443,17 +540,14 @@ mod tests {
     use super::*;
 
     fn rec(id: &str) -> Record {
-        Record {
-            id: id.into(),
-            raw: String::new(),
-            tree: Some(Value::Null),
-            loc: Loc::Line {
-                line: 1,
-                start: 0,
-                end: 0,
-            },
-            element: None,
-        }
+        let loc = Loc::Line {
+            line: 1,
+            start: 0,
+            end: 0,
+        };
+        let mut r = Record::new(String::new(), Some(Value::Null), loc, None);
+        r.id = id.into();
+        r
     }
 
     #[test]

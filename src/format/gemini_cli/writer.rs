@@ -20,7 +20,9 @@
 //! it to `.jsonl` on resume, and chatfsck repairs that file.
 
 use std::collections::{BTreeSet, HashMap};
+use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -29,9 +31,10 @@ use super::read;
 use crate::config::{OrphanCalls as OrphanPolicy, RepairPolicy as Policy};
 use crate::error::{Error, Result};
 use crate::finding::Action;
-use crate::model::{Conversation, Format, PartKind, Slot};
+use crate::model::{Conversation, Format, Loc, PartKind, Slot};
 use crate::source::Limits;
 use crate::write::lines::Records;
+use crate::write::payload::Payload;
 use crate::write::{Edit, Left, Log, PLACEHOLDER, Planned, Target, Writer};
 
 pub struct GeminiWriter {
@@ -42,8 +45,9 @@ pub struct GeminiWriter {
     policy: Policy,
     /// Lines left out of the copy (1-based).
     drop_lines: BTreeSet<u64>,
-    /// The `$set.messages` line to append, when records changed.
-    set_line: Option<String>,
+    /// The `$set.messages` line to append, when records changed (a large
+    /// record's text read from the input as it is written).
+    set_line: Option<Payload>,
     planned: bool,
 }
 
@@ -67,6 +71,8 @@ struct Slotted {
     /// Records inserted right after this one.
     after: Vec<Value>,
     dropped: bool,
+    /// The record's text once changed (`None`: as the file holds it).
+    written: Option<Payload>,
 }
 
 impl Slotted {
@@ -102,7 +108,9 @@ impl Writer for GeminiWriter {
             }
             return Ok(());
         }
-        let loaded = load::load(&self.input, self.limits)?;
+        // Records are read with their large strings as markers, and
+        // written with them read from the input again.
+        let loaded = load::load_shrunk(&self.input, self.limits)?;
         // Which record each message came from.
         let of_message: Vec<usize> = loaded
             .records
@@ -128,6 +136,7 @@ impl Writer for GeminiWriter {
                 value: None,
                 after: Vec::new(),
                 dropped: false,
+                written: None,
             })
             .collect();
         // Changes per record, applied from the last part back so that
@@ -135,6 +144,8 @@ impl Writer for GeminiWriter {
         let mut changes: HashMap<usize, Vec<(Change, Edit)>> = HashMap::new();
         let mut answers: HashMap<usize, Vec<(Value, Edit)>> = HashMap::new();
         let mut records = Records::open(&self.input)?;
+        let file = records.file()?;
+        let text_of = |rec: &Record| whole(rec, file.as_ref(), &self.input);
         for p in planned {
             let f = p.finding;
             for action in &p.fix.actions {
@@ -187,7 +198,7 @@ impl Writer for GeminiWriter {
                                 where_of(&recs[ri].rec)
                             ),
                             location: part.loc.clone(),
-                            before: Some(recs[ri].rec.raw.clone()),
+                            before: None,
                             before_base64: None,
                             after: None,
                             row: None,
@@ -195,6 +206,7 @@ impl Writer for GeminiWriter {
                             ids: vec![call_id.clone()],
                             large: Default::default(),
                         };
+                        let edit = with_before(edit, &recs[ri].rec, text_of(&recs[ri].rec)?);
                         changes.entry(ri).or_default().push((change, edit));
                     }
                     Action::AnswerCall { message, part } => {
@@ -223,7 +235,7 @@ impl Writer for GeminiWriter {
                                         where_of(&recs[ri].rec)
                                     ),
                                     location: p_.loc.clone(),
-                                    before: Some(recs[ri].rec.raw.clone()),
+                                    before: None,
                                     before_base64: None,
                                     after: None,
                                     row: None,
@@ -231,6 +243,8 @@ impl Writer for GeminiWriter {
                                     ids: vec![id.clone()],
                                     large: Default::default(),
                                 };
+                                let edit =
+                                    with_before(edit, &recs[ri].rec, text_of(&recs[ri].rec)?);
                                 changes.entry(ri).or_default().push((change, edit));
                             }
                             OrphanPolicy::Placeholder => {
@@ -317,10 +331,22 @@ impl Writer for GeminiWriter {
             let after = if s.dropped {
                 None
             } else {
-                Some(serde_json::to_string(v).unwrap_or_default())
+                let text = serde_json::to_string(v).unwrap_or_default();
+                Some(match (&s.rec.shrunk, &file) {
+                    (Some((small, start)), Some(f)) => Err(small.expand(text, f.clone(), *start)),
+                    _ => Ok(text),
+                })
             };
+            s.written = after.as_ref().map(|a| match a {
+                Ok(text) => Payload::from(text.clone()),
+                Err(large) => large.clone(),
+            });
             for (_, mut e) in list {
-                e.after = after.clone();
+                match &after {
+                    Some(Ok(text)) => e.after = Some(text.clone()),
+                    Some(Err(large)) => e.large.after = Some(large.clone()),
+                    None => {}
+                }
                 if s.dropped {
                     e.description
                         .push_str("; nothing else was left in it, so the record goes");
@@ -358,19 +384,24 @@ impl Writer for GeminiWriter {
         let mut elements = Vec::new();
         for s in &recs {
             if !s.dropped {
-                match &s.value {
-                    Some(v) => elements.push(serde_json::to_string(v).unwrap_or_default()),
-                    None => elements.push(s.rec.raw.clone()),
-                }
+                elements.push(match &s.written {
+                    Some(p) => p.clone(),
+                    None => text_of(&s.rec)?,
+                });
             }
             for a in &s.after {
-                elements.push(serde_json::to_string(a).unwrap_or_default());
+                elements.push(Payload::from(serde_json::to_string(a).unwrap_or_default()));
             }
         }
-        self.set_line = Some(format!(
-            "{{\"$set\":{{\"messages\":[{}]}}}}",
-            elements.join(",")
-        ));
+        let mut line = vec![Payload::from("{\"$set\":{\"messages\":[".to_string())];
+        for (i, el) in elements.into_iter().enumerate() {
+            if i > 0 {
+                line.push(Payload::from(",".to_string()));
+            }
+            line.push(el);
+        }
+        line.push(Payload::from("]}}".to_string()));
+        self.set_line = Some(Payload::join(line));
         for e in &mut edits {
             e.description.push_str(
                 " (the copy ends with a `$set.messages` line holding the repaired records, which the app loads in place of the earlier ones)",
@@ -387,34 +418,43 @@ impl Writer for GeminiWriter {
         if !self.planned {
             return Err(Error::not_history(&self.input, "holds no conversation"));
         }
-        let werr = crate::write::lines::output_error(out);
-        let ends_open = std::cell::Cell::new(false);
-        crate::write::lines::rewrite(
+        crate::write::lines::write_edited(
             &self.input,
             out,
             self.limits.max_line_bytes,
             self.force,
-            |line, w| {
-                if self.drop_lines.contains(&line.number) {
-                    return Ok(());
-                }
-                w.write_all(line.bytes).map_err(&werr)?;
-                if line.terminated {
-                    w.write_all(b"\n").map_err(&werr)?;
-                }
-                ends_open.set(!line.terminated);
-                Ok(())
-            },
-            |w| {
-                if let Some(set) = &self.set_line {
-                    if ends_open.get() {
-                        w.write_all(b"\n").map_err(&werr)?;
-                    }
-                    w.write_all(set.as_bytes()).map_err(&werr)?;
-                    w.write_all(b"\n").map_err(&werr)?;
-                }
-                Ok(())
+            &crate::write::lines::Edited::<Payload> {
+                drop: &self.drop_lines,
+                replace: None,
+                insert_after: None,
+                tail: self.set_line.as_ref(),
             },
         )
     }
+}
+
+/// The record's text as the file holds it: in memory, or (a record
+/// loaded with its large strings as markers) read from the input.
+fn whole(rec: &Record, file: Option<&Arc<File>>, input: &Path) -> Result<Payload> {
+    match (&rec.shrunk, &rec.loc) {
+        (None, _) => Ok(Payload::from(rec.raw().to_string())),
+        (Some(_), Loc::Line { start, end, .. }) if file.is_some() => Ok(Payload::raw(
+            file.expect("checked").clone(),
+            *start,
+            end - start,
+        )),
+        _ => Err(Error::input(
+            input,
+            "internal: a large record without its place in the file",
+        )),
+    }
+}
+
+/// `e` with the record's text as it was (`whole`) as its `before`.
+fn with_before(mut e: Edit, rec: &Record, whole: Payload) -> Edit {
+    match rec.shrunk {
+        Some(_) => e.large.before = Some(whole),
+        None => e.before = Some(rec.raw().to_string()),
+    }
+    e
 }

@@ -533,40 +533,17 @@ impl Writer for PiWriter {
         if !self.planned {
             return Err(Error::not_history(&self.input, "holds no conversation"));
         }
-        let werr = crate::write::lines::output_error(out);
-        crate::write::lines::rewrite(
+        crate::write::lines::write_edited(
             &self.input,
             out,
             self.limits.max_line_bytes,
             self.force,
-            |line, w| {
-                if self.drop_lines.contains(&line.number) {
-                    return Ok(());
-                }
-                match self.replace.get(&line.number) {
-                    Some(text) => {
-                        w.write_all(text.as_bytes()).map_err(&werr)?;
-                        w.write_all(b"\n").map_err(&werr)?;
-                    }
-                    None => {
-                        w.write_all(line.bytes).map_err(&werr)?;
-                        if line.terminated {
-                            w.write_all(b"\n").map_err(&werr)?;
-                        }
-                    }
-                }
-                if let Some(list) = self.insert_after.get(&line.number) {
-                    if !line.terminated && !self.replace.contains_key(&line.number) {
-                        w.write_all(b"\n").map_err(&werr)?;
-                    }
-                    for text in list {
-                        w.write_all(text.as_bytes()).map_err(&werr)?;
-                        w.write_all(b"\n").map_err(&werr)?;
-                    }
-                }
-                Ok(())
+            &crate::write::lines::Edited {
+                drop: &self.drop_lines,
+                replace: Some(&self.replace),
+                insert_after: Some(&self.insert_after),
+                tail: None,
             },
-            |_| Ok(()),
         )
     }
 }

@@ -269,7 +269,7 @@ fn from_json_text<'de, D: serde::Deserializer<'de>, T: FromJsonText<'de>>(
 /// surrogate escape, and any value that is not a string, is refused as
 /// sonic-rs refuses it (the caller reads the record as lenient readers
 /// do).
-fn decode_json_str(raw: &str) -> Result<String, sonic_rs::Error> {
+pub(crate) fn decode_json_str(raw: &str) -> Result<String, sonic_rs::Error> {
     let body = raw
         .strip_prefix('"')
         .and_then(|r| r.strip_suffix('"'))
@@ -584,7 +584,10 @@ pub(crate) fn arguments_of(raw: Option<RawValue<'_>>) -> Arguments {
 }
 
 pub(crate) fn string_or_raw(r: RawValue<'_>) -> String {
-    sonic_rs::from_str::<String>(r.as_raw_str()).unwrap_or_else(|_| r.as_raw_str().to_string())
+    // Decoded into a string of its exact size: sonic-rs decodes a string
+    // with escapes into a scratch buffer that grows by doubling, then
+    // copies it (a tool's output of 24 MB cost about three times that).
+    decode_json_str(r.as_raw_str()).unwrap_or_else(|_| r.as_raw_str().to_string())
 }
 
 /// The text of a content value: a string, or the text parts of a block list.
