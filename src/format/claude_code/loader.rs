@@ -23,8 +23,7 @@ use serde::Deserialize;
 use crate::error::{Error, Result};
 use crate::format::records::record::{
     JsonStr, RawValue, as_lenient_readers_read, bad_unicode_escape, bad_unicode_escape_reason,
-    decode_json_str, lone_surrogates, replace_lone_surrogates, sonic_error, too_deep,
-    too_deep_reason,
+    decode_str, lone_surrogates, replace_lone_surrogates, sonic_error, too_deep, too_deep_reason,
 };
 use crate::model::chain::{
     BRIDGE_MS, BlockIssue, Chain, ChainRecord, Glued, Link, RecordKind, Signature, Unreached,
@@ -820,7 +819,7 @@ fn pixel_size(raw: &str) -> Option<(u64, u64)> {
 /// images inside it are checked as the client checks them.
 fn result_text(raw: &str, k: usize, meta: &mut ChainRecord) -> std::result::Result<String, String> {
     Ok(match raw.as_bytes().first() {
-        Some(b'"') => decode_json_str(raw).map_err(|e| sonic_error(&e))?,
+        Some(b'"') => decode_str(raw).map_err(|e| sonic_error(&e))?,
         Some(b'[') => {
             let blocks: Vec<Block<'_>> = sonic_rs::from_str(raw).map_err(|e| sonic_error(&e))?;
             let mut out = String::new();

@@ -179,9 +179,25 @@ impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
 /// A JSON string, taken as its text and decoded once (see [`Content`]).
 pub(crate) struct JsonStr(pub(crate) String);
 
+/// From this length of JSON text on, a string is decoded by
+/// [`decode_json_str`] into a string of its exact size; a shorter one by
+/// sonic-rs, faster, whose scratch buffer (grown by doubling, then copied)
+/// costs nothing that matters at its size.
+pub(crate) const DECODE_ONCE_FROM: usize = 64 * 1024;
+
+/// A JSON string's text decoded: by [`decode_json_str`] when it is long
+/// ([`DECODE_ONCE_FROM`]), else by sonic-rs.
+pub(crate) fn decode_str(raw: &str) -> Result<String, sonic_rs::Error> {
+    if raw.len() >= DECODE_ONCE_FROM {
+        decode_json_str(raw)
+    } else {
+        sonic_rs::from_str::<String>(raw)
+    }
+}
+
 impl<'de> FromJsonText<'de> for JsonStr {
     fn lent(raw: &str) -> Result<Self, sonic_rs::Error> {
-        decode_json_str(raw).map(JsonStr)
+        decode_str(raw).map(JsonStr)
     }
     fn borrowed(raw: &'de str) -> Result<Self, sonic_rs::Error> {
         Self::lent(raw)
@@ -587,7 +603,7 @@ pub(crate) fn string_or_raw(r: RawValue<'_>) -> String {
     // Decoded into a string of its exact size: sonic-rs decodes a string
     // with escapes into a scratch buffer that grows by doubling, then
     // copies it (a tool's output of 24 MB cost about three times that).
-    decode_json_str(r.as_raw_str()).unwrap_or_else(|_| r.as_raw_str().to_string())
+    decode_str(r.as_raw_str()).unwrap_or_else(|_| r.as_raw_str().to_string())
 }
 
 /// The text of a content value: a string, or the text parts of a block list.
