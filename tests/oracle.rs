@@ -294,6 +294,24 @@ cases! {
     // refused; the copy, without the record holding it, is valid.
     claude_unknown_block_assistant_text: Claude "fixtures/claude-code/unknown-block-type/assistant-text.jsonl" Expect::Whole;
     claude_unknown_block_tool_result: Claude "fixtures/claude-code/unknown-block-type/tool-result.jsonl" Expect::Whole;
+    // Issue 39. The Edit call reuses the Read call's id: the input sends
+    // 17 of 19 units (the client keeps the first call of the id only); the
+    // copy, the later call and its result under an id of their own, all.
+    claude_later_call_reuses_id: Claude "fixtures/claude-code/duplicate-tool-call-id/later-call-reuses-id.jsonl" Expect::Whole;
+    // A call's `input` stored as a string: the API refuses it; the copy's
+    // is `{}`.
+    claude_input_is_a_string: Claude "fixtures/claude-code/invalid-tool-arguments/input-is-a-string.jsonl" Expect::Whole;
+    // A blank text block beside a reply's calls: the client leaves it out
+    // (18 of 19 units, valid); the copy, without it, sends all 18.
+    claude_blank_text_beside_calls: Claude "fixtures/claude-code/empty-text-block/blank-text-beside-calls.jsonl" Expect::Whole;
+    // A signature cut at a base64 quantum (well-formed base64, broken
+    // framing): the API refuses it; the copy, without the thinking
+    // block's record, is valid.
+    claude_signature_cut_at_a_quantum: Claude "fixtures/claude-code/thinking-signature/cut-at-a-quantum.jsonl" Expect::Whole;
+    // A 9000×8 PNG in the prompt: the API refuses its width (the
+    // validator does not read pixels); the copy carries a text block in
+    // its place.
+    claude_wider_than_8000_px: Claude "fixtures/claude-code/oversized-image/wider-than-8000-px.jsonl" Expect::Whole;
     // No record carries a link: each is linked to the one before it.
     claude_unchained_all_parents_null: Claude "fixtures/claude-code/unchained-records/all-parents-null.jsonl" Expect::Whole;
 
@@ -661,4 +679,28 @@ fn claude_corpus_sessions_with_a_lost_line_resume_once_repaired() {
             .collect()
     });
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Issue 39, pattern 4: an image over 5 MB (generated: 7.8 MB of base64)
+/// locks the user out, as Claude Code refuses to resume; the repaired
+/// copy, the image replaced by a text block saying so, resumes whole.
+#[test]
+#[cfg_attr(
+    not(all(has_tool = "clients", has_tool = "python3")),
+    ignore = "needs the pinned Claude Code and Codex clients and Python 3: tests/oracle/install.sh (scripts/test-all does it)"
+)]
+fn claude_code_resumes_a_copy_whose_image_over_5_mb_is_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("image-over-5mb.jsonl");
+    let made = Command::new("python3")
+        .arg(root().join("fixtures/claude-code/gen_oversized_image.py"))
+        .arg(&input)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    case(input.to_str().unwrap(), Client::Claude, Expect::Whole);
 }

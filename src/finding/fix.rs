@@ -67,6 +67,19 @@ pub enum Action {
     /// record written twice); the writer checks that it does, and the
     /// repeat goes to the log.
     DropRepeat { loc: Loc, of: Loc },
+    /// Give the later of two tool calls sharing an id an id of its own
+    /// (derived from the old one), with the result that answers it.
+    RenameCall { message: usize, part: usize },
+    /// Replace an image the request cannot carry with a text block saying
+    /// what was removed and why (the image goes to the log): the `nth`
+    /// image of content block `block` of the record at `loc` (the block
+    /// itself, or an image inside a tool result).
+    ReplaceImage {
+        loc: Loc,
+        block: usize,
+        nth: usize,
+        why: String,
+    },
 }
 
 impl Action {
@@ -88,6 +101,8 @@ impl Action {
             Action::SetMessageId { .. } => "set-message-id",
             Action::DropBlock { .. } => "drop-block",
             Action::DropRepeat { .. } => "drop-repeat",
+            Action::RenameCall { .. } => "rename-call",
+            Action::ReplaceImage { .. } => "replace-image",
         }
     }
 }

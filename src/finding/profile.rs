@@ -74,6 +74,10 @@ pub enum Pattern {
     ReusedOrdinal,
     /// A forked history whose base history is gone.
     MissingForkParent,
+    /// An empty or whitespace-only text block beside other content.
+    EmptyTextBlock,
+    /// Tool-call arguments that are not a JSON object.
+    InvalidToolArguments,
 }
 
 impl Pattern {
@@ -98,6 +102,8 @@ impl Pattern {
         Pattern::MissingOrdinal,
         Pattern::ReusedOrdinal,
         Pattern::MissingForkParent,
+        Pattern::EmptyTextBlock,
+        Pattern::InvalidToolArguments,
     ];
 
     /// The rule that detects it.
@@ -119,6 +125,8 @@ impl Pattern {
             Pattern::MissingOrdinalAtEnd | Pattern::MissingOrdinal => "missing-ordinal",
             Pattern::ReusedOrdinal => "reused-ordinal",
             Pattern::MissingForkParent => "missing-fork-parent",
+            Pattern::EmptyTextBlock => "empty-text-block",
+            Pattern::InvalidToolArguments => "invalid-tool-arguments",
         }
     }
 
@@ -146,6 +154,8 @@ impl Pattern {
             Pattern::MissingOrdinal => "a line before the last has no ordinal",
             Pattern::ReusedOrdinal => "an ordinal repeats or goes back",
             Pattern::MissingForkParent => "the history a fork continues is gone",
+            Pattern::EmptyTextBlock => "a text block beside other content is empty",
+            Pattern::InvalidToolArguments => "a call's arguments are no JSON object",
         }
     }
 }

@@ -8,7 +8,7 @@ pub static RULE: Rule = Rule {
     severity: Severity::Error,
     summary: "two tool calls share one id",
     repair: Some(
-        "drop a call that repeats an earlier one exactly (same id, name and arguments: a record written twice), where the store's writer can; other reuses are reported only",
+        "drop a call that repeats an earlier one exactly (same id, name and arguments: a record written twice); give a call that reuses an earlier call's id an id of its own, with its result; each where the store's writer can",
     ),
     doc: r#"## What it does
 Finds tool calls whose id was already used by an earlier call in the same
@@ -40,8 +40,13 @@ A call that repeats an earlier call exactly (the same id, name and
 arguments) is the same call recorded twice: in a Codex rollout the
 repeated line is dropped (it goes to the repair log), once the writer has
 checked that the line repeats the earlier one (byte for byte, or the same
-item written at another time). Any other reuse is reported only: which
-call a later result meant cannot be known from the history alone.
+item written at another time). A call that reuses an earlier call's id
+with another name or other arguments gets an id of its own, derived from
+the old one (`<id>x2`, the same on every run), and so does the result
+that answers it: the first result of that id after it that no earlier
+call of the id is still waiting for. The old id and the block as it was go
+to the repair log. Where the store's writer cannot do this (a Codex
+rollout), the reuse is reported only.
 "#,
     check,
 };
@@ -86,6 +91,13 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         f = f.fix(vec![crate::finding::Action::DropRepeat {
                             loc,
                             of: earlier,
+                        }]);
+                    } else if !repeat {
+                        // Another call under a reused id: it gets an id
+                        // of its own, and so does the result after it.
+                        f = f.fix(vec![crate::finding::Action::RenameCall {
+                            message: mi,
+                            part: pi,
                         }]);
                     }
                     out.push(f);
@@ -159,7 +171,14 @@ mod tests {
             .build();
         let f = rules_of(&c, "duplicate-tool-call-id");
         assert_eq!(f.len(), 1);
-        assert!(f[0].fix.is_none());
+        let fix = f[0].fix.as_ref().expect("a reuse gets an id of its own");
+        assert!(matches!(
+            fix.actions[..],
+            [Action::RenameCall {
+                message: 2,
+                part: 0
+            }]
+        ));
     }
 
     #[test]

@@ -20,6 +20,7 @@ mod duplicate_tool_call_id;
 mod duplicate_uuid;
 mod empty_history;
 mod empty_message;
+mod empty_text_block;
 mod failing_call_loop;
 mod function_response_count;
 mod glued_records;
@@ -88,6 +89,7 @@ pub static RULES: &[&Rule] = &[
     &thinking_only_message::RULE,
     &reasoning_without_follower::RULE,
     &empty_message::RULE,
+    &empty_text_block::RULE,
     &corrupt_record::RULE,
     &glued_records::RULE,
     &lone_surrogate::RULE,

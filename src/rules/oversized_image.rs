@@ -15,7 +15,9 @@ pub static RULE: Rule = Rule {
     name: "oversized-image",
     severity: Severity::Error,
     summary: "an image the request cannot carry: base64 over 5 MB (Claude Code refuses to resume), or a side over 8000 px (2000 px with more than 20 images)",
-    repair: None,
+    repair: Some(
+        "replace the image with a text block saying what was removed and why; the image is kept in the repair log",
+    ),
     doc: r#"## What it does
 Finds `image` blocks (in user messages and in tool results) of the
 records a Claude Code resume sends that the request cannot carry:
@@ -42,7 +44,10 @@ after it: the image stays in the history (anthropics/claude-code#13480).
 ```
 
 ## Repair
-Report only.
+Replaces the image (a block of the message, or an image inside a tool
+result) with a text block that says an image was removed, and why (its
+size, the limit). The image block as it was goes to the repair log;
+every other block of the record is kept byte for byte.
 "#,
     check,
 };
@@ -65,6 +70,8 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         .count();
     let many = images > MANY_IMAGES;
     for r in sent() {
+        // Which image of its block each is (a tool result can hold several).
+        let mut seen: Vec<usize> = Vec::new();
         for issue in &r.issues {
             let BlockIssue::Image {
                 block,
@@ -73,6 +80,16 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             } = issue
             else {
                 continue;
+            };
+            let nth = seen.iter().filter(|b| *b == block).count();
+            seen.push(*block);
+            let replace = |why: String| {
+                vec![crate::finding::Action::ReplaceImage {
+                    loc: r.loc.clone(),
+                    block: *block,
+                    nth,
+                    why,
+                }]
             };
             let line = r.loc.line().unwrap_or(0);
             if *base64_len > BASE64_LIMIT {
@@ -85,7 +102,8 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         format!("the image in content[{block}] on line {line} is {base64_len} base64 characters ({mb:.1} MB), over the 5 MB limit: Claude Code refuses to resume"),
                     )
                     .label(&r.loc, format!("content[{block}]"))
-                    .note(format!("Claude Code answers `Image base64 size ({mb:.1}MB) exceeds API limit (5MB). Please resize the image before sending.`")),
+                    .note(format!("Claude Code answers `Image base64 size ({mb:.1}MB) exceeds API limit (5MB). Please resize the image before sending.`"))
+                    .fix(replace(format!("its base64 data was {base64_len} characters ({mb:.1} MB), over the 5 MB the API accepts"))),
                 );
                 continue;
             }
@@ -113,7 +131,8 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     format!("the image in content[{block}] on line {line} is {w}×{h} pixels, over the API's {limit}-pixel limit{why}: every request of the session is refused"),
                 )
                 .label(&r.loc, format!("content[{block}]: {w}×{h} px"))
-                .note(format!("the API answers `At least one of the image dimensions exceed max allowed size{what}: {limit} pixels`, on this turn and every later one")),
+                .note(format!("the API answers `At least one of the image dimensions exceed max allowed size{what}: {limit} pixels`, on this turn and every later one"))
+                .fix(replace(format!("it was {w}×{h} pixels, over the {limit}-pixel side the API accepts{why}"))),
             );
         }
     }

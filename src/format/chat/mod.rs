@@ -57,6 +57,8 @@ fn supports(_: Dialect, a: &Action) -> bool {
             | Action::DropThinking { .. }
             | Action::SetMessageId { .. }
             | Action::DropBlock { .. }
+            | Action::RenameCall { .. }
+            | Action::ReplaceImage { .. }
     )
 }
 

@@ -89,5 +89,31 @@ pub static PROFILE: Profile = Profile {
             )],
         )
         .on_versions("2.1.x"),
+        Resume::new(
+            Pattern::EmptyTextBlock,
+            Does::Heals("the block left out of the request"),
+            &[Note::Text(
+                "Claude Code 2.1.x leaves a blank text block out of the request it builds, so its own resume is accepted; the API refuses the block (`messages: text content blocks must be non-empty`), and other readers of the session send it",
+            )],
+        )
+        .saying("Claude Code leaves it out of the request")
+        .with_severity(Severity::Warning)
+        .on_versions("2.1.x"),
+        Resume::new(
+            Pattern::InvalidToolArguments,
+            Does::SendsAsIs,
+            &[Note::Text(
+                "Claude Code 2.1.x sends the `input` as stored, and the API refuses the request: `tool_use.input: Input should be a valid dictionary`",
+            )],
+        )
+        .on_versions("2.1.x"),
+        Resume::new(
+            Pattern::DuplicateToolCallId,
+            Does::Drops,
+            &[Note::Text(
+                "Claude Code 2.1.x sends the first call of the id only: the later call is left out and its result sent as `(no content)`, so that call and its output are lost from the history the model sees",
+            )],
+        )
+        .on_versions("2.1.x"),
     ],
 };

@@ -175,7 +175,13 @@ fn roo_marks(text: &str) -> bool {
 }
 
 fn supports(_: Dialect, a: &Action) -> bool {
-    !matches!(a, Action::RenumberIndices | Action::RebuildResults { .. })
+    !matches!(
+        a,
+        Action::RenumberIndices
+            | Action::RebuildResults { .. }
+            | Action::RenameCall { .. }
+            | Action::ReplaceImage { .. }
+    )
 }
 
 /// The Anthropic message reader of provider-shaped histories reads each
