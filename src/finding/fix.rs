@@ -80,11 +80,6 @@ pub enum Action {
         nth: usize,
         why: String,
     },
-    /// Two records share a uuid and the later closes a parent cycle
-    /// through it (Claude Code): the earlier gets a uuid of its own, and
-    /// the records written between them that name the uuid as parent are
-    /// linked to it; the later keeps its parent. Both are sent.
-    UnshareUuid { earlier: Loc, later: Loc },
 }
 
 impl Action {
@@ -108,7 +103,6 @@ impl Action {
             Action::DropRepeat { .. } => "drop-repeat",
             Action::RenameCall { .. } => "rename-call",
             Action::ReplaceImage { .. } => "replace-image",
-            Action::UnshareUuid { .. } => "unshare-uuid",
         }
     }
 }

@@ -40,12 +40,7 @@ both kept: the earlier gets a uuid of its own (derived from the old one,
 so a second repair gives the same copy) and the later is chained to it,
 so the resume sends the earlier text, then the later, where the client
 sent the later alone. Which of the two is right stays the reader's call;
-the copy loses neither. A later record whose parent descends from the
-uuid it reuses closes a parent cycle: the earlier gets a uuid of its
-own, the records written between them that name the uuid as parent are
-linked to it under the new one, and the later keeps its parent, so the
-cycle is gone and both are sent. Other records of different parents or
-kinds, an
+the copy loses neither. Records of different parents or kinds, an
 earlier record holding a tool call or result (which would then be sent
 twice), and a later record holding a tool result (the earlier, kept
 before it, would come between the call and its result, and Claude Code
@@ -110,17 +105,6 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             && r.sidechain == earlier.sidechain
         {
             f = f.fix(vec![crate::finding::Action::KeepReplaced {
-                earlier: earlier.loc.clone(),
-                later: r.loc.clone(),
-            }]);
-        } else if r.kind == earlier.kind
-            && matches!(r.kind, RecordKind::User | RecordKind::Assistant)
-            && r.sidechain == earlier.sidechain
-            && matches!(r.link, crate::model::chain::Link::Cycle { .. })
-        {
-            // The later record's parent descends from the uuid it reuses:
-            // the earlier gets a uuid of its own, and the cycle is gone.
-            f = f.fix(vec![crate::finding::Action::UnshareUuid {
                 earlier: earlier.loc.clone(),
                 later: r.loc.clone(),
             }]);

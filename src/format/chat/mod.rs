@@ -59,7 +59,6 @@ fn supports(_: Dialect, a: &Action) -> bool {
             | Action::DropBlock { .. }
             | Action::RenameCall { .. }
             | Action::ReplaceImage { .. }
-            | Action::UnshareUuid { .. }
     )
 }
 

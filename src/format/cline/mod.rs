@@ -181,7 +181,6 @@ fn supports(_: Dialect, a: &Action) -> bool {
             | Action::RebuildResults { .. }
             | Action::RenameCall { .. }
             | Action::ReplaceImage { .. }
-            | Action::UnshareUuid { .. }
     )
 }
 
