@@ -32,6 +32,7 @@ const TOOLS: &[(&str, &str, &[&str])] = &[
     ("clients", "CLIENTS_PREFIX", &[]),
     ("gemini-cli", "CHATFSCK_GEMINI_CLI", &[]),
     ("opencode", "CHATFSCK_OPENCODE", &[]),
+    ("copilot-cli", "CHATFSCK_COPILOT_CLI", &[]),
 ];
 
 fn main() {

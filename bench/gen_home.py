@@ -9,7 +9,10 @@ DIR/home gets, in the layout each app keeps on Linux:
   sessions of fixtures/corpus in project folders) as ~/.claude/projects,
   half of MB;
 - Codex: the corpus's real rollout (515 KB) copied as
-  ~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl, a quarter of MB;
+  ~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl, a quarter of MB
+  (counted uncompressed); every other one compressed with `zstd -3` as
+  `rollout-….jsonl.zst`, as Codex (0.137 and later) rewrites a rollout
+  idle for 7 days;
 - Gemini CLI, Copilot CLI, Cline: the fixtures' small sessions copied
   under new ids (a few KB each: many sessions, few bytes), about 1,500
   sessions each.
@@ -49,7 +52,7 @@ def main():
     a = ap.parse_args()
     home = os.path.join(a.out, "home")
     stamp = os.path.join(a.out, "home-made-with.json")
-    made = {"mb": a.mb, "small": a.small, "v": 1}
+    made = {"mb": a.mb, "small": a.small, "v": 2}
     if os.path.isdir(home) and os.path.exists(stamp):
         with open(stamp) as fh:
             if json.load(fh) == made:
@@ -71,7 +74,14 @@ def main():
     n, b = copies([rollout], a.mb // 4, lambda i, s: os.path.join(
         sessions, "2026", "05", f"{1 + i % 28:02d}",
         f"rollout-2026-05-{1 + i % 28:02d}T10-00-00-{uuid.UUID(int=i)}.jsonl"))
-    print(f"codex: {n} rollouts, {b} bytes")
+    # Every other rollout compressed as Codex compresses an idle one.
+    zst = 0
+    for i in range(0, n, 2):
+        day = f"{1 + i % 28:02d}"
+        plain = os.path.join(sessions, "2026", "05", day, f"rollout-2026-05-{day}T10-00-00-{uuid.UUID(int=i)}.jsonl")
+        subprocess.run(["zstd", "-q", "-3", "--rm", plain, "-o", plain + ".zst"], check=True)
+        zst += 1
+    print(f"codex: {n} rollouts ({zst} of them .jsonl.zst), {b} bytes uncompressed")
     # Gemini CLI: the fixture's chats in project folders.
     chats = os.path.join(root, "fixtures/gemini-cli/home/.gemini/tmp/shop-api/chats")
     src = sorted(os.path.join(chats, f) for f in os.listdir(chats))

@@ -320,5 +320,23 @@ mod tests {
             [PathBuf::from("/cop/session-state")]
         );
         assert_eq!(looked(&env, "codex")[0], home.join(".codex/sessions"));
+        // pi: a session directory of its own first, then the agent
+        // directory's `sessions/` (sessions written before the override).
+        let pi = Env::made_up(
+            Os::Linux,
+            home,
+            &[
+                ("PI_CODING_AGENT_DIR", "/pa"),
+                ("PI_CODING_AGENT_SESSION_DIR", "/ps"),
+            ],
+        );
+        assert_eq!(
+            looked(&pi, "pi"),
+            [PathBuf::from("/ps"), PathBuf::from("/pa/sessions")]
+        );
+        assert_eq!(
+            looked(&Env::made_up(Os::Windows, home, &[]), "pi"),
+            [home.join(".pi/agent/sessions")]
+        );
     }
 }

@@ -941,6 +941,38 @@ fn a_relink_never_targets_a_uuid_a_later_record_replaces() {
     assert!(lines.contains(&(call as u64 + 1)), "{lines:?}");
 }
 
+/// A repair_file find (`fuzz/regressions/repair_file/claude-code-relink-
+/// to-a-still-dangling-parent`): two records name the same missing parent
+/// with one timestamp, so the client bridges each to the other. The copy
+/// with the client's links re-linked one to the other, which stayed
+/// dangling; a second repair (which starts in file order) then re-linked
+/// it, answered the call it now reached and dropped an empty message. A
+/// copy with the client's links is kept only where a repair in file order
+/// would leave it as it is: the second repair changes nothing.
+#[test]
+fn a_copy_with_the_clients_links_is_kept_only_as_a_fixpoint() {
+    let r = repair_regression(
+        "claude-code-relink-to-a-still-dangling-parent",
+        "0b1c2d3e-4f50-4617-a8b9-cadbecfd0e1f.jsonl",
+    );
+    let again = r.copy.with_file_name("again.jsonl");
+    let o = run(&[
+        "repair",
+        r.copy.to_str().unwrap(),
+        "-o",
+        again.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert!(matches!(code(&o), 0 | 1), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["edits"], serde_json::json!([]), "{report:#}");
+    assert_eq!(
+        std::fs::read(&again).unwrap(),
+        std::fs::read(&r.copy).unwrap()
+    );
+}
+
 /// A repair_file regression input repaired: its directory, the input's
 /// bytes, the copy, what repair printed, and its log.
 struct Repaired {

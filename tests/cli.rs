@@ -139,17 +139,61 @@ fn every_rule_explains_itself() {
 
 /// `explain` ends with what each client does with the rule's patterns,
 /// generated from the client profiles (so it cannot drift from what the
-/// rules report); a rule no profile names has no such section.
+/// rules report), for every rule a profile names; a rule no profile names
+/// has no such section.
 #[test]
 fn explain_lists_what_each_client_does() {
     const SECTION: &str = "## What each client does on resume";
-    for rule in ["orphan-tool-call", "corrupt-record"] {
+    let o = run(&["rules", "--format", "json"]);
+    let rules: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut with = Vec::new();
+    for rule in rules.as_array().unwrap() {
+        let rule = rule["name"].as_str().unwrap();
         let o = run(&["explain", rule]);
         assert_eq!(code(&o), 0);
         let text = stdout(&o);
-        let at = text.find(SECTION).expect("a section from the profiles");
+        let Some(at) = text.find(SECTION) else {
+            continue;
+        };
+        with.push(rule.to_string());
         insta::assert_snapshot!(format!("explain_clients__{rule}"), &text[at..]);
     }
-    let text = stdout(&run(&["explain", "parent-cycle"]));
-    assert!(!text.contains(SECTION), "{text}");
+    with.sort();
+    assert_eq!(
+        with, WITH_CLIENTS,
+        "the rules whose patterns a profile names"
+    );
 }
+
+/// The rules some client profile says something about (sorted).
+const WITH_CLIENTS: &[&str] = &[
+    "corrupt-record",
+    "damaged-encrypted-content",
+    "dangling-parent",
+    "duplicate-tool-call-id",
+    "duplicate-uuid",
+    "empty-history",
+    "empty-message",
+    "empty-text-block",
+    "function-response-count",
+    "glued-records",
+    "interleaved-message",
+    "invalid-item-id",
+    "invalid-tool-arguments",
+    "lone-surrogate",
+    "mismatched-message-id",
+    "mismatched-tool-output",
+    "missing-fork-parent",
+    "missing-ordinal",
+    "missing-thought-signature",
+    "orphan-tool-call",
+    "orphan-tool-result",
+    "oversized-image",
+    "parent-cycle",
+    "reasoning-without-follower",
+    "reused-ordinal",
+    "stale-leaf",
+    "thinking-signature",
+    "unchained-records",
+    "unknown-block-type",
+];

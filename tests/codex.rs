@@ -68,6 +68,25 @@ const TABLE: &[(&str, &[&str], &[&str])] = &[
         &["duplicate-tool-call-id@8:error"],
         &["drop-repeat@8"],
     ),
+    (
+        "duplicate-tool-call-id/id-reused-later.jsonl",
+        &["duplicate-tool-call-id@21:error"],
+        &["rename-call@21", "rename-call@25"],
+    ),
+    (
+        "invalid-item-id/foreign-ids.jsonl",
+        &[
+            "invalid-item-id@30:info",
+            "invalid-item-id@32:error",
+            "invalid-item-id@4:error",
+        ],
+        &["drop-item-id@30", "drop-item-id@32", "drop-item-id@4"],
+    ),
+    (
+        "damaged-encrypted-content/cut-reasoning.jsonl",
+        &["damaged-encrypted-content@20:error"],
+        &["drop-record@20"],
+    ),
 ];
 
 const CORPUS_ROLLOUT: &str = "fixtures/corpus/codemie-ai__codemie-code/src/agents/plugins/codex/__tests__/fixtures/rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl";
@@ -727,5 +746,136 @@ fn repair_is_linear_in_calls_sharing_a_call_id() {
     assert!(
         said.contains(&format!("applied {} edits", 2 * n - 2)),
         "{said}"
+    );
+}
+
+/// Issue 39, pattern 2: a later call reuses the call_id of a call already
+/// answered (an id counter that restarted), and its own output follows
+/// it. Codex 0.169.0 sends both calls and both outputs as stored, and the
+/// request is refused (the oracle's `duplicate_call_id`). The repair left
+/// the rollout as it was; now the later call and its output get a call_id
+/// of their own, derived from the old one, logged, and every other line
+/// is the input's.
+#[test]
+fn a_reused_call_id_gets_an_id_of_its_own_with_its_output() {
+    let input = root().join(path("duplicate-tool-call-id/id-reused-later.jsonl"));
+    let (_, doc) = lint_json(input.to_str().unwrap(), &[]);
+    assert_eq!(doc["findings"][0]["fixable"], true, "{doc:#}");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("repaired.jsonl");
+    let log = repaired(&input, &out);
+    let orig = std::fs::read_to_string(&input).unwrap();
+    let copy = std::fs::read_to_string(&out).unwrap();
+    let (old, new) = (
+        "call_AvUkcEDS8tiUyr1JW8hw2z43",
+        "call_AvUkcEDS8tiUyr1JW8hw2z43_2",
+    );
+    for (i, (a, b)) in orig.lines().zip(copy.lines()).enumerate() {
+        if i == 20 || i == 24 {
+            assert_eq!(b, a.replace(old, new), "line {}", i + 1);
+        } else {
+            assert_eq!(a, b, "line {}", i + 1);
+        }
+    }
+    assert_eq!(orig.lines().count(), copy.lines().count());
+    let edits = log["edits"].as_array().unwrap();
+    assert_eq!(edits.len(), 2, "{log:#}");
+    for e in edits {
+        assert_eq!(e["action"], "rename-call");
+        assert!(orig.contains(e["before"].as_str().unwrap()));
+        assert!(e["description"].as_str().unwrap().contains(new), "{e:#}");
+    }
+    // Two calls under one id in one turn, both open when the outputs
+    // come: which output answers which call is not known. Reported only.
+    let base = std::fs::read_to_string(root().join(path("healthy/rollout.jsonl"))).unwrap();
+    let text = base.replace(
+        "call_S9CCSetFADlbjlahU9MvN15w",
+        "call_VZakMJ4krqqb1Wnmc8ZVkSKs",
+    );
+    let (_dir, input) = as_rollout(&text);
+    let (_, doc) = lint_json(input.to_str().unwrap(), &[]);
+    let dup = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "duplicate-tool-call-id")
+        .expect("reported");
+    assert_eq!(dup["fixable"], false, "{dup:#}");
+}
+
+/// Issue 39: item ids of the wrong shape. Codex 0.169.0 sends a stored
+/// `id` with its item (`item_…`, `resp_…_msg`), and the Responses API
+/// refuses the request (`invalid_id_prefix`); a UUID-shaped id it leaves
+/// out of the request itself (measured with the pinned client), so that
+/// one is information. Nothing was reported. The repair removes the id and
+/// nothing else: every other byte of each line is the input's.
+#[test]
+fn item_ids_of_the_wrong_shape_are_reported_and_removed() {
+    let input = root().join(path("invalid-item-id/foreign-ids.jsonl"));
+    let (code, doc) = lint_json(input.to_str().unwrap(), &[]);
+    assert_eq!(code, 1, "{doc:#}");
+    let notes = doc["findings"].to_string();
+    assert!(
+        notes.contains("Expected an ID that begins with 'fc'"),
+        "{notes}"
+    );
+    assert!(notes.contains("leaves a UUID-shaped id out"), "{notes}");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("repaired.jsonl");
+    let log = repaired(&input, &out);
+    let orig = std::fs::read_to_string(&input).unwrap();
+    let copy = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(orig.lines().count(), copy.lines().count());
+    let ids = [
+        (3, r#""id":"item_c270d5511c7129adc7475632","#),
+        (29, r#""id":"019f629b-43ee-7a82-acb1-3071dbffbdad","#),
+        (31, r#""id":"resp_68a1c0e2_msg","#),
+    ];
+    for (i, (a, b)) in orig.lines().zip(copy.lines()).enumerate() {
+        match ids.iter().find(|(n, _)| *n == i) {
+            Some((_, id)) => assert_eq!(b, a.replacen(id, "", 1), "line {}", i + 1),
+            None => assert_eq!(a, b, "line {}", i + 1),
+        }
+    }
+    for e in log["edits"].as_array().unwrap() {
+        assert_eq!(e["action"], "drop-item-id");
+        assert!(orig.contains(e["before"].as_str().unwrap()));
+    }
+}
+
+/// Issue 39: encrypted reasoning cut short (37 characters lost). Codex
+/// 0.169.0 sends it as stored and the API cannot verify it
+/// (`invalid_encrypted_content`); nothing was reported. The repair drops
+/// the reasoning item (verbatim in the log) and keeps the output after it.
+/// Every whole token of the fixtures (85, all `gAAAAA…`) passes the check.
+#[test]
+fn cut_encrypted_reasoning_is_reported_and_dropped() {
+    let input = root().join(path("damaged-encrypted-content/cut-reasoning.jsonl"));
+    let (code, doc) = lint_json(input.to_str().unwrap(), &[]);
+    assert_eq!(code, 1, "{doc:#}");
+    assert!(
+        doc["findings"][0]["notes"]
+            .to_string()
+            .contains("could not be verified"),
+        "{doc:#}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("repaired.jsonl");
+    let log = repaired(&input, &out);
+    let orig = std::fs::read_to_string(&input).unwrap();
+    let line20 = orig.lines().nth(19).unwrap();
+    assert_eq!(log["edits"][0]["before"], line20, "{log:#}");
+    let copy = std::fs::read_to_string(&out).unwrap();
+    let want: Vec<&str> = orig.lines().filter(|l| *l != line20).collect();
+    assert_eq!(copy.lines().collect::<Vec<_>>(), want);
+    // A token whose characters are not URL-safe base64 (standard base64's
+    // `+`) is damaged too; the healthy rollout's tokens are not.
+    let healthy = std::fs::read_to_string(root().join(path("healthy/rollout.jsonl"))).unwrap();
+    let (_d, p) = as_rollout(&healthy.replacen("gAAAAABqAa-w4ey7h", "gAAAAABqAa+w4ey7h", 1));
+    let (_, doc) = lint_json(p.to_str().unwrap(), &[]);
+    assert_eq!(
+        findings(&doc),
+        ["damaged-encrypted-content@20:error"],
+        "{doc:#}"
     );
 }

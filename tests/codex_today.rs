@@ -228,8 +228,9 @@ fn paginated_histories_are_read_as_codex_reads_them() {
     let table: &[(&str, &[&str], &[u64])] = &[
         // What the client wrote, untouched but for long strings: nothing.
         ("fresh.jsonl", &[], &[10]),
-        // A fork's continuation, out of a Codex home: its own turn only.
-        ("fork.jsonl", &[], &[2]),
+        // A fork's continuation, out of a Codex home: its own turn only,
+        // and the base Codex replays first said to be unread.
+        ("fork.jsonl", &["unknown-record-type@1:warning"], &[2]),
         (
             "missing-final-ordinal.jsonl",
             &["missing-ordinal@28:error"],

@@ -46,6 +46,7 @@ const HOMES: &[&str] = &[
     "goose",
     "cursor",
     "copilot-cli",
+    "pi",
 ];
 
 /// A home directory holding every app's stores in its layout, and an
@@ -161,7 +162,8 @@ fn a_run_without_a_path_lists_every_app_and_names_the_unknown_layout() {
             "roo-code",
             "goose",
             "cursor",
-            "copilot-cli"
+            "copilot-cli",
+            "pi"
         ]
     );
     // Every app's counts are what a run naming its files reads.

@@ -291,23 +291,6 @@ const APPS: &[&str] = &[
     "Gbrain",
 ];
 
-/// Rules that still name an app or a dialect (issue 36: each moves to
-/// the profiles, and leaves this list; the test fails when a rule here
-/// names none any more, so the list only shrinks).
-const NOT_YET: &[&str] = &[
-    "dangling_parent.rs",
-    "duplicate_uuid.rs",
-    "empty_message.rs",
-    "glued_records.rs",
-    "mismatched_message_id.rs",
-    "oversized_image.rs",
-    "parent_cycle.rs",
-    "stale_leaf.rs",
-    "thinking_signature.rs",
-    "unchained_records.rs",
-    "unknown_block_type.rs",
-];
-
 /// The code of a rule file: without its unit tests (the `#[cfg(test)]`
 /// module that ends it), its comments and its documentation string.
 fn rule_code(text: &str) -> String {
@@ -359,29 +342,28 @@ fn apps_named(code: &str) -> Vec<&'static str> {
 fn rules_name_no_app_and_no_dialect() {
     let dir = root().join("src/rules");
     let mut named = Vec::new();
-    let mut clean_but_listed = Vec::new();
+    let mut checked = 0;
     for e in std::fs::read_dir(&dir).unwrap() {
         let p = e.unwrap().path();
         if p.extension().is_none_or(|x| x != "rs") {
             continue;
         }
+        checked += 1;
         let file = p.file_name().unwrap().to_string_lossy().into_owned();
         let apps = apps_named(&rule_code(&std::fs::read_to_string(&p).unwrap()));
-        match (apps.is_empty(), NOT_YET.contains(&file.as_str())) {
-            (false, false) => named.push(format!("src/rules/{file}: {}", apps.join(", "))),
-            (true, true) => clean_but_listed.push(file),
-            _ => {}
+        if !apps.is_empty() {
+            named.push(format!("src/rules/{file}: {}", apps.join(", ")));
         }
     }
+    assert!(
+        checked > 30,
+        "only {checked} rule files found under {dir:?}"
+    );
     named.sort();
     assert!(
         named.is_empty(),
         "rules name apps or dialects (move what the client does to its profile):\n  {}",
         named.join("\n  ")
-    );
-    assert!(
-        clean_but_listed.is_empty(),
-        "name no app any more, take them off NOT_YET: {clean_but_listed:?}"
     );
 }
 

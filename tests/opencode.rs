@@ -547,3 +547,74 @@ fn cut_a_prompt(db: &Path) {
         .unwrap();
     assert_eq!(n, 1);
 }
+
+/// Drift (issue 37): opencode's V2 store (`session_message`, the 2.0 line
+/// also renames `session` to `session_v2`) is not read by this reader; its
+/// rows are reported as unread, never "no problems" and never "no history".
+/// (1) the fixture (1.18.33 layout, `session_message` empty) with V2 rows
+/// added, one for a session of `message` and two for a session only there;
+/// (2) a 2.0-shaped database: `session_v2` and `session_message`, no
+/// `message`/`part`.
+#[test]
+fn v2_session_message_rows_are_reported_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("mixed.db");
+    std::fs::copy(root().join(OPENCODE), &db).unwrap();
+    let c = rusqlite::Connection::open(&db).unwrap();
+    // `ses_v2only` has no `session` row: the V2 store keeps its sessions in
+    // `session_v2`.
+    c.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+    let row = "INSERT INTO session_message (id, session_id, type, seq, time_created, time_updated, data) \
+               VALUES (?1, ?2, ?3, ?4, 1795900000000, 1795900000000, '{}')";
+    for (id, ses, ty, seq) in [
+        ("msg_v2a", "ses_1bb53bf3ffffKd3Wq9Vb1Ys6Rc", "user", 0),
+        ("msg_v2b", "ses_v2only", "user", 0),
+        ("msg_v2c", "ses_v2only", "assistant", 1),
+    ] {
+        c.execute(row, rusqlite::params![id, ses, ty, seq]).unwrap();
+    }
+    drop(c);
+    let (_, doc) = lint_json(db.to_str().unwrap(), &[]);
+    let unread: Vec<String> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "unknown-record-type")
+        .map(|f| f["summary"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        unread,
+        [
+            "1 session_message row (the first of type `user`) is not read: opencode's V2 session store (session_message, opencode 2.0); this reader reads the message and part tables only",
+            "2 session_message rows (the first of type `user`) is not read: opencode's V2 session store (session_message, opencode 2.0); this reader reads the message and part tables only",
+        ],
+        "{doc:#}"
+    );
+
+    let v2 = dir.path().join("v2.db");
+    let c = rusqlite::Connection::open(&v2).unwrap();
+    c.execute_batch(
+        "CREATE TABLE session_v2 (id TEXT PRIMARY KEY, title TEXT);
+         CREATE TABLE session_message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, type TEXT NOT NULL,
+             seq INTEGER NOT NULL, time_created INTEGER, time_updated INTEGER, data TEXT NOT NULL);
+         INSERT INTO session_v2 VALUES ('ses_two', 'hello');
+         INSERT INTO session_message VALUES ('msg_2', 'ses_two', 'assistant', 1, 0, 0, '{}');
+         INSERT INTO session_message VALUES ('msg_1', 'ses_two', 'user', 0, 0, 0, '{}');",
+    )
+    .unwrap();
+    drop(c);
+    let (code, doc) = lint_json(v2.to_str().unwrap(), &[]);
+    assert_ne!(code, 2, "{doc:#}");
+    let f = &doc["findings"].as_array().unwrap()[..];
+    assert_eq!(f.len(), 1, "{doc:#}");
+    assert_eq!(f[0]["rule"], "unknown-record-type");
+    assert!(
+        f[0]["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("2 session_message rows (the first of type `user`)"),
+        "{doc:#}"
+    );
+    let o = run(&["lint", v2.to_str().unwrap()]);
+    assert!(!stdout(&o).contains("no problems"), "{}", stdout(&o));
+}

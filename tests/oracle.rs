@@ -215,6 +215,12 @@ cases! {
     // The input's request is refused (two calls with one call_id); the
     // copy drops the repeated line and is the healthy rollout again.
     codex_call_written_twice: Codex "fixtures/codex/duplicate-tool-call-id/call-written-twice.jsonl" Expect::Whole;
+    // Issue 39, pattern 2: the later call and its output get a call_id of their own.
+    codex_id_reused_later: Codex "fixtures/codex/duplicate-tool-call-id/id-reused-later.jsonl" Expect::Whole;
+    // Issue 39: the ids the API refuses are removed.
+    codex_foreign_item_ids: Codex "fixtures/codex/invalid-item-id/foreign-ids.jsonl" Expect::Whole;
+    // Issue 39: the cut reasoning item is dropped (the log keeps it).
+    codex_cut_encrypted_reasoning: Codex "fixtures/codex/damaged-encrypted-content/cut-reasoning.jsonl" Expect::Whole;
     // The input is not resumed at all (`codex_refuses_a_rollout_that_is_not_utf8`).
     codex_not_utf8_byte_in_a_call: Codex "fixtures/codex/not-utf8/byte-in-a-call.jsonl" Expect::Whole;
 

@@ -67,9 +67,16 @@ pub enum Action {
     /// record written twice); the writer checks that it does, and the
     /// repeat goes to the log.
     DropRepeat { loc: Loc, of: Loc },
-    /// Give the later of two tool calls sharing an id an id of its own
-    /// (derived from the old one), with the result that answers it.
-    RenameCall { message: usize, part: usize },
+    /// Give a tool call that reuses the id of an earlier call an id of
+    /// its own, and the same to the result that answers it (`result`:
+    /// message, part); the old values go to the log. The new id is
+    /// derived from the old one by the store's writer, in its client's
+    /// convention (a client may refuse ids of another shape), stably.
+    RenameCall {
+        message: usize,
+        part: usize,
+        result: Option<(usize, usize)>,
+    },
     /// Replace an image the request cannot carry with a text block saying
     /// what was removed and why (the image goes to the log): the `nth`
     /// image of content block `block` of the record at `loc` (the block
@@ -80,6 +87,9 @@ pub enum Action {
         nth: usize,
         why: String,
     },
+    /// Remove the stored `id` of the item that is the record at `loc`
+    /// (the old record goes to the log).
+    DropItemId { loc: Loc },
 }
 
 impl Action {
@@ -103,6 +113,7 @@ impl Action {
             Action::DropRepeat { .. } => "drop-repeat",
             Action::RenameCall { .. } => "rename-call",
             Action::ReplaceImage { .. } => "replace-image",
+            Action::DropItemId { .. } => "drop-item-id",
         }
     }
 }

@@ -74,6 +74,61 @@ pub enum Pattern {
     ReusedOrdinal,
     /// A forked history whose base history is gone.
     MissingForkParent,
+    /// A record's parent is missing; a record close enough in time
+    /// stands in for it.
+    DanglingParentBridged,
+    /// A record's parent is missing, and the newest older record is too
+    /// old to stand in for it.
+    DanglingParentTooOld,
+    /// A reply's parent is missing and nothing is older: its prompt is lost.
+    DanglingParentFirstReply,
+    /// A record's parent is missing and nothing is older.
+    DanglingParentFirst,
+    /// A parent link closes a cycle, and nothing is older.
+    ParentCycleFirst,
+    /// A parent link closes a cycle; a record close enough in time stands
+    /// in for the parent.
+    ParentCycleBridged,
+    /// A parent link closes a cycle, and the newest older record is too old.
+    ParentCycleTooOld,
+    /// No record of the chain carries a parent link.
+    UnchainedRecords,
+    /// An exact copy of a record, written last: the resume starts from it.
+    DuplicateUuidCopyAtEnd,
+    /// An exact copy of a record.
+    DuplicateUuidCopy,
+    /// Two different records share one uuid.
+    DuplicateUuidReused,
+    /// The resume starts from a dead end, not from the latest conversation.
+    StaleLeaf,
+    /// Records glued on one line, messages among those after the first.
+    GluedRecords,
+    /// Records glued on one line, no message after the first.
+    GluedRecordsNoMessage,
+    /// A record of a split reply carries another message id, on the
+    /// branch the resume walks.
+    MismatchedMessageId,
+    /// A record of a split reply carries another message id, off the
+    /// branch the resume walks.
+    MismatchedMessageIdOffBranch,
+    /// A thinking block whose signature is missing, empty or malformed.
+    ThinkingSignature,
+    /// An image whose base64 data is over the API's limit.
+    OversizedImageBase64,
+    /// A content block whose type the API does not know.
+    UnknownBlockType,
+    /// A content block with no type, in a store whose loader leaves it out.
+    UnknownBlockTypeUntyped,
+    /// An assistant message of empty or whitespace-only text.
+    EmptyAssistantMessage,
+    /// A user message of empty or whitespace-only text blocks.
+    EmptyUserMessage,
+    /// An item id that does not begin as the API expects for its type.
+    InvalidItemId,
+    /// An item id of the wrong prefix that is a UUID.
+    InvalidItemIdUuid,
+    /// Encrypted reasoning that is no longer a whole token.
+    DamagedEncryptedContent,
     /// An empty or whitespace-only text block beside other content.
     EmptyTextBlock,
     /// Tool-call arguments that are not a JSON object.
@@ -102,6 +157,31 @@ impl Pattern {
         Pattern::MissingOrdinal,
         Pattern::ReusedOrdinal,
         Pattern::MissingForkParent,
+        Pattern::DanglingParentBridged,
+        Pattern::DanglingParentTooOld,
+        Pattern::DanglingParentFirstReply,
+        Pattern::DanglingParentFirst,
+        Pattern::ParentCycleFirst,
+        Pattern::ParentCycleBridged,
+        Pattern::ParentCycleTooOld,
+        Pattern::UnchainedRecords,
+        Pattern::DuplicateUuidCopyAtEnd,
+        Pattern::DuplicateUuidCopy,
+        Pattern::DuplicateUuidReused,
+        Pattern::StaleLeaf,
+        Pattern::GluedRecords,
+        Pattern::GluedRecordsNoMessage,
+        Pattern::MismatchedMessageId,
+        Pattern::MismatchedMessageIdOffBranch,
+        Pattern::ThinkingSignature,
+        Pattern::OversizedImageBase64,
+        Pattern::UnknownBlockType,
+        Pattern::UnknownBlockTypeUntyped,
+        Pattern::EmptyAssistantMessage,
+        Pattern::EmptyUserMessage,
+        Pattern::InvalidItemId,
+        Pattern::InvalidItemIdUuid,
+        Pattern::DamagedEncryptedContent,
         Pattern::EmptyTextBlock,
         Pattern::InvalidToolArguments,
     ];
@@ -125,9 +205,60 @@ impl Pattern {
             Pattern::MissingOrdinalAtEnd | Pattern::MissingOrdinal => "missing-ordinal",
             Pattern::ReusedOrdinal => "reused-ordinal",
             Pattern::MissingForkParent => "missing-fork-parent",
+            Pattern::DanglingParentBridged
+            | Pattern::DanglingParentTooOld
+            | Pattern::DanglingParentFirstReply
+            | Pattern::DanglingParentFirst => "dangling-parent",
+            Pattern::ParentCycleFirst
+            | Pattern::ParentCycleBridged
+            | Pattern::ParentCycleTooOld => "parent-cycle",
+            Pattern::UnchainedRecords => "unchained-records",
+            Pattern::DuplicateUuidCopyAtEnd
+            | Pattern::DuplicateUuidCopy
+            | Pattern::DuplicateUuidReused => "duplicate-uuid",
+            Pattern::StaleLeaf => "stale-leaf",
+            Pattern::GluedRecords | Pattern::GluedRecordsNoMessage => "glued-records",
+            Pattern::MismatchedMessageId | Pattern::MismatchedMessageIdOffBranch => {
+                "mismatched-message-id"
+            }
+            Pattern::ThinkingSignature => "thinking-signature",
+            Pattern::OversizedImageBase64 => "oversized-image",
+            Pattern::UnknownBlockType | Pattern::UnknownBlockTypeUntyped => "unknown-block-type",
+            Pattern::EmptyAssistantMessage | Pattern::EmptyUserMessage => "empty-message",
+            Pattern::InvalidItemId | Pattern::InvalidItemIdUuid => "invalid-item-id",
+            Pattern::DamagedEncryptedContent => "damaged-encrypted-content",
             Pattern::EmptyTextBlock => "empty-text-block",
             Pattern::InvalidToolArguments => "invalid-tool-arguments",
         }
+    }
+
+    /// Whether it is found on a parent chain of records (`model::chain`),
+    /// which only the stores that write one have: no other client meets
+    /// it, so `explain` names no "any other client" for it.
+    pub const fn on_a_chain(self) -> bool {
+        matches!(
+            self,
+            Pattern::DanglingParentBridged
+                | Pattern::DanglingParentTooOld
+                | Pattern::DanglingParentFirstReply
+                | Pattern::DanglingParentFirst
+                | Pattern::ParentCycleFirst
+                | Pattern::ParentCycleBridged
+                | Pattern::ParentCycleTooOld
+                | Pattern::UnchainedRecords
+                | Pattern::DuplicateUuidCopyAtEnd
+                | Pattern::DuplicateUuidCopy
+                | Pattern::DuplicateUuidReused
+                | Pattern::StaleLeaf
+                | Pattern::GluedRecords
+                | Pattern::GluedRecordsNoMessage
+                | Pattern::MismatchedMessageId
+                | Pattern::MismatchedMessageIdOffBranch
+                | Pattern::ThinkingSignature
+                | Pattern::OversizedImageBase64
+                | Pattern::UnknownBlockTypeUntyped
+                | Pattern::OrphanToolResultOffChain
+        )
     }
 
     /// The case, in a few words (for `explain`).
@@ -154,6 +285,35 @@ impl Pattern {
             Pattern::MissingOrdinal => "a line before the last has no ordinal",
             Pattern::ReusedOrdinal => "an ordinal repeats or goes back",
             Pattern::MissingForkParent => "the history a fork continues is gone",
+            Pattern::DanglingParentBridged => {
+                "a record close enough in time stands in for the parent"
+            }
+            Pattern::DanglingParentTooOld => "the newest older record is too old to stand in",
+            Pattern::DanglingParentFirstReply => "nothing is older, and the record is a reply",
+            Pattern::DanglingParentFirst => "nothing is older",
+            Pattern::ParentCycleFirst => "nothing is older",
+            Pattern::ParentCycleBridged => "a record close enough in time stands in for the parent",
+            Pattern::ParentCycleTooOld => "the newest older record is too old to stand in",
+            Pattern::UnchainedRecords => "no record carries a parent link",
+            Pattern::DuplicateUuidCopyAtEnd => "an exact copy is the last record",
+            Pattern::DuplicateUuidCopy => "a record is copied exactly",
+            Pattern::DuplicateUuidReused => "two different records share a uuid",
+            Pattern::StaleLeaf => "the last record is a dead end",
+            Pattern::GluedRecords => "messages are glued after the first record",
+            Pattern::GluedRecordsNoMessage => "only records that are not messages are glued",
+            Pattern::MismatchedMessageId => "the record is on the branch the resume walks",
+            Pattern::MismatchedMessageIdOffBranch => {
+                "the record is off the branch the resume walks"
+            }
+            Pattern::ThinkingSignature => "a thinking block's signature is missing or damaged",
+            Pattern::OversizedImageBase64 => "an image's base64 data is over 5 MB",
+            Pattern::UnknownBlockType => "a block's type is none the API knows",
+            Pattern::UnknownBlockTypeUntyped => "a block has no type",
+            Pattern::EmptyAssistantMessage => "an assistant message is blank",
+            Pattern::EmptyUserMessage => "a user message holds only blank text",
+            Pattern::InvalidItemId => "an item's id has the wrong prefix",
+            Pattern::InvalidItemIdUuid => "an item's id is a UUID",
+            Pattern::DamagedEncryptedContent => "encrypted reasoning is cut or not base64",
             Pattern::EmptyTextBlock => "a text block beside other content is empty",
             Pattern::InvalidToolArguments => "a call's arguments are no JSON object",
         }
@@ -170,6 +330,9 @@ pub enum Does {
     Drops,
     /// It sends the history as it is: the provider refuses the request.
     SendsAsIs,
+    /// It sends what the pattern holds otherwise than stored (how, in a
+    /// few words): the request is valid, the model sees another history.
+    Changes(&'static str),
     /// It refuses to resume the history, or cannot load it.
     RefusesToResume,
     /// Not known (a closed-source client).
@@ -182,6 +345,7 @@ impl Does {
             Does::Heals(how) => format!("heals it ({how})"),
             Does::Drops => "drops it".to_string(),
             Does::SendsAsIs => "sends it as is: the provider refuses the request".to_string(),
+            Does::Changes(how) => format!("sends it changed ({how})"),
             Does::RefusesToResume => "refuses to resume".to_string(),
             Does::Unknown => "not known".to_string(),
         }
@@ -216,6 +380,11 @@ pub struct Resume {
     pub cites_context: bool,
     /// The client versions this was established on.
     pub versions: &'static str,
+    /// The first client version that does what `does` says; earlier
+    /// versions send the pattern as it is (the provider's behaviour).
+    /// `None`: every version does. The finding then says which versions
+    /// heal it and which one wrote the history ([`Resume::version_note`]).
+    pub healed_from: Option<&'static str>,
 }
 
 /// What the provider does with `pattern` when no client heals it: the
@@ -229,6 +398,7 @@ pub const fn provider(pattern: Pattern) -> Resume {
         notes: &[Note::Provider],
         cites_context: true,
         versions: "",
+        healed_from: None,
     }
 }
 
@@ -310,6 +480,7 @@ impl Resume {
             notes,
             cites_context: true,
             versions: "",
+            healed_from: None,
         }
     }
 
@@ -339,6 +510,36 @@ impl Resume {
         Resume { versions, ..self }
     }
 
+    /// What `does` says holds from client version `version` on (a release
+    /// note or the client's source says so); earlier versions send the
+    /// pattern as it is.
+    pub const fn healed_from(self, version: &'static str) -> Resume {
+        Resume {
+            healed_from: Some(version),
+            ..self
+        }
+    }
+
+    /// For an entry healed only from some version on: which versions of
+    /// `app` heal the pattern, and which one wrote the history
+    /// (`written_by`, where its records say).
+    pub fn version_note(&self, app: &str, written_by: Option<&str>) -> Option<String> {
+        let from = self.healed_from?;
+        let heals = format!(
+            "{app} heals this from {from} on (earlier versions send it as it is, and the request is refused)"
+        );
+        Some(match written_by {
+            None => format!("{heals}; the history does not say which version wrote it"),
+            Some(v) => match Version::parse(v).zip(Version::parse(from)) {
+                Some((v_, from_)) if v_ >= from_ => {
+                    format!("{heals}; this history was written by {v}, which does")
+                }
+                Some(_) => format!("{heals}; this history was written by {v}, which does not"),
+                None => format!("{heals}; this history was written by `{v}`"),
+            },
+        })
+    }
+
     /// The severity of a finding the rule gives `default`.
     pub fn severity_or(&self, default: Severity) -> Severity {
         self.severity.unwrap_or(default)
@@ -354,6 +555,95 @@ impl Resume {
             }
         }
         out
+    }
+}
+
+/// A client version, `MAJOR.MINOR.PATCH` with any number of numeric
+/// parts, an optional `-pre-release` (older than the release) and an
+/// optional `+build` (ignored), as client versions are written
+/// (`2.1.132`, `0.169.0`, `1.0.0-alpha.3`). Parts compare as numbers, a
+/// missing part as 0.
+#[derive(Debug, Clone)]
+pub struct Version {
+    parts: Vec<u64>,
+    pre: Option<String>,
+}
+
+impl Version {
+    /// `None` when `text` is not a version (a part that is not a number).
+    pub fn parse(text: &str) -> Option<Version> {
+        let text = text.trim();
+        let text = text.strip_prefix('v').unwrap_or(text);
+        let text = text.split_once('+').map_or(text, |(v, _)| v);
+        let (core, pre) = match text.split_once('-') {
+            Some((c, p)) if !p.is_empty() => (c, Some(p.to_string())),
+            Some(_) => return None,
+            None => (text, None),
+        };
+        let parts = core
+            .split('.')
+            .map(|p| {
+                if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) {
+                    None
+                } else {
+                    p.parse().ok()
+                }
+            })
+            .collect::<Option<Vec<u64>>>()?;
+        Some(Version { parts, pre })
+    }
+}
+
+impl Ord for Version {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        let n = self.parts.len().max(other.parts.len());
+        let part = |v: &Version, i: usize| v.parts.get(i).copied().unwrap_or(0);
+        (0..n)
+            .map(|i| part(self, i).cmp(&part(other, i)))
+            .find(|o| o.is_ne())
+            .unwrap_or_else(|| match (&self.pre, &other.pre) {
+                (None, None) => std::cmp::Ordering::Equal,
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (Some(a), Some(b)) => pre_cmp(a, b),
+            })
+    }
+}
+
+impl PartialEq for Version {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Version {}
+
+impl PartialOrd for Version {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Pre-releases compare identifier by identifier, numbers as numbers
+/// (`alpha.10` after `alpha.9`).
+fn pre_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    let mut x = a.split('.');
+    let mut y = b.split('.');
+    loop {
+        match (x.next(), y.next()) {
+            (None, None) => return std::cmp::Ordering::Equal,
+            (None, Some(_)) => return std::cmp::Ordering::Less,
+            (Some(_), None) => return std::cmp::Ordering::Greater,
+            (Some(p), Some(q)) => {
+                let o = match (p.parse::<u64>(), q.parse::<u64>()) {
+                    (Ok(m), Ok(n)) => m.cmp(&n),
+                    _ => p.cmp(q),
+                };
+                if o.is_ne() {
+                    return o;
+                }
+            }
+        }
     }
 }
 
@@ -395,6 +685,49 @@ mod tests {
                 &[("id", "{id}"), ("x", "1")]
             ),
             "drops `{id}` and {other} `{1}`"
+        );
+    }
+
+    fn v(s: &str) -> Version {
+        Version::parse(s).unwrap()
+    }
+
+    #[test]
+    fn versions_compare_part_by_part_as_numbers() {
+        assert!(v("2.1.132") > v("2.1.99"));
+        assert!(v("2.1.132") > v("2.0.64"));
+        assert!(v("0.169.0") > v("0.46.0"));
+        assert_eq!(v("2.1"), v("2.1.0"));
+        assert_eq!(v("v1.2.3+build.7"), v("1.2.3"));
+        assert!(v("1.0.0-alpha.3") < v("1.0.0"));
+        assert!(v("1.0.0-alpha.3") > v("0.9.9"));
+        assert!(v("1.0.0-alpha.10") > v("1.0.0-alpha.9"));
+        for bad in ["", "2.x", "1..2", "a.b.c", "1.0-", "-1.0"] {
+            assert_eq!(Version::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_version_note_says_who_heals_and_who_wrote() {
+        let r = Resume::new(Pattern::LoneSurrogate, Does::Heals("x"), &[]);
+        assert_eq!(r.version_note("App", Some("1.0.0")), None);
+        let r = r.healed_from("2.1.132");
+        let heals = "App heals this from 2.1.132 on (earlier versions send it as it is, and the request is refused)";
+        assert_eq!(
+            r.version_note("App", Some("2.0.64")).unwrap(),
+            format!("{heals}; this history was written by 2.0.64, which does not")
+        );
+        assert_eq!(
+            r.version_note("App", Some("2.1.132")).unwrap(),
+            format!("{heals}; this history was written by 2.1.132, which does")
+        );
+        assert_eq!(
+            r.version_note("App", None).unwrap(),
+            format!("{heals}; the history does not say which version wrote it")
+        );
+        assert_eq!(
+            r.version_note("App", Some("nightly")).unwrap(),
+            format!("{heals}; this history was written by `nightly`")
         );
     }
 

@@ -16,6 +16,7 @@
 //! | `cursor/` | Cursor's `state.vscdb`: the global one (composers and their bubbles), a workspace's (its chat tabs, its composer list) | `sqlite-kv` (`cursor`) |
 //! | `gemini_cli/` | Gemini CLI chat recordings | `jsonl`, `json` (`gemini-cli`) |
 //! | `dispatch/` | dispatch's SQLite chunk store (seed 000) | `sqlite-kv` (`dispatch`) |
+//! | `pi/` | pi's session files (a tree of entries walked from the last one) | `jsonl` (`pi`) |
 //! | `opencode/` | opencode's `opencode.db`, and its legacy `storage/` tree (≤ 1.1, read through the session files) | `sqlite-table`, `json` (`opencode`) |
 //! | `goose/` | goose's `sessions.db` (`db`), and its legacy `sessions/*.jsonl` (`legacy`) | `sqlite-table`, `jsonl` (`goose`) |
 //! | `message_table/` | gbrain's message tables (seed 003) and tables named with the mapping flags, in SQLite or PostgreSQL | `sqlite-table`, `postgres-table` (`gbrain`, `table`) |
@@ -58,6 +59,7 @@ pub mod gemini_cli;
 pub mod goose;
 pub mod message_table;
 pub mod opencode;
+pub mod pi;
 pub mod records;
 pub mod trace;
 pub mod unsupported;
@@ -84,6 +86,7 @@ pub static STORES: &[&Store] = &[
     &unsupported::SQLITE,
     &unsupported::TEXT,
     &copilot_cli::STORE,
+    &pi::STORE,
     &goose::legacy::STORE,
     &cline::session::STORE,
     &cline::STORE,
@@ -107,6 +110,7 @@ pub static APPS: &[&App] = &[
     &goose::discover::APP,
     &cursor::discover::APP,
     &copilot_cli::discover::APP,
+    &pi::discover::APP,
 ];
 
 /// Every client profile: what each app's client does, on resume, with
@@ -123,6 +127,7 @@ pub static PROFILES: &[&Profile] = &[
     &goose::profile::LEGACY_PROFILE,
     &cursor::profile::PROFILE,
     &copilot_cli::profile::PROFILE,
+    &pi::profile::PROFILE,
     &cline::profile::CLINE,
     &cline::profile::CLINE_4,
     &cline::profile::ROO_CODE,

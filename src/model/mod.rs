@@ -14,6 +14,7 @@ mod chunks;
 pub mod compare;
 mod paging;
 pub mod pairing;
+pub mod sealed;
 mod signatures;
 mod source;
 mod table;
@@ -488,6 +489,29 @@ pub struct Conversation {
     pub paging: Option<Box<Paging>>,
     /// Records of a kind or version the reader does not read.
     pub unread: Vec<Unread>,
+    /// The version of the client that wrote the history, where its records
+    /// say (Claude Code's `version`, Codex's `session_meta.cli_version`):
+    /// the one on the last record that carries it, the newest client the
+    /// session was resumed in. Profiles compare it with the version a
+    /// client heals a pattern from.
+    pub client_version: Option<String>,
+    /// Item ids the store keeps on items its client sends with them
+    /// (Codex rollouts: a `response_item`'s `id`).
+    pub item_ids: Vec<ItemId>,
+    /// Items whose encrypted content is not well-formed (`sealed`).
+    pub sealed: Vec<sealed::Sealed>,
+}
+
+/// An id stored on an item: the record, the item's type, the id.
+#[derive(Debug, Clone)]
+pub struct ItemId {
+    pub loc: Loc,
+    pub kind: String,
+    pub id: String,
+    /// Whether the record is the item alone (a Codex `response_item`
+    /// line), which a writer can edit, or holds more (a `compacted`
+    /// line's replacement history).
+    pub alone: bool,
 }
 
 /// A tool call its app never answers, by design: (message, part) and why.
@@ -519,6 +543,9 @@ impl Conversation {
             missing_outputs: Vec::new(),
             paging: None,
             unread: Vec::new(),
+            client_version: None,
+            item_ids: Vec::new(),
+            sealed: Vec::new(),
         }
     }
 

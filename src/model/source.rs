@@ -83,6 +83,8 @@ pub enum Dialect {
     Cline4,
     RooCode,
     CopilotCli,
+    /// pi's session files (`~/.pi/agent/sessions/--<cwd>--/<time>_<id>.jsonl`).
+    Pi,
 }
 
 impl Dialect {
@@ -108,7 +110,22 @@ impl Dialect {
             Dialect::Cline4 => "cline-4",
             Dialect::RooCode => "roo-code",
             Dialect::CopilotCli => "copilot-cli",
+            Dialect::Pi => "pi",
         }
+    }
+
+    /// Whether its messages hold the content blocks of the Anthropic
+    /// Messages API as the client sends them (whose `type` the API checks):
+    /// an Anthropic Messages log, and Claude Code's records.
+    pub const fn holds_anthropic_blocks(self) -> bool {
+        matches!(self, Dialect::Anthropic | Dialect::ClaudeCode)
+    }
+
+    /// Whether its histories are Anthropic Messages requests sent as
+    /// stored, where an empty final assistant message is a prefill the API
+    /// accepts. (Claude Code rebuilds its request from its records.)
+    pub const fn is_anthropic_request(self) -> bool {
+        matches!(self, Dialect::Anthropic)
     }
 }
 

@@ -364,6 +364,17 @@ fn linked(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Report>
     if judge(&other, &alt).is_none_or(|second| second >= first) {
         return Ok(report);
     }
+    // A second repair starts in file order: a copy with the client's links
+    // that a repair in file order would still edit (a record bridged to
+    // one that is itself dangling, say) is no fixpoint, and a second
+    // repair would change it.
+    let dry = Options {
+        dry_run: true,
+        ..opts.clone()
+    };
+    if repair_once(&alt, None, &dry, Relink::FileOrder, None).is_ok_and(|r| !r.edits.is_empty()) {
+        return Ok(report);
+    }
     crate::write::atomic::rename_into_place(&alt, out).map_err(|e| Error::io(out, &e))?;
     other.output = report.output;
     Ok(other)

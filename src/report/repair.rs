@@ -96,13 +96,17 @@ pub fn human(r: &Report, out: &mut dyn Write) -> io::Result<()> {
 
 /// Write the repair log atomically, through `tmp`, its temporary file
 /// beside `path`.
+///
+/// Streamed: a large record's text is read from the input as it is
+/// written (`write::payload`), never gathered with the rest of the log.
 pub fn write_log(r: &Report, tmp: Atomic, path: &Path, force: bool) -> Result<()> {
-    let mut buf = Vec::new();
-    super::json::write(r, &mut buf).map_err(|e| Error::Output {
+    let mut w = tmp.writer(path)?;
+    super::json::write(r, &mut w).map_err(|e| Error::Output {
         path: path.to_path_buf(),
         cause: e.to_string(),
     })?;
-    tmp.fill(path, &buf, force)
+    crate::write::atomic::finish(w, path)?;
+    tmp.commit(path, force, None)
 }
 
 /// A markdown table of the edits and what was left, for a bug report.

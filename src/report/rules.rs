@@ -120,8 +120,14 @@ fn explain_with_clients(e: &Explanation, out: &mut dyn Write) -> io::Result<()> 
                     format!(" {}", r.versions)
                 };
                 let severity = r.severity_or(e.rule.severity);
+                let from = r.healed_from.map_or(String::new(), |v| {
+                    format!(
+                        "; from {v} on (earlier versions: {})",
+                        Does::SendsAsIs.describe()
+                    )
+                });
                 Some(format!(
-                    "- {}{versions}, when {}: {} ({})",
+                    "- {}{versions}, when {}: {} ({}){from}",
                     profile.app,
                     pattern.case(),
                     r.does.describe(),
@@ -141,6 +147,10 @@ fn explain_with_clients(e: &Explanation, out: &mut dyn Write) -> io::Result<()> 
     )?;
     for l in lines {
         writeln!(out, "{l}")?;
+    }
+    // A pattern found on a parent chain of records: no other client has one.
+    if patterns.iter().all(|p| p.on_a_chain()) {
+        return Ok(());
     }
     writeln!(
         out,

@@ -1,4 +1,5 @@
 use super::{Ctx, Rule};
+use crate::finding::profile::Pattern;
 use crate::finding::{Finding, Severity};
 use crate::model::chain::{Chain, Link, RecordKind};
 
@@ -8,14 +9,15 @@ pub static RULE: Rule = Rule {
     summary: "a record's parent is missing: the resume bridges it by timestamp, or silently drops the history before it",
     repair: Some("re-link the record to the record before it in file order"),
     doc: r#"## What it does
-Finds records on the chain Claude Code resumes whose `parentUuid` names a
+Finds records on the parent chain a resume walks (each record names its
+parent by `parentUuid`) whose `parentUuid` names a
 record that is not in the file (a deleted `progress` record, a line
 overwritten by NUL bytes, a torn write), and says what the client does
 with the gap.
 
 ## Why is this bad?
-Claude Code rebuilds a session by walking `parentUuid` back from the last
-record. When a parent is missing, 2.1.x takes the newest record at most
+The client rebuilds a session by walking `parentUuid` back from the last
+record. When a parent is missing, it takes the newest record at most
 5,000 ms older than the orphan as its parent (`var ugr=5000` in the
 client); when there is none, **the chain starts at the orphan and
 everything before it is silently left out of the request**: the resume
@@ -51,19 +53,19 @@ the client bridges to a record no link can name (one without a `uuid`)
 is left as it is: a null link would start the chain there and cut off
 what the bridge reaches.
 
-The copy must resume at least the history the input does. Claude Code
+The copy must resume at least the history the input does. The client
 resumes from the newest (by time) descendant of the last record, so a
 record hung under a newer one can move where its walk starts and leave
 the record out, and a result linked in file order can land far from its
 call. When the copy sends less of the input's history, or still holds
 errors, the repair also writes the copy that takes the links the client
-makes for bridged records (the edit says "the record Claude Code bridges
+makes for bridged records (the edit says "the record the client bridges
 it to"), and keeps that one if it loses less, or as little with fewer
 errors.
 
 An assistant reply that is the oldest record, its parent lost (the
 session's first prompt never reached the disk, or was zeroed), is an
-error and is not repaired: Claude Code starts the conversation with the
+error and is not repaired: the client starts the conversation with the
 reply, the provider refuses a conversation that does not start with the
 user (`messages: first message must use the "user" role`), and no link
 changes that. The prompt's text is not in the file.
@@ -75,6 +77,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(chain) = ctx.conv.chain.as_deref() else {
         return;
     };
+    let profile = ctx.profile();
     for r in &chain.records {
         let line = r.loc.line().unwrap_or(0);
         let f = match &r.link {
@@ -82,36 +85,54 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 missing,
                 to,
                 gap_ms,
-            } => ctx
-                .finding(
-                    &RULE,
-                    None,
-                    r.loc.clone(),
-                    format!(
-                        "line {line}'s parent `{missing}` is not in the file; Claude Code bridges it to line {} ({} older): nothing is lost",
-                        chain.line(*to).unwrap_or(0),
-                        seconds(*gap_ms)
-                    ),
-                )
-                .label(&r.loc, format!("`parentUuid` names `{missing}`, which no record has"))
-                .label(
-                    &chain.records[*to].loc,
-                    "the newest older record: the client takes it as the parent",
-                )
-                .note("Claude Code 2.1.x takes the newest record at most 5,000 ms older as the parent of an orphan; other readers of the file see a broken chain"),
-            Link::Broken {
-                missing,
-                older: Some((k, gap)),
             } => {
+                let resume = profile.on(Pattern::DanglingParentBridged);
+                let vars = [
+                    ("to", chain.line(*to).unwrap_or(0).to_string()),
+                    ("gap", seconds(*gap_ms)),
+                ];
+                let vars = refs(&vars);
                 let mut f = ctx
                     .finding(
                         &RULE,
                         None,
                         r.loc.clone(),
                         format!(
-                            "line {line}'s parent `{missing}` is not in the file and the newest older record is {} older: Claude Code starts the conversation here and {}",
+                            "line {line}'s parent `{missing}` is not in the file; {}",
+                            resume.says(
+                                "the resume bridges it to line {to} ({gap} older): nothing is lost",
+                                &vars
+                            )
+                        ),
+                    )
+                    .label(
+                        &r.loc,
+                        format!("`parentUuid` names `{missing}`, which no record has"),
+                    )
+                    .label(
+                        &chain.records[*to].loc,
+                        "the newest older record: the client takes it as the parent",
+                    )
+                    .notes(ctx.notes(&resume, None, &vars));
+                f.severity = resume.severity_or(Severity::Warning);
+                f
+            }
+            Link::Broken {
+                missing,
+                older: Some((k, gap)),
+            } => {
+                let resume = profile.on(Pattern::DanglingParentTooOld);
+                let vars = [("kept", kept(chain))];
+                let vars = refs(&vars);
+                let mut f = ctx
+                    .finding(
+                        &RULE,
+                        None,
+                        r.loc.clone(),
+                        format!(
+                            "line {line}'s parent `{missing}` is not in the file and the newest older record is {} older: {}",
                             seconds(*gap),
-                            kept(chain)
+                            resume.says("the resume starts the conversation here and {kept}", &vars)
                         ),
                     )
                     .label(&r.loc, format!("`parentUuid` names `{missing}`, which no record has"))
@@ -119,11 +140,12 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         &chain.records[*k].loc,
                         "the newest older record: too old to bridge (over 5,000 ms)",
                     )
+                    .notes(ctx.notes(&resume, None, &vars))
                     .note("the resume succeeds without a word: the history before this record is not sent");
                 if r.kind == RecordKind::Assistant {
                     f = f.note(STARTS_WITH_ASSISTANT);
                 }
-                f.severity = Severity::Error;
+                f.severity = resume.severity_or(Severity::Error);
                 f
             }
             // The first record in time, a reply whose prompt is lost: the
@@ -131,47 +153,61 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             Link::Broken {
                 missing,
                 older: None,
-            } if r.kind == RecordKind::Assistant && r.unreached == crate::model::chain::Unreached::No => {
+            } if r.kind == RecordKind::Assistant
+                && r.unreached == crate::model::chain::Unreached::No =>
+            {
+                let resume = profile.on(Pattern::DanglingParentFirstReply);
                 let mut f = ctx
                     .finding(
                         &RULE,
                         None,
                         r.loc.clone(),
                         format!(
-                            "line {line}'s parent `{missing}` is not in the file and nothing is older: Claude Code starts the conversation with this assistant reply, and the prompt it answers is lost"
+                            "line {line}'s parent `{missing}` is not in the file and nothing is older: {}",
+                            resume.says("the resume starts the conversation with this assistant reply, and the prompt it answers is lost", &[])
                         ),
                     )
                     .label(&r.loc, format!("`parentUuid` names `{missing}`, which no record has"))
+                    .notes(ctx.notes(&resume, None, &[]))
                     .note(STARTS_WITH_ASSISTANT)
                     .note("not repaired: re-linking the reply would leave it first all the same, and the lost prompt's text is not in the file");
-                f.severity = Severity::Error;
+                f.severity = resume.severity_or(Severity::Error);
                 out.push(f);
                 continue;
             }
             Link::Broken {
                 missing,
                 older: None,
-            } => ctx
-                .finding(
-                    &RULE,
-                    None,
-                    r.loc.clone(),
-                    format!(
-                        "line {line}'s parent `{missing}` is not in the file; nothing is older, so Claude Code starts the conversation here: nothing is lost"
-                    ),
-                )
-                .label(&r.loc, format!("`parentUuid` names `{missing}`, which no record has")),
+            } => {
+                let resume = profile.on(Pattern::DanglingParentFirst);
+                let mut f = ctx
+                    .finding(
+                        &RULE,
+                        None,
+                        r.loc.clone(),
+                        format!(
+                            "line {line}'s parent `{missing}` is not in the file; {}",
+                            resume.says("nothing is older, so the resume starts the conversation here: nothing is lost", &[])
+                        ),
+                    )
+                    .label(&r.loc, format!("`parentUuid` names `{missing}`, which no record has"))
+                    .notes(ctx.notes(&resume, None, &[]));
+                f.severity = resume.severity_or(Severity::Warning);
+                f
+            }
             _ => continue,
         };
         let mut f = f;
         if r.unreached == crate::model::chain::Unreached::CutOff {
             f = f.note("this record lies above a break in the chain further down (an error of this rule): the resume does not reach it until that break is mended");
         }
-        if !matches!(r.link, Link::Broken { older: Some(_), .. }) {
-            f.severity = Severity::Warning;
-        }
         out.push(f.fix(vec![crate::finding::Action::Relink { loc: r.loc.clone() }]));
     }
+}
+
+/// `vars` as the pairs a profile's placeholders are filled from.
+pub(crate) fn refs<'a>(vars: &'a [(&'a str, String)]) -> Vec<(&'a str, &'a str)> {
+    vars.iter().map(|(k, v)| (*k, v.as_str())).collect()
 }
 
 /// What a request that starts with the assistant meets (validated by the

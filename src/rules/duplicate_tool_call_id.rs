@@ -8,7 +8,7 @@ pub static RULE: Rule = Rule {
     severity: Severity::Error,
     summary: "two tool calls share one id",
     repair: Some(
-        "drop a call that repeats an earlier one exactly (same id, name and arguments: a record written twice); give a call that reuses an earlier call's id an id of its own, with its result; each where the store's writer can",
+        "drop a call that repeats an earlier one exactly (same id, name and arguments: a record written twice); give a later call that reuses the id of a call already answered an id of its own, with the result that answers it; where the store's writer can",
     ),
     doc: r#"## What it does
 Finds tool calls whose id was already used by an earlier call in the same
@@ -34,19 +34,30 @@ session resume) or from a message persisted twice.
 - Codex (0.169.0) sends both calls on resume (it answers a call itself only
   when no output anywhere in the history has its id), and the Responses API
   refuses the request. A rollout line written twice is enough.
+- Claude Code (2.1.x) sends the first call of the id only: the later call
+  is left out and its result sent as `(no content)`, so that call and its
+  output are lost from the history the model sees.
 
 ## Repair
 A call that repeats an earlier call exactly (the same id, name and
 arguments) is the same call recorded twice: in a Codex rollout the
 repeated line is dropped (it goes to the repair log), once the writer has
 checked that the line repeats the earlier one (byte for byte, or the same
-item written at another time). A call that reuses an earlier call's id
-with another name or other arguments gets an id of its own, derived from
-the old one (`<id>x2`, the same on every run), and so does the result
-that answers it: the first result of that id after it that no earlier
-call of the id is still waiting for. The old id and the block as it was go
-to the repair log. Where the store's writer cannot do this (a Codex
-rollout), the reuse is reported only.
+item written at another time).
+
+A call that reuses the id of an earlier call whose result came before it
+(an id counter that restarted) is another call: the result after it can
+only answer it. It gets an id of its own, derived from the old one and
+held by no other call or result, and so does the result that answers it;
+the old values go to the repair log, and a second repair finds nothing to
+change. The shape of the new id is the client's: in a Codex rollout the
+old id, `_`, and which use of the id it is (`call_1_2` for the second); in
+a Claude Code session the old id, `x`, and the use (`toolu_1x2`), as
+Claude Code 2.1.330 answers a call whose id ends in `_2` with its own
+`[Tool result missing due to internal error]`. Where both calls are
+still open when a result comes (two calls under one id in one turn),
+which call the result meant cannot be known from the history alone: that
+reuse is reported only.
 "#,
     check,
 };
@@ -54,11 +65,14 @@ rollout), the reuse is reported only.
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let conv = ctx.conv;
     let mut first: HashMap<&str, (usize, usize)> = HashMap::default();
+    // The latest call with each id.
+    let mut latest: HashMap<&str, (usize, usize)> = HashMap::default();
     for (mi, m) in conv.messages.iter().enumerate() {
         for (pi, id, name, _) in m.tool_calls() {
             if id.is_empty() {
                 continue;
             }
+            let before = latest.insert(id, (mi, pi));
             match first.get(id) {
                 Some(&(fm, fp)) => {
                     let loc = m.part_loc(pi).clone();
@@ -92,12 +106,15 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                             loc,
                             of: earlier,
                         }]);
-                    } else if !repeat {
-                        // Another call under a reused id: it gets an id
-                        // of its own, and so does the result after it.
+                    } else if !repeat
+                        && let Some(prev) = before
+                        && answered_before(ctx, prev, mi)
+                    {
+                        let result = ctx.pairing().result_of((mi, pi));
                         f = f.fix(vec![crate::finding::Action::RenameCall {
                             message: mi,
                             part: pi,
+                            result,
                         }]);
                     }
                     out.push(f);
@@ -108,6 +125,12 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             }
         }
     }
+}
+
+/// Whether call `prev` has its result before message `at`: a later call
+/// with its id cannot be the one that result answers.
+fn answered_before(ctx: &Ctx<'_>, prev: (usize, usize), at: usize) -> bool {
+    ctx.pairing().result_of(prev).is_some_and(|(rm, _)| rm < at)
 }
 
 #[cfg(test)]
@@ -156,6 +179,7 @@ mod tests {
                 notes: &[Note::Text("the client sends both calls")],
                 cites_context: true,
                 versions: "",
+                healed_from: None,
             }],
             ..Profile::UNKNOWN
         };
@@ -171,12 +195,27 @@ mod tests {
             .build();
         let f = rules_of(&c, "duplicate-tool-call-id");
         assert_eq!(f.len(), 1);
+        // Both calls open when the result comes: which one it answers is
+        // not known, so no fix.
+        assert!(f[0].fix.is_none());
+        // The earlier call answered first: the later one gets an id of its
+        // own, with the result after it (the name is the writer's).
+        let c = conv(crate::model::Dialect::Codex)
+            .user("go")
+            .msg(Assistant, vec![call("t", "ls", "{}")])
+            .result("t")
+            .msg(Assistant, vec![call("t", "ls", r#"{"a":1}"#)])
+            .result("t")
+            .build();
+        let f = rules_of(&c, "duplicate-tool-call-id");
+        assert_eq!(f.len(), 1);
         let fix = f[0].fix.as_ref().expect("a reuse gets an id of its own");
         assert!(matches!(
             fix.actions[..],
             [Action::RenameCall {
-                message: 2,
-                part: 0
+                message: 3,
+                part: 0,
+                result: Some((4, 0))
             }]
         ));
     }

@@ -1,4 +1,5 @@
 use super::{Ctx, Rule};
+use crate::finding::profile::Pattern;
 use crate::finding::{Finding, Severity};
 use crate::model::chain::RecordKind;
 
@@ -13,7 +14,8 @@ pub static RULE: Rule = Rule {
 Finds records whose `uuid` an earlier record of the file already has.
 
 ## Why is this bad?
-Claude Code indexes records by `uuid`, and the later record replaces the
+A client that walks a parent chain indexes records by `uuid`, and the
+later record replaces the
 earlier one: its content and its `parentUuid`. Two different records with
 one uuid therefore lose the earlier one's text on every resume, silently
 (an error). An exact copy changes nothing (a warning), unless it is the
@@ -43,7 +45,7 @@ sent the later alone. Which of the two is right stays the reader's call;
 the copy loses neither. Records of different parents or kinds, an
 earlier record holding a tool call or result (which would then be sent
 twice), and a later record holding a tool result (the earlier, kept
-before it, would come between the call and its result, and Claude Code
+before it, would come between the call and its result, and the client
 would answer the call with a placeholder) are left as they are.
 "#,
     check,
@@ -65,34 +67,59 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             .iter()
             .any(|x| !matches!(x.kind, RecordKind::Progress | RecordKind::Meta));
         let moved = exact && last && chain.displaced_leaf.is_some();
-        let mut f = if exact {
-            ctx.finding(
-                &RULE,
-                None,
-                r.loc.clone(),
-                if moved {
-                    format!("line {line} repeats line {pline} (uuid `{uuid}`) at the end of the file: Claude Code resumes from it (see `stale-leaf`)")
-                } else {
-                    format!("line {line} repeats line {pline} (uuid `{uuid}`, same content): Claude Code reads one copy, nothing is lost")
-                },
-            )
-            .label(&r.loc, "the copy")
-            .label(&chain.records[prev].loc, "the first copy")
+        let vars = [("line", line.to_string()), ("pline", pline.to_string())];
+        let vars = super::dangling_parent::refs(&vars);
+        let (resume, mut f) = if exact {
+            let (resume, head, default) = if moved {
+                (
+                    ctx.profile().on(Pattern::DuplicateUuidCopyAtEnd),
+                    format!(
+                        "line {line} repeats line {pline} (uuid `{uuid}`) at the end of the file"
+                    ),
+                    "the resume starts from it (see `stale-leaf`)",
+                )
+            } else {
+                (
+                    ctx.profile().on(Pattern::DuplicateUuidCopy),
+                    format!("line {line} repeats line {pline} (uuid `{uuid}`, same content)"),
+                    "the resume reads one copy, nothing is lost",
+                )
+            };
+            let f = ctx
+                .finding(
+                    &RULE,
+                    None,
+                    r.loc.clone(),
+                    format!("{head}: {}", resume.says(default, &vars)),
+                )
+                .label(&r.loc, "the copy")
+                .label(&chain.records[prev].loc, "the first copy");
+            (resume, f)
         } else {
-            ctx.finding(
-                &RULE,
-                None,
-                r.loc.clone(),
-                format!("line {line} reuses the uuid `{uuid}` of line {pline} with different content: Claude Code keeps line {line} and line {pline} is lost on resume"),
-            )
-            .label(&r.loc, "the later record: it replaces the earlier one")
-            .label(&chain.records[prev].loc, "the earlier record: never sent")
+            let resume = ctx.profile().on(Pattern::DuplicateUuidReused);
+            let f = ctx
+                .finding(
+                    &RULE,
+                    None,
+                    r.loc.clone(),
+                    format!(
+                        "line {line} reuses the uuid `{uuid}` of line {pline} with different content: {}",
+                        resume.says(
+                            "the resume keeps line {line} and line {pline} is lost",
+                            &vars
+                        )
+                    ),
+                )
+                .label(&r.loc, "the later record: it replaces the earlier one")
+                .label(&chain.records[prev].loc, "the earlier record: never sent");
+            (resume, f)
         };
-        f.severity = if exact && !moved {
+        f = f.notes(ctx.notes(&resume, None, &vars));
+        f.severity = resume.severity_or(if exact && !moved {
             Severity::Warning
         } else {
             Severity::Error
-        };
+        });
         let earlier = &chain.records[prev];
         if exact {
             // The later copy says nothing the first does not.

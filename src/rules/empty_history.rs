@@ -91,6 +91,7 @@ mod tests {
                 notes: &[Note::Text("all context is silently gone")],
                 cites_context: true,
                 versions: "",
+                healed_from: None,
             }],
             ..Profile::UNKNOWN
         };

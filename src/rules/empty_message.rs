@@ -1,4 +1,5 @@
 use super::{Ctx, Rule};
+use crate::finding::profile::Pattern;
 use crate::finding::{Finding, Severity};
 use crate::model::{Message, PartKind, Role};
 
@@ -7,7 +8,7 @@ pub static RULE: Rule = Rule {
     severity: Severity::Warning,
     summary: "a message has no content at all",
     repair: Some(
-        "Claude Code: remove the records of a blank message (kept in the repair log); elsewhere report only",
+        "a chain of one-block records: remove the records of a blank message (kept in the repair log); elsewhere report only",
     ),
     doc: r#"## What it does
 Finds messages with no content: no parts, or only empty or whitespace-only
@@ -30,7 +31,8 @@ that says nothing.
 ```
 
 ## Repair
-In a Claude Code session, removes the records of a message that holds only
+In a session written as a parent chain of one-block records, removes the
+records of a message that holds only
 empty or whitespace-only text (kept verbatim in the repair log) and
 re-links the records after them, as the client itself drops such an
 assistant message. Elsewhere, report only.
@@ -53,10 +55,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             continue;
         }
         // Anthropic allows an empty final assistant message (a prefill).
-        if mi == last
-            && m.role == Role::Assistant
-            && conv.source.dialect == crate::model::Dialect::Anthropic
-        {
+        if mi == last && m.role == Role::Assistant && conv.source.dialect.is_anthropic_request() {
             continue;
         }
         let what = if m.parts.is_empty() {
@@ -72,9 +71,10 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 format!("`{}` message has {what}", m.role),
             )
             .label(&m.loc, "empty message");
-        if conv.source.dialect == crate::model::Dialect::ClaudeCode {
+        if conv.chain.is_some() {
             // Its records hold nothing but blank text: removing them loses
-            // nothing, and the records after them are re-linked.
+            // nothing, and the records after them are re-linked (the chain
+            // says how).
             let mut locs: Vec<&crate::model::Loc> = m.parts.iter().map(|p| &p.loc).collect();
             locs.push(&m.loc);
             locs.sort_by_key(|l| match l {
@@ -89,14 +89,20 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         .collect(),
                 );
             }
-            f = if m.role == Role::Assistant {
-                f.note("Claude Code 2.1.x drops an empty or whitespace-only assistant message on resume (and puts `No response requested.` in place of an empty final answer)")
-            } else if m.parts.is_empty() {
-                f
-            } else {
-                f.severity = crate::finding::Severity::Error;
-                f.note("Claude Code 2.1.x sends it as is, and the API refuses the request: `messages: text content blocks must contain non-whitespace text`")
-            };
+        }
+        // What the client does with a blank message (one that has no
+        // content at all is its loader's to say).
+        let pattern = if m.role == Role::Assistant {
+            Some(Pattern::EmptyAssistantMessage)
+        } else if m.parts.is_empty() {
+            None
+        } else {
+            Some(Pattern::EmptyUserMessage)
+        };
+        if let Some(p) = pattern {
+            let resume = ctx.profile().on(p);
+            f = f.notes(ctx.notes(&resume, None, &[]));
+            f.severity = resume.severity_or(RULE.severity);
         }
         out.push(f);
     }

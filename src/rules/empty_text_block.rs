@@ -76,7 +76,8 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     ),
                 )
                 .label(&p.loc, format!("content[{block}]"))
-                .notes(resume.notes(
+                .notes(ctx.notes(
+                    &resume,
                     Some("the API answers `messages: text content blocks must be non-empty` (or `must contain non-whitespace text`)"),
                     &[],
                 ))
@@ -84,7 +85,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     loc: p.loc.clone(),
                     block,
                 }]);
-            f.severity = resume.severity.unwrap_or(Severity::Error);
+            f.severity = resume.severity_or(RULE.severity);
             out.push(f);
         }
     }

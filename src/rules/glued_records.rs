@@ -1,4 +1,5 @@
 use super::{Ctx, Rule};
+use crate::finding::profile::Pattern;
 use crate::finding::{Finding, Severity};
 
 pub static RULE: Rule = Rule {
@@ -11,8 +12,8 @@ Finds lines of a JSON Lines file that hold more than one JSON value: a
 record written without its newline, the next one glued to it.
 
 ## Why is this bad?
-Claude Code 2.1.330 reads its files with a streaming JSON parser that
-needs a newline between values: it reads the first record of such a line
+A client that reads its files with a streaming JSON parser needing a
+newline between values reads the first record of such a line
 and skips the rest of the line. Every record after the first is lost on
 resume, and with it whatever hangs off it: a tool result lost leaves its
 call unanswered, which the client removes from the request too; a record
@@ -56,28 +57,36 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             .collect::<Vec<_>>()
             .join(", ");
         let messages = g.lost.iter().any(|t| MESSAGES.contains(&t.as_str()));
+        let resume = ctx.profile().on(if messages {
+            Pattern::GluedRecords
+        } else {
+            Pattern::GluedRecordsNoMessage
+        });
+        let vars = [("lost", lost.as_str())];
         let mut f = ctx
             .finding(
                 &RULE,
                 None,
                 g.loc.clone(),
                 format!(
-                    "line {line} holds {} records glued together: Claude Code reads the first and loses the rest on resume ({lost})",
-                    g.values
+                    "line {line} holds {} records glued together: {}",
+                    g.values,
+                    resume.says(
+                        "the resume reads the first and loses the rest ({lost})",
+                        &vars
+                    )
                 ),
             )
             .label(&g.loc, format!("{} JSON values on one line", g.values))
-            .note(if messages {
-                "Claude Code 2.1.330 skips the line after its first record: the records after it are not sent, nor what depends on them (a call whose result is lost is removed; history above a lost record of the chain is stranded)"
-            } else {
-                "Claude Code 2.1.330 skips the line after its first record; what it skips here is not sent to the model anyway"
-            })
-            .fix(vec![crate::finding::Action::SplitLine { loc: g.loc.clone() }]);
-        f.severity = if messages {
+            .notes(ctx.notes(&resume, None, &vars))
+            .fix(vec![crate::finding::Action::SplitLine {
+                loc: g.loc.clone(),
+            }]);
+        f.severity = resume.severity_or(if messages {
             Severity::Error
         } else {
             Severity::Warning
-        };
+        });
         out.push(f);
     }
 }

@@ -77,7 +77,7 @@ fn finding(ctx: &Ctx<'_>, loc: &Loc, n: u32) -> Finding {
         "Python's `json` and `JSON.parse` read it, but the request cannot carry the text",
         &place,
     );
-    let notes = resume.notes(
+    let notes = ctx.notes(&resume,
         Some("Python fails to encode it as UTF-8 (`surrogates not allowed`); sent as an escape, Anthropic's API refuses it (`no low surrogate in string`); a strict reader (serde_json) refuses the line"),
         &place,
     );

@@ -1,28 +1,29 @@
 use std::collections::{HashMap, HashSet};
 
 use super::{Ctx, Rule};
+use crate::finding::profile::Pattern;
 use crate::finding::{Action, Finding, Severity};
 use crate::model::chain::{ChainRecord, RecordKind, Unreached};
 
 pub static RULE: Rule = Rule {
     name: "mismatched-message-id",
     severity: Severity::Error,
-    summary: "a record of a split reply carries another `message.id`: Claude Code leaves it and its tool calls out",
+    summary: "a record of a split reply carries another `message.id`: the resume leaves it and its tool calls out",
     repair: Some("give the record the `message.id` of the reply it belongs to"),
     doc: r#"## What it does
-Finds a Claude Code assistant record that belongs to the API reply of the
+Finds an assistant record of a parent chain that belongs to the API reply of the
 record before it but carries another `message.id`. That it belongs to the reply is read
-from its `requestId`, the same as the record before it (Claude Code writes
+from its `requestId`, the same as the record before it (the client writes
 one on every assistant record); in a file without them, from a record of
 the reply written under it.
 
 ## Why is this bad?
-Claude Code writes one API reply as several records, one content block
+A client that writes one API reply as several records, one content block
 each, chained one after the other, and the results of parallel tool calls
-hang off them on side branches. On resume it walks one branch and brings in
+hang off them on side branches, walks one branch on resume and brings in
 the rest of the reply by `message.id`. A record whose `message.id` was
 damaged is not brought in: its tool call and the result answering it are
-left out of the request without a word (Claude Code 2.1.330 sends 12 of the
+left out of the request without a word (the client sends 12 of the
 14 units of the fixture): an error. When such a record is on the branch the
 resume walks, the client sends it as a reply of its own, after the rest of
 the reply and its results: a warning, as nothing is lost, but the model is
@@ -114,15 +115,22 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         );
         // On the branch the resume walks, it is sent, as a reply of its
         // own; off it, it is lost with the results under it.
-        let (summary, shown, results, note, severity) = if sent {
+        let (summary, shown, results, notes, severity) = if sent {
+            let resume = ctx.profile().on(Pattern::MismatchedMessageId);
+            let mut notes = ctx.notes(&resume, None, &[]);
+            notes.push("the model is shown a turn it never took; where that puts the record between calls and their results, `interleaved-message` says what the client does".to_string());
             (
                 format!(
-                    "{belongs}: Claude Code sends it as a reply of its own, after the rest of that reply"
+                    "{belongs}: {}",
+                    resume.says(
+                        "the resume sends it as a reply of its own, after the rest of that reply",
+                        &[]
+                    )
                 ),
                 format!("`message.id` `{id}`"),
                 Vec::new(),
-                "the model is shown a turn it never took; where that puts the record between calls and their results, `interleaved-message` says what the client does",
-                Severity::Warning,
+                notes,
+                resume.severity_or(Severity::Warning),
             )
         } else {
             let children = children.get_or_insert_with(children_of);
@@ -135,16 +143,22 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 .map(|&c| &records[c])
                 .filter(|c| c.kind == RecordKind::User && c.unreached == Unreached::OffBranch)
                 .collect();
+            let resume = ctx.profile().on(Pattern::MismatchedMessageIdOffBranch);
+            let what = format!(
+                "{}{}",
+                what_it_holds(&r.calls),
+                answered(&r.calls, results.len())
+            );
+            let vars = [("what", what.as_str())];
             (
                 format!(
-                    "{belongs}: Claude Code leaves {}{} out of the request",
-                    what_it_holds(&r.calls),
-                    answered(&r.calls, results.len())
+                    "{belongs}: {}",
+                    resume.says("the resume leaves {what} out of the request", &vars)
                 ),
                 format!("`message.id` `{id}`, never sent"),
                 results,
-                "Claude Code brings the records of a reply in by `message.id`: this one is silently lost, and its results with it",
-                Severity::Error,
+                ctx.notes(&resume, None, &vars),
+                resume.severity_or(Severity::Error),
             )
         };
         let mut f = ctx
@@ -154,7 +168,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         for c in &results {
             f = f.label(&c.loc, "its result, never sent");
         }
-        f = f.note(note);
+        f = f.notes(notes);
         f.severity = severity;
         for c in &r.calls {
             f = f.id(c);

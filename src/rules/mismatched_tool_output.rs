@@ -97,7 +97,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 Some(line) => format!("the `{call_ty}` it answers (line {line})"),
                 None => format!("the `{call_ty}` it answers"),
             })
-            .notes(resume.notes(
+            .notes(ctx.notes(&resume,
                 Some("the provider refuses an output whose type does not answer its call"),
                 &[("call_id", call_id.as_str()), ("want", want)],
             ))

@@ -66,7 +66,8 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let resume = ctx.profile().on(Pattern::MissingForkParent);
     f.severity = resume.severity_or(RULE.severity);
     let vars = [("thread", base.thread.as_str())];
-    for note in resume.notes(
+    for note in ctx.notes(
+        &resume,
         Some("the history it continues cannot be rebuilt: what came before the fork is lost"),
         &vars,
     ) {

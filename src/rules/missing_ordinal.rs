@@ -76,7 +76,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         } else {
             "a reader that numbers the history by its lines cannot number this one"
         };
-        for note in resume.notes(Some(provider), &[]) {
+        for note in ctx.notes(&resume, Some(provider), &[]) {
             f = f.note(note);
         }
         out.push(f);

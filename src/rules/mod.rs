@@ -13,6 +13,7 @@ pub mod gaps;
 use crate::model::pairing;
 
 mod corrupt_record;
+mod damaged_encrypted_content;
 mod dangling_bubble_header;
 mod dangling_parent;
 mod duplicate_index;
@@ -27,6 +28,7 @@ mod glued_records;
 mod history_elsewhere;
 mod index_gap;
 mod interleaved_message;
+mod invalid_item_id;
 mod invalid_tool_arguments;
 mod lone_surrogate;
 mod mismatched_message_id;
@@ -115,6 +117,8 @@ pub static RULES: &[&Rule] = &[
     &reused_ordinal::RULE,
     &missing_fork_parent::RULE,
     &unknown_record_type::RULE,
+    &invalid_item_id::RULE,
+    &damaged_encrypted_content::RULE,
 ];
 
 pub fn find(name: &str) -> Option<&'static Rule> {
@@ -188,6 +192,22 @@ impl<'a> Ctx<'a> {
     /// pattern, and whose rules it is held to.
     pub fn profile(&self) -> &Profile {
         self.profile
+    }
+
+    /// The notes of a finding on a pattern the client does `resume` with:
+    /// the profile's notes (`provider`: the rule's note where the client
+    /// sends the history as it is), then, for an entry healed only from
+    /// some client version on, which versions heal it and which one wrote
+    /// this history. Rules take a profile's notes through here.
+    pub fn notes(
+        &self,
+        resume: &crate::finding::profile::Resume,
+        provider: Option<&str>,
+        vars: &[(&str, &str)],
+    ) -> Vec<String> {
+        let mut notes = resume.notes(provider, vars);
+        notes.extend(resume.version_note(self.profile.app, self.conv.client_version.as_deref()));
+        notes
     }
 
     /// Whether a rule runs in this check.

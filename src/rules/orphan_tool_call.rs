@@ -172,7 +172,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         }
         f.severity = resume.severity_or(RULE.severity);
         let vars = [("id", id.as_str()), ("output", output_item(msg, pi))];
-        for note in resume.notes(Some(provider), &vars) {
+        for note in ctx.notes(&resume, Some(provider), &vars) {
             f = f.note(note);
         }
         out.push(f.unsafe_fix(vec![crate::finding::Action::AnswerCall {

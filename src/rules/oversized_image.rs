@@ -1,8 +1,9 @@
 use super::{Ctx, Rule};
+use crate::finding::profile::Pattern;
 use crate::finding::{Finding, Severity};
 use crate::model::chain::{BlockIssue, Unreached};
 
-/// Claude Code refuses an image whose base64 data is longer (5 MiB).
+/// The API's limit on an image's base64 data (5 MiB).
 pub const BASE64_LIMIT: u64 = 5 * 1024 * 1024;
 /// The API refuses an image with a side longer than this many pixels…
 pub const SIDE_LIMIT: u64 = 8000;
@@ -14,27 +15,27 @@ pub const MANY_IMAGES: usize = 20;
 pub static RULE: Rule = Rule {
     name: "oversized-image",
     severity: Severity::Error,
-    summary: "an image the request cannot carry: base64 over 5 MB (Claude Code refuses to resume), or a side over 8000 px (2000 px with more than 20 images)",
+    summary: "an image the request cannot carry: base64 over 5 MB (the client may refuse to resume), or a side over 8000 px (2000 px with more than 20 images)",
     repair: Some(
         "replace the image with a text block saying what was removed and why; the image is kept in the repair log",
     ),
     doc: r#"## What it does
 Finds `image` blocks (in user messages and in tool results) of the
-records a Claude Code resume sends that the request cannot carry:
+records a resume of a parent chain sends that the request cannot carry:
 - base64 data longer than 5 MiB (5,242,880 characters);
 - a width or height over 8000 pixels, or over 2000 pixels when the
   session holds more than 20 images (read from the image's own header:
   PNG, JPEG, GIF, WebP and the other formats `imagesize` knows).
 
 ## Why is this bad?
-Claude Code 2.1.x compares `source.data.length` with the API's limit and
+A client that compares `source.data.length` with the API's limit
 refuses to send the request: every resume of the session fails (rc 1)
 until the image is removed or shrunk. An image within 5 MB but too large
 in pixels is sent, and the API refuses it, on this turn and on every turn
 after it: the image stays in the history (anthropics/claude-code#13480).
 
 ## What providers answer
-- Claude Code (2.1.330, before sending; rc 1): `Image base64 size (7.5MB) exceeds API limit (5MB). Please resize the image before sending.`
+- the client, before sending (rc 1): `Image base64 size (7.5MB) exceeds API limit (5MB). Please resize the image before sending.`
 - Anthropic: `messages.N.content.M.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels`
 - Anthropic, more than 20 images: `messages.N.content.M.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels`
 
@@ -94,17 +95,24 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             let line = r.loc.line().unwrap_or(0);
             if *base64_len > BASE64_LIMIT {
                 let mb = *base64_len as f64 / (1024.0 * 1024.0);
-                out.push(
-                    ctx.finding(
+                let resume = ctx.profile().on(Pattern::OversizedImageBase64);
+                let mb_text = format!("{mb:.1}");
+                let vars = [("mb", mb_text.as_str())];
+                let mut f = ctx
+                    .finding(
                         &RULE,
                         None,
                         r.loc.clone(),
-                        format!("the image in content[{block}] on line {line} is {base64_len} base64 characters ({mb:.1} MB), over the 5 MB limit: Claude Code refuses to resume"),
+                        format!(
+                            "the image in content[{block}] on line {line} is {base64_len} base64 characters ({mb:.1} MB), over the 5 MB limit: {}",
+                            resume.says("the request is refused", &vars)
+                        ),
                     )
                     .label(&r.loc, format!("content[{block}]"))
-                    .note(format!("Claude Code answers `Image base64 size ({mb:.1}MB) exceeds API limit (5MB). Please resize the image before sending.`"))
-                    .fix(replace(format!("its base64 data was {base64_len} characters ({mb:.1} MB), over the 5 MB the API accepts"))),
-                );
+                    .notes(ctx.notes(&resume, None, &vars))
+                    .fix(replace(format!("its base64 data was {base64_len} characters ({mb:.1} MB), over the 5 MB the API accepts")));
+                f.severity = resume.severity_or(RULE.severity);
+                out.push(f);
                 continue;
             }
             let Some((w, h)) = *size else {

@@ -1,4 +1,6 @@
+use super::dangling_parent::{kept, refs, seconds};
 use super::{Ctx, Rule};
+use crate::finding::profile::Pattern;
 use crate::finding::{Finding, Severity};
 use crate::model::chain::Link;
 
@@ -12,7 +14,7 @@ Finds a record on the resumed chain whose `parentUuid` names a record the
 walk from the leaf has already passed: the links form a cycle.
 
 ## Why is this bad?
-Claude Code 2.1.x treats a parent already on the chain like a missing one:
+The client treats a parent already on the chain like a missing one:
 it takes the newest record at most 5,000 ms older instead, or starts the
 conversation at this record. When nothing older exists, nothing is lost;
 otherwise the history before the cycle is silently left out (then the
@@ -43,28 +45,32 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         };
         let line = r.loc.line().unwrap_or(0);
         let pline = chain.line(*parent).unwrap_or(0);
-        let (what, lost) = match older {
+        let (pattern, default, vars, severity) = match older {
             None => (
-                "nothing is older, so Claude Code starts the conversation here: nothing is lost"
-                    .to_string(),
-                false,
+                Pattern::ParentCycleFirst,
+                "nothing is older, so the resume starts the conversation here: nothing is lost",
+                Vec::new(),
+                Severity::Warning,
             ),
             Some((k, gap)) if *gap <= crate::model::chain::BRIDGE_MS => (
-                format!(
-                    "Claude Code bridges it to line {} ({} older)",
-                    chain.line(*k).unwrap_or(0),
-                    super::dangling_parent::seconds(*gap)
-                ),
-                false,
+                Pattern::ParentCycleBridged,
+                "the resume bridges it to line {to} ({gap} older)",
+                vec![
+                    ("to", chain.line(*k).unwrap_or(0).to_string()),
+                    ("gap", seconds(*gap)),
+                ],
+                Severity::Warning,
             ),
             Some(_) => (
-                format!(
-                    "Claude Code starts the conversation here and {}",
-                    super::dangling_parent::kept(chain)
-                ),
-                true,
+                Pattern::ParentCycleTooOld,
+                "the resume starts the conversation here and {kept}",
+                vec![("kept", kept(chain))],
+                Severity::Error,
             ),
         };
+        let resume = ctx.profile().on(pattern);
+        let vars = refs(&vars);
+        let what = resume.says(default, &vars);
         let mut f = ctx
             .finding(
                 &RULE,
@@ -75,10 +81,9 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 ),
             )
             .label(&r.loc, "`parentUuid` points down the chain")
-            .label(&chain.records[*parent].loc, "already on the chain");
-        if lost {
-            f.severity = Severity::Error;
-        }
+            .label(&chain.records[*parent].loc, "already on the chain")
+            .notes(ctx.notes(&resume, None, &vars));
+        f.severity = resume.severity_or(severity);
         out.push(f);
     }
 }

@@ -67,7 +67,8 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 let resume = ctx.profile().on(Pattern::ReusedOrdinal);
                 f.severity = resume.severity_or(RULE.severity);
                 let vars = [("next", next.as_str()), ("got", got.as_str())];
-                for note in resume.notes(
+                for note in ctx.notes(
+                    &resume,
                     Some("a reader that keys the history by ordinal finds two lines under one"),
                     &vars,
                 ) {

@@ -1,4 +1,5 @@
 use super::{Ctx, Rule};
+use crate::finding::profile::Pattern;
 use crate::finding::{Finding, Severity};
 
 pub static RULE: Rule = Rule {
@@ -8,11 +9,11 @@ pub static RULE: Rule = Rule {
     repair: None,
     doc: r#"## What it does
 Finds a session whose last record is a copy of an earlier one, when the
-copy moves the leaf Claude Code resumes from away from the latest
+copy moves the leaf the resume starts from away from the latest
 conversation.
 
 ## Why is this bad?
-Claude Code resumes from the last record of the file (its newest
+The client resumes from the last record of the file (its newest
 descendant). A record written again at the end (a side-branch tool result,
 a merge by another tool) makes that dead end the leaf: everything after it
 is silently left out of the request (8 of 15 messages in the fixture), and
@@ -47,16 +48,21 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         return;
     }
     let loc = &chain.records[leaf].loc;
-    let nline = chain.line(natural).unwrap_or(0);
+    let resume = ctx.profile().on(Pattern::StaleLeaf);
+    let vars = [
+        ("leaf", loc.line().unwrap_or(0).to_string()),
+        ("latest", chain.line(natural).unwrap_or(0).to_string()),
+        ("kept", super::dangling_parent::kept(chain)),
+    ];
+    let vars = super::dangling_parent::refs(&vars);
     out.push(
         ctx.finding(
             &RULE,
             None,
             loc.clone(),
-            format!(
-                "Claude Code resumes from line {}, a dead end, not from line {nline}: {}",
-                loc.line().unwrap_or(0),
-                super::dangling_parent::kept(chain)
+            resume.says(
+                "the resume starts from line {leaf}, a dead end, not from line {latest}: {kept}",
+                &vars,
             ),
         )
         .label(loc, "the leaf the client takes")
@@ -64,6 +70,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             &chain.records[natural].loc,
             "the latest conversation: never sent",
         )
+        .notes(ctx.notes(&resume, None, &vars))
         .note("the next turn is appended under the dead end, so the loss persists"),
     );
 }

@@ -1,4 +1,5 @@
 use super::{Ctx, Rule};
+use crate::finding::profile::Pattern;
 use crate::finding::{Finding, Severity};
 use crate::model::chain::{BlockIssue, Signature};
 
@@ -14,10 +15,10 @@ decoded bytes break the framing every signature the API issues has.
 
 ## Why is this bad?
 The API checks the signature of every thinking block it is sent back.
-Claude Code 2.1.x sends the block unchanged, so every resume of the
-session fails. Decoded, every signature the API issued in the sessions
-studied is a protobuf message (field 2, the signed payload, itself a message
-of length-delimited fields; then field 3): a signature cut at a base64
+A client that sends the block unchanged fails on every resume of the
+session. Decoded, every signature the API issued in the sessions studied
+is a protobuf message (field 2, the signed payload, itself a message of
+length-delimited fields; then field 3): a signature cut at a base64
 quantum, or with a length byte altered, runs a field past its end. A
 signature of another shape (a proxy's), or with a few characters of its
 payload altered, can only be checked by the server: it is not reported.
@@ -64,17 +65,25 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     "Invalid `signature` in `thinking` block",
                 ),
             };
-            out.push(
-                ctx.finding(
+            let resume = ctx.profile().on(Pattern::ThinkingSignature);
+            let mut f = ctx
+                .finding(
                     &RULE,
                     None,
                     r.loc.clone(),
-                    format!("the thinking block {block} on line {line} {what}: Claude Code sends it as is and the API refuses the request"),
+                    format!(
+                        "the thinking block {block} on line {line} {what}: {}",
+                        resume.says("sent as is, the API refuses the request", &[])
+                    ),
                 )
                 .label(&r.loc, format!("content[{block}]"))
                 .note(format!("the API answers `{answer}`"))
-                .fix(vec![crate::finding::Action::DropThinking { loc: r.loc.clone(), block: *block }]),
-            );
+                .notes(ctx.notes(&resume, None, &[]));
+            f.severity = resume.severity_or(RULE.severity);
+            out.push(f.fix(vec![crate::finding::Action::DropThinking {
+                loc: r.loc.clone(),
+                block: *block,
+            }]));
         }
     }
 }

@@ -1,5 +1,6 @@
 use super::{Ctx, Rule};
 use crate::finding::Action;
+use crate::finding::profile::Pattern;
 use crate::finding::{Finding, Severity};
 use crate::model::chain::Unreached;
 
@@ -9,11 +10,12 @@ pub static RULE: Rule = Rule {
     summary: "no record carries a `parentUuid`: the resume sends only the last one",
     repair: Some("link each record to the record before it in file order"),
     doc: r#"## What it does
-Finds a Claude Code session with several user/assistant records none of
+Finds a session written as a parent chain with several user/assistant
+records none of
 which has a `parentUuid`.
 
 ## Why is this bad?
-Claude Code resumes by walking `parentUuid` back from the last record.
+The client resumes by walking `parentUuid` back from the last record.
 With no links, every record is a root, and only the last one is sent
 (1 of 19 in the fixture). The client has a warning for it, printed only in
 some modes: "Resume transcript … has N user/assistant records but none
@@ -30,7 +32,7 @@ Nothing, or an error when the one record sent is an assistant message.
 
 ## Repair
 Links each record to the record before it in file order, main chain and
-sidechain records apart (the order Claude Code wrote them in, and the only
+sidechain records apart (the order the client wrote them in, and the only
 order the file still has), so that the resume walks the whole file; a
 `compact_boundary` stays the start of its chain. Each link is in the
 repair log.
@@ -50,19 +52,25 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     }
     let Some(leaf) = chain.leaf else { return };
     let loc = chain.records[leaf].loc.clone();
+    let resume = ctx.profile().on(Pattern::UnchainedRecords);
+    let vars = [
+        ("leaf", loc.line().unwrap_or(0).to_string()),
+        ("kept", super::dangling_parent::kept(chain)),
+    ];
+    let vars = super::dangling_parent::refs(&vars);
     let mut f = ctx
         .finding(
             &RULE,
             None,
             loc.clone(),
             format!(
-                "none of the {} user/assistant records carries a `parentUuid`: Claude Code sends only line {}; {}",
+                "none of the {} user/assistant records carries a `parentUuid`: {}",
                 chain.messages_in_file,
-                loc.line().unwrap_or(0),
-                super::dangling_parent::kept(chain)
+                resume.says("the resume sends only line {leaf}; {kept}", &vars)
             ),
         )
-        .label(&loc, "the only record the resume sends");
+        .label(&loc, "the only record the resume sends")
+        .notes(ctx.notes(&resume, None, &vars));
     f.loc = None;
     let links = chain
         .records

@@ -1,28 +1,29 @@
 use super::{Ctx, Rule, at};
+use crate::finding::profile::Pattern;
 use crate::finding::{Action, Finding, Severity};
 use crate::model::chain::BlockIssue;
-use crate::model::{Dialect, PartKind, Slot};
+use crate::model::{PartKind, Slot};
 
 pub static RULE: Rule = Rule {
     name: "unknown-block-type",
     severity: Severity::Error,
-    summary: "a content block's `type` is none the API knows (or missing): the request is refused, or Claude Code drops the block",
+    summary: "a content block's `type` is none the API knows (or missing): the request is refused, or the client drops the block",
     repair: Some("remove the record holding only that block (kept in the repair log)"),
     doc: r#"## What it does
-Finds content blocks of Anthropic-shaped messages (Claude Code sessions,
-Anthropic histories) whose `type` is not a block type of the Messages API,
+Finds content blocks of Anthropic-shaped messages (sessions of one-block
+records, Anthropic histories) whose `type` is not a block type of the Messages API,
 or that have no `type` at all: a damaged `"type":"text"` (a flipped bit, a
 torn and rejoined write), or a block some tool wrote by hand.
 
 ## Why is this bad?
 The API validates every block by its `type` and refuses the whole request
-for one it does not know. Claude Code 2.1.330 sends such a block as it is
+for one it does not know. A client that sends such a block as it is
 (measured: a `txet` block in an assistant record, a `tool_rezult` in a
-user record), so every resume of the session fails until the block is
+user record) fails on every resume of the session until the block is
 gone.
 
-A block with no `type` at all is another matter in a Claude Code session:
-the client removes it from the request without a word (measured: the
+A block with no `type` at all is another matter in a session of one-block
+records: the client's loader may remove it from the request without a word (measured: the
 request is valid; what the block held, a tool result's text say, never
 reaches the model). That is reported as a warning. In an Anthropic
 history sent as it is, the API refuses it (an error).
@@ -37,7 +38,7 @@ history sent as it is, the API refuses it (an error).
 ```
 
 ## Repair
-In Claude Code sessions, which write one block per record: removes the
+In sessions that write one block per record: removes the
 record that holds only that block (the record goes to the repair log, its
 children are re-linked to its parent). A block that shares its record is
 reported only. A tool result lost that way leaves its call unanswered,
@@ -71,14 +72,12 @@ const KNOWN: &[&str] = &[
 ];
 
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
-    untyped_in_claude_code(ctx, out);
+    untyped_on_the_chain(ctx, out);
     let conv = ctx.conv;
-    if !matches!(
-        conv.source.dialect,
-        Dialect::ClaudeCode | Dialect::Anthropic
-    ) {
+    if !conv.source.dialect.holds_anthropic_blocks() {
         return;
     }
+    let resume = ctx.profile().on(Pattern::UnknownBlockType);
     for (mi, m) in conv.messages.iter().enumerate() {
         for p in &m.parts {
             let PartKind::Other { kind } = &p.kind else {
@@ -121,10 +120,9 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         at(conv, mi)
                     ),
                 )
-                .note(format!("the API answers `{answer}`"));
-            if conv.source.dialect == Dialect::ClaudeCode {
-                f = f.note("Claude Code 2.1.x sends the block as it is: every resume fails");
-            }
+                .note(format!("the API answers `{answer}`"))
+                .notes(ctx.notes(&resume, None, &[]));
+            f.severity = resume.severity_or(RULE.severity);
             match block {
                 Some(block) => out.push(f.fix(vec![Action::DropBlock {
                     loc: p.loc.clone(),
@@ -136,13 +134,14 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     }
 }
 
-/// Claude Code's blocks without a `type`: the client removes them before it
-/// sends the request (the loader leaves them out of the message), so the
-/// request goes through and what they held is lost without a word.
-fn untyped_in_claude_code(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+/// Blocks without a `type` on a parent chain's records, which the loader
+/// leaves out of the message: what the client does with them is its
+/// profile's.
+fn untyped_on_the_chain(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(chain) = ctx.conv.chain.as_deref() else {
         return;
     };
+    let resume = ctx.profile().on(Pattern::UnknownBlockTypeUntyped);
     for r in &chain.records {
         for issue in &r.issues {
             let BlockIssue::Untyped { block } = issue else {
@@ -155,16 +154,17 @@ fn untyped_in_claude_code(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     None,
                     r.loc.clone(),
                     format!(
-                        "content block {block} on line {line} has no `type`: Claude Code removes it from the request without a word"
+                        "content block {block} on line {line} has no `type`: {}",
+                        resume.says("the request is refused", &[])
                     ),
                 )
                 .label(&r.loc, format!("content[{block}]"))
-                .note("Claude Code 2.1.330 removes content blocks without a `type` before it sends the request: what the block held is lost from the history the model sees")
+                .notes(ctx.notes(&resume, None, &[]))
                 .fix(vec![Action::DropBlock {
                     loc: r.loc.clone(),
                     block: *block,
                 }]);
-            f.severity = Severity::Warning;
+            f.severity = resume.severity_or(RULE.severity);
             out.push(f);
         }
     }

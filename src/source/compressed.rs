@@ -128,6 +128,15 @@ impl<'p> Ranges<'p> {
         })
     }
 
+    /// A descriptor of the file, when its bytes are its text (it is not
+    /// compressed).
+    pub fn plain_file(&mut self) -> io::Result<Option<std::fs::File>> {
+        match self.text.get_mut() {
+            Text::Plain(f) => f.try_clone().map(Some),
+            Text::Zstd(_) => Ok(None),
+        }
+    }
+
     /// Up to `len` bytes from offset `start` (fewer at the end of the text).
     pub fn read(&mut self, start: u64, len: usize) -> Result<Vec<u8>> {
         let path = self.path;

@@ -8,7 +8,10 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
+use std::sync::Arc;
+
 use super::atomic::{self, Atomic};
+use super::payload::Payload;
 use crate::error::{Error, Result};
 use crate::model::Loc;
 use crate::source::compressed::{Ranges, Text, compress_output};
@@ -20,6 +23,9 @@ use crate::source::lines::{LineReader, Next};
 pub struct Records<'p> {
     path: &'p Path,
     text: Ranges<'p>,
+    /// The input, open for the log and the copy to read a large record
+    /// from (`None` for a compressed input, or until first asked).
+    file: Option<Option<Arc<File>>>,
 }
 
 impl<'p> Records<'p> {
@@ -27,7 +33,35 @@ impl<'p> Records<'p> {
         Ok(Records {
             path,
             text: Ranges::open(path)?,
+            file: None,
         })
+    }
+
+    /// The input file, when its bytes are its text (not compressed): a
+    /// large record is then kept as a range of it ([`Payload`]).
+    pub fn file(&mut self) -> Result<Option<Arc<File>>> {
+        if self.file.is_none() {
+            let f = self
+                .text
+                .plain_file()
+                .map_err(|e| Error::io(self.path, &e))?;
+            self.file = Some(f.map(Arc::new));
+        }
+        Ok(self.file.clone().flatten())
+    }
+
+    /// The record at `loc` as the log keeps it: a large record of UTF-8
+    /// as a range of the input ([`Payload::raw`]), any other as
+    /// [`Records::read_verbatim`] gives it.
+    pub fn read_kept(&mut self, loc: &Loc) -> Result<Kept> {
+        let bytes = self.read_bytes(loc)?;
+        if bytes.len() >= super::payload::LARGE
+            && std::str::from_utf8(&bytes).is_ok()
+            && let (Some(file), Loc::Line { start, .. }) = (self.file()?, loc)
+        {
+            return Ok(Kept::Large(Payload::raw(file, *start, bytes.len() as u64)));
+        }
+        Ok(Kept::Small(super::verbatim(&bytes)))
     }
 
     /// The text of the record at `loc` (invalid UTF-8 shown as U+FFFD).
@@ -59,6 +93,23 @@ impl<'p> Records<'p> {
             ));
         }
         Ok(buf)
+    }
+}
+
+/// A record as [`Records::read_kept`] keeps it.
+pub enum Kept {
+    /// Its text, and its exact bytes in base64 when they are not UTF-8.
+    Small((String, Option<String>)),
+    Large(Payload),
+}
+
+impl Kept {
+    /// Set `e`'s `before` to this record.
+    pub fn as_before(self, e: &mut super::Edit) {
+        match self {
+            Kept::Small((text, raw)) => (e.before, e.before_base64) = (Some(text), raw),
+            Kept::Large(p) => e.large.before = Some(p),
+        }
     }
 }
 

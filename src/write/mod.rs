@@ -15,6 +15,7 @@ use policy::RepairPolicy as Policy;
 pub mod atomic;
 pub mod in_place;
 pub mod lines;
+pub mod payload;
 pub mod policy;
 pub mod sqlite;
 pub mod tree;
@@ -92,7 +93,7 @@ pub struct Planned<'a> {
 }
 
 /// One edit, as the repair log records it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Edit {
     pub rule: &'static str,
     pub conversation: String,
@@ -106,19 +107,84 @@ pub struct Edit {
     pub before: Option<String>,
     /// The record's exact bytes in base64, when they are not UTF-8 (a
     /// write torn inside a character, damaged bytes); absent otherwise.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub before_base64: Option<String>,
     /// The record after the edit (`null` for a removal).
     pub after: Option<String>,
     /// A table row the edit deleted, whole: every column by name with its
     /// value as stored (`crate::write::sqlite::row_json`), so the log can
     /// put the row back; absent otherwise.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub row: Option<serde_json::Value>,
     /// True when the edit invents content (a placeholder result).
     pub synthesized: bool,
     /// Tool call ids involved.
     pub ids: Vec<String>,
+    /// A large record's `before` and `after`, kept as pieces of the input
+    /// rather than in memory; the log writes them in place of `before`
+    /// and `after`.
+    pub large: Large,
+}
+
+/// A large record's text before and after an edit, read from the input
+/// when the log is written ([`payload::Payload`]).
+#[derive(Debug, Clone, Default)]
+pub struct Large {
+    pub before: Option<payload::Payload>,
+    pub after: Option<payload::Payload>,
+}
+
+/// An edit as the log writes it.
+#[derive(Serialize)]
+struct EditOut<'a> {
+    rule: &'static str,
+    conversation: &'a str,
+    action: &'static str,
+    description: &'a str,
+    location: &'a Loc,
+    before: Text<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    before_base64: &'a Option<String>,
+    after: Text<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    row: &'a Option<serde_json::Value>,
+    synthesized: bool,
+    ids: &'a [String],
+}
+
+/// A record's text as the log writes it: `null`, a string, or pieces
+/// streamed from the input.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Text<'a> {
+    Str(Option<&'a str>),
+    Large(&'a payload::Payload),
+}
+
+impl Text<'_> {
+    fn of<'a>(small: &'a Option<String>, large: &'a Option<payload::Payload>) -> Text<'a> {
+        match large {
+            Some(p) => Text::Large(p),
+            None => Text::Str(small.as_deref()),
+        }
+    }
+}
+
+impl Serialize for Edit {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        EditOut {
+            rule: self.rule,
+            conversation: &self.conversation,
+            action: self.action,
+            description: &self.description,
+            location: &self.location,
+            before: Text::of(&self.before, &self.large.before),
+            before_base64: &self.before_base64,
+            after: Text::of(&self.after, &self.large.after),
+            row: &self.row,
+            synthesized: self.synthesized,
+            ids: &self.ids,
+        }
+        .serialize(s)
+    }
 }
 
 impl Edit {
@@ -143,7 +209,13 @@ impl Edit {
             row: None,
             synthesized: false,
             ids: Vec::new(),
+            large: Large::default(),
         }
+    }
+
+    /// Whether the edit has a `before` (in memory or large).
+    pub fn has_before(&self) -> bool {
+        self.before.is_some() || self.large.before.is_some()
     }
 }
 

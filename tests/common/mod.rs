@@ -108,6 +108,7 @@ const APP_FOLDERS: &[&str] = &[
     "fixtures/opencode/",
     "fixtures/goose/",
     "fixtures/copilot-cli/",
+    "fixtures/pi/",
     "fixtures/cursor/",
     "fixtures/cline4/",
     "fixtures/unsupported/",

@@ -1,21 +1,31 @@
 #!/usr/bin/env python3
 """Fresh-session runs: the pinned client writes a new session, offline.
 
-    python3 fresh.py codex OUTDIR [--timeout S] [--no-netns]
+    python3 fresh.py codex|claude|gemini|opencode|copilot OUTDIR [--timeout S] [--no-netns]
 
 Codex: in a throw-away CODEX_HOME, against the loopback mock provider (as oracle.py resumes),
 `codex exec --skip-git-repo-check "say hello"`, then `codex exec … resume --last "second prompt"`.
 Copies what the client left (the `sessions/` tree and the `*.sqlite` stores) to OUTDIR/codex-home,
 and prints one JSON line: the exit codes, the model requests made, and the rollouts written. When a
 client bump changes what it writes, the test reading these (tests/codex_today.rs) fails first.
+
+Claude Code, Gemini CLI, opencode, Copilot CLI (COPILOT_OFFLINE): in a throw-away HOME, against fixtures/clients/mock_provider.py
+(a loopback provider that answers a prompt with one tool call, `Read`/`list_directory`/`read`/`view` of
+the project, and the tool's result with text), one non-interactive run of PROMPT_TOOL in a project
+folder holding README.md. Copies the client's store to OUTDIR/store and prints one JSON line: the
+client's version, its exit code, the model requests made, and `store` (the session file, or the
+database). tests/fresh_sessions.rs reads them.
 """
 import argparse
 import glob
 import json
 import os
 import shutil
+import socket
+import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -67,15 +77,166 @@ def run_codex(args):
     return 0
 
 
+PROMPT_TOOL = "read the readme"
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+GEMINI_BIN = os.environ.get("CHATFSCK_GEMINI_CLI") or os.path.join(ROOT, "target/tools/gemini/node_modules/.bin/gemini")
+COPILOT_BIN = os.environ.get("CHATFSCK_COPILOT_CLI") or os.path.join(ROOT, "target/tools/copilot/node_modules/.bin/copilot")
+OPENCODE_BIN = os.environ.get("CHATFSCK_OPENCODE") or os.path.join(ROOT, "target/tools/opencode/node_modules/.bin/opencode")
+
+
+def npm_version(bin_path, package):
+    """The version in the package.json of PACKAGE in the node_modules that holds BIN_PATH."""
+    d = os.path.dirname(os.path.realpath(bin_path))
+    while d != os.path.dirname(d):
+        f = os.path.join(d, "node_modules", package, "package.json") if os.path.basename(d) != "node_modules" \
+            else os.path.join(d, package, "package.json")
+        if os.path.exists(f):
+            return json.load(open(f))["version"]
+        d = os.path.dirname(d)
+    return None
+
+
+class ToolMock:
+    """fixtures/clients/mock_provider.py on a free loopback port; its log of request bodies."""
+
+    def __init__(self, log):
+        self.log = log
+
+    def __enter__(self):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "fixtures/clients/mock_provider.py"),
+                                      str(self.port), self.log])
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return self
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("the mock provider did not start")
+
+    def __exit__(self, *exc):
+        self.proc.kill()
+        self.proc.wait()
+
+    def requests(self, marker):
+        if not os.path.exists(self.log):
+            return 0
+        return sum(1 for line in open(self.log) if marker in json.loads(line)["path"])
+
+
+def fresh(args, client, version, setup, argv_of, env_of, marker, store_of):
+    """One non-interactive run of PROMPT_TOOL in a throw-away home; the store copied to OUTDIR/store."""
+    out = os.path.abspath(args.outdir)
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    tmp = tempfile.mkdtemp(prefix=f"{client}-fresh-")
+    home = os.path.join(tmp, "home")
+    work = os.path.join(tmp, "work", "shop")
+    os.makedirs(home)
+    os.makedirs(work)
+    with open(os.path.join(work, "README.md"), "w") as f:
+        f.write("# shop\nA small shop API.\n")
+    with ToolMock(os.path.join(out, "mock.log")) as mock:
+        setup(home, work, mock.port)
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TERM": "dumb", "LANG": "C.UTF-8",
+               "TMPDIR": tmp, "NO_COLOR": "1"}
+        env.update(env_of(home, mock.port))
+        rc, timed_out, secs = oracle.run_client(argv_of(work), env, work, args.timeout, out)
+        requests = mock.requests(marker)
+    found = store_of(home)
+    store = None
+    if found:
+        dest = os.path.join(out, "store")
+        os.makedirs(dest)
+        for f in glob.glob(found + "*"):  # a database's -wal and -shm too
+            shutil.copy(f, dest)
+        store = os.path.join(dest, os.path.basename(found))
+    summary = {"client": client, "version": version, "rc": rc, "timed_out": timed_out, "seconds": secs,
+               "model_requests": requests, "prompt": PROMPT_TOOL, "store": store,
+               "netns": os.environ.get("ORACLE_NETNS") == "1"}
+    shutil.rmtree(tmp, ignore_errors=True)
+    print(json.dumps(summary))
+    return 0
+
+
+def one(pattern):
+    found = sorted(glob.glob(pattern, recursive=True))
+    return found[0] if len(found) == 1 else None
+
+
+def run_claude(args):
+    def setup(home, work, port):
+        json.dump({"hasCompletedOnboarding": True, "autoUpdates": False, "bypassPermissionsModeAccepted": True},
+                  open(os.path.join(home, ".claude.json"), "w"))
+    return fresh(args, "claude-code", oracle.pkg_version("@anthropic-ai/claude-code"), setup,
+                 lambda work: [oracle.CLAUDE_BIN, "-p", PROMPT_TOOL, "--allowedTools", "Read",
+                               "--output-format", "json"],
+                 lambda home, port: {"ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
+                                     "ANTHROPIC_API_KEY": "sk-ant-test", "DISABLE_TELEMETRY": "1",
+                                     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
+                                     "DISABLE_ERROR_REPORTING": "1", "DISABLE_BUG_COMMAND": "1",
+                                     "CLAUDE_CODE_ENABLE_TELEMETRY": "0"},
+                 "/v1/messages",
+                 lambda home: one(os.path.join(home, ".claude", "projects", "*", "*.jsonl")))
+
+
+def run_gemini(args):
+    def setup(home, work, port):
+        os.makedirs(os.path.join(home, ".gemini"))
+        settings = {"security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+                    "general": {"disableAutoUpdate": True, "sessionRetention": {"enabled": False}},
+                    "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
+                    "ide": {"enabled": False}}
+        json.dump(settings, open(os.path.join(home, ".gemini", "settings.json"), "w"))
+    return fresh(args, "gemini-cli", npm_version(GEMINI_BIN, "@google/gemini-cli"), setup,
+                 lambda work: [GEMINI_BIN, "-m", "gemini-2.5-pro", "-p", PROMPT_TOOL, "--output-format", "json"],
+                 lambda home, port: {"GEMINI_API_KEY": "dummy", "GOOGLE_GEMINI_BASE_URL": f"http://127.0.0.1:{port}"},
+                 "GenerateContent",
+                 lambda home: one(os.path.join(home, ".gemini", "tmp", "*", "chats", "*.jsonl")))
+
+
+def run_opencode(args):
+    def setup(home, work, port):
+        os.makedirs(os.path.join(home, "config", "opencode"))
+        config = {"autoupdate": False, "share": "disabled",
+                  "provider": {"mock": {"npm": "@ai-sdk/openai-compatible",
+                                        "options": {"baseURL": f"http://127.0.0.1:{port}/v1", "apiKey": "dummy"},
+                                        "models": {"mock-1": {"tool_call": True,
+                                                              "limit": {"context": 100000, "output": 4096}}}}}}
+        json.dump(config, open(os.path.join(home, "config", "opencode", "opencode.json"), "w"))
+    return fresh(args, "opencode", npm_version(OPENCODE_BIN, "opencode-ai"), setup,
+                 lambda work: [OPENCODE_BIN, "run", "--model", "mock/mock-1", PROMPT_TOOL],
+                 lambda home, port: {"XDG_DATA_HOME": os.path.join(home, "data"),
+                                     "XDG_CONFIG_HOME": os.path.join(home, "config"),
+                                     "XDG_CACHE_HOME": os.path.join(home, "cache"),
+                                     "XDG_STATE_HOME": os.path.join(home, "state"),
+                                     "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1"},
+                 "/chat/completions",
+                 lambda home: one(os.path.join(home, "data", "opencode", "opencode*.db")))
+
+
+def run_copilot(args):
+    return fresh(args, "copilot-cli", npm_version(COPILOT_BIN, "@github/copilot"), lambda home, work, port: None,
+                 lambda work: [COPILOT_BIN, "-p", PROMPT_TOOL, "--allow-all-tools"],
+                 lambda home, port: {"COPILOT_OFFLINE": "true", "COPILOT_PROVIDER_BASE_URL": f"http://127.0.0.1:{port}/v1",
+                                     "COPILOT_PROVIDER_API_KEY": "dummy", "COPILOT_MODEL": "mock-1",
+                                     "COPILOT_AUTO_UPDATE": "false"},
+                 "/chat/completions",
+                 lambda home: one(os.path.join(home, ".copilot", "session-state", "*", "events.jsonl")))
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("client", choices=["codex"])
+    ap.add_argument("client", choices=["codex", "claude", "gemini", "opencode", "copilot"])
     ap.add_argument("outdir")
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--no-netns", action="store_true")
     args = ap.parse_args(argv)
     reexec_in_netns(argv)
-    return run_codex(args)
+    return {"codex": run_codex, "claude": run_claude, "gemini": run_gemini, "opencode": run_opencode,
+            "copilot": run_copilot}[args.client](args)
 
 
 def reexec_in_netns(argv):

@@ -59,6 +59,7 @@ fn supports(_: Dialect, a: &Action) -> bool {
             | Action::DropBlock { .. }
             | Action::RenameCall { .. }
             | Action::ReplaceImage { .. }
+            | Action::DropItemId { .. }
     )
 }
 

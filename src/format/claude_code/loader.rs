@@ -87,6 +87,9 @@ struct Line<'a> {
     sidechain: Option<bool>,
     #[serde(rename = "sessionId", default)]
     session_id: Option<String>,
+    /// The version of Claude Code that wrote the record.
+    #[serde(borrow, default)]
+    version: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     message: Option<RawValue<'a>>,
     /// Read as any JSON value: a `requestId` that is not a string is no
@@ -218,6 +221,8 @@ struct Reader {
     corrupt: Vec<CorruptRecord>,
     glued: Vec<Glued>,
     session: Option<String>,
+    /// The `version` of the last record that has one.
+    version: Option<String>,
     meta_records: u64,
     first_problem: Option<String>,
 }
@@ -233,6 +238,7 @@ fn load(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversati
         corrupt: Vec::new(),
         glued: Vec::new(),
         session: None,
+        version: None,
         meta_records: 0,
         first_problem: None,
     };
@@ -314,6 +320,7 @@ fn load(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversati
     );
     conv.corrupt = std::mem::take(&mut r.corrupt);
     conv.meta_records = r.meta_records;
+    conv.client_version = r.version.take();
     let (messages, chain) = walk(r.recs, r.glued);
     conv.messages = messages;
     conv.chain = Some(Box::new(chain));
@@ -561,6 +568,11 @@ impl Reader {
         };
         if self.session.is_none() {
             self.session = rec.session_id.clone();
+        }
+        if let Some(v) = rec.version.as_deref()
+            && self.version.as_deref() != Some(v)
+        {
+            self.version = Some(v.to_string());
         }
         let kind = match ty {
             "user" => RecordKind::User,

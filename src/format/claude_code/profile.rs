@@ -22,6 +22,7 @@ pub static PROFILE: Profile = Profile {
             )],
             cites_context: true,
             versions: "2.1.x",
+            healed_from: None,
         },
         Resume {
             pattern: Pattern::OrphanToolCallAtEnd,
@@ -40,6 +41,7 @@ pub static PROFILE: Profile = Profile {
             ],
             cites_context: true,
             versions: "2.1.x",
+            healed_from: None,
         },
         Resume {
             pattern: Pattern::CorruptRecordTornTail,
@@ -51,6 +53,7 @@ pub static PROFILE: Profile = Profile {
             )],
             cites_context: true,
             versions: "2.1.x",
+            healed_from: None,
         },
         Resume {
             pattern: Pattern::CorruptRecord,
@@ -62,6 +65,7 @@ pub static PROFILE: Profile = Profile {
             )],
             cites_context: true,
             versions: "2.1.x",
+            healed_from: None,
         },
         // Claude Code reads the record and sends U+FFFD instead.
         Resume::new(
@@ -73,7 +77,11 @@ pub static PROFILE: Profile = Profile {
         )
         .saying("Claude Code sends U+FFFD in {place}")
         .with_severity(Severity::Warning)
-        .on_versions("2.1.x"),
+        .on_versions("2.1.x")
+        // CHANGELOG 2.1.132: "Fixed `--resume` failing with `no low
+        // surrogate in string` when a tool error truncation split an emoji;
+        // pre-corrupted sessions are sanitized on load".
+        .healed_from("2.1.132"),
         Resume::new(
             Pattern::OrphanToolResultOffChain,
             Does::Drops,
@@ -88,6 +96,161 @@ pub static PROFILE: Profile = Profile {
                 "Claude Code 2.1.x answers the calls with `is_error` results `[Tool result missing due to internal error]` right after them and leaves the real results out: the request is accepted, and what the tools returned is lost",
             )],
         )
+        .on_versions("2.1.x"),
+        // The parent chain (`model::chain`): what the resume walk makes of
+        // a link that names no record, or one already walked. `{to}`,
+        // `{gap}`: the record that stands in and how much older it is;
+        // `{kept}`: "the resume keeps N of M messages".
+        Resume::new(
+            Pattern::DanglingParentBridged,
+            Does::Heals("the newest record at most 5,000 ms older stands in for the parent"),
+            &[Note::Text(
+                "Claude Code 2.1.x takes the newest record at most 5,000 ms older as the parent of an orphan; other readers of the file see a broken chain",
+            )],
+        )
+        .saying("Claude Code bridges it to line {to} ({gap} older): nothing is lost")
+        .with_severity(Severity::Warning)
+        .on_versions("2.1.x"),
+        Resume::new(Pattern::DanglingParentTooOld, Does::Drops, &[])
+            .saying("Claude Code starts the conversation here and {kept}")
+            .with_severity(Severity::Error)
+            .on_versions("2.1.x"),
+        Resume::new(Pattern::DanglingParentFirstReply, Does::SendsAsIs, &[])
+            .saying("Claude Code starts the conversation with this assistant reply, and the prompt it answers is lost")
+            .with_severity(Severity::Error)
+            .on_versions("2.1.x"),
+        Resume::new(
+            Pattern::DanglingParentFirst,
+            Does::Heals("the conversation starts at the record"),
+            &[],
+        )
+        .saying("nothing is older, so Claude Code starts the conversation here: nothing is lost")
+        .with_severity(Severity::Warning)
+        .on_versions("2.1.x"),
+        Resume::new(
+            Pattern::ParentCycleFirst,
+            Does::Heals("the conversation starts at the record"),
+            &[],
+        )
+        .saying("nothing is older, so Claude Code starts the conversation here: nothing is lost")
+        .with_severity(Severity::Warning)
+        .on_versions("2.1.x"),
+        Resume::new(
+            Pattern::ParentCycleBridged,
+            Does::Heals("the newest record at most 5,000 ms older stands in for the parent"),
+            &[],
+        )
+        .saying("Claude Code bridges it to line {to} ({gap} older)")
+        .with_severity(Severity::Warning)
+        .on_versions("2.1.x"),
+        Resume::new(Pattern::ParentCycleTooOld, Does::Drops, &[])
+            .saying("Claude Code starts the conversation here and {kept}")
+            .with_severity(Severity::Error)
+            .on_versions("2.1.x"),
+        // `{leaf}`: the line of the one record sent.
+        Resume::new(Pattern::UnchainedRecords, Does::Drops, &[])
+            .saying("Claude Code sends only line {leaf}; {kept}"),
+        // `{line}`, `{pline}`: the lines of the later and the earlier record.
+        Resume::new(Pattern::DuplicateUuidCopyAtEnd, Does::Drops, &[])
+            .saying("Claude Code resumes from it (see `stale-leaf`)")
+            .with_severity(Severity::Error),
+        Resume::new(Pattern::DuplicateUuidCopy, Does::Heals("it reads one copy"), &[])
+            .saying("Claude Code reads one copy, nothing is lost")
+            .with_severity(Severity::Warning),
+        Resume::new(Pattern::DuplicateUuidReused, Does::Drops, &[])
+            .saying("Claude Code keeps line {line} and line {pline} is lost on resume")
+            .with_severity(Severity::Error),
+        // `{leaf}`, `{latest}`: the lines of the dead end and of the latest
+        // conversation.
+        Resume::new(Pattern::StaleLeaf, Does::Drops, &[])
+            .saying("Claude Code resumes from line {leaf}, a dead end, not from line {latest}: {kept}"),
+        // `{lost}`: the types of the records after the first.
+        Resume::new(
+            Pattern::GluedRecords,
+            Does::Drops,
+            &[Note::Text(
+                "Claude Code 2.1.330 skips the line after its first record: the records after it are not sent, nor what depends on them (a call whose result is lost is removed; history above a lost record of the chain is stranded)",
+            )],
+        )
+        .saying("Claude Code reads the first and loses the rest on resume ({lost})")
+        .with_severity(Severity::Error)
+        .on_versions("2.1.330"),
+        Resume::new(
+            Pattern::GluedRecordsNoMessage,
+            Does::Drops,
+            &[Note::Text(
+                "Claude Code 2.1.330 skips the line after its first record; what it skips here is not sent to the model anyway",
+            )],
+        )
+        .saying("Claude Code reads the first and loses the rest on resume ({lost})")
+        .with_severity(Severity::Warning)
+        .on_versions("2.1.330"),
+        Resume::new(
+            Pattern::MismatchedMessageId,
+            Does::Changes("as a reply of its own, after the rest of that reply"),
+            &[],
+        )
+        .saying("Claude Code sends it as a reply of its own, after the rest of that reply")
+        .with_severity(Severity::Warning)
+        .on_versions("2.1.330"),
+        // `{what}`: the record and its calls, and the results under it.
+        Resume::new(
+            Pattern::MismatchedMessageIdOffBranch,
+            Does::Drops,
+            &[Note::Text(
+                "Claude Code brings the records of a reply in by `message.id`: this one is silently lost, and its results with it",
+            )],
+        )
+        .saying("Claude Code leaves {what} out of the request")
+        .with_severity(Severity::Error)
+        .on_versions("2.1.330"),
+        Resume::new(Pattern::ThinkingSignature, Does::SendsAsIs, &[])
+            .saying("Claude Code sends it as is and the API refuses the request")
+            .on_versions("2.1.x"),
+        // `{mb}`: the image's base64 size in MB, one decimal.
+        Resume::new(
+            Pattern::OversizedImageBase64,
+            Does::RefusesToResume,
+            &[Note::Text(
+                "Claude Code answers `Image base64 size ({mb}MB) exceeds API limit (5MB). Please resize the image before sending.`",
+            )],
+        )
+        .saying("Claude Code refuses to resume")
+        .on_versions("2.1.330"),
+        Resume::new(
+            Pattern::UnknownBlockType,
+            Does::SendsAsIs,
+            &[Note::Text(
+                "Claude Code 2.1.x sends the block as it is: every resume fails",
+            )],
+        )
+        .on_versions("2.1.x"),
+        Resume::new(
+            Pattern::UnknownBlockTypeUntyped,
+            Does::Drops,
+            &[Note::Text(
+                "Claude Code 2.1.330 removes content blocks without a `type` before it sends the request: what the block held is lost from the history the model sees",
+            )],
+        )
+        .saying("Claude Code removes it from the request without a word")
+        .with_severity(Severity::Warning)
+        .on_versions("2.1.330"),
+        Resume::new(
+            Pattern::EmptyAssistantMessage,
+            Does::Drops,
+            &[Note::Text(
+                "Claude Code 2.1.x drops an empty or whitespace-only assistant message on resume (and puts `No response requested.` in place of an empty final answer)",
+            )],
+        )
+        .on_versions("2.1.x"),
+        Resume::new(
+            Pattern::EmptyUserMessage,
+            Does::SendsAsIs,
+            &[Note::Text(
+                "Claude Code 2.1.x sends it as is, and the API refuses the request: `messages: text content blocks must contain non-whitespace text`",
+            )],
+        )
+        .with_severity(Severity::Error)
         .on_versions("2.1.x"),
         Resume::new(
             Pattern::EmptyTextBlock,

@@ -218,6 +218,7 @@ impl Writer for CcWriter {
                 row: None,
                 synthesized: false,
                 ids: Vec::new(),
+                large: Default::default(),
             };
         // A `parentUuid` edit: from one value (a uuid, or null) to another.
         let relink_entry =
@@ -395,37 +396,27 @@ impl Writer for CcWriter {
                         e.after = Some(format!("\"id\":{}", serde_json::json!(id)));
                         edits.push(e);
                     }
-                    Action::RenameCall { message, part } => {
+                    Action::RenameCall {
+                        message,
+                        part,
+                        result,
+                    } => {
                         let m = &conv.messages[*message];
                         let PartKind::ToolCall { id, .. } = &m.parts[*part].kind else {
                             continue;
                         };
-                        // The calls of this id before it are answered
-                        // first, in order: its result is the first one
-                        // after it that none of them is waiting for.
-                        let (mut calls_before, mut results_before) = (0usize, 0usize);
-                        let mut results_after: Vec<(usize, usize)> = Vec::new();
-                        for (mi, mm) in conv.messages.iter().enumerate() {
-                            for (pi, q) in mm.parts.iter().enumerate() {
-                                let before = (mi, pi) < (*message, *part);
-                                match &q.kind {
-                                    PartKind::ToolCall { id: i, .. } if i == id && before => {
-                                        calls_before += 1
-                                    }
-                                    PartKind::ToolResult { call_id, .. } if call_id == id => {
-                                        if before {
-                                            results_before += 1
-                                        } else {
-                                            results_after.push((mi, pi))
-                                        }
-                                    }
-                                    _ => {}
-                                }
-                            }
-                        }
-                        let owed = calls_before.saturating_sub(results_before);
-                        let result = results_after.get(owed).copied();
-                        let new = fresh_call_id(id, calls_before + 1, &mut taken_ids);
+                        // Which use of the id this call is.
+                        let uses = conv
+                            .messages
+                            .iter()
+                            .enumerate()
+                            .flat_map(|(mi, mm)| {
+                                mm.tool_calls().map(move |(pi, i, _, _)| ((mi, pi), i))
+                            })
+                            .filter(|&(at, i)| i == id && at <= (*message, *part))
+                            .count();
+                        let result = *result;
+                        let new = fresh_call_id(id, uses, &mut taken_ids);
                         let mut parts = vec![(*message, *part, "tool_use", "id")];
                         if let Some((mi, pi)) = result {
                             parts.push((mi, pi, "tool_result", "tool_use_id"));

@@ -181,6 +181,7 @@ fn supports(_: Dialect, a: &Action) -> bool {
             | Action::RebuildResults { .. }
             | Action::RenameCall { .. }
             | Action::ReplaceImage { .. }
+            | Action::DropItemId { .. }
     )
 }
 

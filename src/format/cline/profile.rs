@@ -23,6 +23,21 @@ const fn orphan(pattern: Pattern, how: &'static str, notes: &'static [Note]) -> 
         notes,
         cites_context: true,
         versions: "",
+        healed_from: None,
+    }
+}
+
+/// Cline (the VS Code extension's task history) answers every call the
+/// next message leaves unanswered on every request it builds
+/// (`ContextManager.getTruncatedMessages` → `ensureToolResultsFollowToolUse`,
+/// cline/cline `src/core/context/context-management/ContextManager.ts`),
+/// and a history ending on a call gets a new user message on resume, which
+/// it then answers the same way: the request it sends is valid wherever
+/// the call is, so a warning (the file still holds the call unanswered).
+const fn cline_heals(pattern: Pattern, notes: &'static [Note]) -> Resume {
+    Resume {
+        severity: Some(Severity::Warning),
+        ..orphan(pattern, CLINE_HEALS, notes)
     }
 }
 
@@ -37,12 +52,8 @@ pub static CLINE: Profile = Profile {
     replays_as_stored: false,
     pairs_outputs_by_id: false,
     resume: &[
-        orphan(
-            Pattern::OrphanToolCall,
-            CLINE_HEALS,
-            &[Note::Provider, CLINE_ORPHAN],
-        ),
-        orphan(Pattern::OrphanToolCallAtEnd, CLINE_HEALS, &[CLINE_ORPHAN]),
+        cline_heals(Pattern::OrphanToolCall, &[Note::Provider, CLINE_ORPHAN]),
+        cline_heals(Pattern::OrphanToolCallAtEnd, &[CLINE_ORPHAN]),
         Resume {
             pattern: Pattern::EmptyHistory,
             does: Does::Drops,
@@ -53,6 +64,7 @@ pub static CLINE: Profile = Profile {
             )],
             cites_context: true,
             versions: "",
+            healed_from: None,
         },
     ],
 };
@@ -81,6 +93,7 @@ pub static ROO_CODE: Profile = Profile {
             )],
             cites_context: true,
             versions: "",
+            healed_from: None,
         },
     ],
 };
@@ -102,6 +115,7 @@ const fn cline_4_heals(pattern: Pattern) -> Resume {
         notes: &[CLINE_4_ANSWERS],
         cites_context: false,
         versions: "",
+        healed_from: None,
     }
 }
 

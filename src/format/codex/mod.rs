@@ -21,7 +21,8 @@ mod writer;
 use crate::error::Result;
 use crate::finding::Action;
 use crate::model::{
-    ArgEncoding, Arguments, Base, Loc, Message, Ordinal, Paging, PartKind, Role, Slot, Unread,
+    ArgEncoding, Arguments, Base, Loc, Message, Ordinal, Paging, Parent, PartKind, Role, Slot,
+    Unread,
 };
 use crate::model::{Dialect, Format};
 use crate::source::Limits;
@@ -43,7 +44,7 @@ fn detect(head: &Head<'_>) -> Result<bool> {
 }
 
 /// What the rollout writer does (`writer.rs`): whole lines dropped,
-/// retyped or inserted after a call.
+/// retyped, given a call_id of their own or inserted after a call.
 fn supports(_: Dialect, a: &Action) -> bool {
     matches!(
         a,
@@ -52,6 +53,8 @@ fn supports(_: Dialect, a: &Action) -> bool {
             | Action::RemoveResult { .. }
             | Action::AnswerCall { .. }
             | Action::RetypeResult { .. }
+            | Action::RenameCall { .. }
+            | Action::DropItemId { .. }
     )
 }
 
@@ -90,6 +93,8 @@ struct CodexItem<'a> {
     action: Option<RawValue<'a>>,
     #[serde(default)]
     id: Option<String>,
+    #[serde(borrow, default)]
+    encrypted_content: Option<Cow<'a, str>>,
 }
 
 /// The kinds of rollout line (`RolloutItem`) Codex 0.169.0 writes; the
@@ -125,7 +130,7 @@ pub(crate) fn record(b: &mut Builder, rec: Rec<'_>, loc: Loc) -> Result<(), Stri
             .push((loc.clone(), ordinal(rec.ordinal.as_ref())));
     }
     match ty {
-        "response_item" => item(b, payload.as_raw_str(), &loc),
+        "response_item" => item(b, payload.as_raw_str(), &loc, true),
         "compacted" => compacted(b, payload.as_raw_str(), &loc),
         "session_meta" => {
             #[derive(Deserialize)]
@@ -186,6 +191,9 @@ fn session_meta(b: &mut Builder, payload: &str, loc: &Loc) {
     }
     #[derive(Deserialize)]
     struct Meta {
+        /// The version of Codex that started the session.
+        #[serde(default)]
+        cli_version: Option<String>,
         #[serde(default)]
         history_mode: Option<String>,
         #[serde(default)]
@@ -194,6 +202,7 @@ fn session_meta(b: &mut Builder, payload: &str, loc: &Loc) {
     let Ok(meta) = sonic_rs::from_str::<Meta>(payload) else {
         return;
     };
+    b.conv.client_version = meta.cli_version;
     match meta.history_mode.as_deref() {
         None | Some("legacy") => return,
         Some("paginated") => {}
@@ -213,6 +222,20 @@ fn session_meta(b: &mut Builder, payload: &str, loc: &Loc) {
     }) = meta.history_base
     {
         let parent = home::find_rollout(&b.conv.source.path, &thread);
+        if matches!(parent, Parent::Unknown) {
+            // Codex replays the base's records before this file's; out of
+            // a Codex home the base cannot be found, so they went unread.
+            // (Missing: `missing-fork-parent`; found: the base is a
+            // rollout of the home, read as its own history.)
+            let before = end_ordinal_exclusive
+                .map(|n| format!("its records before ordinal {n}"))
+                .unwrap_or_else(|| "its records".to_string());
+            b.conv.unread.push(Unread {
+                loc: loc.clone(),
+                kind: format!("session_meta history_base (thread {thread}, {before})"),
+                what: "a fork's base, which Codex replays before this file's lines; this file is not in a Codex home (sessions/ or archived_sessions/), so the base was neither found nor read",
+            });
+        }
         paging.base = Some(Base {
             loc: loc.clone(),
             thread,
@@ -270,7 +293,7 @@ fn compacted(b: &mut Builder, payload: &str, loc: &Loc) -> Result<(), String> {
     b.codex_open_assistant = false;
     b.codex_turns.clear();
     for raw in history {
-        item(b, raw.as_raw_str(), loc)?;
+        item(b, raw.as_raw_str(), loc, false)?;
     }
     Ok(())
 }
@@ -359,7 +382,7 @@ fn kind_static(kind: &str) -> &'static str {
 }
 
 /// One `response_item` payload (or an item of a `replacement_history`).
-fn item(b: &mut Builder, payload: &str, loc: &Loc) -> Result<(), String> {
+fn item(b: &mut Builder, payload: &str, loc: &Loc, alone: bool) -> Result<(), String> {
     let loc = loc.clone();
     let item: CodexItem<'_> = sonic_rs::from_str(payload).map_err(|e| {
         format!(
@@ -369,6 +392,15 @@ fn item(b: &mut Builder, payload: &str, loc: &Loc) -> Result<(), String> {
     })?;
     let kind = item.ty.as_deref().unwrap_or_default();
     let slot = Slot::Whole(kind_static(kind));
+    // Codex (0.169.0) sends an item with the `id` it was stored with.
+    if let Some(id) = &item.id {
+        b.conv.item_ids.push(crate::model::ItemId {
+            loc: loc.clone(),
+            kind: kind.to_string(),
+            id: id.clone(),
+            alone,
+        });
+    }
     let mut ev = Evidence::default();
     match kind {
         "message" => {
@@ -390,6 +422,19 @@ fn item(b: &mut Builder, payload: &str, loc: &Loc) -> Result<(), String> {
             }
         }
         "reasoning" => {
+            if let Some(problem) = item
+                .encrypted_content
+                .as_deref()
+                .and_then(crate::model::sealed::fernet_problem)
+            {
+                b.conv.sealed.push(crate::model::sealed::Sealed {
+                    loc: loc.clone(),
+                    kind: kind.to_string(),
+                    len: item.encrypted_content.as_deref().map_or(0, str::len),
+                    problem,
+                    alone,
+                });
+            }
             let mut text = String::new();
             for c in [item.summary, item.content].into_iter().flatten() {
                 let t = content_text(c);

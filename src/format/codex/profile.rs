@@ -28,6 +28,7 @@ pub static PROFILE: Profile = Profile {
             )],
             cites_context: true,
             versions: "0.169.0",
+            healed_from: None,
         },
         Resume {
             pattern: Pattern::MissingOrdinal,
@@ -39,6 +40,7 @@ pub static PROFILE: Profile = Profile {
             )],
             cites_context: true,
             versions: "0.169.0",
+            healed_from: None,
         },
         Resume {
             pattern: Pattern::ReusedOrdinal,
@@ -50,6 +52,7 @@ pub static PROFILE: Profile = Profile {
             )],
             cites_context: true,
             versions: "0.146 and later",
+            healed_from: None,
         },
         Resume {
             pattern: Pattern::MissingForkParent,
@@ -61,6 +64,7 @@ pub static PROFILE: Profile = Profile {
             )],
             cites_context: true,
             versions: "0.169.0",
+            healed_from: None,
         },
         Resume {
             pattern: Pattern::OrphanToolCall,
@@ -70,6 +74,7 @@ pub static PROFILE: Profile = Profile {
             notes: &[Note::Text(ORPHAN)],
             cites_context: true,
             versions: "0.169.0",
+            healed_from: None,
         },
         Resume {
             pattern: Pattern::OrphanToolCallAtEnd,
@@ -84,6 +89,7 @@ pub static PROFILE: Profile = Profile {
             ],
             cites_context: true,
             versions: "0.169.0",
+            healed_from: None,
         },
         Resume {
             pattern: Pattern::CorruptRecordNotUtf8,
@@ -95,6 +101,7 @@ pub static PROFILE: Profile = Profile {
             )],
             cites_context: true,
             versions: "",
+            healed_from: None,
         },
         Resume {
             pattern: Pattern::CorruptRecordTornTail,
@@ -106,6 +113,7 @@ pub static PROFILE: Profile = Profile {
             )],
             cites_context: true,
             versions: "",
+            healed_from: None,
         },
         Resume {
             pattern: Pattern::CorruptRecord,
@@ -117,6 +125,7 @@ pub static PROFILE: Profile = Profile {
             )],
             cites_context: true,
             versions: "",
+            healed_from: None,
         },
         Resume {
             pattern: Pattern::DuplicateToolCallId,
@@ -128,6 +137,7 @@ pub static PROFILE: Profile = Profile {
             )],
             cites_context: true,
             versions: "",
+            healed_from: None,
         },
         Resume::new(
             Pattern::ReasoningWithoutFollower,
@@ -143,6 +153,33 @@ pub static PROFILE: Profile = Profile {
             Does::Drops,
             &[Note::Text(
                 "Codex drops this output on resume, logging `ERROR codex_core::util: Orphan function call output for call id: {call_id}`, and inserts `{want}{output:\"aborted\"}` after the call: the real output is lost",
+            )],
+        ),
+        // `{id}`: the stored id; `{want}`: the prefix the API expects.
+        Resume::new(
+            Pattern::InvalidItemId,
+            Does::SendsAsIs,
+            &[Note::Text(
+                "Codex 0.169.0 sends the item with its stored `id` on resume (measured with the pinned client), and the Responses API refuses the request: `[invalid_id_prefix] Invalid 'input[N].id': '{id}'. Expected an ID that begins with '{want}'.`",
+            )],
+        ),
+        Resume {
+            pattern: Pattern::InvalidItemIdUuid,
+            does: Does::Heals("the id is left out of the request"),
+            severity: Some(Severity::Info),
+            says: None,
+            notes: &[Note::Text(
+                "Codex 0.169.0 leaves a UUID-shaped id out of the request on resume (measured with the pinned client: a message, reasoning or function call with a UUID id is sent without it); earlier versions sent it, and the Responses API refused the request: `[invalid_id_prefix] Invalid 'input[N].id': '{id}'. Expected an ID that begins with '{want}'.` (openai/codex#33176)",
+            )],
+            cites_context: true,
+            versions: "0.169.0",
+            healed_from: None,
+        },
+        Resume::new(
+            Pattern::DamagedEncryptedContent,
+            Does::SendsAsIs,
+            &[Note::Text(
+                "Codex 0.169.0 sends the reasoning item as stored on resume (measured with the pinned client), and the Responses API refuses the request: `The encrypted content gAAA... could not be verified.` (`invalid_encrypted_content`)",
             )],
         ),
         // `{call_id}`: the output's call id.

@@ -1,6 +1,8 @@
 //! The repaired copy of a Codex rollout. Every edit is a whole line: a line
 //! dropped (a torn or unreadable line, a stray output, a reasoning item
-//! nothing follows, a call that repeats an earlier line), a line replaced (an output given its call's type), or
+//! nothing follows, a call that repeats an earlier line), a line replaced
+//! (an output given its call's type, a call and its output given a
+//! call_id of their own), or
 //! a line inserted right after a call (the `"aborted"` output Codex itself
 //! would insert on resume). Every other line is copied byte for byte.
 //!
@@ -19,13 +21,14 @@ use crate::finding::Action;
 use crate::model::{Conversation, Loc, PartKind, Slot};
 use crate::source::Limits;
 use crate::write::lines::Records;
+use crate::write::payload::{self, Payload};
 use crate::write::{Edit, Left, Log, Planned, Target, Writer};
 
 /// What a fix may change, by the kind of line it touches.
 #[derive(Default, Debug)]
 struct LineEdit {
     drop: bool,
-    replacement: Option<String>,
+    replacement: Option<Payload>,
     insert_after: Vec<String>,
 }
 
@@ -60,6 +63,47 @@ fn key(loc: &Loc) -> u64 {
 
 fn line_no(loc: &Loc) -> u64 {
     loc.line().unwrap_or(0)
+}
+
+/// Every id a call or a result of `conv` holds.
+fn call_ids(conv: &Conversation) -> std::collections::HashSet<String> {
+    let mut taken = std::collections::HashSet::new();
+    for m in &conv.messages {
+        taken.extend(m.tool_calls().map(|(_, id, _, _)| id.to_string()));
+        taken.extend(m.tool_results().map(|(_, id, _, _)| id.to_string()));
+    }
+    taken
+}
+
+/// The id Codex's convention gives the call at `call`, which reuses an
+/// earlier call's id: the old id, `_`, and which use of the id it is
+/// (`call_1_2` for the second), or the next number no call or result
+/// holds. The same on every run.
+fn renamed_call_id(
+    conv: &Conversation,
+    call: (usize, usize),
+    taken: &mut std::collections::HashSet<String>,
+) -> Option<String> {
+    let crate::model::PartKind::ToolCall { id, .. } =
+        &conv.messages.get(call.0)?.parts.get(call.1)?.kind
+    else {
+        return None;
+    };
+    let uses = conv
+        .messages
+        .iter()
+        .enumerate()
+        .flat_map(|(mi, m)| m.tool_calls().map(move |(pi, i, _, _)| ((mi, pi), i)))
+        .filter(|&(at, i)| i == id && at <= call)
+        .count();
+    let mut n = uses;
+    loop {
+        let new = format!("{id}_{n}");
+        if taken.insert(new.clone()) {
+            return Some(new);
+        }
+        n += 1;
+    }
 }
 
 /// `(line type, payload type)` of a rollout line that parses.
@@ -118,6 +162,8 @@ impl Writer for CodexWriter {
         let path = self.input.clone();
         let mut records = Records::open(&path)?;
         let mut edits = Vec::new();
+        // Every id a call or a result holds, and those this plan gives.
+        let mut taken = call_ids(conv);
         for p in planned {
             let entry = |action: &'static str, description: String, loc: &Loc| Edit {
                 rule: p.finding.rule,
@@ -131,6 +177,7 @@ impl Writer for CodexWriter {
                 row: None,
                 synthesized: false,
                 ids: p.finding.ids.clone(),
+                large: Default::default(),
             };
             let leave = |reason: String, log: &mut Log| {
                 log.left.push(Left {
@@ -144,14 +191,76 @@ impl Writer for CodexWriter {
             for action in &p.fix.actions {
                 // The line the action is about, and the part it names.
                 let (loc, part) = match action {
-                    Action::DropRecord { loc } | Action::DropRepeat { loc, .. } => {
-                        (loc.clone(), None)
-                    }
+                    Action::DropRecord { loc }
+                    | Action::DropRepeat { loc, .. }
+                    | Action::DropItemId { loc } => (loc.clone(), None),
                     Action::RemoveResult { message, part }
                     | Action::AnswerCall { message, part }
                     | Action::RetypeResult { message, part } => {
                         let m = &conv.messages[*message];
                         (m.part_loc(*part).clone(), m.parts.get(*part))
+                    }
+                    Action::RenameCall {
+                        message,
+                        part,
+                        result,
+                    } => {
+                        let call = (*message, *part);
+                        let Some(id) = renamed_call_id(conv, call, &mut taken) else {
+                            leave("the call is not where it was read".to_string(), log);
+                            continue;
+                        };
+                        let mut lines = Vec::new();
+                        for (what, at) in
+                            std::iter::once(("call", call)).chain(result.map(|r| ("output", r)))
+                        {
+                            let loc = conv.messages[at.0].part_loc(at.1).clone();
+                            let n = line_no(&loc);
+                            let bytes = records.read_bytes(&loc)?;
+                            let parsed = serde_json::from_slice::<Value>(&bytes).ok();
+                            // Only a line that is one item, read as Codex
+                            // reads it, and edited by no other fix.
+                            let item = parsed.filter(|v| {
+                                kinds(v).0 == "response_item"
+                                    && v["payload"]["call_id"].is_string()
+                                    && !conv.corrupt.iter().any(|c| c.loc == loc)
+                                    && !self.lines.contains_key(&key(&loc))
+                            });
+                            let Some(v) = item else {
+                                lines.clear();
+                                leave(
+                                    format!(
+                                        "line {n} is not a rollout item this repair can edit alone; the {what} keeps its id"
+                                    ),
+                                    log,
+                                );
+                                break;
+                            };
+                            lines.push((what, loc, n, bytes, v));
+                        }
+                        for (what, loc, n, bytes, mut v) in lines {
+                            let old = v["payload"]["call_id"]
+                                .as_str()
+                                .unwrap_or_default()
+                                .to_string();
+                            let pt = kinds(&v).1.to_string();
+                            v["payload"]["call_id"] = Value::String(id.clone());
+                            let after = serde_json::to_string(&v).expect("a Value serialises");
+                            let (before, before_raw) = crate::write::verbatim(&bytes);
+                            let mut e = entry(
+                                "rename-call",
+                                format!(
+                                    "gave the {what} (`{pt}`) on line {n} the call_id `{id}` in place of `{old}`, which an earlier call holds"
+                                ),
+                                &loc,
+                            );
+                            (e.before, e.before_base64) = (Some(before), before_raw);
+                            e.after = Some(after.clone());
+                            self.lines.entry(key(&loc)).or_default().replacement =
+                                Some(Payload::from(after));
+                            edits.push(e);
+                        }
+                        continue;
                     }
                     _ => {
                         leave(
@@ -162,12 +271,39 @@ impl Writer for CodexWriter {
                     }
                 };
                 let bytes = records.read_bytes(&loc)?;
-                let (before, before_raw) = crate::write::verbatim(&bytes);
+                // A line holding a large string (a tool's output of tens
+                // of MB) is parsed without it (`payload::shrink`) and kept
+                // as a range of the input, not held again for the log.
+                let large = match (std::str::from_utf8(&bytes), records.file()?, &loc) {
+                    (Ok(text), Some(file), Loc::Line { start, .. }) => {
+                        payload::shrink(text).map(|s| {
+                            (
+                                Payload::raw(file.clone(), *start, bytes.len() as u64),
+                                s,
+                                file,
+                                *start,
+                            )
+                        })
+                    }
+                    _ => None,
+                };
+                let (before, before_raw) = match &large {
+                    Some(_) => (String::new(), None),
+                    None => crate::write::verbatim(&bytes),
+                };
+                let set_before =
+                    |e: &mut Edit, before: String, before_raw: Option<String>| match &large {
+                        Some((whole, ..)) => e.large.before = Some(whole.clone()),
+                        None => (e.before, e.before_base64) = (Some(before), before_raw),
+                    };
                 let n = line_no(&loc);
                 // Parsed from the line's own bytes, as Codex's serde_json
                 // reads it: a line that is not UTF-8 is unreadable (its
                 // lossy text would parse, and hide that).
-                let parsed: Option<Value> = serde_json::from_slice(&bytes).ok();
+                let parsed: Option<Value> = match &large {
+                    Some((_, s, ..)) => serde_json::from_str(&s.text).ok(),
+                    None => serde_json::from_slice(&bytes).ok(),
+                };
                 let (ty, pt) = parsed.as_ref().map(kinds).unwrap_or_default();
                 let (ty, pt) = (ty.to_string(), pt.to_string());
                 let pt = pt.as_str();
@@ -190,6 +326,9 @@ impl Writer for CodexWriter {
                     Action::DropRecord { .. } => {
                         let what = match pt {
                             _ if unreadable => "the unreadable line",
+                            "reasoning" if p.finding.rule == "damaged-encrypted-content" => {
+                                "the reasoning item whose encrypted content is damaged"
+                            }
                             "reasoning" => "the reasoning item nothing follows",
                             other => {
                                 leave(
@@ -204,7 +343,7 @@ impl Writer for CodexWriter {
                             format!("dropped {what} on line {n} (kept verbatim here)"),
                             &loc,
                         );
-                        (e.before, e.before_base64) = (Some(before), before_raw);
+                        set_before(&mut e, before, before_raw);
                         self.lines.entry(key(&loc)).or_default().drop = true;
                         edits.push(e);
                     }
@@ -233,8 +372,39 @@ impl Writer for CodexWriter {
                             ),
                             &loc,
                         );
-                        (e.before, e.before_base64) = (Some(before), before_raw);
+                        set_before(&mut e, before, before_raw);
                         self.lines.entry(key(&loc)).or_default().drop = true;
+                        edits.push(e);
+                    }
+                    Action::DropItemId { .. } => {
+                        let Some(mut v) = parsed.clone().filter(|_| !unreadable) else {
+                            continue;
+                        };
+                        if self.lines.contains_key(&key(&loc)) {
+                            leave(
+                                format!("line {n} is edited by another fix; its id is left"),
+                                log,
+                            );
+                            continue;
+                        }
+                        let Some(old) = v["payload"]
+                            .as_object_mut()
+                            .and_then(|p| p.shift_remove("id"))
+                        else {
+                            continue;
+                        };
+                        let after = serde_json::to_string(&v).expect("a Value serialises");
+                        let mut e = entry(
+                            "drop-item-id",
+                            format!(
+                                "removed the id {old} of the `{pt}` on line {n}, which the Responses API refuses (the line as it was is kept here)"
+                            ),
+                            &loc,
+                        );
+                        (e.before, e.before_base64) = (Some(before), before_raw);
+                        e.after = Some(after.clone());
+                        self.lines.entry(key(&loc)).or_default().replacement =
+                            Some(Payload::from(after));
                         edits.push(e);
                     }
                     Action::RemoveResult { .. } => {
@@ -243,7 +413,7 @@ impl Writer for CodexWriter {
                             format!("removed the stray `{pt}` on line {n} (kept verbatim here)"),
                             &loc,
                         );
-                        (e.before, e.before_base64) = (Some(before), before_raw);
+                        set_before(&mut e, before, before_raw);
                         self.lines.entry(key(&loc)).or_default().drop = true;
                         edits.push(e);
                     }
@@ -278,8 +448,18 @@ impl Writer for CodexWriter {
                             ),
                             &loc,
                         );
-                        (e.before, e.before_base64) = (Some(before), before_raw);
-                        e.after = Some(after.clone());
+                        set_before(&mut e, before, before_raw);
+                        let after = match &large {
+                            Some((_, s, file, start)) => {
+                                let p = s.expand(after, file.clone(), *start);
+                                e.large.after = Some(p.clone());
+                                p
+                            }
+                            None => {
+                                e.after = Some(after.clone());
+                                Payload::from(after)
+                            }
+                        };
                         self.lines.entry(key(&loc)).or_default().replacement = Some(after);
                         edits.push(e);
                     }
@@ -298,7 +478,7 @@ impl Writer for CodexWriter {
                                     ),
                                     &loc,
                                 );
-                                (e.before, e.before_base64) = (Some(before), before_raw);
+                                set_before(&mut e, before, before_raw);
                                 self.lines.entry(key(&loc)).or_default().drop = true;
                                 edits.push(e);
                             }
@@ -399,17 +579,21 @@ impl Writer for CodexWriter {
             self.force,
             |line, w| {
                 let edit = self.lines.get(&line.start);
-                let text: Option<&[u8]> = match edit {
+                let text: Option<Result<&[u8], &Payload>> = match edit {
                     Some(e) if e.drop => None,
                     Some(LineEdit {
                         replacement: Some(r),
                         ..
-                    }) => Some(r.as_bytes()),
-                    _ => Some(line.bytes),
+                    }) => Some(Err(r)),
+                    _ => Some(Ok(line.bytes)),
                 };
                 let inserts = edit.map(|e| e.insert_after.as_slice()).unwrap_or_default();
                 if let Some(t) = text {
-                    w.write_all(t).map_err(&werr)?;
+                    match t {
+                        Ok(b) => w.write_all(b),
+                        Err(p) => p.write_to(w),
+                    }
+                    .map_err(&werr)?;
                     if line.terminated || !inserts.is_empty() {
                         w.write_all(b"\n").map_err(&werr)?;
                     }

@@ -27,7 +27,7 @@ use super::store::{Head, Opened, Probe, Store, Writing};
 use crate::error::{Error, Result};
 use crate::model::{
     ArgEncoding, Arguments, Conversation, CorruptRecord, Dialect, Format, Loc, Message, PartKind,
-    Role, SourceInfo,
+    Role, SourceInfo, Unread,
 };
 use crate::source::lines::{LineReader, Next};
 use crate::source::{Limits, Source};
@@ -41,6 +41,9 @@ pub static STORE: Store = Store {
         "Copilot CLI's events.jsonl is a parentId-linked event log; chatfsck does not write a repaired copy of it yet",
     ),
 };
+
+/// The `session.start` `data.version` this reader reads.
+const EVENTS_VERSION: &str = "1";
 
 /// The event types that open or fill a Copilot CLI log (`session.*`,
 /// `user.*`, `assistant.*`, `tool.*`…).
@@ -230,6 +233,17 @@ fn read_events(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Con
             "session.start" => {
                 if let Some(id) = get("sessionId").and_then(|i| i.as_str()) {
                     conv.id = id.into_owned();
+                }
+                // The event schema's version: 1 from 1.0.6 to 1.0.102 (the
+                // registry's latest, 2026-11). A newer one is read as
+                // version 1 and said to be.
+                let version = get("version").map(|v| v.to_json());
+                if let Some(v) = version.filter(|v| v != EVENTS_VERSION) {
+                    conv.unread.push(Unread {
+                        loc: loc.clone(),
+                        kind: format!("session.start version {v}"),
+                        what: "an events.jsonl schema version this reader does not know (it reads version 1, Copilot CLI 1.0.6 to 1.0.102); the events were read as version 1's",
+                    });
                 }
                 conv.meta_records += 1;
             }

@@ -18,6 +18,7 @@ const fn orphan(pattern: Pattern) -> Resume {
         notes: ORPHAN,
         cites_context: false,
         versions: "",
+        healed_from: None,
     }
 }
 

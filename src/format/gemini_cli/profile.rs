@@ -23,6 +23,7 @@ pub static PROFILE: Profile = Profile {
             notes: &[Note::Text(ORPHAN), Note::Provider],
             cites_context: true,
             versions: "",
+            healed_from: None,
         },
         Resume {
             pattern: Pattern::OrphanToolCallAtEnd,
@@ -32,6 +33,7 @@ pub static PROFILE: Profile = Profile {
             notes: &[Note::Text(ORPHAN), Note::Provider],
             cites_context: true,
             versions: "",
+            healed_from: None,
         },
         Resume {
             pattern: Pattern::CorruptRecord,
@@ -43,6 +45,7 @@ pub static PROFILE: Profile = Profile {
             )],
             cites_context: true,
             versions: "",
+            healed_from: None,
         },
         Resume::new(
             Pattern::MissingThoughtSignature,

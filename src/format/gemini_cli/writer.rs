@@ -157,6 +157,7 @@ impl Writer for GeminiWriter {
                                 row: None,
                                 synthesized: false,
                                 ids: f.ids.clone(),
+                                large: Default::default(),
                             });
                         }
                     }
@@ -192,6 +193,7 @@ impl Writer for GeminiWriter {
                             row: None,
                             synthesized: false,
                             ids: vec![call_id.clone()],
+                            large: Default::default(),
                         };
                         changes.entry(ri).or_default().push((change, edit));
                     }
@@ -227,6 +229,7 @@ impl Writer for GeminiWriter {
                                     row: None,
                                     synthesized: false,
                                     ids: vec![id.clone()],
+                                    large: Default::default(),
                                 };
                                 changes.entry(ri).or_default().push((change, edit));
                             }
@@ -249,6 +252,7 @@ impl Writer for GeminiWriter {
                                     row: None,
                                     synthesized: true,
                                     ids: vec![id.clone()],
+                                    large: Default::default(),
                                 };
                                 answers.entry(ri).or_default().push((response, edit));
                             }

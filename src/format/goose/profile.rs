@@ -19,6 +19,7 @@ const fn orphan(pattern: Pattern) -> Resume {
         notes: ORPHAN,
         cites_context: false,
         versions: "",
+        healed_from: None,
     }
 }
 
@@ -60,6 +61,7 @@ pub static PROFILE: Profile = Profile {
             )],
             cites_context: true,
             versions: "(source at 0164300, dbec165)",
+            healed_from: None,
         },
     ],
 };

@@ -101,6 +101,7 @@ fn edit(
         row: None,
         synthesized,
         ids,
+        large: Default::default(),
     }
 }
 

@@ -275,6 +275,7 @@ pub fn plan_conversation(
                 row: None,
                 synthesized,
                 ids: p.finding.ids.clone(),
+                large: Default::default(),
             });
         }
     }

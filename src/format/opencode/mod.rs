@@ -27,6 +27,14 @@
 //! rows whose `data` does not parse are corrupt records. Every message and
 //! part points at its row (`message`/`part` and its id). The legacy JSON
 //! tree (`storage/`, ≤ 1.1) is read by `legacy`, with the same rules.
+//!
+//! Drift: opencode's V2 session store (`session_message`, the projection of
+//! its event log, and `session_v2`, reported for opencode 2.0) is not read.
+//! 1.18.33 creates `session_message` and leaves it empty; a row in it is
+//! history this reader did not read, and each session holding such rows is
+//! reported (`unknown-record-type`, at its first row, with the count), also
+//! when the database has no `message`/`part` tables at all. Never "no
+//! problems" for a history that was not read.
 
 pub mod discover;
 pub mod profile;
@@ -44,7 +52,7 @@ use crate::error::Result;
 use crate::format::records::record::tree_as_lenient_readers_read;
 use crate::model::{
     ArgEncoding, Arguments, Conversation, CorruptRecord, Dialect, Format, Loc, Message, Name,
-    PartKind, Role, SourceInfo,
+    PartKind, Role, SourceInfo, Unread,
 };
 use crate::source::Source;
 use crate::source::sqlite::{self, Snapshot};
@@ -67,17 +75,27 @@ pub static STORE: Store = Store {
 /// tool part.
 pub const INTERRUPTED: &str = "[Tool execution was interrupted]";
 
+/// opencode's V2 message projection: its columns this reader relies on to
+/// say what it did not read.
+const V2: &str = "session_message";
+const V2_COLUMNS: &[&str] = &["id", "session_id", "type", "data"];
+
 /// Whether the database is opencode's: `session`, `message` and `part`
-/// tables with opencode's columns.
+/// tables with opencode's columns (≥ 1.2), or a V2 store: `session_message`
+/// beside `session` or `session_v2` (detected so that it is reported as
+/// unread, not as "no history").
 pub fn detect(conn: &rusqlite::Connection, tables: &[String]) -> rusqlite::Result<bool> {
     let has = |t: &str| tables.iter().any(|x| x == t);
-    if !(has("session") && has("message") && has("part")) {
-        return Ok(false);
-    }
     let all = |table: &str, want: &[&str]| -> rusqlite::Result<bool> {
         let cols = sqlite::columns(conn, table)?;
         Ok(want.iter().all(|c| cols.iter().any(|x| x == c)))
     };
+    if has(V2) && (has("session") || has("session_v2")) && !(has("message") && has("part")) {
+        return all(V2, V2_COLUMNS);
+    }
+    if !(has("session") && has("message") && has("part")) {
+        return Ok(false);
+    }
     Ok(all("session", &["id", "project_id"])?
         && all(
             "message",
@@ -102,6 +120,10 @@ pub struct Sessions {
     info: Arc<SourceInfo>,
     snap: Snapshot,
     ids: std::vec::IntoIter<String>,
+    /// Whether the database has the `message`/`part` tables this reads.
+    v1: bool,
+    /// Whether it has a V2 `session_message` table (reported, not read).
+    v2: bool,
 }
 
 pub fn open(path: &Path, snap: Snapshot) -> Result<Sessions> {
@@ -111,14 +133,31 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Sessions> {
         dialect: Dialect::Opencode,
     });
     // Every session that has messages (a session row without any holds no
-    // history; messages whose session row is gone are read all the same).
-    let ids = (|| -> rusqlite::Result<Vec<String>> {
-        let mut st = snap
-            .conn
-            .prepare("SELECT DISTINCT CAST(session_id AS TEXT) FROM message ORDER BY 1")?;
+    // history; messages whose session row is gone are read all the same),
+    // in the `message` table or in the V2 `session_message` one.
+    let (ids, v1, v2) = (|| -> rusqlite::Result<(Vec<String>, bool, bool)> {
+        let tables = sqlite::tables(&snap.conn)?;
+        let has = |t: &str| tables.iter().any(|x| x == t);
+        let v1 = has("message") && has("part");
+        let v2 = has(V2) && {
+            let cols = sqlite::columns(&snap.conn, V2)?;
+            V2_COLUMNS.iter().all(|c| cols.iter().any(|x| x == c))
+        };
+        let from = match (v1, v2) {
+            (true, true) => {
+                "SELECT session_id FROM message UNION SELECT session_id FROM session_message"
+            }
+            (true, false) => "SELECT session_id FROM message",
+            (false, true) => "SELECT session_id FROM session_message",
+            (false, false) => return Ok((Vec::new(), v1, v2)),
+        };
+        let sql = format!("SELECT DISTINCT CAST(session_id AS TEXT) FROM ({from}) ORDER BY 1");
+        let mut st = snap.conn.prepare(&sql)?;
         let rows = st.query_map([], |r| r.get::<_, Option<String>>(0))?;
-        rows.filter_map(|r| r.transpose())
-            .collect::<rusqlite::Result<_>>()
+        let ids = rows
+            .filter_map(|r| r.transpose())
+            .collect::<rusqlite::Result<_>>()?;
+        Ok((ids, v1, v2))
     })()
     .map_err(sqlite::error_of(path))?;
     Ok(Sessions {
@@ -126,6 +165,8 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Sessions> {
         info,
         snap,
         ids: ids.into_iter(),
+        v1,
+        v2,
     })
 }
 
@@ -136,7 +177,19 @@ impl Source for Sessions {
 
     fn next_conversation(&mut self) -> Option<Result<Conversation>> {
         let id = self.ids.next()?;
-        Some(read_session(&self.snap.conn, &id, &self.info).map_err(sqlite::error_of(&self.path)))
+        let conn = &self.snap.conn;
+        let conv = (|| {
+            let mut conv = if self.v1 {
+                read_session(conn, &id, &self.info)?
+            } else {
+                Conversation::new(&id, self.info.clone())
+            };
+            if self.v2 {
+                v2_unread(conn, &id, &mut conv)?;
+            }
+            Ok(conv)
+        })();
+        Some(conv.map_err(sqlite::error_of(&self.path)))
     }
 }
 
@@ -146,6 +199,45 @@ pub(crate) fn loc(table: &'static str, id: &str, rowid: i64) -> Loc {
         key: Arc::from(id),
         rowid: Some(rowid),
     }
+}
+
+/// The session's rows in the V2 `session_message` table, reported as
+/// unread at the first of them (by `seq` where the table has it).
+fn v2_unread(
+    conn: &rusqlite::Connection,
+    session: &str,
+    conv: &mut Conversation,
+) -> rusqlite::Result<()> {
+    let order = if sqlite::columns(conn, V2)?.iter().any(|c| c == "seq") {
+        "seq, rowid"
+    } else {
+        "rowid"
+    };
+    let sql = format!(
+        "SELECT rowid, CAST(id AS TEXT), CAST(type AS TEXT), \
+         (SELECT count(*) FROM session_message WHERE session_id = ?1) \
+         FROM session_message WHERE session_id = ?1 ORDER BY {order} LIMIT 1"
+    );
+    let first = conn.query_row(&sql, [session], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, Option<String>>(1)?.unwrap_or_default(),
+            r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+            r.get::<_, i64>(3)?,
+        ))
+    });
+    let (rowid, id, ty, n) = match first {
+        Ok(row) => row,
+        Err(rusqlite::Error::QueryReturnedNoRows) => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    let rows = if n == 1 { "row" } else { "rows" };
+    conv.unread.push(Unread {
+        loc: loc("session_message", &id, rowid),
+        kind: format!("{n} session_message {rows} (the first of type `{ty}`)"),
+        what: "opencode's V2 session store (session_message, opencode 2.0); this reader reads the message and part tables only",
+    });
+    Ok(())
 }
 
 /// A row as read: rowid, id and its `data`.

@@ -16,6 +16,7 @@ const fn orphan(pattern: Pattern, note: &'static [Note]) -> Resume {
         notes: note,
         cites_context: false,
         versions: "",
+        healed_from: None,
     }
 }
 

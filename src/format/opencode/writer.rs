@@ -161,6 +161,7 @@ impl Writer for PartWriter {
                     row: None,
                     synthesized,
                     ids: vec![id.clone()],
+                    large: Default::default(),
                 });
             }
         }

@@ -18,14 +18,15 @@ use crate::finding::{Action, Finding};
 use crate::model::{Conversation, Format, Loc, PartKind, Role, Slot};
 use crate::source::Limits;
 use crate::write::atomic;
-use crate::write::lines::Records;
+use crate::write::lines::{Kept, Records};
+use crate::write::payload::{self, Payload};
 use crate::write::{Edit, Left, Log, PLACEHOLDER, Planned, Target, Writer};
 
 #[derive(Default, Debug)]
 struct LineEdit {
     drop: bool,
     /// New text of the line (without newline).
-    replacement: Option<String>,
+    replacement: Option<Payload>,
     /// New lines written right after this one.
     insert_after: Vec<String>,
     /// This line is written after line N instead of here.
@@ -384,6 +385,7 @@ pub fn plan(
         row: None,
         synthesized: false,
         ids: p.finding.ids.clone(),
+        large: Default::default(),
     };
     let op = |loc: &Loc, o: Op, e: Edit, f: &Finding, pending: &mut BTreeMap<u64, Pending>| {
         let p = pending.entry(key_of(loc)).or_insert_with(|| Pending {
@@ -404,8 +406,7 @@ pub fn plan(
                         format!("dropped line {} (kept verbatim here)", line_of(loc)),
                         loc.clone(),
                     );
-                    let (text, raw) = records.read_verbatim(loc)?;
-                    (e.before, e.before_base64) = (Some(text), raw);
+                    records.read_kept(loc)?.as_before(&mut e);
                     lines.entry(key_of(loc)).or_default().drop = true;
                     log.push(e);
                 }
@@ -512,8 +513,16 @@ pub fn plan(
                             format!("moved line {} after line {target_line}", line_of(&loc)),
                             loc.clone(),
                         );
-                        e.before = Some(records.read(&loc)?);
-                        e.after = e.before.clone();
+                        match records.read_kept(&loc)? {
+                            Kept::Small((text, _)) => {
+                                e.before = Some(text);
+                                e.after = e.before.clone();
+                            }
+                            Kept::Large(p) => {
+                                e.large.before = Some(p.clone());
+                                e.large.after = Some(p);
+                            }
+                        }
                         lines.entry(key_of(&loc)).or_default().moved_to = Some(target);
                         log.push(e);
                     }
@@ -644,9 +653,33 @@ pub fn plan(
     }
     // Compute the final text of every line with ops.
     for (key, pd) in pending {
-        let before = records.read(&pd.loc)?;
+        let bytes = records.read_bytes(&pd.loc)?;
+        let (before, utf8) = match String::from_utf8(bytes) {
+            Ok(s) => (s, true),
+            Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), false),
+        };
         let line = line_of(&pd.loc);
-        let result = apply(&before, &pd.ops, anthropic);
+        // A line of UTF-8 holding a large string is edited on a stand-in
+        // without it (`payload::shrink`), and kept as ranges of the input.
+        let large = match (records.file()?, &pd.loc) {
+            (Some(file), Loc::Line { start, .. }) if utf8 => {
+                payload::shrink(&before).map(|s| (s, file, *start))
+            }
+            _ => None,
+        };
+        let before = match &large {
+            Some((s, file, start)) => {
+                let whole = Payload::raw(file.clone(), *start, before.len() as u64);
+                drop(before);
+                Err((s.text.as_str(), whole))
+            }
+            None => Ok(before),
+        };
+        let small = match &before {
+            Ok(b) => b.as_str(),
+            Err((b, _)) => b,
+        };
+        let result = apply(small, &pd.ops, anthropic);
         let why = match &result {
             // The reader took the line and serde_json does not (a lone
             // surrogate escape): what would change it is left, with why.
@@ -655,7 +688,7 @@ pub fn plan(
             )),
             // The ops change nothing (a call without arguments to
             // replace): no edit is made, and none is logged.
-            Ok(Some(a)) if same_json(a, &before) => Some(format!(
+            Ok(Some(a)) if same_json(a, small) => Some(format!(
                 "line {line} holds nothing this repair can change (no arguments field to replace)"
             )),
             Ok(_) => None,
@@ -672,13 +705,26 @@ pub fn plan(
         }
         let after = result.unwrap_or_default();
         let edit = lines.entry(key).or_default();
-        match &after {
-            Some(text) => edit.replacement = Some(text.clone()),
-            None => edit.drop = true,
+        let large_after = match (&after, &large) {
+            (Some(a), Some((s, file, start))) => Some(s.expand(a.clone(), file.clone(), *start)),
+            _ => None,
+        };
+        match (&after, &large_after) {
+            (_, Some(p)) => edit.replacement = Some(p.clone()),
+            (Some(text), None) => edit.replacement = Some(Payload::from(text.clone())),
+            (None, _) => edit.drop = true,
         }
         for (mut e, _) in pd.entries {
-            e.before = Some(before.clone());
-            e.after = after.clone();
+            match &before {
+                Ok(b) => {
+                    e.before = Some(b.clone());
+                    e.after = after.clone();
+                }
+                Err((_, whole)) => {
+                    e.large.before = Some(whole.clone());
+                    e.large.after = large_after.clone();
+                }
+            }
             if after.is_none() {
                 e.description
                     .push_str(" (nothing else was left in the message: line dropped)");
@@ -688,6 +734,29 @@ pub fn plan(
     }
     log.sort_by_key(|e| line_of(&e.location));
     Ok(Plan { lines, log, left })
+}
+
+/// What the copy holds in a record's place: the input's bytes, or the
+/// plan's text (a large one read from the input as it is written).
+#[derive(Clone, Copy)]
+enum Piece<'a> {
+    Input(&'a [u8]),
+    Planned(&'a Payload),
+}
+
+impl Piece<'_> {
+    fn write_to(self, w: &mut dyn Write) -> std::io::Result<()> {
+        match self {
+            Piece::Input(b) => w.write_all(b),
+            Piece::Planned(p) => p.write_to(w),
+        }
+    }
+
+    fn to_vec(self) -> std::io::Result<Vec<u8>> {
+        let mut v = Vec::new();
+        self.write_to(&mut v)?;
+        Ok(v)
+    }
 }
 
 pub fn write(input: &Path, output: &Path, plan: &Plan, limits: Limits, force: bool) -> Result<()> {
@@ -701,13 +770,13 @@ pub fn write(input: &Path, output: &Path, plan: &Plan, limits: Limits, force: bo
         |line, w| {
             let n = line.start;
             let edit = plan.lines.get(&n);
-            let text: Option<std::borrow::Cow<'_, [u8]>> = match edit {
+            let text: Option<Piece<'_>> = match edit {
                 Some(e) if e.drop => None,
                 Some(LineEdit {
                     replacement: Some(r),
                     ..
-                }) => Some(r.as_bytes().into()),
-                _ => Some(line.bytes.into()),
+                }) => Some(Piece::Planned(r)),
+                _ => Some(Piece::Input(line.bytes)),
             };
             let newline = line.terminated
                 || edit.is_some_and(|e| !e.insert_after.is_empty())
@@ -717,12 +786,14 @@ pub fn write(input: &Path, output: &Path, plan: &Plan, limits: Limits, force: bo
                 Some(target) => {
                     // What is inserted after a moved line moves with it.
                     let moved = stash.entry(target).or_default();
-                    moved.extend(text.map(std::borrow::Cow::into_owned));
+                    if let Some(t) = text {
+                        moved.push(t.to_vec().map_err(&werr)?);
+                    }
                     moved.extend(inserts.iter().map(|i| i.clone().into_bytes()));
                 }
                 None => {
                     if let Some(t) = text {
-                        w.write_all(&t).map_err(&werr)?;
+                        t.write_to(w).map_err(&werr)?;
                         if newline {
                             w.write_all(b"\n").map_err(&werr)?;
                         }
@@ -789,13 +860,13 @@ pub fn write_document(input: &Path, output: &Path, plan: &Plan, force: bool) -> 
     };
     w.write_all(&data[..start]).map_err(&werr)?;
     let mut first = true;
-    let mut put = |w: &mut dyn Write, t: &str| -> Result<()> {
+    let mut put = |w: &mut dyn Write, t: Piece<'_>| -> Result<()> {
         w.write_all(if first { open } else { sep }.as_bytes())
             .map_err(&werr)?;
         first = false;
-        w.write_all(t.as_bytes()).map_err(&werr)
+        t.write_to(w).map_err(&werr)
     };
-    let mut stash: HashMap<u64, Vec<&str>> = HashMap::new();
+    let mut stash: HashMap<u64, Vec<Piece<'_>>> = HashMap::new();
     for el in elements {
         let key = (el.get().as_ptr() as usize - base) as u64;
         let edit = plan.lines.get(&key);
@@ -804,12 +875,12 @@ pub fn write_document(input: &Path, output: &Path, plan: &Plan, force: bool) -> 
             Some(LineEdit {
                 replacement: Some(r),
                 ..
-            }) => Some(r.as_str()),
-            _ => Some(el.get()),
+            }) => Some(Piece::Planned(r)),
+            _ => Some(Piece::Input(el.get().as_bytes())),
         };
         let inserts = edit
             .into_iter()
-            .flat_map(|e| e.insert_after.iter().map(String::as_str));
+            .flat_map(|e| e.insert_after.iter().map(|i| Piece::Input(i.as_bytes())));
         match edit.and_then(|e| e.moved_to) {
             // What is inserted after a moved element moves with it.
             Some(target) => stash

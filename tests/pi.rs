@@ -1,0 +1,325 @@
+//! pi's sessions (issue 40): the session the pinned client wrote
+//! (fixtures/pi/home/) and its damaged variants (fixtures/pi/build.py),
+//! read as pi 0.73.1 loads them, repaired in pi's own format, and judged
+//! by the real client (tests/oracle/pi.py).
+
+mod common;
+use common::*;
+
+use std::path::{Path, PathBuf};
+
+const HEALTHY: &str = "fixtures/pi/home/.pi/agent/sessions/--tmp-pit-work--/2026-11-28T21-26-37-110Z_01a2240d-8b34-7454-8a97-6035e26c947e.jsonl";
+
+/// Each fixture: its findings (`severity rule@line`), and the edits of
+/// its repair (`action@line`; empty: nothing to repair).
+const EXPECTED: &[(&str, &[&str], &[&str])] = &[
+    (HEALTHY, &[], &[]),
+    ("fixtures/pi/aborted-reply.jsonl", &[], &[]),
+    ("fixtures/pi/v1-linear.jsonl", &[], &[]),
+    (
+        "fixtures/pi/drift.jsonl",
+        &[
+            "warning unknown-record-type@1",
+            "warning unknown-record-type@4",
+        ],
+        &[],
+    ),
+    (
+        "fixtures/pi/torn-tail.jsonl",
+        &["error corrupt-record@9"],
+        &["drop-record@9"],
+    ),
+    (
+        "fixtures/pi/torn-then-resumed.jsonl",
+        &["error corrupt-record@9"],
+        &["drop-record@9"],
+    ),
+    (
+        "fixtures/pi/garbled-middle.jsonl",
+        &["error corrupt-record@7"],
+        &["drop-record@7", "relink@8"],
+    ),
+    (
+        "fixtures/pi/orphan-call-at-end.jsonl",
+        &["warning orphan-tool-call@5"],
+        &["answer-call@5"],
+    ),
+    (
+        "fixtures/pi/orphan-call.jsonl",
+        &["warning orphan-tool-call@5"],
+        &["relink@6", "answer-call@5"],
+    ),
+    (
+        "fixtures/pi/stray-result.jsonl",
+        &["error orphan-tool-result@6"],
+        &["remove-result@6", "relink@7"],
+    ),
+    (
+        "fixtures/pi/custom-message-mid-tool.jsonl",
+        &["error interleaved-message@6"],
+        &["move-after@7", "move-after@6", "move-after@8"],
+    ),
+];
+
+fn findings(doc: &serde_json::Value) -> Vec<String> {
+    let mut v: Vec<String> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {}@{}",
+                f["severity"].as_str().unwrap(),
+                f["rule"].as_str().unwrap(),
+                f["location"]["line"]
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_fixture_reads_as_pi_with_what_pi_does_with_it() {
+    for (file, want, _) in EXPECTED {
+        let (_, doc) = lint_json(file, &["--fail-on", "info"]);
+        assert_eq!(doc["files"][0]["dialect"], "pi", "{file}: {doc:#}");
+        assert_eq!(findings(&doc), *want, "{file}: {doc:#}");
+        // Each finding says what pi does with it.
+        for f in doc["findings"].as_array().unwrap() {
+            let notes = f["notes"].to_string();
+            if f["rule"] != "unknown-record-type" {
+                assert!(notes.contains("pi "), "{file}: {f:#}");
+            }
+        }
+    }
+    // Every message of the session pi wrote is read, and only those.
+    let o = run(&["inspect", HEALTHY]);
+    assert!(
+        stdout(&o).contains("messages:      6 (assistant 3, tool 1, user 2)"),
+        "{}",
+        stdout(&o)
+    );
+    // A garbled line in the middle: the walk stops at the entry naming
+    // it, and pi sends only what follows (the oracle test measures it).
+    let o = run(&["inspect", "fixtures/pi/garbled-middle.jsonl"]);
+    assert!(stdout(&o).contains("messages:      2"), "{}", stdout(&o));
+}
+
+#[test]
+fn the_detector_takes_a_pi_session_and_nothing_else() {
+    let d = tempfile::tempdir().unwrap();
+    // A header whose line is torn: the next entries still name the store
+    // only when a header is found; a lone entry line is not a pi session.
+    let f = d.path().join("x.jsonl");
+    std::fs::write(
+        &f,
+        "{\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
+    )
+    .unwrap();
+    let (_, doc) = lint_json(f.to_str().unwrap(), &[]);
+    assert_ne!(doc["files"][0]["dialect"], "pi", "{doc:#}");
+}
+
+/// Repair every damaged fixture into `dir`: the copies, in EXPECTED's order.
+fn repair_all(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for (file, _, edits) in EXPECTED {
+        if edits.is_empty() {
+            continue;
+        }
+        let input = root().join(file);
+        let before = fingerprint(&input);
+        let sub = dir.join(Path::new(file).file_stem().unwrap());
+        std::fs::create_dir_all(&sub).unwrap();
+        let (copy, log) = repair_logged(&input, &sub);
+        assert_eq!(edit_lines(&log), *edits, "{file}: {log:#}");
+        assert_eq!(fingerprint(&input), before, "{file} was touched");
+        // Every edit keeps what it removed or replaced.
+        for e in log["edits"].as_array().unwrap() {
+            let action = e["action"].as_str().unwrap();
+            if action != "answer-call" {
+                assert!(e["before"].is_string(), "{file}: {e:#}");
+            }
+        }
+        let named = sub.join(Path::new(file).file_name().unwrap());
+        std::fs::rename(&copy, &named).unwrap();
+        out.push(named);
+    }
+    out
+}
+
+#[test]
+fn a_repaired_copy_is_clean_and_a_second_repair_changes_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    for copy in repair_all(d.path()) {
+        let (rc, doc) = lint_json(copy.to_str().unwrap(), &["--fail-on", "warning"]);
+        assert_eq!(rc, 0, "{}: {doc:#}", copy.display());
+        assert_second_repair_changes_nothing(&copy, copy.parent().unwrap());
+    }
+    // The result put in for an unanswered call is the one pi itself sends.
+    let text = std::fs::read_to_string(
+        d.path()
+            .join("orphan-call-at-end")
+            .join("orphan-call-at-end.jsonl"),
+    )
+    .unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["message"]["role"], "toolResult", "{last:#}");
+    assert_eq!(last["message"]["isError"], true, "{last:#}");
+    assert_eq!(
+        last["message"]["content"][0]["text"], "No result provided",
+        "{last:#}"
+    );
+    assert_eq!(last["parentId"], "f843f4bd", "{last:#}");
+    // A torn entry with the next one pi appended onto it: the fragment
+    // goes, the glued entry (the third prompt) stays, and the copy sends
+    // every message left.
+    let copy = d
+        .path()
+        .join("torn-then-resumed")
+        .join("torn-then-resumed.jsonl");
+    let text = std::fs::read_to_string(&copy).unwrap();
+    let line9: serde_json::Value = serde_json::from_str(text.lines().nth(8).unwrap()).unwrap();
+    assert_eq!(line9["id"], "5d1e7a20", "{text}");
+    let o = run(&["inspect", copy.to_str().unwrap()]);
+    assert!(
+        stdout(&o).contains("messages:      7 (assistant 3, tool 1, user 3)"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn an_in_place_repair_keeps_a_backup() {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("s.jsonl");
+    std::fs::copy(root().join("fixtures/pi/torn-tail.jsonl"), &file).unwrap();
+    let base = std::fs::read(&file).unwrap();
+    let o = run(&["repair", "--in-place", file.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let backups: Vec<PathBuf> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p != &file)
+        .collect();
+    assert_eq!(backups.len(), 1, "{backups:?}");
+    assert_eq!(std::fs::read(&backups[0]).unwrap(), base);
+    let (rc, doc) = lint_json(file.to_str().unwrap(), &["--fail-on", "warning"]);
+    assert_eq!(rc, 0, "{doc:#}");
+}
+
+fn python() -> std::process::Command {
+    let mut c = std::process::Command::new("python3");
+    c.current_dir(root());
+    c
+}
+
+/// The JSON lines a `tests/oracle/pi.py` run printed.
+fn summaries(o: &std::process::Output) -> Vec<serde_json::Value> {
+    let text = String::from_utf8_lossy(&o.stdout);
+    let v: Vec<serde_json::Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert!(
+        !v.is_empty() && v.iter().all(|s| s.get("error").is_none()),
+        "pi.py: {text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    v
+}
+
+/// The pinned pi (tests/oracle/install.sh) writes a fresh session
+/// offline (tests/oracle/pi.py fresh: a prompt the mock answers with a
+/// `bash` call, pi runs it, then a second prompt with `--continue`):
+/// chatfsck reads every message of it, and finds nothing.
+#[test]
+#[cfg_attr(
+    not(all(has_tool = "clients", has_tool = "python3")),
+    ignore = "needs the pinned clients and python3: tests/oracle/install.sh"
+)]
+fn a_fresh_session_of_the_pinned_pi_reads_whole_and_clean() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("fresh");
+    let o = python()
+        .arg("tests/oracle/pi.py")
+        .arg("fresh")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let s = &summaries(&o)[0];
+    assert_eq!(s["version"], "0.73.1", "{s:#}");
+    assert!(
+        s["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["rc"] == 0 && r["timed_out"] == false),
+        "{s:#}"
+    );
+    let files = s["sessions"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "one session, continued: {s:#}");
+    let session = out.join(files[0].as_str().unwrap());
+    let (rc, doc) = lint_json(session.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!(rc, 0, "{doc:#}");
+    assert_eq!(doc["files"][0]["dialect"], "pi", "{doc:#}");
+    // Every message entry pi wrote is a message read.
+    let text = std::fs::read_to_string(&session).unwrap();
+    let entries = text
+        .lines()
+        .filter(|l| l.contains("\"type\":\"message\""))
+        .count();
+    assert_eq!(entries, 6, "{text}");
+    let o = run(&["inspect", session.to_str().unwrap()]);
+    assert!(
+        stdout(&o).contains("messages:      6 (assistant 3, tool 1, user 2)"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// The pinned pi resumes each damaged fixture as the profile says, and
+/// every repaired copy whole: the request it sends is valid and carries
+/// every unit of the copy's history. One pi.py run for all of them.
+#[test]
+#[cfg_attr(
+    not(all(has_tool = "clients", has_tool = "python3")),
+    ignore = "needs the pinned clients and python3: tests/oracle/install.sh"
+)]
+fn the_pinned_pi_resumes_every_repaired_copy_whole() {
+    let d = tempfile::tempdir().unwrap();
+    let copies = repair_all(&d.path().join("copies"));
+    // The originals whose resume the profile describes, one per behaviour.
+    let originals = [
+        "fixtures/pi/custom-message-mid-tool.jsonl",
+        "fixtures/pi/stray-result.jsonl",
+        "fixtures/pi/torn-then-resumed.jsonl",
+        "fixtures/pi/orphan-call.jsonl",
+    ];
+    let o = python()
+        .arg("tests/oracle/pi.py")
+        .arg("resume")
+        .arg(d.path().join("runs"))
+        .args(originals.iter().map(|f| root().join(f)))
+        .args(&copies)
+        .output()
+        .unwrap();
+    let s = summaries(&o);
+    assert_eq!(s.len(), originals.len() + copies.len(), "{s:#?}");
+    for r in &s {
+        assert_eq!(r["rc"], 0, "{r:#}");
+    }
+    // As the profile says: refused, refused, history lost, healed.
+    assert_eq!(s[0]["valid"], false, "{:#}", s[0]);
+    assert_eq!(s[0]["no_result_provided"], 1, "{:#}", s[0]);
+    assert_eq!(s[1]["valid"], false, "{:#}", s[1]);
+    assert_eq!(s[2]["valid"], true, "{:#}", s[2]);
+    assert!(s[2]["units_missing"].as_u64().unwrap() > 0, "{:#}", s[2]);
+    assert_eq!(s[3]["valid"], true, "{:#}", s[3]);
+    assert_eq!(s[3]["no_result_provided"], 1, "{:#}", s[3]);
+    for r in &s[originals.len()..] {
+        assert_eq!(r["valid"], true, "{r:#}");
+        assert_eq!(r["units_missing"], 0, "{r:#}");
+    }
+}
