@@ -474,7 +474,6 @@ const GUARDED: &[&str] = &[
     // does not (fuzz/README.md, "Open defects").
     "anthropic-orphan-tool-result-gained",
     "claude-code-interleaved-message-gained",
-    "claude-code-orphan-tool-call-gained",
     "claude-code-orphan-tool-call-gained-2",
     "claude-code-orphan-tool-call-gained-3",
     "claude-code-orphan-tool-call-gained-4",

@@ -318,6 +318,10 @@ cases! {
     // validator does not read pixels); the copy carries a text block in
     // its place.
     claude_wider_than_8000_px: Claude "fixtures/claude-code/oversized-image/wider-than-8000-px.jsonl" Expect::Whole;
+    // Line 26 reuses line 20's uuid under the leaf, closing a parent
+    // cycle: the input sends 5 of 20 units, starting with an assistant
+    // turn; the copy, line 20 under a uuid of its own, all 20.
+    claude_reused_uuid_closes_a_cycle: Claude "fixtures/claude-code/duplicate-uuid/reused-uuid-closes-a-cycle.jsonl" Expect::Whole;
     // No record carries a link: each is linked to the one before it.
     claude_unchained_all_parents_null: Claude "fixtures/claude-code/unchained-records/all-parents-null.jsonl" Expect::Whole;
 

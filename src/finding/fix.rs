@@ -90,6 +90,11 @@ pub enum Action {
     /// Remove the stored `id` of the item that is the record at `loc`
     /// (the old record goes to the log).
     DropItemId { loc: Loc },
+    /// Two records share a uuid and the later closes a parent cycle
+    /// through it (Claude Code): the earlier gets a uuid of its own, and
+    /// the records written between them that name the uuid as parent are
+    /// linked to it; the later keeps its parent. Both are sent.
+    UnshareUuid { earlier: Loc, later: Loc },
 }
 
 impl Action {
@@ -114,6 +119,7 @@ impl Action {
             Action::RenameCall { .. } => "rename-call",
             Action::ReplaceImage { .. } => "replace-image",
             Action::DropItemId { .. } => "drop-item-id",
+            Action::UnshareUuid { .. } => "unshare-uuid",
         }
     }
 }

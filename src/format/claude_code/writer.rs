@@ -40,6 +40,7 @@ pub fn supports(_: crate::model::Dialect, a: &Action) -> bool {
             | Action::RenameCall { .. }
             | Action::ReplaceArguments { .. }
             | Action::ReplaceImage { .. }
+            | Action::UnshareUuid { .. }
     )
 }
 
@@ -576,6 +577,69 @@ impl Writer for CcWriter {
                             .or_default()
                             .blocks
                             .push((*block, Some(after)));
+                    }
+                    Action::UnshareUuid { earlier, later } => {
+                        let (Some(a), Some(b)) = (
+                            by_start.get(&start_of(earlier)),
+                            by_start.get(&start_of(later)),
+                        ) else {
+                            continue;
+                        };
+                        let Some(old) = a.uuid.clone() else { continue };
+                        // The records written between the two that name the
+                        // uuid as their parent meant the earlier record.
+                        let between: Vec<&ChainRecord> = chain
+                            .records
+                            .iter()
+                            .filter(|r| {
+                                start_of(&r.loc) > start_of(earlier)
+                                    && start_of(&r.loc) < start_of(later)
+                                    && r.parent.as_deref() == Some(old.as_str())
+                            })
+                            .collect();
+                        let busy = |l: &Loc| {
+                            plan.recs
+                                .get(&start_of(l))
+                                .is_some_and(|e| e.drop || e.parent.is_some() || e.uuid.is_some())
+                        };
+                        if busy(earlier) || between.iter().any(|r| busy(&r.loc)) {
+                            log.left.push(left(
+                                p,
+                                conv,
+                                "another edit of this repair changes one of the records",
+                            ));
+                            continue;
+                        }
+                        let new = fresh_uuid(&old, "kept", &mut taken);
+                        let (al, bl) = (a.loc.line().unwrap_or(0), b.loc.line().unwrap_or(0));
+                        let mut e = entry(
+                            rule,
+                            "unshare-uuid",
+                            format!(
+                                "gave line {al}, whose uuid line {bl} reuses to close a parent cycle, the uuid `{new}`: both records are sent"
+                            ),
+                            earlier,
+                        );
+                        e.before = Some(format!("\"uuid\":\"{old}\""));
+                        e.after = Some(format!("\"uuid\":\"{new}\""));
+                        e.ids = vec![old.clone()];
+                        edits.push(e);
+                        plan.recs.entry(start_of(earlier)).or_default().uuid =
+                            Some((old.clone(), new.clone()));
+                        for r in between {
+                            let rl = r.loc.line().unwrap_or(0);
+                            edits.push(relink_entry(
+                                rule,
+                                format!("re-linked line {rl} to line {al}, its parent, under its new uuid"),
+                                &r.loc,
+                                Some(&old),
+                                Some(&new),
+                            ));
+                            plan.recs.entry(start_of(&r.loc)).or_default().parent =
+                                Some(Some(new.clone()));
+                            kept_parent.insert(start_of(&r.loc));
+                        }
+                        kept_uuids.push((new, a.parent.clone()));
                     }
                     Action::DropThinking { loc, block } => thinking.push((loc, *block, p, true)),
                     Action::DropBlock { loc, block } => thinking.push((loc, *block, p, false)),

@@ -182,6 +182,7 @@ fn supports(_: Dialect, a: &Action) -> bool {
             | Action::RenameCall { .. }
             | Action::ReplaceImage { .. }
             | Action::DropItemId { .. }
+            | Action::UnshareUuid { .. }
     )
 }
 
