@@ -254,6 +254,16 @@ const EXPECTED: &[(&str, &[&str])] = &[
         "invalid-tool-arguments/input-is-a-string.jsonl",
         &["invalid-tool-arguments error 23"],
     ),
+    // A tool name over 200 characters: the client cuts it to 200.
+    (
+        "invalid-tool-name/name-over-200-characters.jsonl",
+        &["invalid-tool-name warning 23"],
+    ),
+    // A NUL in a tool name: sent as stored, refused.
+    (
+        "invalid-tool-name/nul-in-name.jsonl",
+        &["invalid-tool-name error 23"],
+    ),
     (
         "empty-text-block/blank-text-beside-calls.jsonl",
         &["empty-text-block warning 3"],

@@ -180,6 +180,7 @@ const WITH_CLIENTS: &[&str] = &[
     "interleaved-message",
     "invalid-item-id",
     "invalid-tool-arguments",
+    "invalid-tool-name",
     "lone-surrogate",
     "mismatched-message-id",
     "mismatched-tool-output",

@@ -322,6 +322,9 @@ cases! {
     // cycle: the input sends 5 of 20 units, starting with an assistant
     // turn; the copy, line 20 under a uuid of its own, all 20.
     claude_reused_uuid_closes_a_cycle: Claude "fixtures/claude-code/duplicate-uuid/reused-uuid-closes-a-cycle.jsonl" Expect::Whole;
+    // A tool name of 240 characters: the client cuts it to 200 (the
+    // repair leaves it), and the request is valid.
+    claude_tool_name_over_200_characters: Claude "fixtures/claude-code/invalid-tool-name/name-over-200-characters.jsonl" Expect::Whole;
     // No record carries a link: each is linked to the one before it.
     claude_unchained_all_parents_null: Claude "fixtures/claude-code/unchained-records/all-parents-null.jsonl" Expect::Whole;
 
@@ -713,4 +716,54 @@ fn claude_code_resumes_a_copy_whose_image_over_5_mb_is_replaced() {
         String::from_utf8_lossy(&made.stderr)
     );
     case(input.to_str().unwrap(), Client::Claude, Expect::Whole);
+}
+
+/// Issue 39: a NUL in a tool name. Claude Code 2.1.330 sends the call
+/// under its name as stored, and the request is refused (`tool_use_name`):
+/// lint reports `invalid-tool-name`, an error (a name over 200 characters,
+/// which the client cuts, is a warning: `claude_tool_name_over_200_characters`).
+#[test]
+#[cfg_attr(
+    not(all(has_tool = "clients", has_tool = "python3")),
+    ignore = "needs the pinned Claude Code and Codex clients and Python 3: tests/oracle/install.sh (scripts/test-all does it)"
+)]
+fn claude_code_sends_a_nul_in_a_tool_name_as_stored() {
+    let (oracle, prefix) = require_oracle();
+    let fixture = "fixtures/claude-code/invalid-tool-name/nul-in-name.jsonl";
+    let input = root().join(fixture);
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join(input.file_name().unwrap());
+    std::fs::copy(&input, &session).unwrap();
+    let (exit, doc) = lint_json(session.to_str().unwrap(), &[]);
+    let found: Vec<(&str, u64)> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap(),
+                f["location"]["line"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(
+        (exit, found),
+        (1, vec![("invalid-tool-name", 23)]),
+        "{doc:#}"
+    );
+    let summary = resume(
+        &oracle,
+        &prefix,
+        Client::Claude,
+        &session,
+        &dir.path().join("out"),
+    );
+    assert_eq!(summary["rc"], 0, "{summary:#}");
+    assert_eq!(summary["valid"], false, "{summary:#}");
+    assert!(
+        summary["errors"].as_array().is_some_and(|e| e
+            .iter()
+            .any(|e| e.as_str().is_some_and(|e| e.starts_with("tool_use_name")))),
+        "{summary:#}"
+    );
 }

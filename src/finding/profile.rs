@@ -133,6 +133,10 @@ pub enum Pattern {
     EmptyTextBlock,
     /// Tool-call arguments that are not a JSON object.
     InvalidToolArguments,
+    /// A tool call's name that holds a NUL character.
+    InvalidToolNameNul,
+    /// A tool call's name over the API's 200 characters.
+    InvalidToolNameLong,
 }
 
 impl Pattern {
@@ -184,6 +188,8 @@ impl Pattern {
         Pattern::DamagedEncryptedContent,
         Pattern::EmptyTextBlock,
         Pattern::InvalidToolArguments,
+        Pattern::InvalidToolNameNul,
+        Pattern::InvalidToolNameLong,
     ];
 
     /// The rule that detects it.
@@ -229,6 +235,7 @@ impl Pattern {
             Pattern::DamagedEncryptedContent => "damaged-encrypted-content",
             Pattern::EmptyTextBlock => "empty-text-block",
             Pattern::InvalidToolArguments => "invalid-tool-arguments",
+            Pattern::InvalidToolNameNul | Pattern::InvalidToolNameLong => "invalid-tool-name",
         }
     }
 
@@ -316,6 +323,8 @@ impl Pattern {
             Pattern::DamagedEncryptedContent => "encrypted reasoning is cut or not base64",
             Pattern::EmptyTextBlock => "a text block beside other content is empty",
             Pattern::InvalidToolArguments => "a call's arguments are no JSON object",
+            Pattern::InvalidToolNameNul => "a call's name holds a NUL",
+            Pattern::InvalidToolNameLong => "a call's name is over 200 characters",
         }
     }
 }

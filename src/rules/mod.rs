@@ -30,6 +30,7 @@ mod index_gap;
 mod interleaved_message;
 mod invalid_item_id;
 mod invalid_tool_arguments;
+mod invalid_tool_name;
 mod lone_surrogate;
 mod mismatched_message_id;
 mod mismatched_tool_output;
@@ -86,6 +87,7 @@ pub static RULES: &[&Rule] = &[
     &interleaved_message::RULE,
     &duplicate_tool_call_id::RULE,
     &invalid_tool_arguments::RULE,
+    &invalid_tool_name::RULE,
     &failing_call_loop::RULE,
     &tool_call_as_text::RULE,
     &thinking_only_message::RULE,

@@ -271,6 +271,24 @@ pub static PROFILE: Profile = Profile {
         )
         .on_versions("2.1.x"),
         Resume::new(
+            Pattern::InvalidToolNameNul,
+            Does::SendsAsIs,
+            &[Note::Text(
+                "Claude Code 2.1.330 sends the call under its name as stored, NUL and all, and the API refuses the request",
+            )],
+        )
+        .on_versions("2.1.330"),
+        Resume::new(
+            Pattern::InvalidToolNameLong,
+            Does::Changes("the name cut to its first 200 characters"),
+            &[Note::Text(
+                "Claude Code 2.1.330 sends the name cut to its first 200 characters: the request is valid, and the model sees the call under the shorter name; other readers of the session send it whole, and the API answers `messages.N.content.M.tool_use.name: String should have at most 200 characters`",
+            )],
+        )
+        .saying("Claude Code sends it cut to its first 200 characters")
+        .with_severity(Severity::Warning)
+        .on_versions("2.1.330"),
+        Resume::new(
             Pattern::DuplicateToolCallId,
             Does::Drops,
             &[Note::Text(
