@@ -193,6 +193,23 @@ const EXPECTED: &[(&str, &[&str])] = &[
     ),
     // Four characters altered: only the server can tell.
     ("thinking-signature/damaged.jsonl", &[]),
+    // The later record's parent descends from the uuid it reuses. The
+    // client sends 5 of 20 units and a request starting with an
+    // assistant turn; the parent-cycle finding says nothing is lost, which
+    // is wrong here (left for a later change).
+    (
+        "duplicate-uuid/reused-uuid-closes-a-cycle.jsonl",
+        &["duplicate-uuid error 26", "parent-cycle warning 26"],
+    ),
+    (
+        "oversized-image/wider-than-8000-px.jsonl",
+        &["oversized-image error 2"],
+    ),
+    // Cut at a base64 quantum: well-formed base64 that no longer frames.
+    (
+        "thinking-signature/cut-at-a-quantum.jsonl",
+        &["thinking-signature error 7"],
+    ),
     (
         "orphan-tool-call/middle-result-deleted.jsonl",
         &["dangling-parent warning 17", "orphan-tool-call error 16"],
@@ -228,6 +245,28 @@ const EXPECTED: &[(&str, &[&str])] = &[
     (
         "parent-cycle/root-points-to-leaf.jsonl",
         &["parent-cycle warning 2"],
+    ),
+    (
+        "duplicate-tool-call-id/later-call-reuses-id.jsonl",
+        &["duplicate-tool-call-id error 18"],
+    ),
+    (
+        "invalid-tool-arguments/input-is-a-string.jsonl",
+        &["invalid-tool-arguments error 23"],
+    ),
+    // A tool name over 200 characters: the client cuts it to 200.
+    (
+        "invalid-tool-name/name-over-200-characters.jsonl",
+        &["invalid-tool-name warning 23"],
+    ),
+    // A NUL in a tool name: sent as stored, refused.
+    (
+        "invalid-tool-name/nul-in-name.jsonl",
+        &["invalid-tool-name error 23"],
+    ),
+    (
+        "empty-text-block/blank-text-beside-calls.jsonl",
+        &["empty-text-block warning 3"],
     ),
 ];
 
@@ -295,11 +334,43 @@ fn an_image_over_5_mb_is_refused() {
         "{}",
         String::from_utf8_lossy(&made.stderr)
     );
-    let (code, doc) = lint_json(out.to_str().unwrap(), &["--fail-on", "info"]);
+    let (exit, doc) = lint_json(out.to_str().unwrap(), &["--fail-on", "info"]);
     assert_eq!(findings(&doc), vec!["oversized-image error 2"], "{doc:#}");
-    assert_eq!(code, 1);
+    assert_eq!(exit, 1);
     let summary = doc["findings"][0]["summary"].as_str().unwrap();
     assert!(summary.contains("7842560 base64 characters"), "{summary}");
+    // Issue 39, pattern 4: the copy carries a text block in the image's
+    // place, saying what was removed and why; the log keeps the image.
+    let copy = dir.path().join("copy.jsonl");
+    let log = dir.path().join("log.json");
+    let o = run(&[
+        "repair",
+        out.to_str().unwrap(),
+        "-o",
+        copy.to_str().unwrap(),
+        "--log",
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let recs = records(&copy);
+    let content = &recs[1]["message"]["content"];
+    let marker = content[1]["text"].as_str().unwrap();
+    assert_eq!(content[1]["type"], "text");
+    assert!(
+        marker.contains("Image removed by chatfsck repair")
+            && marker.contains("7842560 characters (7.5 MB), over the 5 MB"),
+        "{marker}"
+    );
+    assert_eq!(content[0], {
+        let input = records(&out);
+        input[1]["message"]["content"][0].clone()
+    });
+    let log: serde_json::Value = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
+    let edit = &log["edits"][0];
+    assert_eq!(edit["action"], "replace-image");
+    assert!(edit["before"].as_str().unwrap().len() > 7_842_560);
+    let (exit, doc) = lint_json(copy.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!((exit, findings(&doc)), (0, vec![]), "{doc:#}");
 }
 
 /// The head of a PNG whose IHDR says `w`×`h`: all the rule reads of an
@@ -434,6 +505,10 @@ fn snapshots_of_human_and_json_output() {
 /// The rules whose findings `repair` fixes in a Claude Code session.
 const REPAIRED: &[&str] = &[
     "corrupt-record",
+    "duplicate-tool-call-id",
+    "invalid-tool-arguments",
+    "empty-text-block",
+    "oversized-image",
     "stale-leaf",
     "empty-message",
     "dangling-parent",
@@ -1914,4 +1989,114 @@ fn a_subagent_file_is_read_as_a_history_of_its_own() {
     let (_, doc) = lint_json(d.path().to_str().unwrap(), &[]);
     assert_eq!(doc["summary"]["files"], 2, "{doc:#}");
     assert_eq!(doc["summary"]["unread"], 0, "{doc:#}");
+}
+
+/// Issue 39, pattern 1: the Edit call on line 18 reuses the id of the Read
+/// call on line 16, and its result (line 19) answers it under that id.
+/// Claude Code sends the first call of the id only: the Edit call and its
+/// result were lost on every resume. The copy gives the later call an id
+/// of its own, derived from the old one, and its result the same; the log
+/// keeps both blocks as they were.
+#[test]
+fn a_call_reusing_an_id_gets_its_own_with_its_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = root().join(fixture("duplicate-tool-call-id/later-call-reuses-id.jsonl"));
+    let out = dir.path().join("copy.jsonl");
+    let log = dir.path().join("log.json");
+    let o = run(&[
+        "repair",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--log",
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let old = "toolu_bdrk_019rEFxU8hyZyoD9foULmY5m";
+    let new = format!("{old}x2");
+    let recs = records(&out);
+    assert_eq!(recs[15]["message"]["content"][0]["id"], old);
+    assert_eq!(recs[16]["message"]["content"][0]["tool_use_id"], old);
+    assert_eq!(recs[17]["message"]["content"][0]["id"], new.as_str());
+    assert_eq!(recs[17]["message"]["content"][0]["name"], "Edit");
+    assert_eq!(
+        recs[18]["message"]["content"][0]["tool_use_id"],
+        new.as_str()
+    );
+    let log: serde_json::Value = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
+    let renamed: Vec<u64> = log["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["action"] == "rename-call")
+        .map(|e| {
+            assert!(e["before"].as_str().unwrap().contains(old), "{e}");
+            e["location"]["line"].as_u64().unwrap()
+        })
+        .collect();
+    assert_eq!(renamed, vec![18, 19]);
+}
+
+/// Issue 39, pattern 6: a blank text block in a record that holds other
+/// blocks is taken out of the content; the other blocks stay byte for
+/// byte, and the block is in the log.
+#[test]
+fn a_blank_text_block_beside_a_call_is_taken_out_of_its_record() {
+    let d = tempfile::tempdir().unwrap();
+    let call = r#"{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}"#;
+    let lines = [
+        cc("user", Some("u1"), None, 1, r#""list the files""#),
+        cc(
+            "assistant",
+            Some("a1"),
+            Some("u1"),
+            2,
+            &format!(r#"[{{"type":"text","text":" \n"}},{call}]"#),
+        ),
+        cc(
+            "user",
+            Some("u2"),
+            Some("a1"),
+            3,
+            r#"[{"type":"tool_result","tool_use_id":"toolu_1","content":"a.txt"}]"#,
+        ),
+        cc(
+            "assistant",
+            Some("a2"),
+            Some("u2"),
+            4,
+            r#"[{"type":"text","text":"One file."}]"#,
+        ),
+    ];
+    let input = session(
+        d.path(),
+        "4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl",
+        &lines,
+    );
+    let (_, doc) = lint_json(input.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!(
+        findings(&doc),
+        vec!["empty-text-block warning 2"],
+        "{doc:#}"
+    );
+    let out = d.path().join("copy.jsonl");
+    let o = run(&[
+        "repair",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let copy = std::fs::read_to_string(&out).unwrap();
+    let copied: Vec<&str> = copy.lines().collect();
+    assert_eq!(copied.len(), 4);
+    assert_eq!(
+        copied[1],
+        lines[1].replace(r#"{"type":"text","text":" \n"},"#, ""),
+    );
+    for i in [0, 2, 3] {
+        assert_eq!(copied[i], lines[i]);
+    }
+    let (_, doc) = lint_json(out.to_str().unwrap(), &["--fail-on", "info"]);
+    assert!(findings(&doc).is_empty(), "{doc:#}");
 }

@@ -474,14 +474,12 @@ const GUARDED: &[&str] = &[
     // does not (fuzz/README.md, "Open defects").
     "anthropic-orphan-tool-result-gained",
     "claude-code-interleaved-message-gained",
-    "claude-code-orphan-tool-call-gained",
     "claude-code-orphan-tool-call-gained-2",
     "claude-code-orphan-tool-call-gained-3",
     "claude-code-orphan-tool-call-gained-4",
     "claude-code-orphan-tool-call-gained-5",
     "claude-code-orphan-tool-result-gained",
     "claude-code-second-repair-not-a-no-op",
-    "claude-code-stale-leaf-gained-after-a-uuid-rewrite",
     // The copy would be another store's file: damage had hidden what the
     // input is, and what it is decides what a repair of it means.
     "claude-code-copy-read-as-a-copilot-event-log",

@@ -300,6 +300,31 @@ cases! {
     // refused; the copy, without the record holding it, is valid.
     claude_unknown_block_assistant_text: Claude "fixtures/claude-code/unknown-block-type/assistant-text.jsonl" Expect::Whole;
     claude_unknown_block_tool_result: Claude "fixtures/claude-code/unknown-block-type/tool-result.jsonl" Expect::Whole;
+    // Issue 39. The Edit call reuses the Read call's id: the input sends
+    // 17 of 19 units (the client keeps the first call of the id only); the
+    // copy, the later call and its result under an id of their own, all.
+    claude_later_call_reuses_id: Claude "fixtures/claude-code/duplicate-tool-call-id/later-call-reuses-id.jsonl" Expect::Whole;
+    // A call's `input` stored as a string: the API refuses it; the copy's
+    // is `{}`.
+    claude_input_is_a_string: Claude "fixtures/claude-code/invalid-tool-arguments/input-is-a-string.jsonl" Expect::Whole;
+    // A blank text block beside a reply's calls: the client leaves it out
+    // (18 of 19 units, valid); the copy, without it, sends all 18.
+    claude_blank_text_beside_calls: Claude "fixtures/claude-code/empty-text-block/blank-text-beside-calls.jsonl" Expect::Whole;
+    // A signature cut at a base64 quantum (well-formed base64, broken
+    // framing): the API refuses it; the copy, without the thinking
+    // block's record, is valid.
+    claude_signature_cut_at_a_quantum: Claude "fixtures/claude-code/thinking-signature/cut-at-a-quantum.jsonl" Expect::Whole;
+    // A 9000×8 PNG in the prompt: the API refuses its width (the
+    // validator does not read pixels); the copy carries a text block in
+    // its place.
+    claude_wider_than_8000_px: Claude "fixtures/claude-code/oversized-image/wider-than-8000-px.jsonl" Expect::Whole;
+    // Line 26 reuses line 20's uuid under the leaf, closing a parent
+    // cycle: the input sends 5 of 20 units, starting with an assistant
+    // turn; the copy, line 20 under a uuid of its own, all 20.
+    claude_reused_uuid_closes_a_cycle: Claude "fixtures/claude-code/duplicate-uuid/reused-uuid-closes-a-cycle.jsonl" Expect::Whole;
+    // A tool name of 240 characters: the client cuts it to 200 (the
+    // repair leaves it), and the request is valid.
+    claude_tool_name_over_200_characters: Claude "fixtures/claude-code/invalid-tool-name/name-over-200-characters.jsonl" Expect::Whole;
     // No record carries a link: each is linked to the one before it.
     claude_unchained_all_parents_null: Claude "fixtures/claude-code/unchained-records/all-parents-null.jsonl" Expect::Whole;
 
@@ -667,4 +692,78 @@ fn claude_corpus_sessions_with_a_lost_line_resume_once_repaired() {
             .collect()
     });
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Issue 39, pattern 4: an image over 5 MB (generated: 7.8 MB of base64)
+/// locks the user out, as Claude Code refuses to resume; the repaired
+/// copy, the image replaced by a text block saying so, resumes whole.
+#[test]
+#[cfg_attr(
+    not(all(has_tool = "clients", has_tool = "python3")),
+    ignore = "needs the pinned Claude Code and Codex clients and Python 3: tests/oracle/install.sh (scripts/test-all does it)"
+)]
+fn claude_code_resumes_a_copy_whose_image_over_5_mb_is_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("image-over-5mb.jsonl");
+    let made = Command::new("python3")
+        .arg(root().join("fixtures/claude-code/gen_oversized_image.py"))
+        .arg(&input)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    case(input.to_str().unwrap(), Client::Claude, Expect::Whole);
+}
+
+/// Issue 39: a NUL in a tool name. Claude Code 2.1.330 sends the call
+/// under its name as stored, and the request is refused (`tool_use_name`):
+/// lint reports `invalid-tool-name`, an error (a name over 200 characters,
+/// which the client cuts, is a warning: `claude_tool_name_over_200_characters`).
+#[test]
+#[cfg_attr(
+    not(all(has_tool = "clients", has_tool = "python3")),
+    ignore = "needs the pinned Claude Code and Codex clients and Python 3: tests/oracle/install.sh (scripts/test-all does it)"
+)]
+fn claude_code_sends_a_nul_in_a_tool_name_as_stored() {
+    let (oracle, prefix) = require_oracle();
+    let fixture = "fixtures/claude-code/invalid-tool-name/nul-in-name.jsonl";
+    let input = root().join(fixture);
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join(input.file_name().unwrap());
+    std::fs::copy(&input, &session).unwrap();
+    let (exit, doc) = lint_json(session.to_str().unwrap(), &[]);
+    let found: Vec<(&str, u64)> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap(),
+                f["location"]["line"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(
+        (exit, found),
+        (1, vec![("invalid-tool-name", 23)]),
+        "{doc:#}"
+    );
+    let summary = resume(
+        &oracle,
+        &prefix,
+        Client::Claude,
+        &session,
+        &dir.path().join("out"),
+    );
+    assert_eq!(summary["rc"], 0, "{summary:#}");
+    assert_eq!(summary["valid"], false, "{summary:#}");
+    assert!(
+        summary["errors"].as_array().is_some_and(|e| e
+            .iter()
+            .any(|e| e.as_str().is_some_and(|e| e.starts_with("tool_use_name")))),
+        "{summary:#}"
+    );
 }

@@ -67,19 +67,34 @@ pub enum Action {
     /// record written twice); the writer checks that it does, and the
     /// repeat goes to the log.
     DropRepeat { loc: Loc, of: Loc },
-    /// Give a tool call that reuses an earlier call's id the id `id` (the
-    /// rule derives it from the old one, stably), and the same to the
-    /// result that answers it (`result`: message, part); the old values go
-    /// to the log.
+    /// Give a tool call that reuses the id of an earlier call an id of
+    /// its own, and the same to the result that answers it (`result`:
+    /// message, part); the old values go to the log. The new id is
+    /// derived from the old one by the store's writer, in its client's
+    /// convention (a client may refuse ids of another shape), stably.
     RenameCall {
         message: usize,
         part: usize,
         result: Option<(usize, usize)>,
-        id: String,
+    },
+    /// Replace an image the request cannot carry with a text block saying
+    /// what was removed and why (the image goes to the log): the `nth`
+    /// image of content block `block` of the record at `loc` (the block
+    /// itself, or an image inside a tool result).
+    ReplaceImage {
+        loc: Loc,
+        block: usize,
+        nth: usize,
+        why: String,
     },
     /// Remove the stored `id` of the item that is the record at `loc`
     /// (the old record goes to the log).
     DropItemId { loc: Loc },
+    /// Two records share a uuid and the later closes a parent cycle
+    /// through it (Claude Code): the earlier gets a uuid of its own, and
+    /// the records written between them that name the uuid as parent are
+    /// linked to it; the later keeps its parent. Both are sent.
+    UnshareUuid { earlier: Loc, later: Loc },
 }
 
 impl Action {
@@ -102,7 +117,9 @@ impl Action {
             Action::DropBlock { .. } => "drop-block",
             Action::DropRepeat { .. } => "drop-repeat",
             Action::RenameCall { .. } => "rename-call",
+            Action::ReplaceImage { .. } => "replace-image",
             Action::DropItemId { .. } => "drop-item-id",
+            Action::UnshareUuid { .. } => "unshare-uuid",
         }
     }
 }

@@ -131,6 +131,14 @@ pub enum Pattern {
     DamagedEncryptedContent,
     /// The client's incremental index of the history has read past its end.
     ProjectionOutOfStep,
+    /// An empty or whitespace-only text block beside other content.
+    EmptyTextBlock,
+    /// Tool-call arguments that are not a JSON object.
+    InvalidToolArguments,
+    /// A tool call's name that holds a NUL character.
+    InvalidToolNameNul,
+    /// A tool call's name over the API's 200 characters.
+    InvalidToolNameLong,
 }
 
 impl Pattern {
@@ -181,6 +189,10 @@ impl Pattern {
         Pattern::InvalidItemIdUuid,
         Pattern::DamagedEncryptedContent,
         Pattern::ProjectionOutOfStep,
+        Pattern::EmptyTextBlock,
+        Pattern::InvalidToolArguments,
+        Pattern::InvalidToolNameNul,
+        Pattern::InvalidToolNameLong,
     ];
 
     /// The rule that detects it.
@@ -225,6 +237,9 @@ impl Pattern {
             Pattern::InvalidItemId | Pattern::InvalidItemIdUuid => "invalid-item-id",
             Pattern::DamagedEncryptedContent => "damaged-encrypted-content",
             Pattern::ProjectionOutOfStep => "projection-out-of-step",
+            Pattern::EmptyTextBlock => "empty-text-block",
+            Pattern::InvalidToolArguments => "invalid-tool-arguments",
+            Pattern::InvalidToolNameNul | Pattern::InvalidToolNameLong => "invalid-tool-name",
         }
     }
 
@@ -326,6 +341,10 @@ impl Pattern {
             Pattern::InvalidItemIdUuid => "an item's id is a UUID",
             Pattern::DamagedEncryptedContent => "encrypted reasoning is cut or not base64",
             Pattern::ProjectionOutOfStep => "the history is shorter than its index has read",
+            Pattern::EmptyTextBlock => "a text block beside other content is empty",
+            Pattern::InvalidToolArguments => "a call's arguments are no JSON object",
+            Pattern::InvalidToolNameNul => "a call's name holds a NUL",
+            Pattern::InvalidToolNameLong => "a call's name is over 200 characters",
         }
     }
 }

@@ -103,6 +103,9 @@ pub enum Signature {
     Empty,
     /// Not base64, or not a whole number of base64 quanta: cut or altered.
     Malformed,
+    /// Well-formed base64 of the shape the API issues, whose decoded
+    /// framing is broken: cut at a quantum, or a length byte altered.
+    Unframed,
 }
 
 /// One content block worth a rule's attention, by position in its record.

@@ -34,6 +34,9 @@ session resume) or from a message persisted twice.
 - Codex (0.169.0) sends both calls on resume (it answers a call itself only
   when no output anywhere in the history has its id), and the Responses API
   refuses the request. A rollout line written twice is enough.
+- Claude Code (2.1.x) sends the first call of the id only: the later call
+  is left out and its result sent as `(no content)`, so that call and its
+  output are lost from the history the model sees.
 
 ## Repair
 A call that repeats an earlier call exactly (the same id, name and
@@ -44,10 +47,14 @@ item written at another time).
 
 A call that reuses the id of an earlier call whose result came before it
 (an id counter that restarted) is another call: the result after it can
-only answer it. In a Codex rollout it gets an id of its own, derived from the old one (the
-old id, `_`, and which use of the id it is: `call_1_2` for the second),
-and so does the result that answers it; the old values go to the repair
-log, and a second repair finds nothing to change. Where both calls are
+only answer it. It gets an id of its own, derived from the old one and
+held by no other call or result, and so does the result that answers it;
+the old values go to the repair log, and a second repair finds nothing to
+change. The shape of the new id is the client's: in a Codex rollout the
+old id, `_`, and which use of the id it is (`call_1_2` for the second); in
+a Claude Code session the old id, `x`, and the use (`toolu_1x2`), as
+Claude Code 2.1.330 answers a call whose id ends in `_2` with its own
+`[Tool result missing due to internal error]`. Where both calls are
 still open when a result comes (two calls under one id in one turn),
 which call the result meant cannot be known from the history alone: that
 reuse is reported only.
@@ -58,24 +65,14 @@ reuse is reported only.
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let conv = ctx.conv;
     let mut first: HashMap<&str, (usize, usize)> = HashMap::default();
-    // The latest call with each id, and how many calls used it so far.
-    let mut latest: HashMap<&str, ((usize, usize), usize)> = HashMap::default();
-    // Every id a call or a result holds, and those given by this check.
-    let mut taken: foldhash::HashSet<String> = foldhash::HashSet::default();
-    for m in &conv.messages {
-        taken.extend(m.tool_calls().map(|(_, id, _, _)| id.to_string()));
-        taken.extend(m.tool_results().map(|(_, id, _, _)| id.to_string()));
-    }
+    // The latest call with each id.
+    let mut latest: HashMap<&str, (usize, usize)> = HashMap::default();
     for (mi, m) in conv.messages.iter().enumerate() {
         for (pi, id, name, _) in m.tool_calls() {
             if id.is_empty() {
                 continue;
             }
-            let (before, uses) = match latest.get(id) {
-                Some(&(call, n)) => (Some(call), n + 1),
-                None => (None, 1),
-            };
-            latest.insert(id, ((mi, pi), uses));
+            let before = latest.insert(id, (mi, pi));
             match first.get(id) {
                 Some(&(fm, fp)) => {
                     let loc = m.part_loc(pi).clone();
@@ -113,13 +110,11 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         && let Some(prev) = before
                         && answered_before(ctx, prev, mi)
                     {
-                        let new = derive(id, uses, &mut taken);
                         let result = ctx.pairing().result_of((mi, pi));
                         f = f.fix(vec![crate::finding::Action::RenameCall {
                             message: mi,
                             part: pi,
                             result,
-                            id: new,
                         }]);
                     }
                     out.push(f);
@@ -136,19 +131,6 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
 /// with its id cannot be the one that result answers.
 fn answered_before(ctx: &Ctx<'_>, prev: (usize, usize), at: usize) -> bool {
     ctx.pairing().result_of(prev).is_some_and(|(rm, _)| rm < at)
-}
-
-/// An id for the `uses`-th call with `id`, derived from it and held by no
-/// call or result: `{id}_{uses}`, or the next number free.
-fn derive(id: &str, uses: usize, taken: &mut foldhash::HashSet<String>) -> String {
-    let mut n = uses;
-    loop {
-        let new = format!("{id}_{n}");
-        if taken.insert(new.clone()) {
-            return new;
-        }
-        n += 1;
-    }
 }
 
 #[cfg(test)]
@@ -213,7 +195,29 @@ mod tests {
             .build();
         let f = rules_of(&c, "duplicate-tool-call-id");
         assert_eq!(f.len(), 1);
+        // Both calls open when the result comes: which one it answers is
+        // not known, so no fix.
         assert!(f[0].fix.is_none());
+        // The earlier call answered first: the later one gets an id of its
+        // own, with the result after it (the name is the writer's).
+        let c = conv(crate::model::Dialect::Codex)
+            .user("go")
+            .msg(Assistant, vec![call("t", "ls", "{}")])
+            .result("t")
+            .msg(Assistant, vec![call("t", "ls", r#"{"a":1}"#)])
+            .result("t")
+            .build();
+        let f = rules_of(&c, "duplicate-tool-call-id");
+        assert_eq!(f.len(), 1);
+        let fix = f[0].fix.as_ref().expect("a reuse gets an id of its own");
+        assert!(matches!(
+            fix.actions[..],
+            [Action::RenameCall {
+                message: 3,
+                part: 0,
+                result: Some((4, 0))
+            }]
+        ));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 use super::{Ctx, Rule};
 use crate::finding::profile::Pattern;
 use crate::finding::{Finding, Severity};
-use crate::model::chain::RecordKind;
+use crate::model::chain::{ChainRecord, RecordKind};
+use foldhash::HashMap;
 
 pub static RULE: Rule = Rule {
     name: "duplicate-uuid",
@@ -42,7 +43,15 @@ both kept: the earlier gets a uuid of its own (derived from the old one,
 so a second repair gives the same copy) and the later is chained to it,
 so the resume sends the earlier text, then the later, where the client
 sent the later alone. Which of the two is right stays the reader's call;
-the copy loses neither. Records of different parents or kinds, an
+the copy loses neither. A later record whose parent descends from the
+uuid it reuses closes a parent cycle: when its parent, and each parent up
+from it, is the only record of its uuid, written between the two, up to
+one that names the uuid as its parent (which then meant the earlier
+record), the earlier gets a uuid of its own, the records written between
+them that name the uuid as parent are linked to it under the new one,
+and the later keeps its parent, so the cycle is gone and both are sent.
+A later record naming its own uuid as parent, or a cycle through another
+shared uuid, is left. Other records of different parents or kinds, an
 earlier record holding a tool call or result (which would then be sent
 twice), and a later record holding a tool result (the earlier, kept
 before it, would come between the call and its result, and the client
@@ -55,6 +64,9 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(chain) = ctx.conv.chain.as_deref() else {
         return;
     };
+    // Each uuid: the first record holding it, and how many do (made on
+    // first use: few files reuse a uuid).
+    let mut index = None;
     for (i, r) in chain.records.iter().enumerate() {
         let Some((prev, exact)) = r.duplicate_of else {
             continue;
@@ -135,7 +147,82 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 earlier: earlier.loc.clone(),
                 later: r.loc.clone(),
             }]);
+        } else if r.kind == earlier.kind
+            && matches!(r.kind, RecordKind::User | RecordKind::Assistant)
+            && r.sidechain == earlier.sidechain
+            && matches!(r.link, crate::model::chain::Link::Cycle { .. })
+            && !shares_a_call(r, earlier)
+            && closes_through_between(
+                &chain.records,
+                index.get_or_insert_with(|| by_uuid(&chain.records)),
+                prev,
+                i,
+                uuid,
+            )
+        {
+            // The later record's parent descends from the uuid it reuses:
+            // the earlier gets a uuid of its own, and the cycle is gone.
+            f = f.fix(vec![crate::finding::Action::UnshareUuid {
+                earlier: earlier.loc.clone(),
+                later: r.loc.clone(),
+            }]);
         }
         out.push(f.id(uuid));
     }
+}
+
+/// Whether the records share a tool call or a result: both kept, it would
+/// be sent twice.
+fn shares_a_call(a: &ChainRecord, b: &ChainRecord) -> bool {
+    a.calls.iter().any(|c| b.calls.contains(c)) || a.results.iter().any(|c| b.results.contains(c))
+}
+
+/// Each uuid of `records`: the first record holding it, and how many do.
+fn by_uuid(records: &[ChainRecord]) -> HashMap<&str, (usize, usize)> {
+    let mut index: HashMap<&str, (usize, usize)> = HashMap::default();
+    for (i, r) in records.iter().enumerate() {
+        if let Some(u) = r.uuid.as_deref() {
+            index.entry(u).or_insert((i, 0)).1 += 1;
+        }
+    }
+    index
+}
+
+/// Whether record `later`, which reuses the uuid of record `earlier`,
+/// closes a parent cycle through records written between the two: its
+/// parent, and each parent up from it, is the one record of its uuid,
+/// written after `earlier` and before `later`, until one names `uuid` as
+/// its parent (meaning the earlier record, the only one there was then).
+/// Then giving the earlier record a uuid of its own, and those records
+/// that name it their parent, breaks the cycle and keeps both. A later
+/// record that names its own uuid as parent, or a path through a record
+/// whose uuid is shared too or written elsewhere, is not that pattern.
+fn closes_through_between(
+    records: &[ChainRecord],
+    index: &HashMap<&str, (usize, usize)>,
+    earlier: usize,
+    later: usize,
+    uuid: &str,
+) -> bool {
+    let Some(mut at) = records[later].parent.as_deref() else {
+        return false;
+    };
+    if at == uuid {
+        return false;
+    }
+    for _ in 0..later.saturating_sub(earlier) {
+        let Some(&(j, 1)) = index.get(at) else {
+            return false;
+        };
+        let r = &records[j];
+        if j <= earlier || j >= later || !r.kind.is_linkable() {
+            return false;
+        }
+        match r.parent.as_deref() {
+            Some(p) if p == uuid => return true,
+            Some(p) => at = p,
+            None => return false,
+        }
+    }
+    false
 }

@@ -91,6 +91,12 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     )
                     .label(&loc, format!("arguments: `{}`", preview(&args.raw, 60)))
                     .note("a stream reset mid tool-call leaves truncated argument JSON; replaying it is rejected on every request")
+                    .notes(
+                        ctx.profile()
+                            .own(crate::finding::profile::Pattern::InvalidToolArguments)
+                            .map(|r| r.notes(None, &[]))
+                            .unwrap_or_default(),
+                    )
                     .id(id)
                     .fix(vec![crate::finding::Action::ReplaceArguments {
                         message: mi,

@@ -21,6 +21,7 @@ mod duplicate_tool_call_id;
 mod duplicate_uuid;
 mod empty_history;
 mod empty_message;
+mod empty_text_block;
 mod failing_call_loop;
 mod function_response_count;
 mod glued_records;
@@ -29,6 +30,7 @@ mod index_gap;
 mod interleaved_message;
 mod invalid_item_id;
 mod invalid_tool_arguments;
+mod invalid_tool_name;
 mod lone_surrogate;
 mod mismatched_message_id;
 mod mismatched_tool_output;
@@ -86,11 +88,13 @@ pub static RULES: &[&Rule] = &[
     &interleaved_message::RULE,
     &duplicate_tool_call_id::RULE,
     &invalid_tool_arguments::RULE,
+    &invalid_tool_name::RULE,
     &failing_call_loop::RULE,
     &tool_call_as_text::RULE,
     &thinking_only_message::RULE,
     &reasoning_without_follower::RULE,
     &empty_message::RULE,
+    &empty_text_block::RULE,
     &corrupt_record::RULE,
     &glued_records::RULE,
     &lone_surrogate::RULE,

@@ -16,7 +16,9 @@ pub static RULE: Rule = Rule {
     name: "oversized-image",
     severity: Severity::Error,
     summary: "an image the request cannot carry: base64 over 5 MB (the client may refuse to resume), or a side over 8000 px (2000 px with more than 20 images)",
-    repair: None,
+    repair: Some(
+        "replace the image with a text block saying what was removed and why; the image is kept in the repair log",
+    ),
     doc: r#"## What it does
 Finds `image` blocks (in user messages and in tool results) of the
 records a resume of a parent chain sends that the request cannot carry:
@@ -43,7 +45,10 @@ after it: the image stays in the history (anthropics/claude-code#13480).
 ```
 
 ## Repair
-Report only.
+Replaces the image (a block of the message, or an image inside a tool
+result) with a text block that says an image was removed, and why (its
+size, the limit). The image block as it was goes to the repair log;
+every other block of the record is kept byte for byte.
 "#,
     check,
 };
@@ -66,6 +71,8 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         .count();
     let many = images > MANY_IMAGES;
     for r in sent() {
+        // Which image of its block each is (a tool result can hold several).
+        let mut seen: Vec<usize> = Vec::new();
         for issue in &r.issues {
             let BlockIssue::Image {
                 block,
@@ -74,6 +81,16 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             } = issue
             else {
                 continue;
+            };
+            let nth = seen.iter().filter(|b| *b == block).count();
+            seen.push(*block);
+            let replace = |why: String| {
+                vec![crate::finding::Action::ReplaceImage {
+                    loc: r.loc.clone(),
+                    block: *block,
+                    nth,
+                    why,
+                }]
             };
             let line = r.loc.line().unwrap_or(0);
             if *base64_len > BASE64_LIMIT {
@@ -92,7 +109,8 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         ),
                     )
                     .label(&r.loc, format!("content[{block}]"))
-                    .notes(ctx.notes(&resume, None, &vars));
+                    .notes(ctx.notes(&resume, None, &vars))
+                    .fix(replace(format!("its base64 data was {base64_len} characters ({mb:.1} MB), over the 5 MB the API accepts")));
                 f.severity = resume.severity_or(RULE.severity);
                 out.push(f);
                 continue;
@@ -121,7 +139,8 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     format!("the image in content[{block}] on line {line} is {w}×{h} pixels, over the API's {limit}-pixel limit{why}: every request of the session is refused"),
                 )
                 .label(&r.loc, format!("content[{block}]: {w}×{h} px"))
-                .note(format!("the API answers `At least one of the image dimensions exceed max allowed size{what}: {limit} pixels`, on this turn and every later one")),
+                .note(format!("the API answers `At least one of the image dimensions exceed max allowed size{what}: {limit} pixels`, on this turn and every later one"))
+                .fix(replace(format!("it was {w}×{h} pixels, over the {limit}-pixel side the API accepts{why}"))),
             );
         }
     }

@@ -9,14 +9,19 @@ pub static RULE: Rule = Rule {
     summary: "a thinking block has no signature, or one that is not well-formed",
     repair: Some("remove the thinking block (its text kept in the repair log)"),
     doc: r#"## What it does
-Finds `thinking` blocks whose `signature` is missing, empty, or not
-well-formed base64 (cut short, or edited).
+Finds `thinking` blocks whose `signature` is missing, empty, not
+well-formed base64 (cut short, or edited), or well-formed base64 whose
+decoded bytes break the framing every signature the API issues has.
 
 ## Why is this bad?
 The API checks the signature of every thinking block it is sent back.
 A client that sends the block unchanged fails on every resume of the
-session. A signature with a few characters altered but still
-well-formed can only be checked by the server: it is not reported.
+session. Decoded, every signature the API issued in the sessions studied
+is a protobuf message (field 2, the signed payload, itself a message of
+length-delimited fields; then field 3): a signature cut at a base64
+quantum, or with a length byte altered, runs a field past its end. A
+signature of another shape (a proxy's), or with a few characters of its
+payload altered, can only be checked by the server: it is not reported.
 
 ## What providers answer
 - Anthropic (no signature): `thinking.signature: Field required`
@@ -53,6 +58,10 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 ),
                 Signature::Malformed => (
                     "has a `signature` that is not well-formed base64 (cut or altered)",
+                    "Invalid `signature` in `thinking` block",
+                ),
+                Signature::Unframed => (
+                    "has a `signature` that is well-formed base64 but, decoded, no longer frames as the message every API signature is (cut or altered)",
                     "Invalid `signature` in `thinking` block",
                 ),
             };

@@ -58,7 +58,9 @@ fn supports(_: Dialect, a: &Action) -> bool {
             | Action::SetMessageId { .. }
             | Action::DropBlock { .. }
             | Action::RenameCall { .. }
+            | Action::ReplaceImage { .. }
             | Action::DropItemId { .. }
+            | Action::UnshareUuid { .. }
     )
 }
 

@@ -252,5 +252,49 @@ pub static PROFILE: Profile = Profile {
         )
         .with_severity(Severity::Error)
         .on_versions("2.1.x"),
+        Resume::new(
+            Pattern::EmptyTextBlock,
+            Does::Heals("the block left out of the request"),
+            &[Note::Text(
+                "Claude Code 2.1.x leaves a blank text block out of the request it builds, so its own resume is accepted; the API refuses the block (`messages: text content blocks must be non-empty`), and other readers of the session send it",
+            )],
+        )
+        .saying("Claude Code leaves it out of the request")
+        .with_severity(Severity::Warning)
+        .on_versions("2.1.x"),
+        Resume::new(
+            Pattern::InvalidToolArguments,
+            Does::SendsAsIs,
+            &[Note::Text(
+                "Claude Code 2.1.x sends the `input` as stored, and the API refuses the request: `tool_use.input: Input should be a valid dictionary`",
+            )],
+        )
+        .on_versions("2.1.x"),
+        Resume::new(
+            Pattern::InvalidToolNameNul,
+            Does::SendsAsIs,
+            &[Note::Text(
+                "Claude Code 2.1.330 sends the call under its name as stored, NUL and all, and the API refuses the request",
+            )],
+        )
+        .on_versions("2.1.330"),
+        Resume::new(
+            Pattern::InvalidToolNameLong,
+            Does::Changes("the name cut to its first 200 characters"),
+            &[Note::Text(
+                "Claude Code 2.1.330 sends the name cut to its first 200 characters: the request is valid, and the model sees the call under the shorter name; other readers of the session send it whole, and the API answers `messages.N.content.M.tool_use.name: String should have at most 200 characters`",
+            )],
+        )
+        .saying("Claude Code sends it cut to its first 200 characters")
+        .with_severity(Severity::Warning)
+        .on_versions("2.1.330"),
+        Resume::new(
+            Pattern::DuplicateToolCallId,
+            Does::Drops,
+            &[Note::Text(
+                "Claude Code 2.1.x sends the first call of the id only: the later call is left out and its result sent as `(no content)`, so that call and its output are lost from the history the model sees",
+            )],
+        )
+        .on_versions("2.1.x"),
     ],
 };

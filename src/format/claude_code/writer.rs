@@ -37,6 +37,10 @@ pub fn supports(_: crate::model::Dialect, a: &Action) -> bool {
             | Action::KeepReplaced { .. }
             | Action::SetMessageId { .. }
             | Action::DropBlock { .. }
+            | Action::RenameCall { .. }
+            | Action::ReplaceArguments { .. }
+            | Action::ReplaceImage { .. }
+            | Action::UnshareUuid { .. }
     )
 }
 
@@ -67,6 +71,9 @@ struct RecEdit {
     message_id: Option<(String, String)>,
     /// Records written right after this one.
     insert_after: Vec<String>,
+    /// Blocks of `message.content` replaced (the new block's JSON) or
+    /// removed (`None`), by position.
+    blocks: Vec<(usize, Option<String>)>,
 }
 
 #[derive(Default)]
@@ -164,6 +171,13 @@ impl Writer for CcWriter {
                 .collect(),
             ..Taken::default()
         };
+        // Every tool call id in the conversation: a call given an id of
+        // its own gets none of them.
+        let mut taken_ids: HashSet<String> = conv
+            .messages
+            .iter()
+            .flat_map(|m| m.tool_calls().map(|(_, id, _, _)| id.to_string()))
+            .collect();
         // Records to re-link, and the rule that asks it.
         let mut relink: HashMap<u64, &'static str> = HashMap::new();
         // The findings asking for those re-links, each once.
@@ -383,6 +397,250 @@ impl Writer for CcWriter {
                         e.after = Some(format!("\"id\":{}", serde_json::json!(id)));
                         edits.push(e);
                     }
+                    Action::RenameCall {
+                        message,
+                        part,
+                        result,
+                    } => {
+                        let m = &conv.messages[*message];
+                        let PartKind::ToolCall { id, .. } = &m.parts[*part].kind else {
+                            continue;
+                        };
+                        // Which use of the id this call is.
+                        let uses = conv
+                            .messages
+                            .iter()
+                            .enumerate()
+                            .flat_map(|(mi, mm)| {
+                                mm.tool_calls().map(move |(pi, i, _, _)| ((mi, pi), i))
+                            })
+                            .filter(|&(at, i)| i == id && at <= (*message, *part))
+                            .count();
+                        let result = *result;
+                        let new = fresh_call_id(id, uses, &mut taken_ids);
+                        let mut parts = vec![(*message, *part, "tool_use", "id")];
+                        if let Some((mi, pi)) = result {
+                            parts.push((mi, pi, "tool_result", "tool_use_id"));
+                        }
+                        let mut planned_here = Vec::new();
+                        for (mi, pi, ty, key) in parts {
+                            let q = &conv.messages[mi].parts[pi];
+                            let Some(crate::model::Slot::Item("content", k)) = q.slot else {
+                                break;
+                            };
+                            let text = records.read(&q.loc)?;
+                            let Some((before, after)) = block_edit(&text, k, |b| {
+                                (b["type"] == ty && b[key] == id.as_str()).then(|| {
+                                    b[key] = Value::String(new.clone());
+                                })
+                            }) else {
+                                break;
+                            };
+                            planned_here.push((q.loc.clone(), k, before, after, ty));
+                        }
+                        if planned_here.len() != 1 + usize::from(result.is_some()) {
+                            log.left.push(left(
+                                p,
+                                conv,
+                                "a block of the call or of its result is not where it was read",
+                            ));
+                            continue;
+                        }
+                        for (loc, k, before, after, ty) in planned_here {
+                            let line = loc.line().unwrap_or(0);
+                            let what = if ty == "tool_use" {
+                                format!(
+                                    "gave the call in block {k} of line {line}, which reused the id `{id}` of an earlier call, the id `{new}`"
+                                )
+                            } else {
+                                format!(
+                                    "gave the result in block {k} of line {line}, which answers that call, its id `{new}`"
+                                )
+                            };
+                            let mut e = entry(rule, "rename-call", what, &loc);
+                            e.before = Some(before);
+                            e.after = Some(after.clone());
+                            e.ids = vec![id.clone(), new.clone()];
+                            edits.push(e);
+                            plan.recs
+                                .entry(start_of(&loc))
+                                .or_default()
+                                .blocks
+                                .push((k, Some(after)));
+                        }
+                    }
+                    Action::ReplaceArguments {
+                        message,
+                        part,
+                        with,
+                    } => {
+                        let q = &conv.messages[*message].parts[*part];
+                        let Some(crate::model::Slot::Item("content", k)) = q.slot else {
+                            log.left.push(left(
+                                p,
+                                conv,
+                                "the call is not a block of its record's content",
+                            ));
+                            continue;
+                        };
+                        let Ok(with_value) = serde_json::from_str::<Value>(with) else {
+                            continue;
+                        };
+                        let text = records.read(&q.loc)?;
+                        let Some((before, after)) = block_edit(&text, k, |b| {
+                            (b["type"] == "tool_use" && !b["input"].is_object()).then(|| {
+                                b["input"] = with_value.clone();
+                            })
+                        }) else {
+                            log.left.push(left(
+                                p,
+                                conv,
+                                "the call's block is not where it was read",
+                            ));
+                            continue;
+                        };
+                        let line = q.loc.line().unwrap_or(0);
+                        let mut e = entry(
+                            rule,
+                            "replace-arguments",
+                            format!(
+                                "replaced the `input` of the call in block {k} of line {line}, which is no object, with `{with}` (the block as it was is kept here)"
+                            ),
+                            &q.loc,
+                        );
+                        e.before = Some(before);
+                        e.after = Some(after.clone());
+                        edits.push(e);
+                        plan.recs
+                            .entry(start_of(&q.loc))
+                            .or_default()
+                            .blocks
+                            .push((k, Some(after)));
+                    }
+                    Action::ReplaceImage {
+                        loc,
+                        block,
+                        nth,
+                        why,
+                    } => {
+                        let marker = format!(
+                            "[Image removed by chatfsck repair: {why}. The image is kept in the repair log.]"
+                        );
+                        let text = records.read(loc)?;
+                        // A block edited already (another image of the same
+                        // tool result) is edited further.
+                        let base = plan
+                            .recs
+                            .get(&start_of(loc))
+                            .and_then(|x| x.blocks.iter().rev().find(|(b, _)| b == block))
+                            .and_then(|(_, n)| n.clone());
+                        let changed = |b: &mut Value| {
+                            let text_block = serde_json::json!({"type": "text", "text": marker});
+                            if b["type"] == "image" && *nth == 0 {
+                                *b = text_block;
+                                return Some(());
+                            }
+                            if b["type"] != "tool_result" {
+                                return None;
+                            }
+                            let img = b["content"]
+                                .as_array_mut()?
+                                .iter_mut()
+                                .filter(|x| x["type"] == "image")
+                                .nth(*nth)?;
+                            *img = text_block;
+                            Some(())
+                        };
+                        let edited = match &base {
+                            Some(base) => edit_block_json(base, changed),
+                            None => block_edit(&text, *block, changed),
+                        };
+                        let Some((before, after)) = edited else {
+                            log.left
+                                .push(left(p, conv, "the image is not where it was read"));
+                            continue;
+                        };
+                        let line = loc.line().unwrap_or(0);
+                        let mut e = entry(
+                            rule,
+                            "replace-image",
+                            format!(
+                                "replaced the image in content[{block}] on line {line} with a text block saying it was removed: {why} (the block as it was is kept here)"
+                            ),
+                            loc,
+                        );
+                        e.before = Some(before);
+                        e.after = Some(after.clone());
+                        edits.push(e);
+                        plan.recs
+                            .entry(start_of(loc))
+                            .or_default()
+                            .blocks
+                            .push((*block, Some(after)));
+                    }
+                    Action::UnshareUuid { earlier, later } => {
+                        let (Some(a), Some(b)) = (
+                            by_start.get(&start_of(earlier)),
+                            by_start.get(&start_of(later)),
+                        ) else {
+                            continue;
+                        };
+                        let Some(old) = a.uuid.clone() else { continue };
+                        // The records written between the two that name the
+                        // uuid as their parent meant the earlier record.
+                        let between: Vec<&ChainRecord> = chain
+                            .records
+                            .iter()
+                            .filter(|r| {
+                                start_of(&r.loc) > start_of(earlier)
+                                    && start_of(&r.loc) < start_of(later)
+                                    && r.parent.as_deref() == Some(old.as_str())
+                            })
+                            .collect();
+                        let busy = |l: &Loc| {
+                            plan.recs
+                                .get(&start_of(l))
+                                .is_some_and(|e| e.drop || e.parent.is_some() || e.uuid.is_some())
+                        };
+                        if busy(earlier) || between.iter().any(|r| busy(&r.loc)) {
+                            log.left.push(left(
+                                p,
+                                conv,
+                                "another edit of this repair changes one of the records",
+                            ));
+                            continue;
+                        }
+                        let new = fresh_uuid(&old, "kept", &mut taken);
+                        let (al, bl) = (a.loc.line().unwrap_or(0), b.loc.line().unwrap_or(0));
+                        let mut e = entry(
+                            rule,
+                            "unshare-uuid",
+                            format!(
+                                "gave line {al}, whose uuid line {bl} reuses to close a parent cycle, the uuid `{new}`: both records are sent"
+                            ),
+                            earlier,
+                        );
+                        e.before = Some(format!("\"uuid\":\"{old}\""));
+                        e.after = Some(format!("\"uuid\":\"{new}\""));
+                        e.ids = vec![old.clone()];
+                        edits.push(e);
+                        plan.recs.entry(start_of(earlier)).or_default().uuid =
+                            Some((old.clone(), new.clone()));
+                        for r in between {
+                            let rl = r.loc.line().unwrap_or(0);
+                            edits.push(relink_entry(
+                                rule,
+                                format!("re-linked line {rl} to line {al}, its parent, under its new uuid"),
+                                &r.loc,
+                                Some(&old),
+                                Some(&new),
+                            ));
+                            plan.recs.entry(start_of(&r.loc)).or_default().parent =
+                                Some(Some(new.clone()));
+                            kept_parent.insert(start_of(&r.loc));
+                        }
+                        kept_uuids.push((new, a.parent.clone()));
+                    }
                     Action::DropThinking { loc, block } => thinking.push((loc, *block, p, true)),
                     Action::DropBlock { loc, block } => thinking.push((loc, *block, p, false)),
                     Action::KeepReplaced { earlier, later } => {
@@ -471,9 +729,40 @@ impl Writer for CcWriter {
             let rule = p.finding.rule;
             let (text, raw) = records.read_verbatim(loc)?;
             // Read as the client reads it: lone surrogates as U+FFFD.
-            let blocks = serde_json::from_slice::<Value>(&fix_surrogates(text.as_bytes()))
-                .ok()
-                .and_then(|v| v["message"]["content"].as_array().map(Vec::len));
+            let value = serde_json::from_slice::<Value>(&fix_surrogates(text.as_bytes())).ok();
+            let content = value
+                .as_ref()
+                .and_then(|v| v["message"]["content"].as_array());
+            let blocks = content.map(Vec::len);
+            // A blank text block beside other blocks: taken out of the
+            // record's content, every other block kept as it is.
+            let blank = content.and_then(|c| c.get(block)).is_some_and(|b| {
+                b["type"] == "text" && b["text"].as_str().is_some_and(|t| t.trim().is_empty())
+            });
+            if blank && blocks.is_some_and(|n| n > 1) && !is_thinking {
+                let Some((before, _)) = block_edit(&text, block, |_| Some(())) else {
+                    log.left
+                        .push(left(p, conv, "the block is not where it was read"));
+                    continue;
+                };
+                let line = loc.line().unwrap_or(0);
+                let mut e = entry(
+                    rule,
+                    "drop-block",
+                    format!(
+                        "removed the blank text block {block} from line {line}; the record's other blocks are kept (the block is kept here)"
+                    ),
+                    loc,
+                );
+                e.before = Some(before);
+                edits.push(e);
+                plan.recs
+                    .entry(start_of(loc))
+                    .or_default()
+                    .blocks
+                    .push((block, None));
+                continue;
+            }
             if blocks != Some(1) {
                 log.left.push(left(
                     p,
@@ -496,9 +785,15 @@ impl Writer for CcWriter {
                 entry(
                     rule,
                     "drop-block",
-                    format!(
-                        "removed the record on line {line} holding only content block {block}, whose `type` is missing or none the API knows (kept here)"
-                    ),
+                    if blank {
+                        format!(
+                            "removed the record on line {line} holding only the blank text block {block} (kept here)"
+                        )
+                    } else {
+                        format!(
+                            "removed the record on line {line} holding only content block {block}, whose `type` is missing or none the API knows (kept here)"
+                        )
+                    },
                     loc,
                 )
             };
@@ -1172,8 +1467,11 @@ impl Writer for CcWriter {
         // edit's `before` is the whole record as it was: the values named
         // first, which the client never read either, are in the log.
         for (start, x) in plan.recs.iter_mut() {
-            let in_place =
-                x.parent.is_some() || x.uuid.is_some() || x.message_id.is_some() || x.surrogates;
+            let in_place = x.parent.is_some()
+                || x.uuid.is_some()
+                || x.message_id.is_some()
+                || x.surrogates
+                || !x.blocks.is_empty();
             let Some(r) = by_start.get(start).filter(|r| r.named_twice) else {
                 continue;
             };
@@ -1315,6 +1613,17 @@ impl Writer for CcWriter {
                                 )
                             })?;
                         }
+                        if !x.blocks.is_empty() {
+                            piece = edit_blocks(&piece, &x.blocks).ok_or_else(|| {
+                                Error::input(
+                                    &self.input,
+                                    format!(
+                                        "line {}: the record's `message.content` is not where it was read",
+                                        line.number
+                                    ),
+                                )
+                            })?;
+                        }
                         trailing.extend(x.insert_after.iter().cloned());
                     }
                     outl.extend_from_slice(&piece);
@@ -1378,6 +1687,93 @@ fn derived_uuid(parent: &str, call: &str) -> String {
         &hex[17..20],
         &hex[20..32]
     )
+}
+
+/// An id for the `n`th call that shares the id `old`: `<old>x<n>`, or,
+/// when the conversation has that one too, with a further suffix; the
+/// same for the same input. Letters and digits only: with `<old>_2`,
+/// Claude Code 2.1.330 sent its own `[Tool result missing due to internal
+/// error]` in place of the call's result (found with the oracle; `x2`
+/// resumes whole).
+fn fresh_call_id(old: &str, n: usize, taken: &mut HashSet<String>) -> String {
+    let mut id = format!("{old}x{n}");
+    let mut k = 1;
+    while taken.contains(&id) {
+        k += 1;
+        id = format!("{old}x{n}x{k}");
+    }
+    taken.insert(id.clone());
+    id
+}
+
+/// A byte range of a record.
+type Span = (usize, usize);
+
+/// The byte ranges of a record's `message.content` list and of each of
+/// its blocks, read as the client reads the record (a member named twice
+/// has its last value).
+fn content_blocks(piece: &[u8]) -> Option<(Span, Vec<Span>)> {
+    use serde_json::value::RawValue;
+    let text = std::str::from_utf8(piece).ok()?;
+    let base = text.as_ptr() as usize;
+    let span = |r: &RawValue| {
+        let s = r.get();
+        let a = s.as_ptr() as usize - base;
+        (a, a + s.len())
+    };
+    let top: HashMap<String, &RawValue> = serde_json::from_str(text).ok()?;
+    let message: HashMap<String, &RawValue> =
+        serde_json::from_str(top.get("message")?.get()).ok()?;
+    let content = *message.get("content")?;
+    let blocks: Vec<&RawValue> = serde_json::from_str(content.get()).ok()?;
+    Some((span(content), blocks.into_iter().map(span).collect()))
+}
+
+/// Block `k` of the record `text` as it is, and as `change` leaves it
+/// (`None` when `change` finds it is not the block meant).
+fn block_edit(
+    text: &str,
+    k: usize,
+    change: impl FnOnce(&mut Value) -> Option<()>,
+) -> Option<(String, String)> {
+    let (_, blocks) = content_blocks(text.as_bytes())?;
+    let (s, e) = *blocks.get(k)?;
+    edit_block_json(&text[s..e], change)
+}
+
+/// The block `before` (its JSON text) and as `change` leaves it.
+fn edit_block_json(
+    before: &str,
+    change: impl FnOnce(&mut Value) -> Option<()>,
+) -> Option<(String, String)> {
+    let mut v: Value = serde_json::from_str(before).ok()?;
+    change(&mut v)?;
+    Some((before.to_string(), v.to_string()))
+}
+
+/// `piece` with the blocks of its `message.content` replaced or removed;
+/// every other block is kept byte for byte.
+fn edit_blocks(piece: &[u8], edits: &[(usize, Option<String>)]) -> Option<Vec<u8>> {
+    let ((cs, ce), blocks) = content_blocks(piece)?;
+    let mut out = piece[..cs].to_vec();
+    out.push(b'[');
+    let mut first = true;
+    for (k, &(s, e)) in blocks.iter().enumerate() {
+        let new = match edits.iter().rev().find(|(b, _)| *b == k) {
+            Some((_, n)) => n.as_deref().map(str::as_bytes),
+            None => Some(&piece[s..e]),
+        };
+        if let Some(b) = new {
+            if !first {
+                out.push(b',');
+            }
+            out.extend_from_slice(b);
+            first = false;
+        }
+    }
+    out.push(b']');
+    out.extend_from_slice(&piece[ce..]);
+    Some(out)
 }
 
 /// `derived_uuid`, unless the file already holds that uuid (a copy an

@@ -180,7 +180,9 @@ fn supports(_: Dialect, a: &Action) -> bool {
         Action::RenumberIndices
             | Action::RebuildResults { .. }
             | Action::RenameCall { .. }
+            | Action::ReplaceImage { .. }
             | Action::DropItemId { .. }
+            | Action::UnshareUuid { .. }
     )
 }
 

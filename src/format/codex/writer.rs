@@ -65,6 +65,47 @@ fn line_no(loc: &Loc) -> u64 {
     loc.line().unwrap_or(0)
 }
 
+/// Every id a call or a result of `conv` holds.
+fn call_ids(conv: &Conversation) -> std::collections::HashSet<String> {
+    let mut taken = std::collections::HashSet::new();
+    for m in &conv.messages {
+        taken.extend(m.tool_calls().map(|(_, id, _, _)| id.to_string()));
+        taken.extend(m.tool_results().map(|(_, id, _, _)| id.to_string()));
+    }
+    taken
+}
+
+/// The id Codex's convention gives the call at `call`, which reuses an
+/// earlier call's id: the old id, `_`, and which use of the id it is
+/// (`call_1_2` for the second), or the next number no call or result
+/// holds. The same on every run.
+fn renamed_call_id(
+    conv: &Conversation,
+    call: (usize, usize),
+    taken: &mut std::collections::HashSet<String>,
+) -> Option<String> {
+    let crate::model::PartKind::ToolCall { id, .. } =
+        &conv.messages.get(call.0)?.parts.get(call.1)?.kind
+    else {
+        return None;
+    };
+    let uses = conv
+        .messages
+        .iter()
+        .enumerate()
+        .flat_map(|(mi, m)| m.tool_calls().map(move |(pi, i, _, _)| ((mi, pi), i)))
+        .filter(|&(at, i)| i == id && at <= call)
+        .count();
+    let mut n = uses;
+    loop {
+        let new = format!("{id}_{n}");
+        if taken.insert(new.clone()) {
+            return Some(new);
+        }
+        n += 1;
+    }
+}
+
 /// `(line type, payload type)` of a rollout line that parses.
 fn kinds(v: &Value) -> (&str, &str) {
     let ty = v.get("type").and_then(Value::as_str).unwrap_or_default();
@@ -121,6 +162,8 @@ impl Writer for CodexWriter {
         let path = self.input.clone();
         let mut records = Records::open(&path)?;
         let mut edits = Vec::new();
+        // Every id a call or a result holds, and those this plan gives.
+        let mut taken = call_ids(conv);
         for p in planned {
             let entry = |action: &'static str, description: String, loc: &Loc| Edit {
                 rule: p.finding.rule,
@@ -161,9 +204,12 @@ impl Writer for CodexWriter {
                         message,
                         part,
                         result,
-                        id,
                     } => {
                         let call = (*message, *part);
+                        let Some(id) = renamed_call_id(conv, call, &mut taken) else {
+                            leave("the call is not where it was read".to_string(), log);
+                            continue;
+                        };
                         let mut lines = Vec::new();
                         for (what, at) in
                             std::iter::once(("call", call)).chain(result.map(|r| ("output", r)))
