@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fresh-session runs: the pinned client writes a new session, offline.
 
-    python3 fresh.py codex|claude|gemini|opencode|copilot OUTDIR [--timeout S] [--no-netns]
+    python3 fresh.py codex|claude|gemini|opencode|copilot|qwen OUTDIR [--timeout S] [--no-netns]
 
 Codex: in a throw-away CODEX_HOME, against the loopback mock provider (as oracle.py resumes),
 `codex exec --skip-git-repo-check "say hello"`, then `codex exec … resume --last "second prompt"`.
@@ -9,7 +9,7 @@ Copies what the client left (the `sessions/` tree and the `*.sqlite` stores) to 
 and prints one JSON line: the exit codes, the model requests made, and the rollouts written. When a
 client bump changes what it writes, the test reading these (tests/codex_today.rs) fails first.
 
-Claude Code, Gemini CLI, opencode, Copilot CLI (COPILOT_OFFLINE): in a throw-away HOME, against fixtures/clients/mock_provider.py
+Claude Code, Gemini CLI, opencode, Copilot CLI (COPILOT_OFFLINE), Qwen Code (OPENAI_BASE_URL): in a throw-away HOME, against fixtures/clients/mock_provider.py
 (a loopback provider that answers a prompt with one tool call, `Read`/`list_directory`/`read`/`view` of
 the project, and the tool's result with text), one non-interactive run of PROMPT_TOOL in a project
 folder holding README.md. Copies the client's store to OUTDIR/store and prints one JSON line: the
@@ -82,6 +82,8 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 GEMINI_BIN = os.environ.get("CHATFSCK_GEMINI_CLI") or os.path.join(ROOT, "target/tools/gemini/node_modules/.bin/gemini")
 COPILOT_BIN = os.environ.get("CHATFSCK_COPILOT_CLI") or os.path.join(ROOT, "target/tools/copilot/node_modules/.bin/copilot")
 OPENCODE_BIN = os.environ.get("CHATFSCK_OPENCODE") or os.path.join(ROOT, "target/tools/opencode/node_modules/.bin/opencode")
+QWEN_BIN = os.environ.get("CHATFSCK_QWEN_CODE") or os.path.join(
+    ROOT, "target/tools/qwen/node_modules/@qwen-code/qwen-code/cli.js")
 
 
 def npm_version(bin_path, package):
@@ -227,16 +229,32 @@ def run_copilot(args):
                  lambda home: one(os.path.join(home, ".copilot", "session-state", "*", "events.jsonl")))
 
 
+def run_qwen(args):
+    def setup(home, work, port):
+        os.makedirs(os.path.join(home, ".qwen"))
+        settings = {"security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": False}},
+                    "model": {"name": "mock-1"}, "privacy": {"usageStatisticsEnabled": False},
+                    "telemetry": {"enabled": False}, "general": {"disableAutoUpdate": True, "enableAutoUpdate": False},
+                    "ide": {"enabled": False}}
+        json.dump(settings, open(os.path.join(home, ".qwen", "settings.json"), "w"))
+    return fresh(args, "qwen-code", npm_version(QWEN_BIN, "@qwen-code/qwen-code"), setup,
+                 lambda work: [oracle.NODE, QWEN_BIN, "-p", PROMPT_TOOL, "--yolo"],
+                 lambda home, port: {"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "dummy",
+                                     "OPENAI_MODEL": "mock-1"},
+                 "/chat/completions",
+                 lambda home: one(os.path.join(home, ".qwen", "projects", "*", "chats", "*.jsonl")))
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("client", choices=["codex", "claude", "gemini", "opencode", "copilot"])
+    ap.add_argument("client", choices=["codex", "claude", "gemini", "opencode", "copilot", "qwen"])
     ap.add_argument("outdir")
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--no-netns", action="store_true")
     args = ap.parse_args(argv)
     reexec_in_netns(argv)
     return {"codex": run_codex, "claude": run_claude, "gemini": run_gemini, "opencode": run_opencode,
-            "copilot": run_copilot}[args.client](args)
+            "copilot": run_copilot, "qwen": run_qwen}[args.client](args)
 
 
 def reexec_in_netns(argv):
