@@ -34,6 +34,7 @@ const TOOLS: &[(&str, &str, &[&str])] = &[
     ("opencode", "CHATFSCK_OPENCODE", &[]),
     ("copilot-cli", "CHATFSCK_COPILOT_CLI", &[]),
     ("cline-cli", "CHATFSCK_CLINE_CLI", &[]),
+    ("qwen-code", "CHATFSCK_QWEN_CODE", &[]),
 ];
 
 fn main() {
@@ -82,6 +83,9 @@ fn default_there(name: &str, manifest: &Path) -> bool {
     let path = match name {
         "gnu-time" => PathBuf::from("/usr/bin/time"),
         "clients" => manifest.join("target/tools/clients/node_modules/.package-lock.json"),
+        "qwen-code" => {
+            manifest.join("target/tools/qwen/node_modules/@qwen-code/qwen-code/package.json")
+        }
         _ => return false,
     };
     let there = path.is_file();

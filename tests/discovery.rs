@@ -47,6 +47,7 @@ const HOMES: &[&str] = &[
     "cursor",
     "copilot-cli",
     "pi",
+    "qwen-code",
 ];
 
 /// A home directory holding every app's stores in its layout, and an
@@ -163,7 +164,8 @@ fn a_run_without_a_path_lists_every_app_and_names_the_unknown_layout() {
             "goose",
             "cursor",
             "copilot-cli",
-            "pi"
+            "pi",
+            "qwen-code"
         ]
     );
     // Every app's counts are what a run naming its files reads.

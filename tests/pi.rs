@@ -31,13 +31,26 @@ const EXPECTED: &[(&str, &[&str], &[&str])] = &[
     ),
     (
         "fixtures/pi/torn-then-resumed.jsonl",
-        &["error corrupt-record@9"],
+        &["error corrupt-record@9", "error dangling-parent@10"],
         &["drop-record@9"],
     ),
     (
         "fixtures/pi/garbled-middle.jsonl",
-        &["error corrupt-record@7"],
+        &["error corrupt-record@7", "error dangling-parent@8"],
         &["drop-record@7", "relink@8"],
+    ),
+    // A `parentId` no entry has, no line damaged: pi resumes from the
+    // entry naming it, without the four messages before it.
+    (
+        "fixtures/pi/dangling-parent.jsonl",
+        &["error dangling-parent@8"],
+        &[],
+    ),
+    // A `parentId` cycle: pi's walk never ends, the resume hangs.
+    (
+        "fixtures/pi/parent-cycle.jsonl",
+        &["error parent-cycle@4"],
+        &[],
     ),
     (
         "fixtures/pi/orphan-call-at-end.jsonl",

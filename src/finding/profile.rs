@@ -84,6 +84,9 @@ pub enum Pattern {
     DanglingParentFirstReply,
     /// A record's parent is missing and nothing is older.
     DanglingParentFirst,
+    /// A record's parent is missing, and the client's walk stops there
+    /// (no record stands in for it: pi, Qwen Code).
+    DanglingParentCut,
     /// A parent link closes a cycle, and nothing is older.
     ParentCycleFirst,
     /// A parent link closes a cycle; a record close enough in time stands
@@ -91,6 +94,9 @@ pub enum Pattern {
     ParentCycleBridged,
     /// A parent link closes a cycle, and the newest older record is too old.
     ParentCycleTooOld,
+    /// A parent link closes a cycle, in a store whose client does not look
+    /// for another parent (pi, Qwen Code).
+    ParentCycleCut,
     /// No record of the chain carries a parent link.
     UnchainedRecords,
     /// An exact copy of a record, written last: the resume starts from it.
@@ -167,9 +173,11 @@ impl Pattern {
         Pattern::DanglingParentTooOld,
         Pattern::DanglingParentFirstReply,
         Pattern::DanglingParentFirst,
+        Pattern::DanglingParentCut,
         Pattern::ParentCycleFirst,
         Pattern::ParentCycleBridged,
         Pattern::ParentCycleTooOld,
+        Pattern::ParentCycleCut,
         Pattern::UnchainedRecords,
         Pattern::DuplicateUuidCopyAtEnd,
         Pattern::DuplicateUuidCopy,
@@ -217,10 +225,12 @@ impl Pattern {
             Pattern::DanglingParentBridged
             | Pattern::DanglingParentTooOld
             | Pattern::DanglingParentFirstReply
-            | Pattern::DanglingParentFirst => "dangling-parent",
+            | Pattern::DanglingParentFirst
+            | Pattern::DanglingParentCut => "dangling-parent",
             Pattern::ParentCycleFirst
             | Pattern::ParentCycleBridged
-            | Pattern::ParentCycleTooOld => "parent-cycle",
+            | Pattern::ParentCycleTooOld
+            | Pattern::ParentCycleCut => "parent-cycle",
             Pattern::UnchainedRecords => "unchained-records",
             Pattern::DuplicateUuidCopyAtEnd
             | Pattern::DuplicateUuidCopy
@@ -253,9 +263,11 @@ impl Pattern {
                 | Pattern::DanglingParentTooOld
                 | Pattern::DanglingParentFirstReply
                 | Pattern::DanglingParentFirst
+                | Pattern::DanglingParentCut
                 | Pattern::ParentCycleFirst
                 | Pattern::ParentCycleBridged
                 | Pattern::ParentCycleTooOld
+                | Pattern::ParentCycleCut
                 | Pattern::UnchainedRecords
                 | Pattern::DuplicateUuidCopyAtEnd
                 | Pattern::DuplicateUuidCopy
@@ -317,9 +329,11 @@ impl Pattern {
             Pattern::DanglingParentTooOld => "the newest older record is too old to stand in",
             Pattern::DanglingParentFirstReply => "nothing is older, and the record is a reply",
             Pattern::DanglingParentFirst => "nothing is older",
+            Pattern::DanglingParentCut => "the walk stops there, nothing stands in",
             Pattern::ParentCycleFirst => "nothing is older",
             Pattern::ParentCycleBridged => "a record close enough in time stands in for the parent",
             Pattern::ParentCycleTooOld => "the newest older record is too old to stand in",
+            Pattern::ParentCycleCut => "the walk stops there, nothing stands in",
             Pattern::UnchainedRecords => "no record carries a parent link",
             Pattern::DuplicateUuidCopyAtEnd => "an exact copy is the last record",
             Pattern::DuplicateUuidCopy => "a record is copied exactly",

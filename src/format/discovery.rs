@@ -95,6 +95,21 @@ impl Env {
         (!p.as_os_str().is_empty() && p.is_absolute()).then_some(p)
     }
 
+    /// [`Env::var`], with a leading `~` or `~/` read as the home directory
+    /// (clients that expand it themselves: Qwen Code's `QWEN_HOME`).
+    pub fn var_tilde(&self, name: &str) -> Option<PathBuf> {
+        let v = (self.vars)(name)?;
+        let s = v.to_str()?;
+        let p = if s == "~" {
+            self.home.clone()?
+        } else if let Some(rest) = s.strip_prefix("~/") {
+            self.home.as_ref()?.join(rest)
+        } else {
+            PathBuf::from(s)
+        };
+        (!p.as_os_str().is_empty() && p.is_absolute()).then_some(p)
+    }
+
     /// `~/<rel>`.
     pub fn in_home(&self, rel: &str) -> Option<PathBuf> {
         self.home.as_ref().map(|h| h.join(rel))

@@ -17,6 +17,7 @@
 //! | `gemini_cli/` | Gemini CLI chat recordings | `jsonl`, `json` (`gemini-cli`) |
 //! | `dispatch/` | dispatch's SQLite chunk store (seed 000) | `sqlite-kv` (`dispatch`) |
 //! | `pi/` | pi's session files (a tree of entries walked from the last one) | `jsonl` (`pi`) |
+//! | `qwen_code/` | Qwen Code's session files (a tree of records walked from the last one) | `jsonl` (`qwen-code`) |
 //! | `opencode/` | opencode's `opencode.db`, and its legacy `storage/` tree (≤ 1.1, read through the session files) | `sqlite-table`, `json` (`opencode`) |
 //! | `goose/` | goose's `sessions.db` (`db`), and its legacy `sessions/*.jsonl` (`legacy`) | `sqlite-table`, `jsonl` (`goose`) |
 //! | `message_table/` | gbrain's message tables (seed 003) and tables named with the mapping flags, in SQLite or PostgreSQL | `sqlite-table`, `postgres-table` (`gbrain`, `table`) |
@@ -60,6 +61,7 @@ pub mod goose;
 pub mod message_table;
 pub mod opencode;
 pub mod pi;
+pub mod qwen_code;
 pub mod records;
 pub mod trace;
 pub mod unsupported;
@@ -87,6 +89,7 @@ pub static STORES: &[&Store] = &[
     &unsupported::TEXT,
     &copilot_cli::STORE,
     &pi::STORE,
+    &qwen_code::STORE,
     &goose::legacy::STORE,
     &cline::session::STORE,
     &cline::STORE,
@@ -111,6 +114,7 @@ pub static APPS: &[&App] = &[
     &cursor::discover::APP,
     &copilot_cli::discover::APP,
     &pi::discover::APP,
+    &qwen_code::discover::APP,
 ];
 
 /// Every client profile: what each app's client does, on resume, with
@@ -128,6 +132,7 @@ pub static PROFILES: &[&Profile] = &[
     &cursor::profile::PROFILE,
     &copilot_cli::profile::PROFILE,
     &pi::profile::PROFILE,
+    &qwen_code::profile::PROFILE,
     &cline::profile::CLINE,
     &cline::profile::CLINE_4,
     &cline::profile::ROO_CODE,

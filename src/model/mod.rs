@@ -446,6 +446,22 @@ pub struct MissingOutput {
     pub looked: String,
 }
 
+/// Where the walk a parent-linked store's client makes from its leaf
+/// ends before a root, in a store whose client takes no other record in
+/// the missing parent's place (pi, Qwen Code): the records above are
+/// left out of the resumed history.
+#[derive(Debug, Clone)]
+pub struct ParentCut {
+    /// The record whose parent link ends the walk.
+    pub loc: Loc,
+    /// The parent it names.
+    pub missing: String,
+    /// The parent is on the walk already (a cycle), not missing.
+    pub cycle: bool,
+    /// Messages of the file (one per record id) the walk does not reach.
+    pub lost: usize,
+}
+
 /// A conversation: the unit every rule checks.
 #[derive(Debug, Clone)]
 pub struct Conversation {
@@ -469,6 +485,9 @@ pub struct Conversation {
     pub chain: Option<Box<chain::Chain>>,
     /// Records the conversation names but the store does not hold.
     pub missing: Vec<MissingRecord>,
+    /// Where the client's walk from the leaf ends early, for parent-linked
+    /// stores read without a [`chain::Chain`] (pi, Qwen Code).
+    pub parent_cuts: Vec<ParentCut>,
     /// Tool calls the app leaves unanswered on purpose (Cline's accepted
     /// `attempt_completion`): not orphans, reported for information.
     pub by_design: Vec<ByDesign>,
@@ -536,6 +555,7 @@ impl Conversation {
             trace: None,
             chain: None,
             missing: Vec::new(),
+            parent_cuts: Vec::new(),
             by_design: Vec::new(),
             signatures: None,
             lone_surrogates: Vec::new(),

@@ -30,6 +30,14 @@ Stripping `progress` records from a session (anthropics/claude-code
 #22107, #23375) is the common cause: their children point at records that
 no longer exist.
 
+pi (`parentId`) and Qwen Code (`parentUuid`) walk back from the last
+record of the file the same way, but put nothing in a missing parent's
+place: the walk stops at the record that names it, the resume succeeds
+without a word, and the messages before it are not sent (an error when
+there are any). In their sessions this is reported only; a line that did
+not parse is the usual cause, and `corrupt-record`'s repair re-links its
+child.
+
 ## What providers answer
 Nothing: the request is sent without the history before the break. The
 client's own log line, not printed by default: `transcript load: skipped
@@ -74,6 +82,7 @@ changes that. The prompt's text is not in the file.
 };
 
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    cuts(ctx, out);
     let Some(chain) = ctx.conv.chain.as_deref() else {
         return;
     };
@@ -202,6 +211,42 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             f = f.note("this record lies above a break in the chain further down (an error of this rule): the resume does not reach it until that break is mended");
         }
         out.push(f.fix(vec![crate::finding::Action::Relink { loc: r.loc.clone() }]));
+    }
+}
+
+/// A store whose client stops its walk at a missing parent (pi, Qwen
+/// Code): the records above are not sent, and nothing stands in.
+fn cuts(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    for cut in ctx.conv.parent_cuts.iter().filter(|c| !c.cycle) {
+        let line = cut.loc.line().unwrap_or(0);
+        let resume = ctx.profile().on(Pattern::DanglingParentCut);
+        let vars = [("lost", cut.lost.to_string())];
+        let vars = refs(&vars);
+        let mut f = ctx
+            .finding(
+                &RULE,
+                None,
+                cut.loc.clone(),
+                format!(
+                    "line {line}'s parent `{}` is not in the file; {}",
+                    cut.missing,
+                    resume.says(
+                        "the resume starts the conversation at this record, and the {lost} message(s) of the file before it are not sent",
+                        &vars
+                    )
+                ),
+            )
+            .label(
+                &cut.loc,
+                format!("the parent link names `{}`, which no record has", cut.missing),
+            )
+            .notes(ctx.notes(&resume, None, &vars));
+        f.severity = resume.severity_or(if cut.lost > 0 {
+            Severity::Error
+        } else {
+            Severity::Warning
+        });
+        out.push(f);
     }
 }
 

@@ -20,6 +20,10 @@ conversation at this record. When nothing older exists, nothing is lost;
 otherwise the history before the cycle is silently left out (then the
 finding is an error). Other readers that follow links may loop forever.
 
+pi's walk keeps no record of what it passed: on a cycle it never ends,
+and the resume hangs (an error). Qwen Code's walk stops at the cycle and
+leaves out what it does not reach.
+
 ## What providers answer
 Nothing: the client sends what its walk found.
 
@@ -36,6 +40,7 @@ Report only.
 };
 
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    cuts(ctx, out);
     let Some(chain) = ctx.conv.chain.as_deref() else {
         return;
     };
@@ -84,6 +89,39 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             .label(&chain.records[*parent].loc, "already on the chain")
             .notes(ctx.notes(&resume, None, &vars));
         f.severity = resume.severity_or(severity);
+        out.push(f);
+    }
+}
+
+/// A store whose client does not look for another parent (pi, Qwen Code):
+/// what its walk does at the cycle is the profile's to say.
+fn cuts(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    for cut in ctx.conv.parent_cuts.iter().filter(|c| c.cycle) {
+        let line = cut.loc.line().unwrap_or(0);
+        let resume = ctx.profile().on(Pattern::ParentCycleCut);
+        let vars = [("lost", cut.lost.to_string())];
+        let vars = refs(&vars);
+        let mut f = ctx
+            .finding(
+                &RULE,
+                None,
+                cut.loc.clone(),
+                format!(
+                    "line {line}'s parent `{}` is already on the walk from the last record (a cycle); {}",
+                    cut.missing,
+                    resume.says(
+                        "the resume stops there, and the {lost} message(s) of the file before it are not sent",
+                        &vars
+                    )
+                ),
+            )
+            .label(&cut.loc, "the parent link points down the walk")
+            .notes(ctx.notes(&resume, None, &vars));
+        f.severity = resume.severity_or(if cut.lost > 0 {
+            Severity::Error
+        } else {
+            Severity::Warning
+        });
         out.push(f);
     }
 }

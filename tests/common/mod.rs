@@ -109,6 +109,7 @@ const APP_FOLDERS: &[&str] = &[
     "fixtures/goose/",
     "fixtures/copilot-cli/",
     "fixtures/pi/",
+    "fixtures/qwen-code/",
     "fixtures/cursor/",
     "fixtures/cline4/",
     "fixtures/unsupported/",

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fresh-session runs: the pinned client writes a new session, offline.
 
-    python3 fresh.py codex|claude|gemini|opencode|cline|copilot OUTDIR [--timeout S] [--no-netns]
+    python3 fresh.py codex|claude|gemini|opencode|cline|copilot|qwen OUTDIR [--timeout S] [--no-netns]
     python3 fresh.py codex-projection OUTDIR --chatfsck BIN [--timeout S] [--no-netns]
 
 Codex: in a throw-away CODEX_HOME, against the loopback mock provider (as oracle.py resumes),
@@ -17,7 +17,7 @@ rewritten shorter, as a hand edit or a sync would; then, in that home: `chatfsck
 and `codex exec fork <thread>` again. Prints one JSON line with each step's exit code and output.
 
 Claude Code, Gemini CLI, opencode, Cline (its CLI, `cline PROMPT --json`, Cline 4's session store), Copilot CLI
-(COPILOT_OFFLINE): in a throw-away HOME, against fixtures/clients/mock_provider.py
+(COPILOT_OFFLINE), Qwen Code (OPENAI_BASE_URL): in a throw-away HOME, against fixtures/clients/mock_provider.py
 (a loopback provider that answers a prompt with one tool call, `Read`/`list_directory`/`read`/`view` of
 the project, and the tool's result with text), one non-interactive run of PROMPT_TOOL in a project
 folder holding README.md. Copies the client's store to OUTDIR/store and prints one JSON line: the
@@ -161,6 +161,8 @@ GEMINI_BIN = os.environ.get("CHATFSCK_GEMINI_CLI") or os.path.join(ROOT, "target
 CLINE_BIN = os.environ.get("CHATFSCK_CLINE_CLI") or os.path.join(ROOT, "target/tools/cline/node_modules/.bin/cline")
 COPILOT_BIN = os.environ.get("CHATFSCK_COPILOT_CLI") or os.path.join(ROOT, "target/tools/copilot/node_modules/.bin/copilot")
 OPENCODE_BIN = os.environ.get("CHATFSCK_OPENCODE") or os.path.join(ROOT, "target/tools/opencode/node_modules/.bin/opencode")
+QWEN_BIN = os.environ.get("CHATFSCK_QWEN_CODE") or os.path.join(
+    ROOT, "target/tools/qwen/node_modules/@qwen-code/qwen-code/cli.js")
 
 
 def npm_version(bin_path, package):
@@ -319,10 +321,26 @@ def run_copilot(args):
                  lambda home: one(os.path.join(home, ".copilot", "session-state", "*", "events.jsonl")))
 
 
+def run_qwen(args):
+    def setup(home, work, port):
+        os.makedirs(os.path.join(home, ".qwen"))
+        settings = {"security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": False}},
+                    "model": {"name": "mock-1"}, "privacy": {"usageStatisticsEnabled": False},
+                    "telemetry": {"enabled": False}, "general": {"disableAutoUpdate": True, "enableAutoUpdate": False},
+                    "ide": {"enabled": False}}
+        json.dump(settings, open(os.path.join(home, ".qwen", "settings.json"), "w"))
+    return fresh(args, "qwen-code", npm_version(QWEN_BIN, "@qwen-code/qwen-code"), setup,
+                 lambda work: [oracle.NODE, QWEN_BIN, "-p", PROMPT_TOOL, "--yolo"],
+                 lambda home, port: {"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "dummy",
+                                     "OPENAI_MODEL": "mock-1"},
+                 "/chat/completions",
+                 lambda home: one(os.path.join(home, ".qwen", "projects", "*", "chats", "*.jsonl")))
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("client", choices=["codex", "codex-projection", "claude", "gemini", "opencode", "cline",
-                                       "copilot"])
+                                       "copilot", "qwen"])
     ap.add_argument("outdir")
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--no-netns", action="store_true")
@@ -330,8 +348,7 @@ def main(argv):
     args = ap.parse_args(argv)
     reexec_in_netns(argv)
     return {"codex": run_codex, "codex-projection": run_codex_projection, "claude": run_claude, "gemini": run_gemini,
-            "opencode": run_opencode, "cline": run_cline,
-            "copilot": run_copilot}[args.client](args)
+            "opencode": run_opencode, "cline": run_cline, "copilot": run_copilot, "qwen": run_qwen}[args.client](args)
 
 
 def reexec_in_netns(argv):

@@ -82,6 +82,25 @@ pub static PROFILE: Profile = Profile {
         )
         .on_versions(VERSIONS),
         Resume::new(
+            Pattern::DanglingParentCut,
+            Does::Drops,
+            &[Note::Text(
+                "pi walks `parentId` back from the last entry of the file and stops at a `parentId` no entry has (`buildSessionContext`): the resume succeeds without a word, with only the entries after the gap",
+            )],
+        )
+        .saying("pi resumes from this entry: the {lost} message(s) of the file before it are not sent")
+        .on_versions(VERSIONS),
+        Resume::new(
+            Pattern::ParentCycleCut,
+            Does::RefusesToResume,
+            &[Note::Text(
+                "pi walks `parentId` back from the last entry (`buildSessionContext`) and keeps no record of the entries it passed: on a cycle it never ends, and the resume hangs (its path grows until the process is killed)",
+            )],
+        )
+        .saying("pi never ends its walk from the last entry: the resume hangs")
+        .with_severity(Severity::Error)
+        .on_versions(VERSIONS),
+        Resume::new(
             Pattern::LoneSurrogate,
             Does::SendsAsIs,
             &[Note::Text(

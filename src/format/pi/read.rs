@@ -123,13 +123,33 @@ pub fn conversation(loaded: Loaded, info: Arc<SourceInfo>) -> Conversation {
         .collect();
     conv.corrupt = loaded.corrupt;
     conv.unread = loaded.unread;
-    if let End::Cycle { at } = loaded.end {
-        let e = &loaded.entries[at];
-        conv.unread.push(crate::model::Unread {
-            loc: e.loc.clone(),
-            kind: "a `parentId` cycle".to_string(),
-            what: "the walk from the last entry comes back onto itself here: pi 0.73.1 never ends that walk (the resume hangs); read up to the cycle",
-        });
+    // Where the walk from the last entry ends early: the entries above
+    // are not sent (a missing parent), or pi never ends the walk (a cycle).
+    let lost = loaded
+        .entries
+        .iter()
+        .enumerate()
+        .filter(|(i, e)| !on_path.contains(i) && sends(&e.value))
+        .count();
+    match &loaded.end {
+        End::Cut { at, missing } => conv.parent_cuts.push(crate::model::ParentCut {
+            loc: loaded.entries[*at].loc.clone(),
+            missing: missing.clone(),
+            cycle: false,
+            lost,
+        }),
+        // The entry whose `parentId` closes the cycle: the last the walk
+        // reached (the first of the path, root first).
+        End::Cycle { at } => {
+            let e = &loaded.entries[loaded.path.first().copied().unwrap_or(*at)];
+            conv.parent_cuts.push(crate::model::ParentCut {
+                loc: e.loc.clone(),
+                missing: e.parent.clone().unwrap_or_default(),
+                cycle: true,
+                lost,
+            });
+        }
+        End::Root => {}
     }
     conv
 }

@@ -1,0 +1,100 @@
+//! What Qwen Code does with each pattern when it resumes a session
+//! (`@qwen-code/qwen-code` 0.15.10: `SessionService.loadSession`,
+//! `buildApiHistoryFromConversation`, and the OpenAI converter's
+//! `cleanOrphanedToolCalls`), checked against the client itself
+//! (tests/oracle/qwen.py, fixtures/qwen-code/README.md).
+
+use crate::finding::Severity;
+use crate::finding::profile::{Does, Note, Pattern, Profile, Provider, Resume};
+use crate::model::Dialect;
+
+const VERSIONS: &str = "0.15.10";
+
+const ORPHAN: &str = "Qwen Code removes the unanswered call from the request it sends (`cleanOrphanedToolCalls`), and the whole assistant turn when it holds no text: the request is valid, but the model is not told it made the call";
+
+pub static PROFILE: Profile = Profile {
+    app: "Qwen Code",
+    dialect: Dialect::QwenCode,
+    formats: &[],
+    // Qwen Code keeps Gemini `Content` and sends it through the provider
+    // the user configured; checked here as OpenAI Chat Completions (what
+    // the oracle runs it against, and what most of its users configure).
+    provider: Provider::OpenAiChat,
+    replays_as_stored: false,
+    pairs_outputs_by_id: true,
+    resume: &[
+        Resume::new(
+            Pattern::OrphanToolCall,
+            Does::Drops,
+            &[Note::Text(ORPHAN)],
+        )
+        .with_severity(Severity::Warning)
+        .on_versions(VERSIONS),
+        Resume::new(
+            Pattern::OrphanToolCallAtEnd,
+            Does::Drops,
+            &[
+                Note::Text(ORPHAN),
+                Note::Text(
+                    "the session ends on this call: if Qwen Code is still running it, the call may simply be in progress",
+                ),
+            ],
+        )
+        .with_severity(Severity::Warning)
+        .on_versions(VERSIONS),
+        Resume::new(
+            Pattern::OrphanToolResult,
+            Does::Drops,
+            &[Note::Text(
+                "Qwen Code removes a result whose call is not in the request (`cleanOrphanedToolCalls`): the request is valid, and the output is lost from what the model sees",
+            )],
+        )
+        .on_versions(VERSIONS),
+        Resume::new(
+            Pattern::CorruptRecordTornTail,
+            Does::Drops,
+            &[Note::Text(
+                "Qwen Code skips this line on resume without a word (it recovers no whole record from it), then appends its next record right onto the fragment (no newline first)",
+            )],
+        )
+        .with_severity(Severity::Error)
+        .on_versions(VERSIONS),
+        Resume::new(
+            Pattern::CorruptRecord,
+            Does::Drops,
+            &[Note::Text(
+                "Qwen Code skips what of this line is no whole record, without a word: what it held is lost, and when a record on the resumed path names it as its `parentUuid`, the walk stops there and everything before it is left out of the request",
+            )],
+        )
+        .with_severity(Severity::Error)
+        .on_versions(VERSIONS),
+        Resume::new(
+            Pattern::DanglingParentCut,
+            Does::Drops,
+            &[Note::Text(
+                "Qwen Code walks `parentUuid` back from the last record of the file and stops at a parent no record has (`reconstructHistory`): the resume succeeds without a word, with only the records after the gap",
+            )],
+        )
+        .saying("Qwen Code resumes from this record: the {lost} message(s) of the file before it are not sent")
+        .on_versions(VERSIONS),
+        Resume::new(
+            Pattern::ParentCycleCut,
+            Does::Drops,
+            &[Note::Text(
+                "Qwen Code's walk keeps the uuids it passed and stops at one it meets again (`reconstructHistory`): the resume succeeds without a word",
+            )],
+        )
+        .saying("Qwen Code's walk stops here: the {lost} message(s) of the file it does not reach are not sent")
+        .on_versions(VERSIONS),
+        Resume::new(
+            Pattern::LoneSurrogate,
+            Does::SendsAsIs,
+            &[Note::Text(
+                "Qwen Code reads the line (`JSON.parse` takes the escape) and sends the escape as it is; a strict reader refuses the line",
+            )],
+        )
+        .saying("Qwen Code reads the line and sends the escape as it is")
+        .with_severity(Severity::Warning)
+        .on_versions(VERSIONS),
+    ],
+};

@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""Qwen Code (`@qwen-code/qwen-code` 0.15.10, pinned by scripts/test-all into target/tools/qwen; CHATFSCK_QWEN_CODE names its cli.js) run offline
+against the loopback mock (OpenAI Chat Completions: OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_MODEL).
+
+    python3 qwen.py fresh OUTDIR [--timeout S] [--no-netns]
+    python3 qwen.py resume OUTDIR SESSION.jsonl... [--timeout S] [--no-netns]
+
+fresh: in a throw-away HOME, `qwen -p "say hello [mock:shell echo hi]" --yolo` (the mock answers with one
+`run_shell_command` call, Qwen Code runs it and records its result) then `qwen -p --continue "second
+prompt"`; copies the `projects` directory to OUTDIR/projects and prints one JSON line.
+
+resume: each SESSION in its own throw-away HOME, copied to `projects/<work dir>/chats/<sessionId>.jsonl`
+(the `cwd` of its records pointed at the run's work dir: Qwen Code resumes a session only from the
+project its first record names), then `qwen -p --resume <sessionId> continue`; the sessions run one
+after the other in this one process, or side by side with --jobs. Prints one JSON line per file: the
+client's exit code, the resume request's validity (validate_openai_chat.py), and which units of the
+file's history the request lacks (a unit: a user or model text by hash, found whole or inside a text
+the client joined it into; a call by id; a result by call id).
+"""
+import argparse
+import concurrent.futures
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import mock_provider  # noqa: E402
+import oracle  # noqa: E402
+import validate_openai_chat  # noqa: E402
+
+PKG = "@qwen-code/qwen-code"
+BIN = os.environ.get("CHATFSCK_QWEN_CODE") or os.path.join(HERE, "..", "..", "target", "tools", "qwen",
+                                                           "node_modules", PKG, "cli.js")
+PROMPTS = ["say hello [mock:shell echo hi]", "second prompt"]
+SETTINGS = {"security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": False}},
+            "model": {"name": "mock-model"}, "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False}, "general": {"disableAutoUpdate": True, "enableAutoUpdate": False},
+            "ide": {"enabled": False}}
+
+
+def version():
+    try:
+        with open(os.path.join(os.path.dirname(BIN), "package.json")) as f:
+            return json.load(f)["version"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def setup(tmp, port):
+    home = os.path.join(tmp, "home")
+    work = os.path.join(tmp, "work")
+    os.makedirs(os.path.join(home, ".qwen"))
+    os.makedirs(work)
+    with open(os.path.join(home, ".qwen", "settings.json"), "w") as f:
+        json.dump(SETTINGS, f)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TERM": "dumb", "LANG": "C.UTF-8",
+           "NO_COLOR": "1", "TMPDIR": tmp, "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
+           "OPENAI_API_KEY": "sk-test", "OPENAI_MODEL": "mock-model"}
+    return home, work, env
+
+
+def project_dir(work):
+    """`sanitizeCwd`: every character not [A-Za-z0-9] as `-`."""
+    return "".join(c if c.isascii() and c.isalnum() else "-" for c in work)
+
+
+def h(s):
+    return hashlib.sha256(s.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def records(path):
+    """Every record Qwen Code reads from the file: whole lines, and objects recovered from a line that
+    does not parse are left out (a unit counts what the file holds whole)."""
+    out = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(r, dict):
+                out.append(r)
+    return out
+
+
+def file_units(path, texts=None):
+    """The file's units; `texts` gets each text unit's text by its hash."""
+    units = set()
+    for r in records(path):
+        m = r.get("message")
+        if not isinstance(m, dict):
+            continue
+        for p in m.get("parts") or []:
+            if not isinstance(p, dict):
+                continue
+            if isinstance(p.get("text"), str) and p["text"] and not p.get("thought"):
+                units.add(("text", h(p["text"])))
+                if texts is not None:
+                    texts[h(p["text"])] = p["text"]
+            if isinstance(p.get("functionCall"), dict):
+                units.add(("call", p["functionCall"].get("id")))
+            if isinstance(p.get("functionResponse"), dict):
+                units.add(("result", p["functionResponse"].get("id")))
+    return units
+
+
+def request_texts(body):
+    out = []
+    for m in (body or {}).get("messages") or []:
+        c = m.get("content")
+        out.extend([c] if isinstance(c, str) else [b.get("text") or "" for b in c or [] if isinstance(b, dict)])
+    return out
+
+
+def request_units(body):
+    units = set()
+    for m in (body or {}).get("messages") or []:
+        if m.get("role") in ("user", "assistant"):
+            c = m.get("content")
+            texts = [c] if isinstance(c, str) else [b.get("text") for b in c or [] if isinstance(b, dict)]
+            units.update(("text", h(t)) for t in texts if t)
+            for c in m.get("tool_calls") or []:
+                units.add(("call", c.get("id")))
+        elif m.get("role") == "tool":
+            units.add(("result", m.get("tool_call_id")))
+    return units
+
+
+def model_posts(out):
+    return [r for r in oracle.load_requests(os.path.join(out, "req"))
+            if r["method"] == "POST" and r["path"].rstrip("/").endswith("/chat/completions")]
+
+
+def run_fresh(args):
+    out = os.path.abspath(args.outdir)
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    if not os.path.exists(BIN):
+        print(json.dumps({"error": f"{BIN} missing: run scripts/test-all"}))
+        return 3
+    tmp = tempfile.mkdtemp(prefix="qwen-fresh-")
+    runs = []
+    with mock_provider.MockServer("openai", os.path.join(out, "req")) as mock:
+        home, work, env = setup(tmp, mock.port)
+        for argv in ([oracle.NODE, BIN, "-p", PROMPTS[0], "--yolo"],
+                     [oracle.NODE, BIN, "-p", PROMPTS[1], "--continue", "--yolo"]):
+            rc, timed_out, secs = oracle.run_client(argv, env, work, args.timeout, out)
+            runs.append({"rc": rc, "timed_out": timed_out, "seconds": secs})
+    shutil.copytree(os.path.join(home, ".qwen", "projects"), os.path.join(out, "projects"))
+    files = sorted(os.path.relpath(os.path.join(d, f), out)
+                   for d, _, fs in os.walk(os.path.join(out, "projects")) for f in fs)
+    print(json.dumps({"client": "qwen-code", "version": version(), "runs": runs,
+                      "model_requests": len(model_posts(out)), "prompts": PROMPTS, "sessions": files,
+                      "netns": os.environ.get("ORACLE_NETNS") == "1"}))
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+def session_id(data):
+    for line in data.split(b"\n"):
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(r, dict) and isinstance(r.get("sessionId"), str):
+            return r["sessionId"], r.get("cwd")
+    return None, None
+
+
+def resume_one(session, out, timeout, prompt="continue"):
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    tmp = tempfile.mkdtemp(prefix="qwen-resume-")
+    try:
+        with open(session, "rb") as f:
+            data = f.read()
+        sid, cwd = session_id(data)
+        with mock_provider.MockServer("openai", os.path.join(out, "req")) as mock:
+            home, work, env = setup(tmp, mock.port)
+            if isinstance(cwd, str):
+                data = data.replace(json.dumps(cwd).encode(), json.dumps(work).encode())
+            chats = os.path.join(home, ".qwen", "projects", project_dir(work), "chats")
+            os.makedirs(chats)
+            dest = os.path.join(chats, f"{sid}.jsonl")
+            with open(dest, "wb") as f:
+                f.write(data)
+            argv = [oracle.NODE, BIN, "-p", prompt, "--resume", sid or "none", "--yolo"]
+            rc, timed_out, secs = oracle.run_client(argv, env, work, timeout, out)
+            shutil.copy(dest, os.path.join(out, "session-after.jsonl"))
+        posts = model_posts(out)
+        first_req = next((r for r in posts if prompt in oracle.last_user_text((r["body"] or {}).get("messages"))),
+                         None)
+        summary = {"file": session, "rc": rc, "timed_out": timed_out, "seconds": secs,
+                   "model_requests": len(posts)}
+        if first_req is None:
+            summary.update(valid=False, errors=["no resume request"], units_missing=None)
+            return summary
+        with open(os.path.join(out, "request.json"), "wb") as f:
+            f.write(first_req["raw"])
+        v = validate_openai_chat.validate(first_req["raw"])
+        texts = {}
+        want, got = file_units(session, texts), request_units(first_req["body"])
+        # Qwen Code joins consecutive assistant messages into one
+        # (`mergeConsecutiveAssistantMessages`): a text inside a sent text is sent.
+        sent = request_texts(first_req["body"])
+        missing = sorted(f"{k}:{x}" for k, x in want - got
+                         if not (k == "text" and any(texts.get(x, "\0") in t for t in sent)))
+        summary.update(valid=v["valid"], errors=[f"{e.get('code')} @{e.get('path')}" for e in v["errors"]],
+                       messages=len(first_req["body"]["messages"]), units_present=len(want),
+                       units_missing=len(missing), missing=missing)
+        return summary
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run_resume(args):
+    out = os.path.abspath(args.outdir)
+    os.makedirs(out, exist_ok=True)
+    if not os.path.exists(BIN):
+        print(json.dumps({"error": f"{BIN} missing: run scripts/test-all"}))
+        return 3
+    jobs = [(os.path.abspath(s), os.path.join(out, f"{k:02d}")) for k, s in enumerate(args.sessions)]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
+        for summary in ex.map(lambda j: resume_one(j[0], j[1], args.timeout), jobs):
+            print(json.dumps(summary), flush=True)
+    return 0
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    f = sub.add_parser("fresh")
+    f.add_argument("outdir")
+    r = sub.add_parser("resume")
+    r.add_argument("outdir")
+    r.add_argument("sessions", nargs="+")
+    r.add_argument("--jobs", type=int, default=1)
+    for p in (f, r):
+        p.add_argument("--timeout", type=float, default=180)
+        p.add_argument("--no-netns", action="store_true")
+    args = ap.parse_args(argv)
+    reexec_in_netns(argv)
+    return run_fresh(args) if args.cmd == "fresh" else run_resume(args)
+
+
+def reexec_in_netns(argv):
+    """As oracle.py: run in a private network namespace with only loopback (root + unshare + ip)."""
+    if os.environ.get("ORACLE_NETNS") or "--no-netns" in argv:
+        return
+    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("ip"):
+        os.environ["ORACLE_NETNS"] = "0"
+        return
+    import subprocess
+    env = dict(os.environ, ORACLE_NETNS="1")
+    cmd = ["unshare", "-n", "--", "sh", "-c", 'ip link set lo up && exec "$0" "$@"', sys.executable,
+           os.path.abspath(__file__)] + argv
+    try:
+        sys.exit(subprocess.call(cmd, env=env))
+    except OSError:
+        os.environ["ORACLE_NETNS"] = "0"
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,347 @@
+//! Qwen Code's sessions (issue 40): the session the pinned client wrote
+//! (fixtures/qwen-code/home/) and its damaged variants
+//! (fixtures/qwen-code/build.py), read as Qwen Code 0.15.10 loads them on
+//! resume, and judged by the real client (tests/oracle/qwen.py).
+
+mod common;
+use common::*;
+
+use std::path::{Path, PathBuf};
+
+const HEALTHY: &str = "fixtures/qwen-code/home/.qwen/projects/-tmp-qwen-fresh-8wu6xufh-work/chats/c2126db6-fec2-4f7d-a38b-758906db4f27.jsonl";
+
+/// Each fixture and its findings (`severity rule@line`).
+const EXPECTED: &[(&str, &[&str])] = &[
+    (HEALTHY, &[]),
+    // Qwen Code recovers both records of a `}{` line.
+    ("fixtures/qwen-code/glued.jsonl", &[]),
+    (
+        "fixtures/qwen-code/torn-tail.jsonl",
+        &["error corrupt-record@13"],
+    ),
+    (
+        "fixtures/qwen-code/torn-then-resumed.jsonl",
+        &["error corrupt-record@13", "error dangling-parent@14"],
+    ),
+    (
+        "fixtures/qwen-code/orphan-call.jsonl",
+        &["warning orphan-tool-call@4"],
+    ),
+    (
+        "fixtures/qwen-code/orphan-call-at-end.jsonl",
+        &["warning orphan-tool-call@4"],
+    ),
+    (
+        "fixtures/qwen-code/stray-result.jsonl",
+        &["error orphan-tool-result@6"],
+    ),
+    (
+        "fixtures/qwen-code/dangling-parent.jsonl",
+        &["error dangling-parent@10"],
+    ),
+    (
+        "fixtures/qwen-code/garbled-middle.jsonl",
+        &["error corrupt-record@8", "error dangling-parent@9"],
+    ),
+    (
+        "fixtures/qwen-code/parent-cycle.jsonl",
+        &["error parent-cycle@9"],
+    ),
+];
+
+/// The edits of each fixture's repair (`action@line`); the others have
+/// nothing to repair, or nothing the writer changes (report only).
+const REPAIRS: &[(&str, &[&str])] = &[
+    ("fixtures/qwen-code/torn-tail.jsonl", &["drop-record@13"]),
+    (
+        "fixtures/qwen-code/torn-then-resumed.jsonl",
+        &["drop-record@13", "relink@14"],
+    ),
+    (
+        "fixtures/qwen-code/garbled-middle.jsonl",
+        &["drop-record@8", "relink@9"],
+    ),
+    (
+        "fixtures/qwen-code/orphan-call.jsonl",
+        &["relink@5", "answer-call@4"],
+    ),
+    (
+        "fixtures/qwen-code/orphan-call-at-end.jsonl",
+        &["relink@5", "answer-call@4"],
+    ),
+    (
+        "fixtures/qwen-code/stray-result.jsonl",
+        &["remove-result@6", "relink@7"],
+    ),
+];
+
+/// Repair every damaged fixture into `dir`: the copies, in REPAIRS' order.
+fn repair_all(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for (file, edits) in REPAIRS {
+        let input = root().join(file);
+        let before = fingerprint(&input);
+        let sub = dir.join(Path::new(file).file_stem().unwrap());
+        std::fs::create_dir_all(&sub).unwrap();
+        let (copy, log) = repair_logged(&input, &sub);
+        assert_eq!(edit_lines(&log), *edits, "{file}: {log:#}");
+        assert_eq!(fingerprint(&input), before, "{file} was touched");
+        for e in log["edits"].as_array().unwrap() {
+            if e["action"] != "answer-call" {
+                assert!(e["before"].is_string(), "{file}: {e:#}");
+            }
+        }
+        let named = sub.join(Path::new(file).file_name().unwrap());
+        std::fs::rename(&copy, &named).unwrap();
+        out.push(named);
+    }
+    out
+}
+
+#[test]
+fn a_repaired_copy_is_clean_and_a_second_repair_changes_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    for copy in repair_all(d.path()) {
+        let (rc, doc) = lint_json(copy.to_str().unwrap(), &["--fail-on", "warning"]);
+        assert_eq!(rc, 0, "{}: {doc:#}", copy.display());
+        assert_second_repair_changes_nothing(&copy, copy.parent().unwrap());
+    }
+    // The result put in for an unanswered call is the one Qwen Code itself
+    // records for a call cancelled while it ran, under the call's record,
+    // and the record that hung from the call now hangs from it.
+    let text = std::fs::read_to_string(
+        d.path()
+            .join("orphan-call-at-end")
+            .join("orphan-call-at-end.jsonl"),
+    )
+    .unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 6, "{text}");
+    let result = &lines[4];
+    assert_eq!(result["type"], "tool_result", "{result:#}");
+    assert_eq!(result["parentUuid"], lines[3]["uuid"], "{result:#}");
+    assert_eq!(
+        result["message"]["parts"][0]["functionResponse"]["response"]["error"],
+        "[Operation Cancelled] Reason: User cancelled tool execution.",
+        "{result:#}"
+    );
+    assert_eq!(lines[5]["parentUuid"], result["uuid"], "{text}");
+    // A torn record with the prompt Qwen Code appended onto it: the line
+    // goes, and the record that named the lost prompt is linked to the
+    // record before it: the copy sends every message left.
+    let copy = d
+        .path()
+        .join("torn-then-resumed")
+        .join("torn-then-resumed.jsonl");
+    let o = run(&["inspect", copy.to_str().unwrap()]);
+    assert!(
+        stdout(&o).contains("messages:      7 (assistant 4, tool 1, user 2)"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn an_in_place_repair_keeps_a_backup() {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("c2126db6-fec2-4f7d-a38b-758906db4f27.jsonl");
+    std::fs::copy(root().join("fixtures/qwen-code/torn-tail.jsonl"), &file).unwrap();
+    let base = std::fs::read(&file).unwrap();
+    let o = run(&["repair", "--in-place", file.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let backups: Vec<PathBuf> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p != &file)
+        .collect();
+    assert_eq!(backups.len(), 1, "{backups:?}");
+    assert_eq!(std::fs::read(&backups[0]).unwrap(), base);
+    let (rc, doc) = lint_json(file.to_str().unwrap(), &["--fail-on", "warning"]);
+    assert_eq!(rc, 0, "{doc:#}");
+}
+
+fn findings(doc: &serde_json::Value) -> Vec<String> {
+    let mut v: Vec<String> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {}@{}",
+                f["severity"].as_str().unwrap(),
+                f["rule"].as_str().unwrap(),
+                f["location"]["line"]
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_fixture_reads_as_qwen_code_with_what_qwen_code_does_with_it() {
+    for (file, want) in EXPECTED {
+        let (_, doc) = lint_json(file, &["--fail-on", "info"]);
+        assert_eq!(doc["files"][0]["dialect"], "qwen-code", "{file}: {doc:#}");
+        assert_eq!(findings(&doc), *want, "{file}: {doc:#}");
+        for f in doc["findings"].as_array().unwrap() {
+            assert!(
+                f["notes"].to_string().contains("Qwen Code"),
+                "{file}: {f:#}"
+            );
+        }
+    }
+    // Every message of the session Qwen Code wrote is read, and only
+    // those: its system records (telemetry, snapshots) are not messages.
+    let o = run(&["inspect", HEALTHY]);
+    assert!(
+        stdout(&o).contains("messages:      6 (assistant 3, tool 1, user 2)"),
+        "{}",
+        stdout(&o)
+    );
+    // A record missing from the chain: the walk from the last record stops
+    // at its child, and only the last reply is sent (the client did so:
+    // fixtures/qwen-code/README.md).
+    let o = run(&["inspect", "fixtures/qwen-code/dangling-parent.jsonl"]);
+    assert!(stdout(&o).contains("messages:      1"), "{}", stdout(&o));
+    let (_, doc) = lint_json("fixtures/qwen-code/dangling-parent.jsonl", &[]);
+    let summary = doc["findings"][0]["summary"].as_str().unwrap();
+    assert!(summary.contains("the 5 message(s)"), "{summary}");
+}
+
+#[test]
+fn the_detector_takes_a_qwen_code_session_and_not_a_claude_code_one() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("x.jsonl");
+    // Claude Code's records share uuid/parentUuid/sessionId/cwd; their
+    // message holds `content`, not Gemini `parts`.
+    std::fs::write(
+        &f,
+        "{\"parentUuid\":null,\"isSidechain\":false,\"cwd\":\"/w\",\"sessionId\":\"s\",\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"},\"uuid\":\"a\",\"timestamp\":\"2026-01-01T00:00:00.000Z\"}\n",
+    )
+    .unwrap();
+    let (_, doc) = lint_json(f.to_str().unwrap(), &[]);
+    assert_eq!(doc["files"][0]["dialect"], "claude-code", "{doc:#}");
+    // The first line torn: the next record still names the store.
+    let text = std::fs::read_to_string(root().join(HEALTHY)).unwrap();
+    let first = text.lines().next().unwrap();
+    std::fs::write(&f, format!("{}\n{text}", &first[..first.len() / 2])).unwrap();
+    let (_, doc) = lint_json(f.to_str().unwrap(), &[]);
+    assert_eq!(doc["files"][0]["dialect"], "qwen-code", "{doc:#}");
+}
+
+/// A run without a path finds the sessions where Qwen Code keeps them:
+/// `$QWEN_RUNTIME_DIR`, then `$QWEN_HOME` (a leading `~` expanded), each
+/// `projects/<cwd>/chats/<sessionId>.jsonl`.
+#[test]
+fn a_run_without_a_path_finds_qwen_code_sessions_under_its_overrides() {
+    let d = tempfile::tempdir().unwrap();
+    let home = d.path();
+    let put = |dir: &Path| {
+        let chats = dir.join("projects/-w/chats");
+        std::fs::create_dir_all(&chats).unwrap();
+        std::fs::copy(
+            root().join(HEALTHY),
+            chats.join("c2126db6-fec2-4f7d-a38b-758906db4f27.jsonl"),
+        )
+        .unwrap();
+        // Not a session name Qwen Code lists.
+        std::fs::write(chats.join("notes.jsonl"), "{}\n").unwrap();
+    };
+    put(&home.join("qh"));
+    put(&home.join("rt"));
+    let o = std::process::Command::new(assert_cmd::cargo::cargo_bin("chatfsck"))
+        .current_dir(home)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("QWEN_HOME", "~/qh")
+        .env("QWEN_RUNTIME_DIR", home.join("rt"))
+        .env("NO_COLOR", "1")
+        .args(["lint", "--format", "json"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let qwen = doc["discovery"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["key"] == "qwen-code")
+        .unwrap_or_else(|| panic!("{doc:#}"));
+    assert_eq!(qwen["found"], 2, "{qwen:#}");
+    for f in doc["files"].as_array().unwrap() {
+        assert_eq!(f["dialect"], "qwen-code", "{f:#}");
+    }
+}
+
+fn python() -> std::process::Command {
+    let mut c = std::process::Command::new("python3");
+    c.current_dir(root());
+    c
+}
+
+/// The JSON lines a `tests/oracle/qwen.py` run printed.
+fn summaries(o: &std::process::Output) -> Vec<serde_json::Value> {
+    let text = String::from_utf8_lossy(&o.stdout);
+    let v: Vec<serde_json::Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert!(
+        !v.is_empty() && v.iter().all(|s| s.get("error").is_none()),
+        "qwen.py: {text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    v
+}
+
+/// The pinned Qwen Code resumes the fixtures whose resume the profile
+/// describes as the findings say, and every repaired copy whole (a valid
+/// request carrying every unit of the copy): one qwen.py run, all the
+/// clients side by side. Its fresh session is tests/fresh_sessions.rs's.
+#[test]
+#[cfg_attr(
+    not(all(has_tool = "qwen-code", has_tool = "python3")),
+    ignore = "needs the pinned Qwen Code and python3: scripts/test-all"
+)]
+fn the_pinned_qwen_code_resumes_as_the_profile_says_and_every_repaired_copy_whole() {
+    let d = tempfile::tempdir().unwrap();
+    let copies = repair_all(&d.path().join("copies"));
+    let originals = [
+        "fixtures/qwen-code/dangling-parent.jsonl",
+        "fixtures/qwen-code/orphan-call.jsonl",
+    ];
+    let o = python()
+        .arg("tests/oracle/qwen.py")
+        .arg("resume")
+        .arg(d.path().join("runs"))
+        .args(originals.iter().map(|f| root().join(f)))
+        .args(&copies)
+        // All side by side: each client mostly waits (about 30 s each).
+        .args(["--jobs", "8"])
+        .output()
+        .unwrap();
+    let s = summaries(&o);
+    assert_eq!(s.len(), originals.len() + copies.len(), "{s:#?}");
+    // Every repaired copy resumes whole.
+    for r in &s[originals.len()..] {
+        assert_eq!(r["units_missing"], 0, "{r:#}");
+    }
+    for r in &s {
+        assert_eq!(r["rc"], 0, "{r:#}");
+        assert_eq!(r["valid"], true, "{r:#}");
+    }
+    // A missing parent: the walk stops, and what came before it is not
+    // sent: both prompts, the call and its result (the first reply's text,
+    // `ok`, is the last reply's too). An unanswered call: left out.
+    assert_eq!(s[0]["units_missing"], 4, "{:#}", s[0]);
+    assert_eq!(
+        s[1]["missing"],
+        serde_json::json!(["call:call_mock_4"]),
+        "{:#}",
+        s[1]
+    );
+}
