@@ -33,6 +33,7 @@ const TOOLS: &[(&str, &str, &[&str])] = &[
     ("gemini-cli", "CHATFSCK_GEMINI_CLI", &[]),
     ("opencode", "CHATFSCK_OPENCODE", &[]),
     ("copilot-cli", "CHATFSCK_COPILOT_CLI", &[]),
+    ("langgraph", "CHATFSCK_LANGGRAPH_PYTHON", &[]),
 ];
 
 fn main() {
@@ -81,6 +82,7 @@ fn default_there(name: &str, manifest: &Path) -> bool {
     let path = match name {
         "gnu-time" => PathBuf::from("/usr/bin/time"),
         "clients" => manifest.join("target/tools/clients/node_modules/.package-lock.json"),
+        "langgraph" => manifest.join("target/tools/langgraph/bin/python"),
         _ => return false,
     };
     let there = path.is_file();

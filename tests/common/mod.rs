@@ -111,6 +111,7 @@ const APP_FOLDERS: &[&str] = &[
     "fixtures/pi/",
     "fixtures/cursor/",
     "fixtures/cline4/",
+    "fixtures/langgraph/",
     "fixtures/unsupported/",
     "fixtures/clients/",
     // Real sessions as their sources hold them: tests/corpus.rs.
