@@ -124,13 +124,15 @@ impl Source for Threads {
     }
 }
 
-/// The latest checkpoint of a thread and namespace: its rowid, id, type
-/// and bytes.
+/// A checkpoint row: its rowid, id, type and bytes.
+pub type Row = (i64, String, String, Vec<u8>);
+
+/// The latest checkpoint of a thread and namespace.
 pub fn latest(
     conn: &rusqlite::Connection,
     thread: &str,
     ns: &str,
-) -> rusqlite::Result<Option<(i64, String, String, Vec<u8>)>> {
+) -> rusqlite::Result<Option<Row>> {
     let mut st = conn.prepare_cached(
         "SELECT rowid, CAST(checkpoint_id AS TEXT), CAST(type AS TEXT), checkpoint FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 ORDER BY checkpoint_id DESC LIMIT 1",
     )?;
