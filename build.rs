@@ -35,6 +35,7 @@ const TOOLS: &[(&str, &str, &[&str])] = &[
     ("copilot-cli", "CHATFSCK_COPILOT_CLI", &[]),
     ("cline-cli", "CHATFSCK_CLINE_CLI", &[]),
     ("qwen-code", "CHATFSCK_QWEN_CODE", &[]),
+    ("langgraph", "CHATFSCK_LANGGRAPH_PYTHON", &[]),
 ];
 
 fn main() {
@@ -86,6 +87,7 @@ fn default_there(name: &str, manifest: &Path) -> bool {
         "qwen-code" => {
             manifest.join("target/tools/qwen/node_modules/@qwen-code/qwen-code/package.json")
         }
+        "langgraph" => manifest.join("target/tools/langgraph/bin/python"),
         _ => return false,
     };
     let there = path.is_file();

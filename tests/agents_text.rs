@@ -631,10 +631,6 @@ fn goose_orphans_say_goose_drops_them() {
 fn unsupported_formats_are_named_and_refused() {
     for (path, app) in [
         ("fixtures/unsupported/aider/.aider.chat.history.md", "Aider"),
-        (
-            "fixtures/unsupported/langgraph/checkpoints.sqlite",
-            "LangGraph",
-        ),
         ("fixtures/unsupported/open-webui/webui.db", "Open WebUI"),
         (
             "fixtures/unsupported/openhands/trajectory.json",

@@ -20,9 +20,10 @@
 //! | `qwen_code/` | Qwen Code's session files (a tree of records walked from the last one) | `jsonl` (`qwen-code`) |
 //! | `opencode/` | opencode's `opencode.db`, and its legacy `storage/` tree (≤ 1.1, read through the session files) | `sqlite-table`, `json` (`opencode`) |
 //! | `goose/` | goose's `sessions.db` (`db`), and its legacy `sessions/*.jsonl` (`legacy`) | `sqlite-table`, `jsonl` (`goose`) |
+//! | `langgraph/` | LangGraph checkpointers: `langgraph-checkpoint-sqlite`'s database (the latest checkpoint of each thread, its pending writes) | `sqlite-table` (`langgraph`) |
 //! | `message_table/` | gbrain's message tables (seed 003) and tables named with the mapping flags, in SQLite or PostgreSQL | `sqlite-table`, `postgres-table` (`gbrain`, `table`) |
 //! | `trace/` | traces: dispatch's `traces.db`, Arize Phoenix, OTLP JSON | `sqlite-trace` (`dispatch`, `phoenix`), `otlp-jsonl`, `otlp-json` (`gen-ai`, `openinference`) |
-//! | `unsupported/` | recognised, refused with one line: Aider, OpenHands, SWE-agent, LangGraph checkpoints, Open WebUI | — |
+//! | `unsupported/` | recognised, refused with one line: Aider, OpenHands, SWE-agent, Open WebUI | — |
 //!
 //! **The detector** is [`open_any_with`]: an input is tried against
 //! [`STORES`] in that order, and the first store that recognises it reads
@@ -58,6 +59,7 @@ pub mod cursor;
 pub mod dispatch;
 pub mod gemini_cli;
 pub mod goose;
+pub mod langgraph;
 pub mod message_table;
 pub mod opencode;
 pub mod pi;
@@ -85,6 +87,7 @@ pub static STORES: &[&Store] = &[
     &goose::db::STORE,
     &cursor::STORE,
     &cline::session::INDEX,
+    &langgraph::sqlite::STORE,
     &unsupported::SQLITE,
     &unsupported::TEXT,
     &copilot_cli::STORE,
@@ -133,6 +136,7 @@ pub static PROFILES: &[&Profile] = &[
     &copilot_cli::profile::PROFILE,
     &pi::profile::PROFILE,
     &qwen_code::profile::PROFILE,
+    &langgraph::profile::PROFILE,
     &cline::profile::CLINE,
     &cline::profile::CLINE_4,
     &cline::profile::ROO_CODE,

@@ -87,6 +87,8 @@ pub enum Dialect {
     Pi,
     /// Qwen Code's session files (`~/.qwen/projects/<cwd>/chats/<id>.jsonl`).
     QwenCode,
+    /// LangGraph checkpointers (`langgraph-checkpoint-sqlite`, `-postgres`).
+    LangGraph,
 }
 
 impl Dialect {
@@ -114,6 +116,7 @@ impl Dialect {
             Dialect::CopilotCli => "copilot-cli",
             Dialect::Pi => "pi",
             Dialect::QwenCode => "qwen-code",
+            Dialect::LangGraph => "langgraph",
         }
     }
 

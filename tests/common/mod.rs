@@ -112,6 +112,7 @@ const APP_FOLDERS: &[&str] = &[
     "fixtures/qwen-code/",
     "fixtures/cursor/",
     "fixtures/cline4/",
+    "fixtures/langgraph/",
     "fixtures/unsupported/",
     "fixtures/clients/",
     // Real sessions as their sources hold them: tests/corpus.rs.

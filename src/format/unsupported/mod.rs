@@ -1,6 +1,6 @@
 //! Histories chatfsck recognises but does not read yet: Aider's
 //! `.aider.chat.history.md`, OpenHands trajectories, SWE-agent `.traj`
-//! files, Kimi Code's `wire.jsonl` event logs, LangGraph `SqliteSaver` checkpoints and Open WebUI's `webui.db`
+//! files, Kimi Code's `wire.jsonl` event logs and Open WebUI's `webui.db`
 //! (samples and markers: `fixtures/unsupported/README.md`). Each is
 //! refused with one line that names the app and says it is not supported
 //! yet (exit 2), instead of "not a history" or, worse, a wrong reader that
@@ -28,7 +28,7 @@ pub static TEXT: Store = Store {
 };
 
 pub static SQLITE: Store = Store {
-    name: "LangGraph checkpoints and Open WebUI databases (recognised, not read yet)",
+    name: "Open WebUI databases (recognised, not read yet)",
     formats: &[],
     dialects: &[],
     probe: Probe::Sqlite {
@@ -205,29 +205,6 @@ fn sqlite_app(
     conn: &rusqlite::Connection,
     tables: &[String],
 ) -> std::result::Result<Option<&'static str>, String> {
-    if has(tables, "checkpoints")
-        && has(tables, "writes")
-        && has_columns(
-            conn,
-            "checkpoints",
-            &[
-                "thread_id",
-                "checkpoint_ns",
-                "checkpoint_id",
-                "parent_checkpoint_id",
-                "type",
-                "checkpoint",
-                "metadata",
-            ],
-        )?
-        && has_columns(
-            conn,
-            "writes",
-            &["task_id", "idx", "channel", "type", "value"],
-        )?
-    {
-        return Ok(Some("a LangGraph checkpoint database (`SqliteSaver`)"));
-    }
     if has(tables, "chat")
         && has(tables, "alembic_version")
         && has_columns(
