@@ -79,7 +79,7 @@ _chatfsck() {
             return 0
             ;;
         chatfsck__subcmd__diff)
-            opts="-h --conversation --format --max-line-mib --table --conversation-column --index-column --role-column --content-column --help"
+            opts="-h --conversation --format --max-line-mib --table --conversation-column --index-column --role-column --content-column --messages-column --id-column --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -114,6 +114,14 @@ _chatfsck() {
                     return 0
                     ;;
                 --content-column)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --messages-column)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --id-column)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -251,7 +259,7 @@ _chatfsck() {
             return 0
             ;;
         chatfsck__subcmd__inspect)
-            opts="-o -h --last --conversation --format --output --force --max-line-mib --table --conversation-column --index-column --role-column --content-column --help"
+            opts="-o -h --last --conversation --format --output --force --max-line-mib --table --conversation-column --index-column --role-column --content-column --messages-column --id-column --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -297,6 +305,14 @@ _chatfsck() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --messages-column)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --id-column)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -305,7 +321,7 @@ _chatfsck() {
             return 0
             ;;
         chatfsck__subcmd__lint)
-            opts="-o -h --last --format --select --ignore --fail-on --config --trace --skip-unreadable --output --force --max-line-mib --table --conversation-column --index-column --role-column --content-column --help"
+            opts="-o -h --last --format --select --ignore --fail-on --config --trace --skip-unreadable --output --force --max-line-mib --table --conversation-column --index-column --role-column --content-column --messages-column --id-column --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -367,6 +383,14 @@ _chatfsck() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --messages-column)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --id-column)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -375,7 +399,7 @@ _chatfsck() {
             return 0
             ;;
         chatfsck__subcmd__repair)
-            opts="-o -h --last --output --in-place --emit-sql --target --dry-run --log --force --orphan-calls --no-synthesize --select --ignore --format --config --max-line-mib --table --conversation-column --index-column --role-column --content-column --help"
+            opts="-o -h --last --output --in-place --emit-sql --target --dry-run --log --force --orphan-calls --no-synthesize --select --ignore --format --config --max-line-mib --table --conversation-column --index-column --role-column --content-column --messages-column --id-column --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -442,6 +466,14 @@ _chatfsck() {
                     return 0
                     ;;
                 --content-column)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --messages-column)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --id-column)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

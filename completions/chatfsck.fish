@@ -53,6 +53,8 @@ complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l conversation-
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l index-column -d 'Integer column that orders the messages of a conversation' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l role-column -d 'Column holding the role (`user`, `assistant`, `system`, `tool`)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l content-column -d 'Column holding the content: Anthropic content blocks or parts (JSON), or plain text' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l messages-column -d 'Conversation datasets: the member (JSON Lines) that holds each row\'s messages, when it is not `messages` (or ShareGPT\'s `conversations`)' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l id-column -d 'Conversation datasets: the member (JSON Lines) that names each row in findings, when it is not `id`' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l last -d 'Check the session changed last, across every app (the one you were just in)'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l skip-unreadable -d 'Do not exit 2 because a file found in a directory could not be read (it is still listed, and counted in the summary); inputs named on the command line still must be read'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand lint" -l force -d 'Overwrite the --output file if it exists'
@@ -69,6 +71,8 @@ complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l conversati
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l index-column -d 'Integer column that orders the messages of a conversation' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l role-column -d 'Column holding the role (`user`, `assistant`, `system`, `tool`)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l content-column -d 'Column holding the content: Anthropic content blocks or parts (JSON), or plain text' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l messages-column -d 'Conversation datasets: the member (JSON Lines) that holds each row\'s messages, when it is not `messages` (or ShareGPT\'s `conversations`)' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l id-column -d 'Conversation datasets: the member (JSON Lines) that names each row in findings, when it is not `id`' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l last -d 'Inspect the session changed last, across every app'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -l force -d 'Overwrite the --output file if it exists'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand inspect" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -91,6 +95,8 @@ complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l conversatio
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l index-column -d 'Integer column that orders the messages of a conversation' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l role-column -d 'Column holding the role (`user`, `assistant`, `system`, `tool`)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l content-column -d 'Column holding the content: Anthropic content blocks or parts (JSON), or plain text' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l messages-column -d 'Conversation datasets: the member (JSON Lines) that holds each row\'s messages, when it is not `messages` (or ShareGPT\'s `conversations`)' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l id-column -d 'Conversation datasets: the member (JSON Lines) that names each row in findings, when it is not `id`' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l last -d 'Repair the session changed last, across every app (with --in-place: the one you were just in)'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l in-place -d 'Repair the file itself: a timestamped backup is kept beside it first, the repaired file replaces it atomically, and nothing is replaced if the file changed meanwhile (its app may be appending to it)'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand repair" -l dry-run -d 'Print the plan and write nothing'
@@ -107,6 +113,8 @@ complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l conversation-
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l index-column -d 'Integer column that orders the messages of a conversation' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l role-column -d 'Column holding the role (`user`, `assistant`, `system`, `tool`)' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l content-column -d 'Column holding the content: Anthropic content blocks or parts (JSON), or plain text' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l messages-column -d 'Conversation datasets: the member (JSON Lines) that holds each row\'s messages, when it is not `messages` (or ShareGPT\'s `conversations`)' -r
+complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -l id-column -d 'Conversation datasets: the member (JSON Lines) that names each row in findings, when it is not `id`' -r
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c chatfsck -n "__fish_chatfsck_using_subcommand rules" -l format -d 'Output format' -r -f -a "human\t'Text for people: diagnostics with evidence excerpts, or tables'
 json\t'One JSON document for programs (lint\'s: docs/json-output.md)'

@@ -97,6 +97,12 @@ pub struct InputArgs {
         help_heading = "Message table mapping"
     )]
     pub content_column: Option<String>,
+    /// Conversation datasets: the member (JSON Lines) that holds each row's messages, when it is not `messages` (or ShareGPT's `conversations`)
+    #[arg(long, value_name = "COLUMN", help_heading = "Conversation datasets")]
+    pub messages_column: Option<String>,
+    /// Conversation datasets: the member (JSON Lines) that names each row in findings, when it is not `id`
+    #[arg(long, value_name = "COLUMN", help_heading = "Conversation datasets")]
+    pub id_column: Option<String>,
 }
 
 impl InputArgs {

@@ -68,6 +68,11 @@ fn named(arg: Option<&Path>, last: bool) -> Result<Named, Error> {
 fn limits(a: &InputArgs) -> Limits {
     Limits {
         max_line_bytes: a.max_line_mib.saturating_mul(1 << 20),
+        // Named once per run: the names live as long as the run.
+        columns: crate::source::Columns {
+            messages: a.messages_column.clone().map(|c| &*c.leak()),
+            id: a.id_column.clone().map(|c| &*c.leak()),
+        },
         ..Limits::default()
     }
 }

@@ -13,6 +13,7 @@
 //! | `cline/` | Cline and Roo Code tasks (`api_conversation_history.json`), and Cline 4's sessions (`<id>.messages.json`, `session`) | `json` (`cline`, `roo-code`, `cline-4`) |
 //! | `codex/` | Codex rollouts | `jsonl` (`codex`) |
 //! | `copilot_cli/` | GitHub Copilot CLI `events.jsonl` (report-only) | `jsonl` (`copilot-cli`) |
+//! | `dataset/` | conversation datasets, one conversation a row: JSON Lines with `messages` (OpenAI fine-tuning, TRL, axolotl) or ShareGPT `conversations`, Parquet and Arrow IPC with a `messages` column (JSON text or nested) | `dataset-jsonl`, `parquet`, `arrow-ipc` (`openai`, `sharegpt`) |
 //! | `cursor/` | Cursor's `state.vscdb`: the global one (composers and their bubbles), a workspace's (its chat tabs, its composer list) | `sqlite-kv` (`cursor`) |
 //! | `gemini_cli/` | Gemini CLI chat recordings | `jsonl`, `json` (`gemini-cli`) |
 //! | `dispatch/` | dispatch's SQLite chunk store (seed 000) | `sqlite-kv` (`dispatch`) |
@@ -56,6 +57,7 @@ pub mod cline;
 pub mod codex;
 pub mod copilot_cli;
 pub mod cursor;
+pub mod dataset;
 pub mod dispatch;
 pub mod gemini_cli;
 pub mod goose;
@@ -89,6 +91,7 @@ pub static STORES: &[&Store] = &[
     &cline::session::INDEX,
     &langgraph::sqlite::STORE,
     &unsupported::SQLITE,
+    &dataset::columnar::STORE,
     &unsupported::TEXT,
     &copilot_cli::STORE,
     &pi::STORE,
@@ -100,6 +103,7 @@ pub static STORES: &[&Store] = &[
     &gemini_cli::LEGACY,
     &claude_code::STORE,
     &codex::STORE,
+    &dataset::STORE,
     &chat::STORE,
 ];
 
@@ -145,6 +149,8 @@ pub static PROFILES: &[&Profile] = &[
     &trace::profile::PHOENIX,
     &trace::profile::OPENINFERENCE,
     &trace::profile::GENAI,
+    &dataset::profile::MESSAGES,
+    &dataset::profile::SHAREGPT,
     &chat::profile::OPENAI,
     &chat::profile::KIMI,
     &chat::profile::ANTHROPIC,

@@ -34,6 +34,13 @@ pub enum Format {
     OtlpJsonl,
     /// OTLP JSON, one export document.
     OtlpJson,
+    /// A conversation dataset in JSON Lines: one whole conversation per
+    /// line (`{"messages": [...]}`, or ShareGPT's `{"conversations": [...]}`).
+    DatasetJsonl,
+    /// A conversation dataset in Parquet: one conversation per row.
+    Parquet,
+    /// A conversation dataset in Arrow IPC (a file, or a stream).
+    ArrowIpc,
 }
 
 impl Format {
@@ -47,6 +54,9 @@ impl Format {
             Format::SqliteTrace => "sqlite-trace",
             Format::OtlpJsonl => "otlp-jsonl",
             Format::OtlpJson => "otlp-json",
+            Format::DatasetJsonl => "dataset-jsonl",
+            Format::Parquet => "parquet",
+            Format::ArrowIpc => "arrow-ipc",
         }
     }
 
@@ -89,6 +99,8 @@ pub enum Dialect {
     QwenCode,
     /// LangGraph checkpointers (`langgraph-checkpoint-sqlite`, `-postgres`).
     LangGraph,
+    /// ShareGPT conversations (`{"from": "human", "value": ...}` turns).
+    ShareGpt,
 }
 
 impl Dialect {
@@ -117,6 +129,7 @@ impl Dialect {
             Dialect::Pi => "pi",
             Dialect::QwenCode => "qwen-code",
             Dialect::LangGraph => "langgraph",
+            Dialect::ShareGpt => "sharegpt",
         }
     }
 

@@ -534,7 +534,12 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
     let Some(out) = output else {
         return Ok(report);
     };
-    if opts.dry_run || !matches!(report.format, Format::Jsonl | Format::Json) {
+    if opts.dry_run
+        || !matches!(
+            report.format,
+            Format::Jsonl | Format::Json | Format::DatasetJsonl
+        )
+    {
         return Ok(report);
     }
     // The later passes read the copy under the input's own file name

@@ -97,6 +97,17 @@ pub struct Limits {
     pub max_line_bytes: usize,
     /// Largest whole-document JSON file accepted.
     pub max_document_bytes: u64,
+    /// Where a conversation dataset keeps each row's conversation and id.
+    pub columns: Columns,
+}
+
+/// The columns (JSON Lines: the members) of a conversation dataset named
+/// on the command line (`--messages-column`, `--id-column`); `None`: the
+/// usual names (`messages` or ShareGPT's `conversations`, and `id`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Columns {
+    pub messages: Option<&'static str>,
+    pub id: Option<&'static str>,
 }
 
 impl Default for Limits {
@@ -104,6 +115,7 @@ impl Default for Limits {
         Limits {
             max_line_bytes: 64 << 20,
             max_document_bytes: 1 << 30,
+            columns: Columns::default(),
         }
     }
 }

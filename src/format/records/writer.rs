@@ -23,18 +23,19 @@ use crate::write::payload::{self, Payload};
 use crate::write::{Edit, Left, Log, PLACEHOLDER, Planned, Target, Writer};
 
 #[derive(Default, Debug)]
-struct LineEdit {
-    drop: bool,
+pub(crate) struct LineEdit {
+    pub(crate) drop: bool,
     /// New text of the line (without newline).
-    replacement: Option<Payload>,
+    pub(crate) replacement: Option<Payload>,
     /// New lines written right after this one.
-    insert_after: Vec<String>,
+    pub(crate) insert_after: Vec<String>,
     /// This line is written after line N instead of here.
-    moved_to: Option<u64>,
+    pub(crate) moved_to: Option<u64>,
 }
 
 pub struct Plan {
-    lines: BTreeMap<u64, LineEdit>,
+    /// The edits, by where the record they edit starts in the file.
+    pub(crate) lines: BTreeMap<u64, LineEdit>,
     pub log: Vec<Edit>,
     /// Findings whose fix turned out to change nothing.
     pub left: Vec<Left>,
@@ -341,7 +342,7 @@ fn order_after_removal(
 impl Plan {
     /// Whether the copy still holds a message: one the plan does not drop,
     /// or one it inserts.
-    fn keeps_a_message(&self, conv: &Conversation) -> bool {
+    pub(crate) fn keeps_a_message(&self, conv: &Conversation) -> bool {
         conv.messages
             .iter()
             .any(|m| !self.lines.get(&key_of(&m.loc)).is_some_and(|e| e.drop))
