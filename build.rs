@@ -33,6 +33,7 @@ const TOOLS: &[(&str, &str, &[&str])] = &[
     ("gemini-cli", "CHATFSCK_GEMINI_CLI", &[]),
     ("opencode", "CHATFSCK_OPENCODE", &[]),
     ("copilot-cli", "CHATFSCK_COPILOT_CLI", &[]),
+    ("open-webui", "CHATFSCK_OPEN_WEBUI", &[]),
 ];
 
 fn main() {
@@ -81,6 +82,7 @@ fn default_there(name: &str, manifest: &Path) -> bool {
     let path = match name {
         "gnu-time" => PathBuf::from("/usr/bin/time"),
         "clients" => manifest.join("target/tools/clients/node_modules/.package-lock.json"),
+        "open-webui" => manifest.join("target/tools/open-webui/open_webui-0.12.4-py3-none-any.whl"),
         _ => return false,
     };
     let there = path.is_file();

@@ -635,7 +635,6 @@ fn unsupported_formats_are_named_and_refused() {
             "fixtures/unsupported/langgraph/checkpoints.sqlite",
             "LangGraph",
         ),
-        ("fixtures/unsupported/open-webui/webui.db", "Open WebUI"),
         (
             "fixtures/unsupported/openhands/trajectory.json",
             "OpenHands",
@@ -723,8 +722,8 @@ fn a_directory_of_only_unreadable_files_is_never_clean() {
     )
     .unwrap();
     std::fs::copy(
-        root().join("fixtures/unsupported/open-webui/webui.db"),
-        d.path().join("webui.db"),
+        root().join("fixtures/unsupported/aider/.aider.chat.history.md"),
+        d.path().join("chat.md"),
     )
     .unwrap();
     let o = run(&["lint", d.path().to_str().unwrap()]);

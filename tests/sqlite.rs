@@ -1037,7 +1037,7 @@ fn every_sqlite_store_is_read_whole_from_a_wal_without_its_shm() {
         "fixtures/opencode/home/.local/share/opencode/opencode.db",
         "fixtures/goose/home/.local/share/goose/sessions/sessions.db",
         "fixtures/cursor/home/.config/Cursor/User/globalStorage/state.vscdb",
-        "fixtures/unsupported/open-webui/webui.db",
+        "fixtures/open-webui/webui.db",
         "fixtures/unsupported/langgraph/checkpoints.sqlite",
     ];
     let d = tempfile::tempdir().unwrap();

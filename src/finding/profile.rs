@@ -91,6 +91,18 @@ pub enum Pattern {
     ParentCycleBridged,
     /// A parent link closes a cycle, and the newest older record is too old.
     ParentCycleTooOld,
+    /// In a message tree walked from its current message: a message's
+    /// parent is missing, and the walk stops at it.
+    DanglingParentInTree,
+    /// In a message tree: the current-message pointer names no message.
+    DanglingCurrent,
+    /// In a message tree: a message lists a child no message is.
+    DanglingChild,
+    /// In a message tree: the walk from the current message comes back
+    /// onto itself.
+    ParentCycleInTree,
+    /// In a message tree: a stored message has no role.
+    MissingRole,
     /// No record of the chain carries a parent link.
     UnchainedRecords,
     /// An exact copy of a record, written last: the resume starts from it.
@@ -160,6 +172,11 @@ impl Pattern {
         Pattern::ParentCycleFirst,
         Pattern::ParentCycleBridged,
         Pattern::ParentCycleTooOld,
+        Pattern::DanglingParentInTree,
+        Pattern::DanglingCurrent,
+        Pattern::DanglingChild,
+        Pattern::ParentCycleInTree,
+        Pattern::MissingRole,
         Pattern::UnchainedRecords,
         Pattern::DuplicateUuidCopyAtEnd,
         Pattern::DuplicateUuidCopy,
@@ -202,10 +219,15 @@ impl Pattern {
             Pattern::DanglingParentBridged
             | Pattern::DanglingParentTooOld
             | Pattern::DanglingParentFirstReply
-            | Pattern::DanglingParentFirst => "dangling-parent",
+            | Pattern::DanglingParentFirst
+            | Pattern::DanglingParentInTree
+            | Pattern::DanglingCurrent
+            | Pattern::DanglingChild => "dangling-parent",
             Pattern::ParentCycleFirst
             | Pattern::ParentCycleBridged
-            | Pattern::ParentCycleTooOld => "parent-cycle",
+            | Pattern::ParentCycleTooOld
+            | Pattern::ParentCycleInTree => "parent-cycle",
+            Pattern::MissingRole => "missing-role",
             Pattern::UnchainedRecords => "unchained-records",
             Pattern::DuplicateUuidCopyAtEnd
             | Pattern::DuplicateUuidCopy
@@ -237,6 +259,11 @@ impl Pattern {
                 | Pattern::ParentCycleFirst
                 | Pattern::ParentCycleBridged
                 | Pattern::ParentCycleTooOld
+                | Pattern::DanglingParentInTree
+                | Pattern::DanglingCurrent
+                | Pattern::DanglingChild
+                | Pattern::ParentCycleInTree
+                | Pattern::MissingRole
                 | Pattern::UnchainedRecords
                 | Pattern::DuplicateUuidCopyAtEnd
                 | Pattern::DuplicateUuidCopy
@@ -286,6 +313,15 @@ impl Pattern {
             Pattern::ParentCycleFirst => "nothing is older",
             Pattern::ParentCycleBridged => "a record close enough in time stands in for the parent",
             Pattern::ParentCycleTooOld => "the newest older record is too old to stand in",
+            Pattern::DanglingParentInTree => {
+                "in a message tree, the walk from the current message stops at it"
+            }
+            Pattern::DanglingCurrent => "the current-message pointer names no message",
+            Pattern::DanglingChild => "a message lists a child no message is",
+            Pattern::ParentCycleInTree => {
+                "in a message tree, the walk from the current message comes back onto itself"
+            }
+            Pattern::MissingRole => "a stored message has no role",
             Pattern::UnchainedRecords => "no record carries a parent link",
             Pattern::DuplicateUuidCopyAtEnd => "an exact copy is the last record",
             Pattern::DuplicateUuidCopy => "a record is copied exactly",

@@ -12,16 +12,17 @@
 //! | `claude_code/` | Claude Code session files | `jsonl` (`claude-code`) |
 //! | `cline/` | Cline and Roo Code tasks (`api_conversation_history.json`), and Cline 4's sessions (`<id>.messages.json`, `session`) | `json` (`cline`, `roo-code`, `cline-4`) |
 //! | `codex/` | Codex rollouts | `jsonl` (`codex`) |
-//! | `copilot_cli/` | GitHub Copilot CLI `events.jsonl` (report-only) | `jsonl` (`copilot-cli`) |
+//! | `copilot_cli/` | GitHub Copilot CLI `events.jsonl` (repaired by re-linking) | `jsonl` (`copilot-cli`) |
 //! | `cursor/` | Cursor's `state.vscdb`: the global one (composers and their bubbles), a workspace's (its chat tabs, its composer list) | `sqlite-kv` (`cursor`) |
 //! | `gemini_cli/` | Gemini CLI chat recordings | `jsonl`, `json` (`gemini-cli`) |
 //! | `dispatch/` | dispatch's SQLite chunk store (seed 000) | `sqlite-kv` (`dispatch`) |
 //! | `pi/` | pi's session files (a tree of entries walked from the last one) | `jsonl` (`pi`) |
 //! | `opencode/` | opencode's `opencode.db`, and its legacy `storage/` tree (≤ 1.1, read through the session files) | `sqlite-table`, `json` (`opencode`) |
+//! | `open_webui/` | Open WebUI's `webui.db`: the `chat` table's message trees, walked from `currentId` (repaired by re-linking) | `sqlite-table` (`open-webui`) |
 //! | `goose/` | goose's `sessions.db` (`db`), and its legacy `sessions/*.jsonl` (`legacy`) | `sqlite-table`, `jsonl` (`goose`) |
 //! | `message_table/` | gbrain's message tables (seed 003) and tables named with the mapping flags, in SQLite or PostgreSQL | `sqlite-table`, `postgres-table` (`gbrain`, `table`) |
 //! | `trace/` | traces: dispatch's `traces.db`, Arize Phoenix, OTLP JSON | `sqlite-trace` (`dispatch`, `phoenix`), `otlp-jsonl`, `otlp-json` (`gen-ai`, `openinference`) |
-//! | `unsupported/` | recognised, refused with one line: Aider, OpenHands, SWE-agent, LangGraph checkpoints, Open WebUI | — |
+//! | `unsupported/` | recognised, refused with one line: Aider, OpenHands, SWE-agent, LangGraph checkpoints | — |
 //!
 //! **The detector** is [`open_any_with`]: an input is tried against
 //! [`STORES`] in that order, and the first store that recognises it reads
@@ -58,6 +59,7 @@ pub mod dispatch;
 pub mod gemini_cli;
 pub mod goose;
 pub mod message_table;
+pub mod open_webui;
 pub mod opencode;
 pub mod pi;
 pub mod records;
@@ -83,6 +85,7 @@ pub static STORES: &[&Store] = &[
     &goose::db::STORE,
     &cursor::STORE,
     &cline::session::INDEX,
+    &open_webui::STORE,
     &unsupported::SQLITE,
     &unsupported::TEXT,
     &copilot_cli::STORE,
@@ -128,6 +131,7 @@ pub static PROFILES: &[&Profile] = &[
     &cursor::profile::PROFILE,
     &copilot_cli::profile::PROFILE,
     &pi::profile::PROFILE,
+    &open_webui::profile::PROFILE,
     &cline::profile::CLINE,
     &cline::profile::CLINE_4,
     &cline::profile::ROO_CODE,

@@ -85,6 +85,8 @@ pub enum Dialect {
     CopilotCli,
     /// pi's session files (`~/.pi/agent/sessions/--<cwd>--/<time>_<id>.jsonl`).
     Pi,
+    /// Open WebUI's `chat` table (`webui.db`, or PostgreSQL).
+    OpenWebui,
 }
 
 impl Dialect {
@@ -111,6 +113,7 @@ impl Dialect {
             Dialect::RooCode => "roo-code",
             Dialect::CopilotCli => "copilot-cli",
             Dialect::Pi => "pi",
+            Dialect::OpenWebui => "open-webui",
         }
     }
 

@@ -1,6 +1,6 @@
 //! Histories chatfsck recognises but does not read yet: Aider's
 //! `.aider.chat.history.md`, OpenHands trajectories, SWE-agent `.traj`
-//! files, LangGraph `SqliteSaver` checkpoints and Open WebUI's `webui.db`
+//! files and LangGraph `SqliteSaver` checkpoints
 //! (samples and markers: `fixtures/unsupported/README.md`). Each is
 //! refused with one line that names the app and says it is not supported
 //! yet (exit 2), instead of "not a history" or, worse, a wrong reader that
@@ -28,7 +28,7 @@ pub static TEXT: Store = Store {
 };
 
 pub static SQLITE: Store = Store {
-    name: "LangGraph checkpoints and Open WebUI databases (recognised, not read yet)",
+    name: "LangGraph checkpoints (recognised, not read yet)",
     formats: &[],
     dialects: &[],
     probe: Probe::Sqlite {
@@ -204,16 +204,6 @@ fn sqlite_app(
         )?
     {
         return Ok(Some("a LangGraph checkpoint database (`SqliteSaver`)"));
-    }
-    if has(tables, "chat")
-        && has(tables, "alembic_version")
-        && has_columns(
-            conn,
-            "chat",
-            &["id", "user_id", "title", "chat", "created_at", "updated_at"],
-        )?
-    {
-        return Ok(Some("an Open WebUI database (`webui.db`)"));
     }
     Ok(None)
 }
