@@ -7,7 +7,9 @@ pub static RULE: Rule = Rule {
     name: "dangling-parent",
     severity: Severity::Error,
     summary: "a record's parent is missing: the resume bridges it by timestamp, or silently drops the history before it",
-    repair: Some("re-link the record to the record before it in file order"),
+    repair: Some(
+        "re-link the record to the record before it in file order (in a message tree: under the newest message before it, the links rebuilt)",
+    ),
     doc: r#"## What it does
 Finds records on the parent chain a resume walks (each record names its
 parent by `parentUuid`) whose `parentUuid` names a

@@ -66,8 +66,10 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     resume.says("a walk that follows the links never ends", &[])
                 ),
             )
-            .label(&n.loc, "`parentId` points down the walk")
-            .label(&p.loc, "already on the walk from the current message")
+            .label(
+                &n.loc,
+                format!("`parentId` names `{}`, already on the walk", p.key),
+            )
             .notes(ctx.notes(&resume, None, &[]));
         f.severity = resume.severity_or(Severity::Error);
         out.push(f.fix(vec![crate::finding::Action::Relink { loc: n.loc.clone() }]));
