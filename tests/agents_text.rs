@@ -722,8 +722,8 @@ fn a_directory_of_only_unreadable_files_is_never_clean() {
     )
     .unwrap();
     std::fs::copy(
-        root().join("fixtures/unsupported/aider/.aider.chat.history.md"),
-        d.path().join("chat.md"),
+        root().join("fixtures/unsupported/swe-agent/shop-api__shop-api-1.traj"),
+        d.path().join("b.traj"),
     )
     .unwrap();
     let o = run(&["lint", d.path().to_str().unwrap()]);
