@@ -36,6 +36,7 @@ const TOOLS: &[(&str, &str, &[&str])] = &[
     ("cline-cli", "CHATFSCK_CLINE_CLI", &[]),
     ("qwen-code", "CHATFSCK_QWEN_CODE", &[]),
     ("langgraph", "CHATFSCK_LANGGRAPH_PYTHON", &[]),
+    ("open-webui", "CHATFSCK_OPEN_WEBUI", &[]),
 ];
 
 fn main() {
@@ -88,6 +89,7 @@ fn default_there(name: &str, manifest: &Path) -> bool {
             manifest.join("target/tools/qwen/node_modules/@qwen-code/qwen-code/package.json")
         }
         "langgraph" => manifest.join("target/tools/langgraph/bin/python"),
+        "open-webui" => manifest.join("target/tools/open-webui/open_webui-0.12.4-py3-none-any.whl"),
         _ => return false,
     };
     let there = path.is_file();

@@ -631,7 +631,6 @@ fn goose_orphans_say_goose_drops_them() {
 fn unsupported_formats_are_named_and_refused() {
     for (path, app) in [
         ("fixtures/unsupported/aider/.aider.chat.history.md", "Aider"),
-        ("fixtures/unsupported/open-webui/webui.db", "Open WebUI"),
         (
             "fixtures/unsupported/openhands/trajectory.json",
             "OpenHands",
@@ -722,8 +721,8 @@ fn a_directory_of_only_unreadable_files_is_never_clean() {
     )
     .unwrap();
     std::fs::copy(
-        root().join("fixtures/unsupported/open-webui/webui.db"),
-        d.path().join("webui.db"),
+        root().join("fixtures/unsupported/swe-agent/shop-api__shop-api-1.traj"),
+        d.path().join("b.traj"),
     )
     .unwrap();
     let o = run(&["lint", d.path().to_str().unwrap()]);

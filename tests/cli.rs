@@ -186,6 +186,7 @@ const WITH_CLIENTS: &[&str] = &[
     "mismatched-tool-output",
     "missing-fork-parent",
     "missing-ordinal",
+    "missing-role",
     "missing-thought-signature",
     "orphan-tool-call",
     "orphan-tool-result",

@@ -97,6 +97,18 @@ pub enum Pattern {
     /// A parent link closes a cycle, in a store whose client does not look
     /// for another parent (pi, Qwen Code).
     ParentCycleCut,
+    /// In a message tree walked from its current message: a message's
+    /// parent is missing, and the walk stops at it.
+    DanglingParentInTree,
+    /// In a message tree: the current-message pointer names no message.
+    DanglingCurrent,
+    /// In a message tree: a message lists a child no message is.
+    DanglingChild,
+    /// In a message tree: the walk from the current message comes back
+    /// onto itself.
+    ParentCycleInTree,
+    /// In a message tree: a stored message has no role.
+    MissingRole,
     /// No record of the chain carries a parent link.
     UnchainedRecords,
     /// An exact copy of a record, written last: the resume starts from it.
@@ -178,6 +190,11 @@ impl Pattern {
         Pattern::ParentCycleBridged,
         Pattern::ParentCycleTooOld,
         Pattern::ParentCycleCut,
+        Pattern::DanglingParentInTree,
+        Pattern::DanglingCurrent,
+        Pattern::DanglingChild,
+        Pattern::ParentCycleInTree,
+        Pattern::MissingRole,
         Pattern::UnchainedRecords,
         Pattern::DuplicateUuidCopyAtEnd,
         Pattern::DuplicateUuidCopy,
@@ -226,11 +243,16 @@ impl Pattern {
             | Pattern::DanglingParentTooOld
             | Pattern::DanglingParentFirstReply
             | Pattern::DanglingParentFirst
-            | Pattern::DanglingParentCut => "dangling-parent",
+            | Pattern::DanglingParentCut
+            | Pattern::DanglingParentInTree
+            | Pattern::DanglingCurrent
+            | Pattern::DanglingChild => "dangling-parent",
             Pattern::ParentCycleFirst
             | Pattern::ParentCycleBridged
             | Pattern::ParentCycleTooOld
-            | Pattern::ParentCycleCut => "parent-cycle",
+            | Pattern::ParentCycleCut
+            | Pattern::ParentCycleInTree => "parent-cycle",
+            Pattern::MissingRole => "missing-role",
             Pattern::UnchainedRecords => "unchained-records",
             Pattern::DuplicateUuidCopyAtEnd
             | Pattern::DuplicateUuidCopy
@@ -268,6 +290,11 @@ impl Pattern {
                 | Pattern::ParentCycleBridged
                 | Pattern::ParentCycleTooOld
                 | Pattern::ParentCycleCut
+                | Pattern::DanglingParentInTree
+                | Pattern::DanglingCurrent
+                | Pattern::DanglingChild
+                | Pattern::ParentCycleInTree
+                | Pattern::MissingRole
                 | Pattern::UnchainedRecords
                 | Pattern::DuplicateUuidCopyAtEnd
                 | Pattern::DuplicateUuidCopy
@@ -334,6 +361,15 @@ impl Pattern {
             Pattern::ParentCycleBridged => "a record close enough in time stands in for the parent",
             Pattern::ParentCycleTooOld => "the newest older record is too old to stand in",
             Pattern::ParentCycleCut => "the walk stops there, nothing stands in",
+            Pattern::DanglingParentInTree => {
+                "in a message tree, the walk from the current message stops at it"
+            }
+            Pattern::DanglingCurrent => "the current-message pointer names no message",
+            Pattern::DanglingChild => "a message lists a child no message is",
+            Pattern::ParentCycleInTree => {
+                "in a message tree, the walk from the current message comes back onto itself"
+            }
+            Pattern::MissingRole => "a stored message has no role",
             Pattern::UnchainedRecords => "no record carries a parent link",
             Pattern::DuplicateUuidCopyAtEnd => "an exact copy is the last record",
             Pattern::DuplicateUuidCopy => "a record is copied exactly",

@@ -14,17 +14,19 @@
 //! | `codex/` | Codex rollouts | `jsonl` (`codex`) |
 //! | `copilot_cli/` | GitHub Copilot CLI `events.jsonl` (report-only) | `jsonl` (`copilot-cli`) |
 //! | `dataset/` | conversation datasets, one conversation a row: JSON Lines with `messages` (OpenAI fine-tuning, TRL, axolotl) or ShareGPT `conversations`, Parquet and Arrow IPC with a `messages` column (JSON text or nested) | `dataset-jsonl`, `parquet`, `arrow-ipc` (`openai`, `sharegpt`) |
+//! | `copilot_cli/` | GitHub Copilot CLI `events.jsonl` (repaired by re-linking) | `jsonl` (`copilot-cli`) |
 //! | `cursor/` | Cursor's `state.vscdb`: the global one (composers and their bubbles), a workspace's (its chat tabs, its composer list) | `sqlite-kv` (`cursor`) |
 //! | `gemini_cli/` | Gemini CLI chat recordings | `jsonl`, `json` (`gemini-cli`) |
 //! | `dispatch/` | dispatch's SQLite chunk store (seed 000) | `sqlite-kv` (`dispatch`) |
 //! | `pi/` | pi's session files (a tree of entries walked from the last one) | `jsonl` (`pi`) |
 //! | `qwen_code/` | Qwen Code's session files (a tree of records walked from the last one) | `jsonl` (`qwen-code`) |
 //! | `opencode/` | opencode's `opencode.db`, and its legacy `storage/` tree (≤ 1.1, read through the session files) | `sqlite-table`, `json` (`opencode`) |
+//! | `open_webui/` | Open WebUI's `webui.db`: the `chat` table's message trees, walked from `currentId` (repaired by re-linking) | `sqlite-table` (`open-webui`) |
 //! | `goose/` | goose's `sessions.db` (`db`), and its legacy `sessions/*.jsonl` (`legacy`) | `sqlite-table`, `jsonl` (`goose`) |
 //! | `langgraph/` | LangGraph checkpointers: `langgraph-checkpoint-sqlite`'s database (the latest checkpoint of each thread, its pending writes) | `sqlite-table` (`langgraph`) |
 //! | `message_table/` | gbrain's message tables (seed 003) and tables named with the mapping flags, in SQLite or PostgreSQL | `sqlite-table`, `postgres-table` (`gbrain`, `table`) |
 //! | `trace/` | traces: dispatch's `traces.db`, Arize Phoenix, OTLP JSON | `sqlite-trace` (`dispatch`, `phoenix`), `otlp-jsonl`, `otlp-json` (`gen-ai`, `openinference`) |
-//! | `unsupported/` | recognised, refused with one line: Aider, OpenHands, SWE-agent, Open WebUI | — |
+//! | `unsupported/` | recognised, refused with one line: Aider, OpenHands, SWE-agent, Kimi Code | — |
 //!
 //! **The detector** is [`open_any_with`]: an input is tried against
 //! [`STORES`] in that order, and the first store that recognises it reads
@@ -63,6 +65,7 @@ pub mod gemini_cli;
 pub mod goose;
 pub mod langgraph;
 pub mod message_table;
+pub mod open_webui;
 pub mod opencode;
 pub mod pi;
 pub mod qwen_code;
@@ -90,7 +93,7 @@ pub static STORES: &[&Store] = &[
     &cursor::STORE,
     &cline::session::INDEX,
     &langgraph::sqlite::STORE,
-    &unsupported::SQLITE,
+    &open_webui::STORE,
     &dataset::columnar::STORE,
     &unsupported::TEXT,
     &copilot_cli::STORE,
@@ -141,6 +144,7 @@ pub static PROFILES: &[&Profile] = &[
     &pi::profile::PROFILE,
     &qwen_code::profile::PROFILE,
     &langgraph::profile::PROFILE,
+    &open_webui::profile::PROFILE,
     &cline::profile::CLINE,
     &cline::profile::CLINE_4,
     &cline::profile::ROO_CODE,

@@ -22,6 +22,7 @@ mod table;
 pub(crate) mod testutil;
 mod text;
 mod trace;
+pub mod tree;
 
 pub use chunks::{Chunk, ChunkLog};
 pub use paging::{Base, Ordinal, Paging, Parent, Projection, Unread};
@@ -483,6 +484,10 @@ pub struct Conversation {
     /// For apps that chain records by parent links (Claude Code): the
     /// record tree and the walk the client makes on resume.
     pub chain: Option<Box<chain::Chain>>,
+    /// For apps that keep a conversation as one tree of messages linked
+    /// both ways with a current-message pointer (Open WebUI): the tree and
+    /// the walk its client makes.
+    pub tree: Option<Box<tree::Tree>>,
     /// Records the conversation names but the store does not hold.
     pub missing: Vec<MissingRecord>,
     /// Where the client's walk from the leaf ends early, for parent-linked
@@ -554,6 +559,7 @@ impl Conversation {
             table: None,
             trace: None,
             chain: None,
+            tree: None,
             missing: Vec::new(),
             parent_cuts: Vec::new(),
             by_design: Vec::new(),

@@ -101,6 +101,8 @@ pub enum Dialect {
     LangGraph,
     /// ShareGPT conversations (`{"from": "human", "value": ...}` turns).
     ShareGpt,
+    /// Open WebUI's `chat` table (`webui.db`, or PostgreSQL).
+    OpenWebui,
 }
 
 impl Dialect {
@@ -130,6 +132,7 @@ impl Dialect {
             Dialect::QwenCode => "qwen-code",
             Dialect::LangGraph => "langgraph",
             Dialect::ShareGpt => "sharegpt",
+            Dialect::OpenWebui => "open-webui",
         }
     }
 

@@ -7,7 +7,9 @@ pub static RULE: Rule = Rule {
     name: "dangling-parent",
     severity: Severity::Error,
     summary: "a record's parent is missing: the resume bridges it by timestamp, or silently drops the history before it",
-    repair: Some("re-link the record to the record before it in file order"),
+    repair: Some(
+        "re-link the record to the record before it in file order (in a message tree: under the newest message before it, the links rebuilt)",
+    ),
     doc: r#"## What it does
 Finds records on the parent chain a resume walks (each record names its
 parent by `parentUuid`) whose `parentUuid` names a
@@ -49,6 +51,24 @@ N line(s) that did not parse as JSON (e.g. a torn or corrupt write)`.
 {"type":"assistant","uuid":"c","parentUuid":"b","timestamp":"2026-01-01T10:00:13.574Z","message":{"role":"assistant","content":[{"type":"text","text":"hello"}]}}
 ```
 
+## In a message tree
+A store that keeps a conversation as one tree of messages, each naming its
+parent (`parentId`) and its children (`childrenIds`), and a pointer to the
+message shown last (`currentId`), is walked from that pointer up the
+parent links. Three links can name a message the tree does not hold:
+
+- a message's `parentId` on the walk: the walk stops at the message, and
+  every message above it is left out (an error);
+- the pointer itself: the walk finds nothing (an error);
+- an entry of `childrenIds`: a branch that leads nowhere (a warning).
+
+The client's profile says what its app does with each (some mend the
+pointer when they load the conversation). Repair re-links the tree: the
+message hangs under the newest message stored before it that does not
+descend from it, `childrenIds` are rebuilt from the parent links, and
+the pointer names the newest leaf when it names no message; the whole
+document before and after is in the repair log.
+
 ## Repair
 Re-links the record to the record before it in file order (never across a
 `compact_boundary`: the boundary starts the chain), so that the client
@@ -83,6 +103,9 @@ changes that. The prompt's text is not in the file.
 
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     cuts(ctx, out);
+    if let Some(tree) = ctx.conv.tree.as_deref() {
+        check_tree(ctx, tree, out);
+    }
     let Some(chain) = ctx.conv.chain.as_deref() else {
         return;
     };
@@ -272,5 +295,91 @@ pub(crate) fn seconds(ms: i64) -> String {
         format!("{ms} ms")
     } else {
         format!("{}.{:03} s", ms / 1000, ms % 1000)
+    }
+}
+
+/// A message tree: a parent, the current-message pointer or a child that
+/// names no message.
+fn check_tree(ctx: &Ctx<'_>, tree: &crate::model::tree::Tree, out: &mut Vec<Finding>) {
+    use crate::model::tree::TreeEnd;
+    let profile = ctx.profile();
+    let (kept, stored) = tree.kept();
+    for (i, child) in &tree.dangling_children {
+        let n = &tree.nodes[*i];
+        let resume = profile.on(Pattern::DanglingChild);
+        let mut f = ctx
+            .finding(
+                &RULE,
+                None,
+                n.loc.clone(),
+                format!(
+                    "message `{}` lists a child `{child}` that is not in the conversation; {}",
+                    n.key,
+                    resume.says("a branch that leads nowhere", &[])
+                ),
+            )
+            .label(
+                &n.loc,
+                format!("`childrenIds` names `{child}`, which no message has"),
+            )
+            .notes(ctx.notes(&resume, None, &[]));
+        f.severity = resume.severity_or(Severity::Warning);
+        out.push(f.fix(vec![crate::finding::Action::Relink { loc: n.loc.clone() }]));
+    }
+    match &tree.end {
+        Some(TreeEnd::MissingParent { at, missing }) => {
+            let n = &tree.nodes[*at];
+            let resume = profile.on(Pattern::DanglingParentInTree);
+            let vars = [(
+                "kept",
+                format!("{kept} of {stored} stored messages are reached"),
+            )];
+            let vars = refs(&vars);
+            let mut f = ctx
+                .finding(
+                    &RULE,
+                    None,
+                    n.loc.clone(),
+                    format!(
+                        "message `{}`'s parent `{missing}` is not in the conversation; {}",
+                        n.key,
+                        resume.says(
+                            "the walk from the current message stops here: {kept}",
+                            &vars
+                        )
+                    ),
+                )
+                .label(
+                    &n.loc,
+                    format!("`parentId` names `{missing}`, which no message has"),
+                )
+                .notes(ctx.notes(&resume, None, &vars));
+            f.severity = resume.severity_or(Severity::Error);
+            out.push(f.fix(vec![crate::finding::Action::Relink { loc: n.loc.clone() }]));
+        }
+        Some(TreeEnd::MissingCurrent { missing }) => {
+            let Some(at) = tree.current_loc.clone() else {
+                return;
+            };
+            let resume = profile.on(Pattern::DanglingCurrent);
+            let mut f = ctx
+                .finding(
+                    &RULE,
+                    None,
+                    at.clone(),
+                    format!(
+                        "the current message `{missing}` is not in the conversation ({stored} messages stored); {}",
+                        resume.says("a walk from it finds nothing", &[])
+                    ),
+                )
+                .label(
+                    &at,
+                    format!("`currentId` names `{missing}`, which no message has"),
+                )
+                .notes(ctx.notes(&resume, None, &[]));
+            f.severity = resume.severity_or(Severity::Error);
+            out.push(f.fix(vec![crate::finding::Action::Relink { loc: at }]));
+        }
+        _ => {}
     }
 }

@@ -36,6 +36,7 @@ mod mismatched_message_id;
 mod mismatched_tool_output;
 mod missing_fork_parent;
 mod missing_ordinal;
+mod missing_role;
 mod missing_thought_signature;
 mod missing_tool_output;
 mod mixed_role_message;
@@ -100,6 +101,7 @@ pub static RULES: &[&Rule] = &[
     &lone_surrogate::RULE,
     &dangling_parent::RULE,
     &parent_cycle::RULE,
+    &missing_role::RULE,
     &unchained_records::RULE,
     &duplicate_uuid::RULE,
     &stale_leaf::RULE,

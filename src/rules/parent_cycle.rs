@@ -8,7 +8,9 @@ pub static RULE: Rule = Rule {
     name: "parent-cycle",
     severity: Severity::Warning,
     summary: "`parentUuid` links form a cycle: the resume stops there (and bridges by timestamp)",
-    repair: None,
+    repair: Some(
+        "in a message tree, break the cycle at its oldest message and hang that under the newest message before it",
+    ),
     doc: r#"## What it does
 Finds a record on the resumed chain whose `parentUuid` names a record the
 walk from the leaf has already passed: the links form a cycle.
@@ -33,14 +35,50 @@ Nothing: the client sends what its walk found.
 {"type":"assistant","uuid":"b","parentUuid":"a","message":{"role":"assistant","content":[{"type":"text","text":"hello"}]}}
 ```
 
+## In a message tree
+A store that keeps a conversation as one tree of messages with a pointer
+to the message shown last is walked from that pointer up the `parentId`
+links. A link back onto the walk makes that walk endless: a client that
+follows it never shows the conversation (an error; the client's profile
+says what its app does).
+
 ## Repair
-Report only.
+On a parent chain, report only. In a message tree, the cycle is broken at
+its oldest message (by timestamp), which is hung under the newest message
+stored before it that does not descend from it, and the children lists
+are rebuilt from the parent links; the whole document before and after
+is in the repair log.
 "#,
     check,
 };
 
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     cuts(ctx, out);
+    if let Some(tree) = ctx.conv.tree.as_deref()
+        && let Some(crate::model::tree::TreeEnd::Cycle { at, parent }) = &tree.end
+    {
+        let (n, p) = (&tree.nodes[*at], &tree.nodes[*parent]);
+        let resume = ctx.profile().on(Pattern::ParentCycleInTree);
+        let mut f = ctx
+            .finding(
+                &RULE,
+                None,
+                n.loc.clone(),
+                format!(
+                    "message `{}`'s parent is `{}`, which descends from it (a cycle); {}",
+                    n.key,
+                    p.key,
+                    resume.says("a walk that follows the links never ends", &[])
+                ),
+            )
+            .label(
+                &n.loc,
+                format!("`parentId` names `{}`, already on the walk", p.key),
+            )
+            .notes(ctx.notes(&resume, None, &[]));
+        f.severity = resume.severity_or(Severity::Error);
+        out.push(f.fix(vec![crate::finding::Action::Relink { loc: n.loc.clone() }]));
+    }
     let Some(chain) = ctx.conv.chain.as_deref() else {
         return;
     };

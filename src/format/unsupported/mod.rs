@@ -1,18 +1,16 @@
 //! Histories chatfsck recognises but does not read yet: Aider's
 //! `.aider.chat.history.md`, OpenHands trajectories, SWE-agent `.traj`
-//! files, Kimi Code's `wire.jsonl` event logs and Open WebUI's `webui.db`
-//! (samples and markers: `fixtures/unsupported/README.md`). Each is
-//! refused with one line that names the app and says it is not supported
-//! yet (exit 2), instead of "not a history" or, worse, a wrong reader that
-//! finds nothing. Two stores: one tried on text files, one on SQLite
-//! databases; each knows the apps of its kind.
+//! files and Kimi Code's `wire.jsonl` event logs (samples and markers:
+//! `fixtures/unsupported/README.md`). Each is refused with one line that
+//! names the app and says it is not supported yet (exit 2), instead of "not
+//! a history" or, worse, a wrong reader that finds nothing. (The SQLite
+//! stores it once refused, LangGraph's and Open WebUI's, are read now.)
 
 use std::path::Path;
 
 use super::store::{Head, Opened, Probe, Store, Writing};
 use crate::error::{Error, Result};
 use crate::source::Limits;
-use crate::source::sqlite::Snapshot;
 
 const NEVER: &str = "chatfsck does not read this format yet";
 
@@ -23,17 +21,6 @@ pub static TEXT: Store = Store {
     probe: Probe::Text {
         detect: detect_text,
         open: open_text,
-    },
-    writing: Writing::Never(NEVER),
-};
-
-pub static SQLITE: Store = Store {
-    name: "Open WebUI databases (recognised, not read yet)",
-    formats: &[],
-    dialects: &[],
-    probe: Probe::Sqlite {
-        detect: detect_sqlite,
-        open: open_sqlite,
     },
     writing: Writing::Never(NEVER),
 };
@@ -169,68 +156,6 @@ fn open_text(path: &Path, limits: Limits) -> Result<Opened> {
     };
     let head = Head::new(path, &bytes, limits);
     let what = text_app(&head).unwrap_or("a history chatfsck recognises");
-    Err(refuse(path, what))
-}
-
-fn columns(conn: &rusqlite::Connection, table: &str) -> std::result::Result<Vec<String>, String> {
-    let mut stmt = conn
-        .prepare(&format!(
-            "PRAGMA table_info(\"{}\")",
-            table.replace('"', "\"\"")
-        ))
-        .map_err(|e| e.to_string())?;
-    let rows = stmt
-        .query_map([], |r| r.get::<_, String>(1))
-        .map_err(|e| e.to_string())?;
-    rows.collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|e| e.to_string())
-}
-
-fn has(tables: &[String], t: &str) -> bool {
-    tables.iter().any(|x| x == t)
-}
-
-fn has_columns(
-    conn: &rusqlite::Connection,
-    table: &str,
-    want: &[&str],
-) -> std::result::Result<bool, String> {
-    let cols = columns(conn, table)?;
-    Ok(want.iter().all(|w| cols.iter().any(|c| c == w)))
-}
-
-/// Which app wrote a database: table names alone are too common, so the
-/// column sets are checked too.
-fn sqlite_app(
-    conn: &rusqlite::Connection,
-    tables: &[String],
-) -> std::result::Result<Option<&'static str>, String> {
-    if has(tables, "chat")
-        && has(tables, "alembic_version")
-        && has_columns(
-            conn,
-            "chat",
-            &["id", "user_id", "title", "chat", "created_at", "updated_at"],
-        )?
-    {
-        return Ok(Some("an Open WebUI database (`webui.db`)"));
-    }
-    Ok(None)
-}
-
-fn detect_sqlite(
-    conn: &rusqlite::Connection,
-    tables: &[String],
-) -> std::result::Result<bool, String> {
-    Ok(sqlite_app(conn, tables)?.is_some())
-}
-
-fn open_sqlite(path: &Path, snap: Snapshot) -> Result<Opened> {
-    let tables =
-        crate::source::sqlite::tables(&snap.conn).map_err(crate::source::sqlite::error_of(path))?;
-    let what = sqlite_app(&snap.conn, &tables)
-        .map_err(|cause| Error::input(path, cause))?
-        .unwrap_or("a database chatfsck recognises");
     Err(refuse(path, what))
 }
 
