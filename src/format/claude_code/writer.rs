@@ -1974,6 +1974,12 @@ fn with_string(piece: &[u8], (s, e): (usize, usize), value: &str) -> Vec<u8> {
 /// other, without a copy of the record per edit. `None` where one is not
 /// found or two overlap (the caller edits a copy then, and says why).
 fn splices(piece: &[u8], x: &RecEdit) -> Option<Vec<(usize, usize, Vec<u8>)>> {
+    // Only links and ids are spliced; a record whose blocks are edited too
+    // (an image or an input replaced, a block removed) takes the path that
+    // edits its JSON.
+    if !x.blocks.is_empty() {
+        return None;
+    }
     let mut cuts = Vec::new();
     if let Some((old, new)) = &x.uuid {
         let (s, e) = string_at(piece, b"\"uuid\"", old)?;
