@@ -692,7 +692,12 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
     // it are dropped. Such a copy is held to every rule, every error
     // counted. (A copy another store reads never gets here: see above.)
     let other_dialect = reads_as != (report.format, report.dialect);
+    // The other stores with a parent chain (pi, Qwen Code): what their
+    // resume sends is not modelled as Claude Code's is, so a copy is held
+    // to the chain rules by count, as the repair contract holds it.
+    let other_chain = matches!(report.dialect, Dialect::Pi | Dialect::QwenCode);
     if other_dialect
+        || other_chain
         || last_left
             .as_ref()
             .is_some_and(|l: &Vec<Left>| !l.is_empty())
@@ -701,8 +706,9 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
             read_back(input, opts)?,
             copy_read(&report, out, input, opts)?,
         );
-        let gained = copy.gained(&before, !other_dialect, |r| {
-            other_dialect || !RESUME_RULES.contains(&r)
+        let by_count = other_dialect || other_chain;
+        let gained = copy.gained(&before, !by_count, |r| {
+            by_count || !RESUME_RULES.contains(&r)
         });
         if let Some((rule, n)) = gained {
             let why = if other_dialect {
