@@ -320,7 +320,7 @@ pub fn write_parquet(rows: &[Row], nested: bool, path: &std::path::Path, group: 
             .expect("a batch");
     let file = std::fs::File::create(path).expect("create the Parquet file");
     let props = parquet::file::properties::WriterProperties::builder()
-        .set_max_row_group_size(group)
+        .set_max_row_group_row_count(Some(group))
         .build();
     let mut w =
         parquet::arrow::ArrowWriter::try_new(file, batch.schema(), Some(props)).expect("a writer");

@@ -34,7 +34,7 @@ use crate::model::{Conversation, Dialect, Format, Loc, SourceInfo};
 use crate::source::compressed::Text;
 use crate::source::lines::{LineReader, Next};
 use crate::source::{Columns, Limits, Source};
-pub use row::{Row, Shape, check_row, read_row};
+pub use row::{Row, Shape, read_row};
 
 pub static STORE: Store = Store {
     name: "conversation datasets (JSON Lines: messages, ShareGPT)",

@@ -13,10 +13,8 @@ use std::sync::Arc;
 
 use serde_json::value::RawValue;
 
-use crate::finding::Finding;
 use crate::format::records::record::{Builder, Handlers};
 use crate::model::{Conversation, Loc, SourceInfo};
-use crate::rules::Selection;
 
 /// How a row writes its conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,9 +97,6 @@ pub fn read_row(row: &Row<'_>, source: Arc<SourceInfo>) -> Conversation {
     b.conv
 }
 
-/// The findings of one row's conversation: every selected rule, held to
-/// what the dataset's consumers do ([`super::profile`]).
-pub fn check_row(conv: &Conversation, selection: &Selection) -> Vec<Finding> {
-    let profile = crate::format::profile_of(&conv.source);
-    crate::rules::check(conv, selection, profile)
-}
+// A row's findings: `crate::lint::check` on its conversation (every
+// selected rule, held to what the dataset's consumers do, through the
+// dataset's profile); formats do not run rules themselves.
