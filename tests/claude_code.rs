@@ -1019,6 +1019,48 @@ fn a_uuid_inside_the_message_is_not_the_records() {
     assert_eq!(report["edits"], serde_json::json!([]), "{report:#}");
 }
 
+/// A record whose call block the repair mends (its `input` no object)
+/// and whose bytes are not all UTF-8 elsewhere (issue 34, repair_file
+/// finds `claude-code-content-not-where-it-was-read`, `-2`): the writer
+/// looked for the block in the record's raw bytes, which no JSON parser
+/// takes, and refused the file lint reads (exit 2). The record is now
+/// written as the client reads it (U+FFFD for each such byte), its block
+/// mended, and the log keeps the record's own bytes.
+#[test]
+fn a_block_edit_in_a_record_not_utf8_is_written_as_read() {
+    use base64::Engine as _;
+    for input in [
+        "claude-code-content-not-where-it-was-read",
+        "claude-code-content-not-where-it-was-read-2",
+    ] {
+        let r = repair_regression(input, "0b1c2d3e-4f50-4617-a8b9-cadbecfd0e1f.jsonl");
+        let raw4 = r.input.split(|&b| b == b'\n').nth(3).unwrap();
+        assert!(
+            std::str::from_utf8(raw4).is_err(),
+            "{input}: line 4 is not UTF-8"
+        );
+        let edits = r.log["edits"].as_array().unwrap();
+        let e = edits
+            .iter()
+            .find(|e| e["rule"] == "invalid-tool-arguments")
+            .unwrap_or_else(|| panic!("{input}: {:#}", r.log));
+        assert_eq!(
+            e["before_base64"],
+            base64::engine::general_purpose::STANDARD.encode(raw4),
+            "{input}: {e:#}"
+        );
+        let copy = std::fs::read_to_string(&r.copy).expect("the copy is UTF-8");
+        let line = copy
+            .lines()
+            .find(|l| l.contains("toolu_bdrk_01QRsKello.md"))
+            .unwrap();
+        let rec: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(rec["message"]["content"][0]["input"], serde_json::json!({}));
+        assert!(line.contains('\u{FFFD}'), "{input}: {line}");
+        assert_second_repair_changes_nothing(&r.copy, r.copy.parent().unwrap());
+    }
+}
+
 /// A repair_file regression input repaired: its directory, the input's
 /// bytes, the copy, what repair printed, and its log.
 struct Repaired {

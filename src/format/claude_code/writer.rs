@@ -1466,27 +1466,37 @@ impl Writer for CcWriter {
         // read; so an edited one is written as it was read, and its first
         // edit's `before` is the whole record as it was: the values named
         // first, which the client never read either, are in the log.
+        // The same for a record whose blocks are edited and whose bytes
+        // are not all UTF-8: its blocks were found in the text the client
+        // reads (each sequence that is not UTF-8 a U+FFFD), so that text
+        // is what is written, and the log keeps the record's own bytes.
         for (start, x) in plan.recs.iter_mut() {
             let in_place = x.parent.is_some()
                 || x.uuid.is_some()
                 || x.message_id.is_some()
                 || x.surrogates
                 || !x.blocks.is_empty();
-            let Some(r) = by_start.get(start).filter(|r| r.named_twice) else {
+            let Some(r) = by_start.get(start) else {
                 continue;
             };
-            if x.drop || !in_place {
+            if x.drop || !in_place || !(r.named_twice || !x.blocks.is_empty()) {
                 continue;
             }
+            let bytes = records.read_bytes(&r.loc)?;
+            let why = if r.named_twice {
+                "; the record names a member twice and is written as the client reads it, each member once with its last value"
+            } else if !x.blocks.is_empty() && std::str::from_utf8(&bytes).is_err() {
+                "; the record holds bytes that are not UTF-8 and is written as the client reads it, each such sequence as U+FFFD"
+            } else {
+                continue;
+            };
             let Some(e) = edits.iter_mut().find(|e| start_of(&e.location) == *start) else {
                 continue;
             };
             x.as_read = true;
-            let (text, raw) = crate::write::verbatim(&records.read_bytes(&r.loc)?);
+            let (text, raw) = crate::write::verbatim(&bytes);
             (e.before, e.before_base64) = (Some(text), raw);
-            e.description.push_str(
-                "; the record names a member twice and is written as the client reads it, each member once with its last value",
-            );
+            e.description.push_str(why);
         }
         edits.sort_by_key(|e| (e.location.line().unwrap_or(0), start_of(&e.location)));
         log.edits.extend(edits);
