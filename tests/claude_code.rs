@@ -2142,3 +2142,38 @@ fn a_blank_text_block_beside_a_call_is_taken_out_of_its_record() {
     let (_, doc) = lint_json(out.to_str().unwrap(), &["--fail-on", "info"]);
     assert!(findings(&doc).is_empty(), "{doc:#}");
 }
+
+/// Any JSON Lines file whose first record has a `type` is read as Claude
+/// Code, whose resume skips the types it does not know. A file of
+/// another program's typed records was then "no problems found (1
+/// conversation, 0 messages)": said of a file not read. It is now refused
+/// (exit 2, one line naming the file and why), while a session of only
+/// records Claude Code writes without messages still reads.
+#[test]
+fn typed_records_claude_code_never_writes_are_not_a_session() {
+    let d = tempfile::tempdir().unwrap();
+    let other = d.path().join("events.jsonl");
+    std::fs::write(
+        &other,
+        "{\"type\":\"turn.prompt\",\"text\":\"hi\"}\n{\"type\":\"context.append_message\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
+    )
+    .unwrap();
+    let o = run(&["lint", other.to_str().unwrap()]);
+    assert_eq!(code(&o), 2, "{}", stdout(&o));
+    let err = stderr(&o);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("events.jsonl"), "{err}");
+    assert!(
+        err.contains("no record is one Claude Code writes") && err.contains("`turn.prompt`"),
+        "{err}"
+    );
+    let summaries = d.path().join("0b1c2d3e-4f50-4617-a8b9-cadbecfd0e1f.jsonl");
+    std::fs::write(
+        &summaries,
+        "{\"type\":\"summary\",\"summary\":\"Fix the build\",\"leafUuid\":\"f4dfad6e-e564-4e66-b8b0-b469f5204e23\"}\n",
+    )
+    .unwrap();
+    let (code, doc) = lint_json(summaries.to_str().unwrap(), &[]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(doc["files"][0]["dialect"], "claude-code", "{doc:#}");
+}

@@ -225,7 +225,27 @@ struct Reader {
     version: Option<String>,
     meta_records: u64,
     first_problem: Option<String>,
+    /// A record carries a mark only Claude Code writes: a `uuid`,
+    /// `parentUuid` or `sessionId`, or a `type` it writes.
+    marked: bool,
+    /// The first few `type`s read, for the error when none is marked.
+    types: Vec<String>,
 }
+
+/// The record types Claude Code writes that carry none of its ids (a
+/// `summary` carries a `leafUuid`, a `file-history-snapshot` a
+/// `messageId`): a file of only these is still a session.
+const OWN_TYPES: &[&str] = &[
+    "user",
+    "assistant",
+    "system",
+    "summary",
+    "file-history-snapshot",
+    "queue-operation",
+    "progress",
+    "attachment",
+    "custom-title",
+];
 
 fn load(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversation> {
     let file = File::open(path).map_err(|e| Error::io(path, &e))?;
@@ -240,6 +260,8 @@ fn load(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversati
         version: None,
         meta_records: 0,
         first_problem: None,
+        marked: false,
+        types: Vec::new(),
     };
     loop {
         match lines.next_line().map_err(|e| Error::io(path, &e))? {
@@ -310,6 +332,18 @@ fn load(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversati
             None => "not a message history".to_string(),
         };
         return Err(Error::not_history(path, cause));
+    }
+    // Any JSON Lines file whose first record has a `type` comes here; one
+    // whose records carry nothing Claude Code writes is another program's,
+    // and "no problems found" about it would be said of a file not read.
+    if !r.marked {
+        return Err(Error::not_history(
+            path,
+            format!(
+                "no record is one Claude Code writes (no `uuid`, `parentUuid` or `sessionId`, and no `type` of its own; types read: {})",
+                r.types.join(", ")
+            ),
+        ));
     }
     let mut conv = Conversation::new(
         r.session
@@ -565,6 +599,21 @@ impl Reader {
             );
             return Ok(());
         };
+        if !self.marked {
+            self.marked = rec.uuid.is_some()
+                || rec.parent.is_some()
+                || rec.session_id.is_some()
+                || OWN_TYPES.contains(&ty);
+            // Named in an error: kept only when it is a plain word.
+            let plain = ty.len() <= 40
+                && ty
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b));
+            let named = if plain { format!("`{ty}`") } else { "?".into() };
+            if self.types.len() < 3 && !self.types.contains(&named) {
+                self.types.push(named);
+            }
+        }
         if self.session.is_none() {
             self.session = rec.session_id.clone();
         }
