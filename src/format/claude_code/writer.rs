@@ -1479,7 +1479,7 @@ impl Writer for CcWriter {
             let Some(r) = by_start.get(start) else {
                 continue;
             };
-            if x.drop || !in_place || !(r.named_twice || !x.blocks.is_empty()) {
+            if x.drop || !in_place || (!r.named_twice && x.blocks.is_empty()) {
                 continue;
             }
             let bytes = records.read_bytes(&r.loc)?;
