@@ -2177,3 +2177,45 @@ fn typed_records_claude_code_never_writes_are_not_a_session() {
     assert_eq!(code, 0, "{doc:#}");
     assert_eq!(doc["files"][0]["dialect"], "claude-code", "{doc:#}");
 }
+
+/// A server tool's use and its result in one reply (the advisor tool of
+/// Claude Code 2.1.x: `server_tool_use` named `advisor`, answered by an
+/// `advisor_tool_result` in the same API message) are block types the
+/// API knows: a healthy session holding them raised `unknown-block-type`
+/// (an error, "the request is refused") before the rule took the block
+/// types of the client's own API types.
+#[test]
+fn the_newer_server_tool_blocks_are_known() {
+    let head = r#""isSidechain":false,"userType":"external","cwd":"/tmp/p","sessionId":"4c2ddfdc-b619-4525-8d03-1950fb1b0257","version":"2.1.330","gitBranch":"main""#;
+    let reply = |uuid: &str, parent: &str, block: &str| {
+        format!(
+            r#"{{"parentUuid":"{parent}",{head},"message":{{"model":"claude-opus-4-8","id":"msg_01","type":"message","role":"assistant","content":[{block}],"stop_reason":null}},"type":"assistant","uuid":"{uuid}","timestamp":"2026-11-20T10:00:01.000Z"}}"#
+        )
+    };
+    let lines = [
+        format!(
+            r#"{{"parentUuid":null,{head},"type":"user","message":{{"role":"user","content":"Is this plan sound?"}},"uuid":"a0000000-0000-4000-8000-000000000001","timestamp":"2026-11-20T10:00:00.000Z"}}"#
+        ),
+        reply(
+            "a0000000-0000-4000-8000-000000000002",
+            "a0000000-0000-4000-8000-000000000001",
+            r#"{"type":"server_tool_use","id":"srvtoolu_01","name":"advisor","input":{}}"#,
+        ),
+        reply(
+            "a0000000-0000-4000-8000-000000000003",
+            "a0000000-0000-4000-8000-000000000002",
+            r#"{"type":"advisor_tool_result","tool_use_id":"srvtoolu_01","content":{"type":"advisor_result","text":"Yes."}}"#,
+        ),
+        reply(
+            "a0000000-0000-4000-8000-000000000004",
+            "a0000000-0000-4000-8000-000000000003",
+            r#"{"type":"text","text":"The plan is sound."}"#,
+        ),
+    ];
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let (code, doc) = lint_json(path.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(doc["files"][0]["messages"], 2, "{doc:#}");
+}

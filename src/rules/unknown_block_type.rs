@@ -47,8 +47,20 @@ which the repair then answers as `orphan-tool-call` says.
     check,
 };
 
-/// The content block types of the Anthropic Messages API.
+/// The content block types of the Anthropic Messages API: those the
+/// client's bundled API types know (Claude Code 2.1.330: its set of block
+/// types, and the three it adds, `connector_text`, `mid_conv_system`,
+/// `tool_reference`). A healthy session holds the newer ones (an
+/// `advisor_tool_result` answering a `server_tool_use`), so a type
+/// missing here is a false alarm on every such session.
 const KNOWN: &[&str] = &[
+    "advisor_tool_result",
+    "connector_text",
+    "fallback",
+    "mcp_tool_listing",
+    "mid_conv_system",
+    "tool_addition",
+    "tool_removal",
     "text",
     "image",
     "document",
