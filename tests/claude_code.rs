@@ -195,11 +195,12 @@ const EXPECTED: &[(&str, &[&str])] = &[
     ("thinking-signature/damaged.jsonl", &[]),
     // The later record's parent descends from the uuid it reuses. The
     // client sends 5 of 20 units and a request starting with an
-    // assistant turn; the parent-cycle finding says nothing is lost, which
-    // is wrong here (left for a later change).
+    // assistant turn: the messages above the cycle in the file are lost,
+    // though none is older in time (an error, which said "nothing is
+    // lost" before).
     (
         "duplicate-uuid/reused-uuid-closes-a-cycle.jsonl",
-        &["duplicate-uuid error 26", "parent-cycle warning 26"],
+        &["duplicate-uuid error 26", "parent-cycle error 26"],
     ),
     (
         "oversized-image/wider-than-8000-px.jsonl",

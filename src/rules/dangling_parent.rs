@@ -280,7 +280,7 @@ pub(crate) fn refs<'a>(vars: &'a [(&'a str, String)]) -> Vec<(&'a str, &'a str)>
 
 /// What a request that starts with the assistant meets (validated by the
 /// resume oracle's Anthropic rules, `first_not_user`).
-const STARTS_WITH_ASSISTANT: &str = "the request then starts with an assistant message, which the provider refuses: `messages: first message must use the \"user\" role`";
+pub(crate) const STARTS_WITH_ASSISTANT: &str = "the request then starts with an assistant message, which the provider refuses: `messages: first message must use the \"user\" role`";
 
 /// "the resume keeps 3 of 13 messages".
 pub(crate) fn kept(chain: &Chain) -> String {

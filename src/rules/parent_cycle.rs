@@ -1,8 +1,8 @@
-use super::dangling_parent::{kept, refs, seconds};
+use super::dangling_parent::{STARTS_WITH_ASSISTANT, kept, refs, seconds};
 use super::{Ctx, Rule};
 use crate::finding::profile::Pattern;
 use crate::finding::{Finding, Severity};
-use crate::model::chain::Link;
+use crate::model::chain::{Link, Unreached};
 
 pub static RULE: Rule = Rule {
     name: "parent-cycle",
@@ -88,8 +88,21 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         };
         let line = r.loc.line().unwrap_or(0);
         let pline = chain.line(*parent).unwrap_or(0);
+        // Nothing older in time does not mean nothing is lost: the
+        // messages above the cycle in the file (a record whose reused uuid
+        // closed it, written with an older time) are never reached.
+        let above = chain
+            .records
+            .iter()
+            .filter(|x| {
+                x.kind.is_message()
+                    && x.sidechain == r.sidechain
+                    && x.unreached == Unreached::OffBranch
+                    && x.loc.line() < r.loc.line()
+            })
+            .count();
         let (pattern, default, vars, severity) = match older {
-            None => (
+            None if above == 0 => (
                 Pattern::ParentCycleFirst,
                 "nothing is older, so the resume starts the conversation here: nothing is lost",
                 Vec::new(),
@@ -104,7 +117,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 ],
                 Severity::Warning,
             ),
-            Some(_) => (
+            _ => (
                 Pattern::ParentCycleTooOld,
                 "the resume starts the conversation here and {kept}",
                 vec![("kept", kept(chain))],
@@ -126,6 +139,9 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             .label(&r.loc, "`parentUuid` points down the chain")
             .label(&chain.records[*parent].loc, "already on the chain")
             .notes(ctx.notes(&resume, None, &vars));
+        if above > 0 && r.kind == crate::model::chain::RecordKind::Assistant {
+            f = f.note(STARTS_WITH_ASSISTANT);
+        }
         f.severity = resume.severity_or(severity);
         out.push(f);
     }
