@@ -374,6 +374,44 @@ fn a_repair_keeps_a_paginated_rollout_numbered() {
     assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&input).unwrap());
 }
 
+/// The last line of a paginated rollout without its ordinal (Codex
+/// refuses to resume: `final paginated rollout record … is missing an
+/// ordinal`) gets the one after the highest before it, spliced in where
+/// the client writes it: the copy is byte for byte the rollout the pinned
+/// client wrote (`fresh.jsonl`), the line as it was is in the log, and a
+/// second repair changes nothing. A line inside the history is left.
+#[test]
+fn the_last_line_gets_the_ordinal_codex_would_have_given_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = root().join(paginated("missing-final-ordinal.jsonl"));
+    let out = dir.path().join("copy.jsonl");
+    let log_path = dir.path().join("log.json");
+    let o = run(&[
+        "repair",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--log",
+        log_path.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(root().join(paginated("fresh.jsonl"))).unwrap(),
+        "the copy is not the rollout the client wrote"
+    );
+    let log: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&log_path).unwrap()).unwrap();
+    assert_eq!(edit_lines(&log), ["set-ordinal@28"], "{log:#}");
+    let input_text = std::fs::read_to_string(&input).unwrap();
+    assert_eq!(
+        log["edits"][0]["before"].as_str(),
+        input_text.lines().last(),
+        "{log:#}"
+    );
+    assert_second_repair_changes_nothing(&out, dir.path());
+}
+
 /// The pinned Codex (tests/oracle/install.sh) writes a fresh session,
 /// offline against the mock provider (tests/oracle/fresh.py): two turns.
 /// chatfsck reads every item of it (each `response_item` line is a message

@@ -95,6 +95,10 @@ pub enum Action {
     /// the records written between them that name the uuid as parent are
     /// linked to it; the later keeps its parent. Both are sent.
     UnshareUuid { earlier: Loc, later: Loc },
+    /// Give the last line of a paginated history (Codex), which has no
+    /// ordinal or one that is no number, the ordinal `ordinal` (the one
+    /// after the highest before it); the line as it was goes to the log.
+    SetOrdinal { loc: Loc, ordinal: u64 },
 }
 
 impl Action {
@@ -120,6 +124,7 @@ impl Action {
             Action::ReplaceImage { .. } => "replace-image",
             Action::DropItemId { .. } => "drop-item-id",
             Action::UnshareUuid { .. } => "unshare-uuid",
+            Action::SetOrdinal { .. } => "set-ordinal",
         }
     }
 }

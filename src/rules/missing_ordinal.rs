@@ -7,7 +7,9 @@ pub static RULE: Rule = Rule {
     name: "missing-ordinal",
     severity: Severity::Error,
     summary: "a line of a paginated history has no ordinal (or one that is not a number): the client refuses to resume when it is the last line",
-    repair: None,
+    repair: Some(
+        "give the last line the ordinal after the highest before it; a line inside the history is left",
+    ),
     doc: r#"## What it does
 Finds the lines of a paginated history that carry no `ordinal`, or one that
 is not a whole number from 0 up. Codex 0.146 and later declares a rollout
@@ -36,8 +38,13 @@ is reported for information.
 ```
 
 ## Repair
-Report only. Give the last line the ordinal after the one before it (here
-`"ordinal":2`), or remove it if it is not the client's.
+The last line gets the ordinal after the highest before it (here
+`"ordinal":2`), written after its `timestamp` as the client writes it
+(the line as it was is kept in the repair log): Codex then continues the
+numbering from it (the repaired fixture of this pattern is byte for
+byte the rollout Codex 0.169.0 wrote, which it resumes).
+A line without one inside the history is left as it is: Codex resumes
+it, and no ordinal is free there.
 "#,
     check,
 };
@@ -78,6 +85,23 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         };
         for note in ctx.notes(&resume, Some(provider), &[]) {
             f = f.note(note);
+        }
+        // The ordinal Codex would have given it: after the highest before.
+        let next = paging.records[..i]
+            .iter()
+            .filter_map(|(_, o)| match o {
+                Ordinal::At(n) => Some(*n),
+                _ => None,
+            })
+            .max()
+            .and_then(|n| n.checked_add(1));
+        if i == last
+            && let Some(ordinal) = next
+        {
+            f = f.fix(vec![crate::finding::Action::SetOrdinal {
+                loc: loc.clone(),
+                ordinal,
+            }]);
         }
         out.push(f);
     }

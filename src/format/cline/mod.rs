@@ -183,6 +183,7 @@ fn supports(_: Dialect, a: &Action) -> bool {
             | Action::ReplaceImage { .. }
             | Action::DropItemId { .. }
             | Action::UnshareUuid { .. }
+            | Action::SetOrdinal { .. }
     )
 }
 

@@ -56,6 +56,7 @@ fn supports(_: Dialect, a: &Action) -> bool {
             | Action::RetypeResult { .. }
             | Action::RenameCall { .. }
             | Action::DropItemId { .. }
+            | Action::SetOrdinal { .. }
     )
 }
 

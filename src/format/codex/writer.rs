@@ -144,6 +144,35 @@ enum Paginated {
     Inside,
 }
 
+/// The rollout line `bytes` with `"ordinal":<ordinal>`: spliced in after
+/// its `timestamp` member (where Codex writes it) when it has none, every
+/// other byte kept; a value that is no number is replaced (the line is
+/// written again). None when the line is not a JSON object.
+fn with_ordinal(bytes: &[u8], ordinal: u64) -> Option<String> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut v: Value = serde_json::from_str(text).ok()?;
+    let obj = v.as_object_mut()?;
+    if let Some(old) = obj.get_mut("ordinal") {
+        *old = Value::from(ordinal);
+        return serde_json::to_string(&v).ok();
+    }
+    let member = format!("\"ordinal\":{ordinal}");
+    const HEAD: &str = "{\"timestamp\":\"";
+    let at = text
+        .strip_prefix(HEAD)
+        .and_then(|rest| rest.find('"'))
+        .map(|q| HEAD.len() + q + 1)
+        .filter(|&end| text[end..].starts_with(','));
+    Some(match at {
+        Some(end) => format!("{},{member}{}", &text[..end], &text[end..]),
+        None if obj.is_empty() => format!("{{{member}}}"),
+        None => {
+            let open = text.find('{')?;
+            format!("{}{member},{}", &text[..=open], &text[open + 1..])
+        }
+    })
+}
+
 fn paginated_next(conv: &Conversation, loc: &Loc) -> Paginated {
     let Some(paging) = &conv.paging else {
         return Paginated::No;
@@ -260,6 +289,38 @@ impl Writer for CodexWriter {
                                 Some(Payload::from(after));
                             edits.push(e);
                         }
+                        continue;
+                    }
+                    Action::SetOrdinal { loc, ordinal } => {
+                        let n = line_no(loc);
+                        if self.lines.contains_key(&key(loc)) {
+                            leave(
+                                format!("line {n} is edited by another fix; its ordinal is left"),
+                                log,
+                            );
+                            continue;
+                        }
+                        let bytes = records.read_bytes(loc)?;
+                        let Some(after) = with_ordinal(&bytes, *ordinal) else {
+                            leave(
+                                format!("line {n} is not a rollout line this repair can number"),
+                                log,
+                            );
+                            continue;
+                        };
+                        let (before, before_raw) = crate::write::verbatim(&bytes);
+                        let mut e = entry(
+                            "set-ordinal",
+                            format!(
+                                "gave line {n}, the last of the paginated history, the ordinal {ordinal} (after the highest before it), from which Codex continues the numbering (the line as it was is kept here)"
+                            ),
+                            loc,
+                        );
+                        (e.before, e.before_base64) = (Some(before), before_raw);
+                        e.after = Some(after.clone());
+                        self.lines.entry(key(loc)).or_default().replacement =
+                            Some(Payload::from(after));
+                        edits.push(e);
                         continue;
                     }
                     _ => {
