@@ -369,9 +369,21 @@ fn the_repair_appends_a_checkpoint_that_postgres_saver_resumes() {
     // answer and the crashed one run, never answered by chatfsck.
     let threads = ["crashed", "healthy", "paused", "trimmed"];
     let original = url(&copy_of_fixture("original"));
-    let (rc, out, err) = judge(&["resume", "--postgres", &original, "trimmed"]);
+    let (rc, out, err) = judge(&["resume", "--postgres", &original, "torn", "trimmed"]);
     assert_eq!(rc, 1, "{out}{err}");
-    assert!(out.contains("INVALID_CHAT_HISTORY"), "{out}{err}");
+    let line = |t: &str| {
+        out.lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|l| l["thread"] == t)
+            .unwrap_or_else(|| panic!("no line for {t}: {out}{err}"))
+    };
+    assert_eq!(
+        line("trimmed")["code"],
+        "INVALID_CHAT_HISTORY",
+        "{out}{err}"
+    );
+    // The torn blob: the checkpointer cannot load the thread at all.
+    assert_eq!(line("torn")["error"], "ValueError", "{out}{err}");
     let mut args = vec!["resume", "--postgres", target.as_str()];
     args.extend_from_slice(&threads);
     let (rc, out, err) = judge(&args);
