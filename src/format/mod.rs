@@ -23,7 +23,7 @@
 //! | `opencode/` | opencode's `opencode.db`, and its legacy `storage/` tree (≤ 1.1, read through the session files) | `sqlite-table`, `json` (`opencode`) |
 //! | `open_webui/` | Open WebUI's `webui.db`: the `chat` table's message trees, walked from `currentId` (repaired by re-linking) | `sqlite-table` (`open-webui`) |
 //! | `goose/` | goose's `sessions.db` (`db`), and its legacy `sessions/*.jsonl` (`legacy`) | `sqlite-table`, `jsonl` (`goose`) |
-//! | `langgraph/` | LangGraph checkpointers: `langgraph-checkpoint-sqlite`'s database (the latest checkpoint of each thread, its pending writes) | `sqlite-table` (`langgraph`) |
+//! | `langgraph/` | LangGraph checkpointers: `langgraph-checkpoint-sqlite`'s database and `langgraph-checkpoint-postgres`'s tables (the latest checkpoint of each thread, its blobs, its pending writes) | `sqlite-table`, `postgres-table` (`langgraph`) |
 //! | `message_table/` | gbrain's message tables (seed 003) and tables named with the mapping flags, in SQLite or PostgreSQL | `sqlite-table`, `postgres-table` (`gbrain`, `table`) |
 //! | `trace/` | traces: dispatch's `traces.db`, Arize Phoenix, OTLP JSON | `sqlite-trace` (`dispatch`, `phoenix`), `otlp-jsonl`, `otlp-json` (`gen-ai`, `openinference`) |
 //! | `unsupported/` | recognised, refused with one line: Aider, OpenHands, SWE-agent, Kimi Code | — |
@@ -93,6 +93,7 @@ pub static STORES: &[&Store] = &[
     &cursor::STORE,
     &cline::session::INDEX,
     &langgraph::sqlite::STORE,
+    &langgraph::postgres::STORE,
     &open_webui::STORE,
     &dataset::columnar::STORE,
     &unsupported::TEXT,
@@ -255,6 +256,16 @@ pub fn open_any(path: &Path, limits: Limits) -> Result<Opened> {
 /// database, and then no other store is tried.
 pub fn open_any_with(path: &Path, limits: Limits, mapping: Option<&Mapping>) -> Result<Opened> {
     if crate::source::is_postgres(path) {
+        if mapping.is_none() {
+            let tables = message_table::postgres::tables(path)?;
+            for store in STORES {
+                if let Probe::Postgres { detect, open } = store.probe
+                    && detect(&tables)
+                {
+                    return open(path);
+                }
+            }
+        }
         return message_table::postgres::open(path, mapping).map(Opened::History);
     }
     let meta = std::fs::metadata(path).map_err(|e| Error::io(path, &e))?;

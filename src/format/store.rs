@@ -104,6 +104,13 @@ pub enum Probe {
         detect: fn(&rusqlite::Connection, &[String]) -> std::result::Result<bool, String>,
         open: fn(&Path, Snapshot) -> Result<Opened>,
     },
+    /// A PostgreSQL database, from the names of the tables on its search
+    /// path; tried before the message tables, which are the default.
+    Postgres {
+        detect: fn(&[String]) -> bool,
+        /// Open the database the `postgres:` URL names.
+        open: fn(&Path) -> Result<Opened>,
+    },
     /// A text file, from its first bytes. `detect` may read the file
     /// further; an `Err` is a file that is this store's but damaged.
     Text {

@@ -7,11 +7,16 @@ user message holding `[mock:bash CMD]` is answered with one `bash` tool call, an
 
     langgraph_judge.py make DIR        write the fixtures with the real library (SqliteSaver):
                                  DIR/checkpoints.sqlite and DIR/pickled.sqlite
+    langgraph_judge.py make-pg URL     the same threads with PostgresSaver into the (empty) database
+                                 at URL, and `torn`: the healthy thread again, its messages blob
+                                 cut in half afterwards
     langgraph_judge.py resume DB       resume every thread of DB through a prebuilt agent
                                  (`create_react_agent`) and assert: no INVALID_CHAT_HISTORY, every
                                  message of the thread's latest checkpoint still there, the call
                                  paused in `interrupt()` still paused (its resume runs the tool), the
                                  call still scheduled runs on `invoke(None)`.
+    langgraph_judge.py resume --postgres URL [THREAD…]
+                                 the same, with PostgresSaver, for the threads named (all by default)
 
 The threads of checkpoints.sqlite:
   healthy    a call and its result, then an answer
@@ -43,6 +48,7 @@ from langchain_core.messages import HumanMessage, RemoveMessage, ToolMessage  # 
 from langchain_core.tools import tool  # noqa: E402
 from langchain_openai import ChatOpenAI  # noqa: E402
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer  # noqa: E402
+from langgraph.checkpoint.postgres import PostgresSaver  # noqa: E402
 from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
 from langgraph.prebuilt import create_react_agent  # noqa: E402
 from langgraph.prebuilt.chat_agent_executor import AgentState  # noqa: E402
@@ -89,6 +95,46 @@ def cfg(thread):
     return {"configurable": {"thread_id": thread}}
 
 
+def threads(g):
+    """The four threads of the fixtures, written through the agent `g`."""
+    g.invoke({"messages": [HumanMessage("List the files. [mock:bash ls]")]}, cfg("healthy"))
+
+    g.invoke({"messages": [HumanMessage("Show the date. [mock:bash date]")]}, cfg("trimmed"))
+    tool_msgs = [x for x in g.get_state(cfg("trimmed")).values["messages"] if isinstance(x, ToolMessage)]
+    g.update_state(cfg("trimmed"), {"messages": [RemoveMessage(id=t.id) for t in tool_msgs]})
+
+    g.invoke({"messages": [HumanMessage("Clean up. [mock:bash approve rm -rf build]")]}, cfg("paused"))
+    assert g.get_state(cfg("paused")).interrupts, "the paused thread has no interrupt"
+
+    try:
+        g.invoke({"messages": [HumanMessage(f"Go. [mock:bash {CRASH}]")]}, cfg("crashed"))
+    except SystemExit:
+        pass
+    else:
+        raise AssertionError("the crashing tool did not end the run")
+
+
+def make_pg(url):
+    """The fixtures in PostgreSQL, written by PostgresSaver into an empty database."""
+    global MAKING
+    MAKING = True
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp, mock_provider.MockServer("openai", tmp) as m:
+        with PostgresSaver.from_conn_string(url) as saver:
+            saver.setup()
+            g = agent(m.port, saver)
+            threads(g)
+            g.invoke({"messages": [HumanMessage("List the files. [mock:bash ls]")]}, cfg("torn"))
+    # A torn write, made after the fact (the library never writes one): the
+    # latest messages blob of `torn` cut in half.
+    import psycopg
+    with psycopg.connect(url, autocommit=True) as c:
+        c.execute("""UPDATE checkpoint_blobs b SET blob = substring(b.blob from 1 for length(b.blob) / 2)
+                     FROM (SELECT checkpoint -> 'channel_versions' ->> 'messages' AS v FROM checkpoints
+                           WHERE thread_id = 'torn' ORDER BY checkpoint_id DESC LIMIT 1) l
+                     WHERE b.thread_id = 'torn' AND b.channel = 'messages' AND b.version = l.v""")
+
+
 def make(out):
     global MAKING
     MAKING = True
@@ -101,22 +147,7 @@ def make(out):
     with mock_provider.MockServer("openai", os.path.join(out, ".mock")) as m:
         conn = sqlite3.connect(db, check_same_thread=False)
         saver = SqliteSaver(conn)
-        g = agent(m.port, saver)
-        g.invoke({"messages": [HumanMessage("List the files. [mock:bash ls]")]}, cfg("healthy"))
-
-        g.invoke({"messages": [HumanMessage("Show the date. [mock:bash date]")]}, cfg("trimmed"))
-        tool_msgs = [x for x in g.get_state(cfg("trimmed")).values["messages"] if isinstance(x, ToolMessage)]
-        g.update_state(cfg("trimmed"), {"messages": [RemoveMessage(id=t.id) for t in tool_msgs]})
-
-        g.invoke({"messages": [HumanMessage("Clean up. [mock:bash approve rm -rf build]")]}, cfg("paused"))
-        assert g.get_state(cfg("paused")).interrupts, "the paused thread has no interrupt"
-
-        try:
-            g.invoke({"messages": [HumanMessage(f"Go. [mock:bash {CRASH}]")]}, cfg("crashed"))
-        except SystemExit:
-            pass
-        else:
-            raise AssertionError("the crashing tool did not end the run")
+        threads(agent(m.port, saver))
         conn.commit()
         conn.close()
 
@@ -149,16 +180,35 @@ def make(out):
     shutil.rmtree(os.path.join(out, ".mock"), ignore_errors=True)
 
 
-def resume(db):
+def resume(db, pg=None, only=()):
     """Resume each thread of a (repaired) copy; print one JSON line per thread."""
-    conn = sqlite3.connect(db, check_same_thread=False)
-    saver = SqliteSaver(conn)
-    threads = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = '' ORDER BY 1")]
+    if pg:
+        import tempfile
+        ctx = PostgresSaver.from_conn_string(pg)
+        saver = ctx.__enter__()
+        with saver._cursor() as cur:
+            cur.execute("SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = '' ORDER BY 1")
+            threads = [r["thread_id"] for r in cur.fetchall()]
+        mock_dir = tempfile.mkdtemp()
+    else:
+        conn = sqlite3.connect(db, check_same_thread=False)
+        saver = SqliteSaver(conn)
+        threads = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = '' ORDER BY 1")]
+        mock_dir = os.path.join(os.path.dirname(os.path.abspath(db)), ".mock")
+    if only:
+        threads = [t for t in threads if t in only]
     failures = []
-    with mock_provider.MockServer("openai", os.path.join(os.path.dirname(os.path.abspath(db)), ".mock")) as m:
+    with mock_provider.MockServer("openai", mock_dir) as m:
         g = agent(m.port, saver)
         for t in threads:
-            before = g.get_state(cfg(t))
+            try:
+                before = g.get_state(cfg(t))
+            except Exception as e:  # noqa: BLE001
+                # The checkpointer cannot load the thread (a torn value).
+                print(json.dumps({"thread": t, "ok": False, "error": type(e).__name__, "message": str(e)[:300]}),
+                      flush=True)
+                failures.append(f"{t}: cannot load: {type(e).__name__}")
+                continue
             ids = [x.id for x in before.values.get("messages", [])]
             result = {"thread": t, "next": list(before.next), "interrupts": len(before.interrupts)}
             try:
@@ -180,13 +230,25 @@ def resume(db):
                 result.update(ok=False, error=type(e).__name__, code=code, message=str(e)[:300])
                 failures.append(f"{t}: {type(e).__name__} {code}")
             print(json.dumps(result), flush=True)
-    conn.close()
+    if pg:
+        ctx.__exit__(None, None, None)
+        import shutil
+        shutil.rmtree(mock_dir, ignore_errors=True)
+    else:
+        conn.close()
     return failures
 
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "make":
         make(sys.argv[2])
+    elif len(sys.argv) == 3 and sys.argv[1] == "make-pg":
+        make_pg(sys.argv[2])
+    elif len(sys.argv) >= 4 and sys.argv[1:3] == ["resume", "--postgres"]:
+        bad = resume(None, pg=sys.argv[3], only=tuple(sys.argv[4:]))
+        if bad:
+            print("FAILED: " + "; ".join(bad), file=sys.stderr)
+            sys.exit(1)
     elif len(sys.argv) == 3 and sys.argv[1] == "resume":
         bad = resume(sys.argv[2])
         if bad:

@@ -236,7 +236,10 @@ impl Writer for LangGraphWriter {
 /// Add to the checkpoint's `messages` a `ToolMessage` for each id, right
 /// after the results that follow the message that made the call. Returns
 /// the messages added, as JSON for the log.
-fn answer(cp: &mut Value, ids: &[String]) -> std::result::Result<Vec<serde_json::Value>, String> {
+pub(super) fn answer(
+    cp: &mut Value,
+    ids: &[String],
+) -> std::result::Result<Vec<serde_json::Value>, String> {
     let Some(Value::Array(list)) =
         get_mut(cp, "channel_values").and_then(|v| get_mut(v, super::state::MESSAGES))
     else {
@@ -317,7 +320,7 @@ pub fn next_id(id: &str) -> Option<String> {
 
 /// The latest checkpoint's metadata with `source: "update"` and the next
 /// step, as `update_state` writes it; kept as it is when it is not JSON.
-fn update_metadata(meta: &[u8]) -> Vec<u8> {
+pub(super) fn update_metadata(meta: &[u8]) -> Vec<u8> {
     let Ok(serde_json::Value::Object(mut m)) = serde_json::from_slice::<serde_json::Value>(meta)
     else {
         return meta.to_vec();

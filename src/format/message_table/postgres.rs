@@ -285,6 +285,16 @@ impl Catalog for PgCatalog<'_> {
     }
 }
 
+/// The tables (and views) on the search path of the database `arg` names,
+/// for the stores that recognise themselves by them.
+pub fn tables(arg: &Path) -> Result<Vec<String>> {
+    let t = target(&arg.to_string_lossy())?;
+    let mut client = connect(&t)?;
+    PgCatalog(&mut client)
+        .tables()
+        .map_err(|c| Error::input(t.path(), c))
+}
+
 /// Resolve the layout of a PostgreSQL database.
 pub fn layout(client: &mut Client, t: &Target, mapping: Option<&Mapping>) -> Result<Layout> {
     rows::resolve(&mut PgCatalog(client), mapping).map_err(|e| match e {

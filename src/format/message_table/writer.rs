@@ -321,7 +321,7 @@ pub fn write_sqlite(
 
 /// A PostgreSQL string literal (standard_conforming_strings is set on by
 /// the script, so only quotes need doubling).
-fn literal(s: &str) -> String {
+pub fn literal(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
 
@@ -437,7 +437,7 @@ fn postgres_layout(source: &Database, mapping: Option<&Mapping>) -> Result<Layou
 /// Connect to a `--target`, refusing the source itself however it is
 /// spelled (the same URL, or a database where a session of the source is
 /// visible as connected to it).
-fn open_target(source: &Database, target: &Database) -> Result<::postgres::Client> {
+pub fn open_target(source: &Database, target: &Database) -> Result<::postgres::Client> {
     let refuse = || {
         Error::Usage(format!(
             "refusing to apply the repair to {}: it is the source database (evidence, never modified); restore a copy and name that with --target",
