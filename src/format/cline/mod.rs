@@ -56,7 +56,7 @@ pub mod session;
 use serde_json::value::RawValue;
 
 use super::records::record::{Builder, Handlers};
-use super::store::{Head, Opened, Probe, Store, Writing};
+use super::store::{Head, Hooks, Opened, Probe, Store, Writing};
 use crate::error::{Error, Result};
 use crate::finding::Action;
 use crate::model::{ByDesign, Conversation, Dialect, Format, Message, PartKind, Role, SourceInfo};
@@ -71,6 +71,7 @@ pub static STORE: Store = Store {
         supports,
         new: super::records::writer::new,
     },
+    hooks: Hooks::NONE,
 };
 
 /// The history's file name in a task folder (`claude_messages.json` in

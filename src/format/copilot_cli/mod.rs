@@ -23,7 +23,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::records::lazy::Node;
-use super::store::{Head, Opened, Probe, Store, Writing};
+use super::store::{Head, Hooks, Opened, Probe, Store, Writing};
 use crate::error::{Error, Result};
 use crate::model::{
     ArgEncoding, Arguments, Conversation, CorruptRecord, Dialect, Format, Loc, Message, PartKind,
@@ -40,6 +40,7 @@ pub static STORE: Store = Store {
     writing: Writing::Never(
         "Copilot CLI's events.jsonl is a parentId-linked event log; chatfsck does not write a repaired copy of it yet",
     ),
+    hooks: Hooks::NONE,
 };
 
 /// The `session.start` `data.version` this reader reads.

@@ -28,7 +28,7 @@ use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 use super::records::lazy::Node;
-use super::store::{Head, Opened, Probe, Store, Writing};
+use super::store::{Head, Hooks, Opened, Probe, Store, Writing};
 use crate::error::Result;
 use crate::finding::Action;
 use crate::model::{Conversation, Dialect, Format, SourceInfo};
@@ -50,6 +50,7 @@ pub static STORE: Store = Store {
         supports,
         new: writer::new,
     },
+    hooks: Hooks::NONE,
 };
 
 /// The single-document `.json` recording of Gemini CLI up to v0.38: read
@@ -65,6 +66,7 @@ pub static LEGACY: Store = Store {
     writing: Writing::Never(
         "a legacy single-document Gemini CLI recording is not rewritten: Gemini CLI migrates it to `.jsonl` on resume; repair that file",
     ),
+    hooks: Hooks::NONE,
 };
 
 /// Removing a response, answering a call and dropping a torn line are

@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::finding::Action;
 use crate::format::copilot_cli::{LogSource, arguments, each_line, info, text_of};
 use crate::format::records::lazy::Node;
-use crate::format::store::{Head, Opened, Probe, Store, Writing};
+use crate::format::store::{Head, Hooks, Opened, Probe, Store, Writing};
 use crate::model::{Conversation, Dialect, Format, Message, PartKind, Role, Slot, SourceInfo};
 use crate::source::Limits;
 
@@ -38,6 +38,7 @@ pub static STORE: Store = Store {
         supports,
         new: crate::format::records::writer::new,
     },
+    hooks: Hooks::NONE,
 };
 
 /// Only the edits that keep goose's own shapes: dropping a torn line and

@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::store::{Head, Opened, Probe, Store, Writing};
+use super::store::{Head, Hooks, Opened, Probe, Store, Writing};
 use crate::error::Result;
 use crate::finding::Action;
 use crate::model::{Dialect, Format, SourceInfo};
@@ -39,6 +39,12 @@ pub static STORE: Store = Store {
     writing: Writing::Copy {
         supports,
         new: writer::new,
+    },
+    // The walk its client makes on resume is not modelled as Claude
+    // Code's is (`model::chain`).
+    hooks: Hooks {
+        chain_by_count: true,
+        ..Hooks::NONE
     },
 };
 
