@@ -206,18 +206,13 @@ fn open(path: &Path, limits: Limits) -> Result<Opened> {
             ),
         ));
     }
-    std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
-    Ok(Opened::History(Box::new(OneFile {
-        path: path.to_path_buf(),
+    Ok(Opened::History(Box::new(OneFile::open(
+        path,
         limits,
-        info: Arc::new(SourceInfo {
-            path: path.to_path_buf(),
-            format: Format::Json,
-            dialect: app,
-        }),
+        Format::Json,
+        app,
         read,
-        done: false,
-    })))
+    )?)))
 }
 
 fn app_name(d: Dialect) -> &'static str {

@@ -148,18 +148,13 @@ fn open(path: &Path, limits: Limits) -> Result<Opened> {
             ),
         });
     }
-    std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
-    Ok(Opened::History(Box::new(OneFile {
-        path: path.to_path_buf(),
+    Ok(Opened::History(Box::new(OneFile::open(
+        path,
         limits,
-        info: Arc::new(SourceInfo {
-            path: path.to_path_buf(),
-            format: Format::Json,
-            dialect: Dialect::Cline4,
-        }),
+        Format::Json,
+        Dialect::Cline4,
         read,
-        done: false,
-    })))
+    )?)))
 }
 
 /// The members of the file this reader reads.
