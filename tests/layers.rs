@@ -367,6 +367,56 @@ fn rules_name_no_app_and_no_dialect() {
     );
 }
 
+/// The commands ask the engine and the stores' hooks (`format::Hooks`),
+/// never an app by name: outside their unit tests and comments, the files
+/// of `src/cmd/` name no dialect and no store's module.
+#[test]
+fn commands_name_no_dialect_and_no_store() {
+    let dir = root().join("src/format");
+    let stores: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("mod.rs").is_file())
+        .map(|p| format!("format::{}::", p.file_name().unwrap().to_string_lossy()))
+        .filter(|m| m != "format::discovery::")
+        .collect();
+    assert!(
+        stores.len() > 10,
+        "only {} stores under {dir:?}",
+        stores.len()
+    );
+    let mut named = Vec::new();
+    let mut files = vec![root().join("src/cmd")];
+    let mut checked = 0;
+    while let Some(p) = files.pop() {
+        if p.is_dir() {
+            files.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        if p.extension().is_none_or(|x| x != "rs") {
+            continue;
+        }
+        checked += 1;
+        let code = rule_code(&std::fs::read_to_string(&p).unwrap());
+        let rel = p.strip_prefix(root()).unwrap().display().to_string();
+        if code.contains("Dialect::") {
+            named.push(format!("{rel}: Dialect::"));
+        }
+        for m in &stores {
+            if code.contains(m.as_str()) {
+                named.push(format!("{rel}: {m}"));
+            }
+        }
+    }
+    assert!(checked > 5, "only {checked} command files found");
+    named.sort();
+    assert!(
+        named.is_empty(),
+        "commands name dialects or stores (make it a store hook, `format::Hooks`):\n  {}",
+        named.join("\n  ")
+    );
+}
+
 #[test]
 fn the_rule_code_check_sees_what_it_must() {
     let text = "pub static RULE: Rule = Rule {\n    summary: \"Goose\",\n    doc: r#\"Codex does\n\"#,\n};\n// Codex\nfn f() { if d == Dialect::Goose { note(\"Cline heals\") } let codexish = 1; }\n#[cfg(test)]\nmod tests { Dialect::Codex }\n";

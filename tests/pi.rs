@@ -74,30 +74,12 @@ const EXPECTED: &[(&str, &[&str], &[&str])] = &[
     ),
 ];
 
-fn findings(doc: &serde_json::Value) -> Vec<String> {
-    let mut v: Vec<String> = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            format!(
-                "{} {}@{}",
-                f["severity"].as_str().unwrap(),
-                f["rule"].as_str().unwrap(),
-                f["location"]["line"]
-            )
-        })
-        .collect();
-    v.sort();
-    v
-}
-
 #[test]
 fn every_fixture_reads_as_pi_with_what_pi_does_with_it() {
     for (file, want, _) in EXPECTED {
         let (_, doc) = lint_json(file, &["--fail-on", "info"]);
         assert_eq!(doc["files"][0]["dialect"], "pi", "{file}: {doc:#}");
-        assert_eq!(findings(&doc), *want, "{file}: {doc:#}");
+        assert_eq!(severity_rule_lines(&doc), *want, "{file}: {doc:#}");
         // Each finding says what pi does with it.
         for f in doc["findings"].as_array().unwrap() {
             let notes = f["notes"].to_string();
@@ -136,30 +118,8 @@ fn the_detector_takes_a_pi_session_and_nothing_else() {
 
 /// Repair every damaged fixture into `dir`: the copies, in EXPECTED's order.
 fn repair_all(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for (file, _, edits) in EXPECTED {
-        if edits.is_empty() {
-            continue;
-        }
-        let input = root().join(file);
-        let before = fingerprint(&input);
-        let sub = dir.join(Path::new(file).file_stem().unwrap());
-        std::fs::create_dir_all(&sub).unwrap();
-        let (copy, log) = repair_logged(&input, &sub);
-        assert_eq!(edit_lines(&log), *edits, "{file}: {log:#}");
-        assert_eq!(fingerprint(&input), before, "{file} was touched");
-        // Every edit keeps what it removed or replaced.
-        for e in log["edits"].as_array().unwrap() {
-            let action = e["action"].as_str().unwrap();
-            if action != "answer-call" {
-                assert!(e["before"].is_string(), "{file}: {e:#}");
-            }
-        }
-        let named = sub.join(Path::new(file).file_name().unwrap());
-        std::fs::rename(&copy, &named).unwrap();
-        out.push(named);
-    }
-    out
+    let repairs: Vec<(&str, &[&str])> = EXPECTED.iter().map(|(f, _, e)| (*f, *e)).collect();
+    repair_fixtures(dir, &repairs)
 }
 
 #[test]
@@ -205,42 +165,7 @@ fn a_repaired_copy_is_clean_and_a_second_repair_changes_nothing() {
 
 #[test]
 fn an_in_place_repair_keeps_a_backup() {
-    let d = tempfile::tempdir().unwrap();
-    let file = d.path().join("s.jsonl");
-    std::fs::copy(root().join("fixtures/pi/torn-tail.jsonl"), &file).unwrap();
-    let base = std::fs::read(&file).unwrap();
-    let o = run(&["repair", "--in-place", file.to_str().unwrap()]);
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let backups: Vec<PathBuf> = std::fs::read_dir(d.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p != &file)
-        .collect();
-    assert_eq!(backups.len(), 1, "{backups:?}");
-    assert_eq!(std::fs::read(&backups[0]).unwrap(), base);
-    let (rc, doc) = lint_json(file.to_str().unwrap(), &["--fail-on", "warning"]);
-    assert_eq!(rc, 0, "{doc:#}");
-}
-
-fn python() -> std::process::Command {
-    let mut c = std::process::Command::new("python3");
-    c.current_dir(root());
-    c
-}
-
-/// The JSON lines a `tests/oracle/pi.py` run printed.
-fn summaries(o: &std::process::Output) -> Vec<serde_json::Value> {
-    let text = String::from_utf8_lossy(&o.stdout);
-    let v: Vec<serde_json::Value> = text
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
-    assert!(
-        !v.is_empty() && v.iter().all(|s| s.get("error").is_none()),
-        "pi.py: {text}{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    v
+    assert_in_place_repair_keeps_a_backup("fixtures/pi/torn-tail.jsonl", "s.jsonl");
 }
 
 /// The pinned pi (tests/oracle/install.sh) writes a fresh session
@@ -261,7 +186,7 @@ fn a_fresh_session_of_the_pinned_pi_reads_whole_and_clean() {
         .arg(&out)
         .output()
         .unwrap();
-    let s = &summaries(&o)[0];
+    let s = &oracle_summaries("pi.py", &o)[0];
     assert_eq!(s["version"], "0.73.1", "{s:#}");
     assert!(
         s["runs"]
@@ -318,7 +243,7 @@ fn the_pinned_pi_resumes_every_repaired_copy_whole() {
         .args(&copies)
         .output()
         .unwrap();
-    let s = summaries(&o);
+    let s = oracle_summaries("pi.py", &o);
     assert_eq!(s.len(), originals.len() + copies.len(), "{s:#?}");
     for r in &s {
         assert_eq!(r["rc"], 0, "{r:#}");

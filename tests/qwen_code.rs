@@ -77,25 +77,7 @@ const REPAIRS: &[(&str, &[&str])] = &[
 
 /// Repair every damaged fixture into `dir`: the copies, in REPAIRS' order.
 fn repair_all(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for (file, edits) in REPAIRS {
-        let input = root().join(file);
-        let before = fingerprint(&input);
-        let sub = dir.join(Path::new(file).file_stem().unwrap());
-        std::fs::create_dir_all(&sub).unwrap();
-        let (copy, log) = repair_logged(&input, &sub);
-        assert_eq!(edit_lines(&log), *edits, "{file}: {log:#}");
-        assert_eq!(fingerprint(&input), before, "{file} was touched");
-        for e in log["edits"].as_array().unwrap() {
-            if e["action"] != "answer-call" {
-                assert!(e["before"].is_string(), "{file}: {e:#}");
-            }
-        }
-        let named = sub.join(Path::new(file).file_name().unwrap());
-        std::fs::rename(&copy, &named).unwrap();
-        out.push(named);
-    }
-    out
+    repair_fixtures(dir, REPAIRS)
 }
 
 #[test]
@@ -146,39 +128,10 @@ fn a_repaired_copy_is_clean_and_a_second_repair_changes_nothing() {
 
 #[test]
 fn an_in_place_repair_keeps_a_backup() {
-    let d = tempfile::tempdir().unwrap();
-    let file = d.path().join("c2126db6-fec2-4f7d-a38b-758906db4f27.jsonl");
-    std::fs::copy(root().join("fixtures/qwen-code/torn-tail.jsonl"), &file).unwrap();
-    let base = std::fs::read(&file).unwrap();
-    let o = run(&["repair", "--in-place", file.to_str().unwrap()]);
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let backups: Vec<PathBuf> = std::fs::read_dir(d.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p != &file)
-        .collect();
-    assert_eq!(backups.len(), 1, "{backups:?}");
-    assert_eq!(std::fs::read(&backups[0]).unwrap(), base);
-    let (rc, doc) = lint_json(file.to_str().unwrap(), &["--fail-on", "warning"]);
-    assert_eq!(rc, 0, "{doc:#}");
-}
-
-fn findings(doc: &serde_json::Value) -> Vec<String> {
-    let mut v: Vec<String> = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            format!(
-                "{} {}@{}",
-                f["severity"].as_str().unwrap(),
-                f["rule"].as_str().unwrap(),
-                f["location"]["line"]
-            )
-        })
-        .collect();
-    v.sort();
-    v
+    assert_in_place_repair_keeps_a_backup(
+        "fixtures/qwen-code/torn-tail.jsonl",
+        "c2126db6-fec2-4f7d-a38b-758906db4f27.jsonl",
+    );
 }
 
 #[test]
@@ -186,7 +139,7 @@ fn every_fixture_reads_as_qwen_code_with_what_qwen_code_does_with_it() {
     for (file, want) in EXPECTED {
         let (_, doc) = lint_json(file, &["--fail-on", "info"]);
         assert_eq!(doc["files"][0]["dialect"], "qwen-code", "{file}: {doc:#}");
-        assert_eq!(findings(&doc), *want, "{file}: {doc:#}");
+        assert_eq!(severity_rule_lines(&doc), *want, "{file}: {doc:#}");
         for f in doc["findings"].as_array().unwrap() {
             assert!(
                 f["notes"].to_string().contains("Qwen Code"),
@@ -277,27 +230,6 @@ fn a_run_without_a_path_finds_qwen_code_sessions_under_its_overrides() {
     }
 }
 
-fn python() -> std::process::Command {
-    let mut c = std::process::Command::new("python3");
-    c.current_dir(root());
-    c
-}
-
-/// The JSON lines a `tests/oracle/qwen.py` run printed.
-fn summaries(o: &std::process::Output) -> Vec<serde_json::Value> {
-    let text = String::from_utf8_lossy(&o.stdout);
-    let v: Vec<serde_json::Value> = text
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
-    assert!(
-        !v.is_empty() && v.iter().all(|s| s.get("error").is_none()),
-        "qwen.py: {text}{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    v
-}
-
 /// The pinned Qwen Code resumes the fixtures whose resume the profile
 /// describes as the findings say, and every repaired copy whole (a valid
 /// request carrying every unit of the copy): one qwen.py run, all the
@@ -324,7 +256,7 @@ fn the_pinned_qwen_code_resumes_as_the_profile_says_and_every_repaired_copy_whol
         .args(["--jobs", "8"])
         .output()
         .unwrap();
-    let s = summaries(&o);
+    let s = oracle_summaries("qwen.py", &o);
     assert_eq!(s.len(), originals.len() + copies.len(), "{s:#?}");
     // Every repaired copy resumes whole.
     for r in &s[originals.len()..] {

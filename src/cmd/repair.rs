@@ -281,16 +281,20 @@ fn in_place(input: &Path, opts: &repair::Options) -> Result<Report, Error> {
 }
 
 /// After an in-place repair: an index the file's app keeps of it (Codex's
-/// history projection) brought in step with it, said in the report; a
-/// finding about that index that this settles is no longer left.
+/// history projection) brought in step with it by its store's
+/// `after_replace` hook, said in the report; a finding about that index
+/// that this settles is no longer left.
 fn companion(rep: &mut Report, target: &Path, only_if_behind: bool) {
-    if rep.dialect != crate::model::Dialect::Codex {
+    let Some(hook) = crate::format::store_for(rep.format, rep.dialect)
+        .and_then(|s| s.hooks.after_replace.as_ref())
+    else {
         return;
-    }
-    match crate::format::codex::after_replace(target, only_if_behind) {
+    };
+    match (hook.run)(target, only_if_behind) {
         None => {}
         Some(Ok(done)) => {
-            rep.left.retain(|l| l.rule != "projection-out-of-step");
+            rep.left
+                .retain(|l| !hook.settles.iter().any(|p| p.rule() == l.rule));
             rep.companion = Some(done);
         }
         Some(Err(why)) => rep.companion = Some(why),

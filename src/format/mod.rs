@@ -51,7 +51,7 @@ pub mod discovery;
 pub mod store;
 
 pub use discovery::App;
-pub use store::{Head, Opened, Probe, Store, Writing};
+pub use store::{AfterReplace, Head, Hooks, Opened, Probe, Store, Writing};
 
 pub mod chat;
 pub mod claude_code;
@@ -173,10 +173,16 @@ pub fn profile_of(info: &SourceInfo) -> &'static Profile {
 /// The store that read `info`'s input: the first of [`STORES`] that
 /// reports its format and dialect.
 pub fn store_of(info: &SourceInfo) -> Option<&'static Store> {
+    store_for(info.format, info.dialect)
+}
+
+/// The store that reads histories of this format and dialect (see
+/// [`store_of`]).
+pub fn store_for(format: Format, dialect: Dialect) -> Option<&'static Store> {
     STORES
         .iter()
         .copied()
-        .find(|s| s.formats.contains(&info.format) && s.dialects.contains(&info.dialect))
+        .find(|s| s.formats.contains(&format) && s.dialects.contains(&dialect))
 }
 
 /// Whether `repair` can apply every action of `fix` to this input: the
@@ -383,8 +389,12 @@ fn open_sqlite(path: &Path, mapping: Option<&Mapping>) -> Result<Opened> {
         }
     }
     // An app's own database that holds no history, known by where the
-    // app keeps it.
-    if let Some(cause) = cline::session::own_database(path) {
+    // app keeps it (each store's `own_database` hook).
+    if let Some(cause) = STORES
+        .iter()
+        .filter_map(|s| s.hooks.own_database)
+        .find_map(|own| own(path))
+    {
         return Err(Error::PartOf {
             path: path.to_path_buf(),
             cause,

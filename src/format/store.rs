@@ -142,4 +142,42 @@ pub struct Store {
     pub dialects: &'static [Dialect],
     pub probe: Probe,
     pub writing: Writing,
+    /// What the engine asks of this store beyond reading and writing it.
+    pub hooks: Hooks,
+}
+
+/// What a store adds to the engine's work, each hook optional: the engine
+/// walks the stores' hooks instead of naming an app (checked by
+/// `tests/layers.rs`: `cmd/` names no dialect).
+pub struct Hooks {
+    /// The cause to say of a database at this path that is one of the
+    /// app's own beside its histories, holding none, known by where it
+    /// is; `None`: not one of the app's. Asked when no store reads it.
+    pub own_database: Option<fn(&Path) -> Option<String>>,
+    /// After `repair --in-place` replaced a history of this store.
+    pub after_replace: Option<AfterReplace>,
+    /// The histories have a parent chain whose resume the loader does not
+    /// model as it models Claude Code's walk (`model::chain`): a repaired
+    /// copy is held to the chain rules by their count.
+    pub chain_by_count: bool,
+}
+
+impl Hooks {
+    /// No hook.
+    pub const NONE: Hooks = Hooks {
+        own_database: None,
+        after_replace: None,
+        chain_by_count: false,
+    };
+}
+
+/// What to do after a repaired copy replaced the input: bring an index
+/// the app keeps of the file in step with it (Codex's projection).
+pub struct AfterReplace {
+    /// Run on the replaced file; with `only_if_behind` (the file was not
+    /// replaced), only when the index has read past the file's end. `None`:
+    /// nothing to do; `Ok`: what was done; `Err`: why it could not be.
+    pub run: fn(&Path, bool) -> Option<std::result::Result<String, String>>,
+    /// The patterns whose findings this settles once it is done.
+    pub settles: &'static [crate::finding::profile::Pattern],
 }

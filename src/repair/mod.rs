@@ -692,10 +692,12 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
     // it are dropped. Such a copy is held to every rule, every error
     // counted. (A copy another store reads never gets here: see above.)
     let other_dialect = reads_as != (report.format, report.dialect);
-    // The other stores with a parent chain (pi, Qwen Code): what their
-    // resume sends is not modelled as Claude Code's is, so a copy is held
-    // to the chain rules by count, as the repair contract holds it.
-    let other_chain = matches!(report.dialect, Dialect::Pi | Dialect::QwenCode);
+    // The other stores with a parent chain (their `chain_by_count` hook):
+    // what their resume sends is not modelled as Claude Code's is, so a
+    // copy is held to the chain rules by count, as the repair contract
+    // holds it.
+    let other_chain =
+        format::store_for(report.format, report.dialect).is_some_and(|s| s.hooks.chain_by_count);
     if other_dialect
         || other_chain
         || last_left

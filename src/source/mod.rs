@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::model::{Conversation, SourceInfo};
+use crate::model::{Conversation, Dialect, Format, SourceInfo};
 
 pub mod compressed;
 pub mod lines;
@@ -38,13 +38,40 @@ pub type Prepare = Arc<dyn Fn(&Conversation) -> Prepared + Send + Sync>;
 pub type Prepared = Box<dyn Any + Send>;
 
 /// A file that holds one conversation, read by `read` when it is asked
-/// for (stores whose file is a whole history: JSON documents).
+/// for (stores whose file is a whole history: JSON documents, session
+/// logs). Its info is then the conversation's (a reader may learn the
+/// format only as it reads).
 pub struct OneFile {
     pub path: PathBuf,
     pub limits: Limits,
     pub info: Arc<SourceInfo>,
     pub read: fn(&Path, Limits, Arc<SourceInfo>) -> Result<Conversation>,
     pub done: bool,
+}
+
+impl OneFile {
+    /// The file at `path`, opened now so that an unreadable file fails
+    /// before any work starts.
+    pub fn open(
+        path: &Path,
+        limits: Limits,
+        format: Format,
+        dialect: Dialect,
+        read: fn(&Path, Limits, Arc<SourceInfo>) -> Result<Conversation>,
+    ) -> Result<OneFile> {
+        std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
+        Ok(OneFile {
+            path: path.to_path_buf(),
+            limits,
+            info: Arc::new(SourceInfo {
+                path: path.to_path_buf(),
+                format,
+                dialect,
+            }),
+            read,
+            done: false,
+        })
+    }
 }
 
 impl Source for OneFile {
@@ -57,7 +84,11 @@ impl Source for OneFile {
             return None;
         }
         self.done = true;
-        Some((self.read)(&self.path, self.limits, self.info.clone()))
+        let result = (self.read)(&self.path, self.limits, self.info.clone());
+        if let Ok(conv) = &result {
+            self.info = conv.source.clone();
+        }
+        Some(result)
     }
 }
 

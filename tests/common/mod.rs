@@ -89,6 +89,99 @@ pub fn rule_lines(doc: &serde_json::Value) -> Vec<String> {
     v
 }
 
+/// `severity rule@line` for every finding, sorted.
+pub fn severity_rule_lines(doc: &serde_json::Value) -> Vec<String> {
+    let mut v: Vec<String> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {}@{}",
+                f["severity"].as_str().unwrap(),
+                f["rule"].as_str().unwrap(),
+                f["location"]["line"]
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Repair each fixture that has edits (`action@line`, as
+/// [`edit_lines`] lists them) into its own folder of `dir`, checking the
+/// edits, that the input was not touched, and that every edit but an
+/// answer put in keeps what it removed or replaced: the copies, each
+/// named as its fixture.
+pub fn repair_fixtures(dir: &Path, repairs: &[(&str, &[&str])]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for (file, edits) in repairs {
+        if edits.is_empty() {
+            continue;
+        }
+        let input = root().join(file);
+        let before = fingerprint(&input);
+        let sub = dir.join(Path::new(file).file_stem().unwrap());
+        std::fs::create_dir_all(&sub).unwrap();
+        let (copy, log) = repair_logged(&input, &sub);
+        assert_eq!(edit_lines(&log), *edits, "{file}: {log:#}");
+        assert_eq!(fingerprint(&input), before, "{file} was touched");
+        for e in log["edits"].as_array().unwrap() {
+            if e["action"] != "answer-call" {
+                assert!(e["before"].is_string(), "{file}: {e:#}");
+            }
+        }
+        let named = sub.join(Path::new(file).file_name().unwrap());
+        std::fs::rename(&copy, &named).unwrap();
+        out.push(named);
+    }
+    out
+}
+
+/// `repair --in-place` of a copy of `fixture` named `name`: exit 0, one
+/// backup beside it holding the input as it was, and a copy that lints
+/// clean.
+pub fn assert_in_place_repair_keeps_a_backup(fixture: &str, name: &str) {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join(name);
+    std::fs::copy(root().join(fixture), &file).unwrap();
+    let base = std::fs::read(&file).unwrap();
+    let o = run(&["repair", "--in-place", file.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let backups: Vec<PathBuf> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p != &file)
+        .collect();
+    assert_eq!(backups.len(), 1, "{backups:?}");
+    assert_eq!(std::fs::read(&backups[0]).unwrap(), base);
+    let (rc, doc) = lint_json(file.to_str().unwrap(), &["--fail-on", "warning"]);
+    assert_eq!(rc, 0, "{doc:#}");
+}
+
+/// `python3`, run from the repository root (for the oracle scripts).
+pub fn python() -> std::process::Command {
+    let mut c = std::process::Command::new("python3");
+    c.current_dir(root());
+    c
+}
+
+/// The JSON lines an oracle script (`script`, for the message) printed,
+/// none of them an error.
+pub fn oracle_summaries(script: &str, o: &Output) -> Vec<serde_json::Value> {
+    let text = String::from_utf8_lossy(&o.stdout);
+    let v: Vec<serde_json::Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert!(
+        !v.is_empty() && v.iter().all(|s| s.get("error").is_none()),
+        "{script}: {text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    v
+}
+
 /// Hash and mtime of a file, to prove it was not touched.
 pub fn fingerprint(path: &Path) -> Option<(String, std::time::SystemTime)> {
     let data = std::fs::read(path).ok()?;

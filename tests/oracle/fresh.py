@@ -346,26 +346,9 @@ def main(argv):
     ap.add_argument("--no-netns", action="store_true")
     ap.add_argument("--chatfsck", help="the chatfsck binary (codex-projection)")
     args = ap.parse_args(argv)
-    reexec_in_netns(argv)
+    oracle.maybe_reexec_in_netns(argv, __file__)
     return {"codex": run_codex, "codex-projection": run_codex_projection, "claude": run_claude, "gemini": run_gemini,
             "opencode": run_opencode, "cline": run_cline, "copilot": run_copilot, "qwen": run_qwen}[args.client](args)
-
-
-def reexec_in_netns(argv):
-    """As oracle.py: run in a private network namespace with only loopback (root + unshare + ip)."""
-    if os.environ.get("ORACLE_NETNS") or "--no-netns" in argv:
-        return
-    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("ip"):
-        os.environ["ORACLE_NETNS"] = "0"
-        return
-    import subprocess
-    env = dict(os.environ, ORACLE_NETNS="1")
-    cmd = ["unshare", "-n", "--", "sh", "-c", 'ip link set lo up && exec "$0" "$@"', sys.executable,
-           os.path.abspath(__file__)] + argv
-    try:
-        sys.exit(subprocess.call(cmd, env=env))
-    except OSError:
-        os.environ["ORACLE_NETNS"] = "0"
 
 
 if __name__ == "__main__":

@@ -390,8 +390,9 @@ def emit(out, summary, code=0):
     return code
 
 
-def maybe_reexec_in_netns(argv):
-    """Re-run this command in a private network namespace with only loopback (root + unshare + ip)."""
+def maybe_reexec_in_netns(argv, script=__file__):
+    """Re-run SCRIPT (this one by default) with ARGV in a private network namespace with only loopback
+    (root + unshare + ip)."""
     if os.environ.get("ORACLE_NETNS") or "--no-netns" in argv:
         return
     if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("ip"):
@@ -399,11 +400,97 @@ def maybe_reexec_in_netns(argv):
         return
     env = dict(os.environ, ORACLE_NETNS="1")
     cmd = ["unshare", "-n", "--", "sh", "-c", 'ip link set lo up && exec "$0" "$@"', sys.executable,
-           os.path.abspath(__file__)] + argv
+           os.path.abspath(script)] + argv
     try:
         sys.exit(subprocess.call(cmd, env=env))
     except OSError:
         os.environ["ORACLE_NETNS"] = "0"
+
+
+def chat_completions_posts(out):
+    """The Chat Completions requests the mock logged in OUT/req."""
+    return [r for r in load_requests(os.path.join(out, "req"))
+            if r["method"] == "POST" and r["path"].rstrip("/").endswith("/chat/completions")]
+
+
+def client_fresh(args, client, version, client_bin, hint, prompts, start):
+    """A client oracle's `fresh`: START(tmp, port) -> (env, work, argvs, store) sets up a throw-away home
+    for the client against the loopback mock; each argv is run in turn; STORE, the folder the client
+    wrote its sessions in, is copied to OUTDIR. One JSON line: the runs and the session files."""
+    out = os.path.abspath(args.outdir)
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    if not os.path.exists(client_bin):
+        print(json.dumps({"error": f"{client_bin} missing: run {hint}"}))
+        return 3
+    tmp = tempfile.mkdtemp(prefix=f"{client}-fresh-")
+    runs = []
+    with mock_provider.MockServer("openai", os.path.join(out, "req")) as mock:
+        env, work, argvs, store = start(tmp, mock.port)
+        for argv in argvs:
+            rc, timed_out, secs = run_client(argv, env, work, args.timeout, out)
+            runs.append({"rc": rc, "timed_out": timed_out, "seconds": secs})
+    name = os.path.basename(store)
+    shutil.copytree(store, os.path.join(out, name))
+    files = sorted(os.path.relpath(os.path.join(d, f), out)
+                   for d, _, fs in os.walk(os.path.join(out, name)) for f in fs)
+    print(json.dumps({"client": client, "version": version, "runs": runs,
+                      "model_requests": len(chat_completions_posts(out)), "prompts": prompts, "sessions": files,
+                      "netns": os.environ.get("ORACLE_NETNS") == "1"}))
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+def resume_request(out, session, prompt, rc, timed_out, secs):
+    """After a client resumed SESSION and was sent PROMPT: the summary of the run and the first request
+    that carries PROMPT (None when there is none), validated as Chat Completions and kept as
+    OUT/request.json."""
+    posts = chat_completions_posts(out)
+    first_req = next((r for r in posts if prompt in last_user_text((r["body"] or {}).get("messages"))), None)
+    summary = {"file": session, "rc": rc, "timed_out": timed_out, "seconds": secs, "model_requests": len(posts)}
+    if first_req is None:
+        summary.update(valid=False, errors=["no resume request"], units_missing=None)
+        return summary, None
+    with open(os.path.join(out, "request.json"), "wb") as f:
+        f.write(first_req["raw"])
+    v = validate_openai_chat.validate(first_req["raw"])
+    summary.update(valid=v["valid"], errors=[f"{e.get('code')} @{e.get('path')}" for e in v["errors"]],
+                   messages=len(first_req["body"]["messages"]))
+    return summary, first_req
+
+
+def resume_all(args, client_bin, hint, resume_one):
+    """A client oracle's `resume`: RESUME_ONE(session, out, timeout) for each session, --jobs side by side,
+    one JSON line each, in the sessions' order."""
+    import concurrent.futures
+    out = os.path.abspath(args.outdir)
+    os.makedirs(out, exist_ok=True)
+    if not os.path.exists(client_bin):
+        print(json.dumps({"error": f"{client_bin} missing: run {hint}"}))
+        return 3
+    jobs = [(os.path.abspath(s), os.path.join(out, f"{k:02d}")) for k, s in enumerate(args.sessions)]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
+        for summary in ex.map(lambda j: resume_one(j[0], j[1], args.timeout), jobs):
+            print(json.dumps(summary), flush=True)
+    return 0
+
+
+def client_main(argv, doc, script, run_fresh, run_resume, timeout):
+    """A client oracle's command line (pi.py, qwen.py): `fresh OUTDIR`, `resume OUTDIR SESSION... [--jobs N]`."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    f = sub.add_parser("fresh")
+    f.add_argument("outdir")
+    r = sub.add_parser("resume")
+    r.add_argument("outdir")
+    r.add_argument("sessions", nargs="+")
+    r.add_argument("--jobs", type=int, default=1)
+    for p in (f, r):
+        p.add_argument("--timeout", type=float, default=timeout)
+        p.add_argument("--no-netns", action="store_true")
+    args = ap.parse_args(argv)
+    maybe_reexec_in_netns(argv, script)
+    return run_fresh(args) if args.cmd == "fresh" else run_resume(args)
 
 
 def main(argv):

@@ -16,7 +16,6 @@ code, the resume request's validity (validate_openai_chat.py), and which units o
 request lacks (a unit: a user or assistant text by hash, a tool call by id, a tool result by call id;
 assistant replies pi does not send by design, `stopReason` error or aborted, are not counted).
 """
-import argparse
 import hashlib
 import json
 import os
@@ -28,7 +27,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import mock_provider  # noqa: E402
 import oracle  # noqa: E402
-import validate_openai_chat  # noqa: E402
 
 PI_PKG = "@mariozechner/pi-coding-agent"
 PI_BIN = os.path.join(oracle.PREFIX, "node_modules", PI_PKG, "dist/cli.js")
@@ -97,34 +95,13 @@ def request_units(body):
     return units
 
 
-def model_posts(out):
-    return [r for r in oracle.load_requests(os.path.join(out, "req"))
-            if r["method"] == "POST" and r["path"].rstrip("/").endswith("/chat/completions")]
-
-
 def run_fresh(args):
-    out = os.path.abspath(args.outdir)
-    shutil.rmtree(out, ignore_errors=True)
-    os.makedirs(out)
-    if not os.path.exists(PI_BIN):
-        print(json.dumps({"error": f"{PI_BIN} missing: run install.sh"}))
-        return 3
-    tmp = tempfile.mkdtemp(prefix="pi-fresh-")
-    runs = []
-    with mock_provider.MockServer("openai", os.path.join(out, "req")) as mock:
-        home, work, agent, env = setup(tmp, mock.port)
-        for argv in ([oracle.NODE, PI_BIN, "-p"] + MODEL + [PROMPTS[0]],
-                     [oracle.NODE, PI_BIN, "-p", "--continue"] + MODEL + [PROMPTS[1]]):
-            rc, timed_out, secs = oracle.run_client(argv, env, work, args.timeout, out)
-            runs.append({"rc": rc, "timed_out": timed_out, "seconds": secs})
-    shutil.copytree(os.path.join(agent, "sessions"), os.path.join(out, "sessions"))
-    files = sorted(os.path.relpath(os.path.join(d, f), out)
-                   for d, _, fs in os.walk(os.path.join(out, "sessions")) for f in fs)
-    print(json.dumps({"client": "pi", "version": oracle.pkg_version(PI_PKG), "runs": runs,
-                      "model_requests": len(model_posts(out)), "prompts": PROMPTS, "sessions": files,
-                      "netns": os.environ.get("ORACLE_NETNS") == "1"}))
-    shutil.rmtree(tmp, ignore_errors=True)
-    return 0
+    def start(tmp, port):
+        home, work, agent, env = setup(tmp, port)
+        return env, work, ([oracle.NODE, PI_BIN, "-p"] + MODEL + [PROMPTS[0]],
+                           [oracle.NODE, PI_BIN, "-p", "--continue"] + MODEL + [PROMPTS[1]]), \
+            os.path.join(agent, "sessions")
+    return oracle.client_fresh(args, "pi", oracle.pkg_version(PI_PKG), PI_BIN, "install.sh", PROMPTS, start)
 
 
 def resume_one(session, out, timeout, prompt="continue"):
@@ -151,23 +128,13 @@ def resume_one(session, out, timeout, prompt="continue"):
             argv = [oracle.NODE, PI_BIN, "-p", "--session", dest] + MODEL + [prompt]
             rc, timed_out, secs = oracle.run_client(argv, env, work, timeout, out)
             shutil.copy(dest, os.path.join(out, "session-after.jsonl"))
-        posts = model_posts(out)
-        first_req = next((r for r in posts if prompt in oracle.last_user_text((r["body"] or {}).get("messages"))),
-                         None)
-        summary = {"file": session, "rc": rc, "timed_out": timed_out, "seconds": secs,
-                   "model_requests": len(posts)}
+        summary, first_req = oracle.resume_request(out, session, prompt, rc, timed_out, secs)
         if first_req is None:
-            summary.update(valid=False, errors=["no resume request"], units_missing=None)
             return summary
-        with open(os.path.join(out, "request.json"), "wb") as f:
-            f.write(first_req["raw"])
-        v = validate_openai_chat.validate(first_req["raw"])
         want, got = file_units(session), request_units(first_req["body"])
         missing = sorted(f"{k}:{x}" for k, x in want - got)
         results = [m for m in first_req["body"]["messages"] if m.get("role") == "tool"]
-        summary.update(valid=v["valid"], errors=[f"{e.get('code')} @{e.get('path')}" for e in v["errors"]],
-                       messages=len(first_req["body"]["messages"]), units_present=len(want),
-                       units_missing=len(missing), missing=missing,
+        summary.update(units_present=len(want), units_missing=len(missing), missing=missing,
                        no_result_provided=sum(1 for m in results if m.get("content") == "No result provided"))
         return summary
     finally:
@@ -175,47 +142,11 @@ def resume_one(session, out, timeout, prompt="continue"):
 
 
 def run_resume(args):
-    out = os.path.abspath(args.outdir)
-    os.makedirs(out, exist_ok=True)
-    if not os.path.exists(PI_BIN):
-        print(json.dumps({"error": f"{PI_BIN} missing: run install.sh"}))
-        return 3
-    for k, s in enumerate(args.sessions):
-        print(json.dumps(resume_one(os.path.abspath(s), os.path.join(out, f"{k:02d}"), args.timeout)), flush=True)
-    return 0
+    return oracle.resume_all(args, PI_BIN, "install.sh", resume_one)
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    f = sub.add_parser("fresh")
-    f.add_argument("outdir")
-    r = sub.add_parser("resume")
-    r.add_argument("outdir")
-    r.add_argument("sessions", nargs="+")
-    for p in (f, r):
-        p.add_argument("--timeout", type=float, default=120)
-        p.add_argument("--no-netns", action="store_true")
-    args = ap.parse_args(argv)
-    reexec_in_netns(argv)
-    return run_fresh(args) if args.cmd == "fresh" else run_resume(args)
-
-
-def reexec_in_netns(argv):
-    """As oracle.py: run in a private network namespace with only loopback (root + unshare + ip)."""
-    if os.environ.get("ORACLE_NETNS") or "--no-netns" in argv:
-        return
-    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("ip"):
-        os.environ["ORACLE_NETNS"] = "0"
-        return
-    import subprocess
-    env = dict(os.environ, ORACLE_NETNS="1")
-    cmd = ["unshare", "-n", "--", "sh", "-c", 'ip link set lo up && exec "$0" "$@"', sys.executable,
-           os.path.abspath(__file__)] + argv
-    try:
-        sys.exit(subprocess.call(cmd, env=env))
-    except OSError:
-        os.environ["ORACLE_NETNS"] = "0"
+    return oracle.client_main(argv, __doc__, __file__, run_fresh, run_resume, 120)
 
 
 if __name__ == "__main__":

@@ -17,8 +17,6 @@ client's exit code, the resume request's validity (validate_openai_chat.py), and
 file's history the request lacks (a unit: a user or model text by hash, found whole or inside a text
 the client joined it into; a call by id; a result by call id).
 """
-import argparse
-import concurrent.futures
 import hashlib
 import json
 import os
@@ -30,7 +28,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import mock_provider  # noqa: E402
 import oracle  # noqa: E402
-import validate_openai_chat  # noqa: E402
 
 PKG = "@qwen-code/qwen-code"
 BIN = os.environ.get("CHATFSCK_QWEN_CODE") or os.path.join(HERE, "..", "..", "target", "tools", "qwen",
@@ -130,34 +127,13 @@ def request_units(body):
     return units
 
 
-def model_posts(out):
-    return [r for r in oracle.load_requests(os.path.join(out, "req"))
-            if r["method"] == "POST" and r["path"].rstrip("/").endswith("/chat/completions")]
-
-
 def run_fresh(args):
-    out = os.path.abspath(args.outdir)
-    shutil.rmtree(out, ignore_errors=True)
-    os.makedirs(out)
-    if not os.path.exists(BIN):
-        print(json.dumps({"error": f"{BIN} missing: run scripts/test-all"}))
-        return 3
-    tmp = tempfile.mkdtemp(prefix="qwen-fresh-")
-    runs = []
-    with mock_provider.MockServer("openai", os.path.join(out, "req")) as mock:
-        home, work, env = setup(tmp, mock.port)
-        for argv in ([oracle.NODE, BIN, "-p", PROMPTS[0], "--yolo"],
-                     [oracle.NODE, BIN, "-p", PROMPTS[1], "--continue", "--yolo"]):
-            rc, timed_out, secs = oracle.run_client(argv, env, work, args.timeout, out)
-            runs.append({"rc": rc, "timed_out": timed_out, "seconds": secs})
-    shutil.copytree(os.path.join(home, ".qwen", "projects"), os.path.join(out, "projects"))
-    files = sorted(os.path.relpath(os.path.join(d, f), out)
-                   for d, _, fs in os.walk(os.path.join(out, "projects")) for f in fs)
-    print(json.dumps({"client": "qwen-code", "version": version(), "runs": runs,
-                      "model_requests": len(model_posts(out)), "prompts": PROMPTS, "sessions": files,
-                      "netns": os.environ.get("ORACLE_NETNS") == "1"}))
-    shutil.rmtree(tmp, ignore_errors=True)
-    return 0
+    def start(tmp, port):
+        home, work, env = setup(tmp, port)
+        return env, work, ([oracle.NODE, BIN, "-p", PROMPTS[0], "--yolo"],
+                           [oracle.NODE, BIN, "-p", PROMPTS[1], "--continue", "--yolo"]), \
+            os.path.join(home, ".qwen", "projects")
+    return oracle.client_fresh(args, "qwen-code", version(), BIN, "scripts/test-all", PROMPTS, start)
 
 
 def session_id(data):
@@ -191,17 +167,9 @@ def resume_one(session, out, timeout, prompt="continue"):
             argv = [oracle.NODE, BIN, "-p", prompt, "--resume", sid or "none", "--yolo"]
             rc, timed_out, secs = oracle.run_client(argv, env, work, timeout, out)
             shutil.copy(dest, os.path.join(out, "session-after.jsonl"))
-        posts = model_posts(out)
-        first_req = next((r for r in posts if prompt in oracle.last_user_text((r["body"] or {}).get("messages"))),
-                         None)
-        summary = {"file": session, "rc": rc, "timed_out": timed_out, "seconds": secs,
-                   "model_requests": len(posts)}
+        summary, first_req = oracle.resume_request(out, session, prompt, rc, timed_out, secs)
         if first_req is None:
-            summary.update(valid=False, errors=["no resume request"], units_missing=None)
             return summary
-        with open(os.path.join(out, "request.json"), "wb") as f:
-            f.write(first_req["raw"])
-        v = validate_openai_chat.validate(first_req["raw"])
         texts = {}
         want, got = file_units(session, texts), request_units(first_req["body"])
         # Qwen Code joins consecutive assistant messages into one
@@ -209,59 +177,18 @@ def resume_one(session, out, timeout, prompt="continue"):
         sent = request_texts(first_req["body"])
         missing = sorted(f"{k}:{x}" for k, x in want - got
                          if not (k == "text" and any(texts.get(x, "\0") in t for t in sent)))
-        summary.update(valid=v["valid"], errors=[f"{e.get('code')} @{e.get('path')}" for e in v["errors"]],
-                       messages=len(first_req["body"]["messages"]), units_present=len(want),
-                       units_missing=len(missing), missing=missing)
+        summary.update(units_present=len(want), units_missing=len(missing), missing=missing)
         return summary
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
 def run_resume(args):
-    out = os.path.abspath(args.outdir)
-    os.makedirs(out, exist_ok=True)
-    if not os.path.exists(BIN):
-        print(json.dumps({"error": f"{BIN} missing: run scripts/test-all"}))
-        return 3
-    jobs = [(os.path.abspath(s), os.path.join(out, f"{k:02d}")) for k, s in enumerate(args.sessions)]
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
-        for summary in ex.map(lambda j: resume_one(j[0], j[1], args.timeout), jobs):
-            print(json.dumps(summary), flush=True)
-    return 0
+    return oracle.resume_all(args, BIN, "scripts/test-all", resume_one)
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    f = sub.add_parser("fresh")
-    f.add_argument("outdir")
-    r = sub.add_parser("resume")
-    r.add_argument("outdir")
-    r.add_argument("sessions", nargs="+")
-    r.add_argument("--jobs", type=int, default=1)
-    for p in (f, r):
-        p.add_argument("--timeout", type=float, default=180)
-        p.add_argument("--no-netns", action="store_true")
-    args = ap.parse_args(argv)
-    reexec_in_netns(argv)
-    return run_fresh(args) if args.cmd == "fresh" else run_resume(args)
-
-
-def reexec_in_netns(argv):
-    """As oracle.py: run in a private network namespace with only loopback (root + unshare + ip)."""
-    if os.environ.get("ORACLE_NETNS") or "--no-netns" in argv:
-        return
-    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("ip"):
-        os.environ["ORACLE_NETNS"] = "0"
-        return
-    import subprocess
-    env = dict(os.environ, ORACLE_NETNS="1")
-    cmd = ["unshare", "-n", "--", "sh", "-c", 'ip link set lo up && exec "$0" "$@"', sys.executable,
-           os.path.abspath(__file__)] + argv
-    try:
-        sys.exit(subprocess.call(cmd, env=env))
-    except OSError:
-        os.environ["ORACLE_NETNS"] = "0"
+    return oracle.client_main(argv, __doc__, __file__, run_fresh, run_resume, 180)
 
 
 if __name__ == "__main__":

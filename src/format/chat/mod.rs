@@ -11,7 +11,7 @@ pub mod profile;
 use super::records::record::{
     Builder, Handlers, JsonStr, Rec, arguments_of, content_text, parse_content,
 };
-use super::store::{Head, Opened, Probe, Store, Writing};
+use super::store::{Head, Hooks, Opened, Probe, Store, Writing};
 use crate::error::Result;
 use crate::finding::Action;
 use crate::model::{Dialect, Format};
@@ -32,6 +32,7 @@ pub static STORE: Store = Store {
         supports,
         new: super::records::writer::new,
     },
+    hooks: Hooks::NONE,
 };
 
 /// Any JSON that is left: this store is tried last, and its reader says

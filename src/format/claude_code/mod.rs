@@ -15,7 +15,7 @@ pub mod loader;
 pub mod writer;
 
 use super::records::record::{Builder, Content, Evidence, Rec, json_error_short, parse_content};
-use super::store::{Head, Opened, Probe, Store, Writing};
+use super::store::{Head, Hooks, Opened, Probe, Store, Writing};
 use crate::error::Result;
 use crate::model::{Dialect, Format};
 use crate::model::{Loc, Message, Role};
@@ -30,6 +30,7 @@ pub static STORE: Store = Store {
         supports: writer::supports,
         new: writer::new,
     },
+    hooks: Hooks::NONE,
 };
 
 /// A JSON Lines file whose first record has a `type` and neither a `role`

@@ -56,7 +56,7 @@ pub mod session;
 use serde_json::value::RawValue;
 
 use super::records::record::{Builder, Handlers};
-use super::store::{Head, Opened, Probe, Store, Writing};
+use super::store::{Head, Hooks, Opened, Probe, Store, Writing};
 use crate::error::{Error, Result};
 use crate::finding::Action;
 use crate::model::{ByDesign, Conversation, Dialect, Format, Message, PartKind, Role, SourceInfo};
@@ -71,6 +71,7 @@ pub static STORE: Store = Store {
         supports,
         new: super::records::writer::new,
     },
+    hooks: Hooks::NONE,
 };
 
 /// The history's file name in a task folder (`claude_messages.json` in
@@ -206,18 +207,13 @@ fn open(path: &Path, limits: Limits) -> Result<Opened> {
             ),
         ));
     }
-    std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
-    Ok(Opened::History(Box::new(OneFile {
-        path: path.to_path_buf(),
+    Ok(Opened::History(Box::new(OneFile::open(
+        path,
         limits,
-        info: Arc::new(SourceInfo {
-            path: path.to_path_buf(),
-            format: Format::Json,
-            dialect: app,
-        }),
+        Format::Json,
+        app,
         read,
-        done: false,
-    })))
+    )?)))
 }
 
 fn app_name(d: Dialect) -> &'static str {

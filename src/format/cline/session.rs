@@ -44,7 +44,7 @@ use std::sync::Arc;
 use serde_json::value::RawValue;
 
 use super::super::records::record::{Builder, Handlers};
-use super::super::store::{Head, Opened, Probe, Store, Writing};
+use super::super::store::{Head, Hooks, Opened, Probe, Store, Writing};
 use crate::error::{Error, Result};
 use crate::finding::Action;
 use crate::model::{Conversation, CorruptRecord, Dialect, Format, Loc, SourceInfo};
@@ -59,6 +59,7 @@ pub static STORE: Store = Store {
         supports,
         new: super::super::records::writer::new,
     },
+    hooks: Hooks::NONE,
 };
 
 /// What a file of a session folder is, from its name.
@@ -147,18 +148,13 @@ fn open(path: &Path, limits: Limits) -> Result<Opened> {
             ),
         });
     }
-    std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
-    Ok(Opened::History(Box::new(OneFile {
-        path: path.to_path_buf(),
+    Ok(Opened::History(Box::new(OneFile::open(
+        path,
         limits,
-        info: Arc::new(SourceInfo {
-            path: path.to_path_buf(),
-            format: Format::Json,
-            dialect: Dialect::Cline4,
-        }),
+        Format::Json,
+        Dialect::Cline4,
         read,
-        done: false,
-    })))
+    )?)))
 }
 
 /// The members of the file this reader reads.
@@ -288,6 +284,10 @@ pub static INDEX: Store = Store {
         },
     },
     writing: Writing::Never("Cline 4's session index holds no messages"),
+    hooks: Hooks {
+        own_database: Some(own_database),
+        ..Hooks::NONE
+    },
 };
 
 /// Whether the database at `path` is one of the Cline CLI's own beside

@@ -14,7 +14,7 @@ use super::records::record::{
     Builder, Content, Evidence, Handlers, RawValue, Rec, arguments_of, content_text,
     json_error_short, parse_content, string_or_raw,
 };
-use super::store::{Head, Opened, Probe, Store, Writing};
+use super::store::{AfterReplace, Head, Hooks, Opened, Probe, Store, Writing};
 
 mod home;
 mod projection;
@@ -36,6 +36,13 @@ pub static STORE: Store = Store {
     writing: Writing::Copy {
         supports,
         new: writer::new,
+    },
+    hooks: Hooks {
+        after_replace: Some(AfterReplace {
+            run: after_replace,
+            settles: &[crate::finding::profile::Pattern::ProjectionOutOfStep],
+        }),
+        ..Hooks::NONE
     },
 };
 

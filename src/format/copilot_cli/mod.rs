@@ -23,14 +23,14 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::records::lazy::Node;
-use super::store::{Head, Opened, Probe, Store, Writing};
+use super::store::{Head, Hooks, Opened, Probe, Store, Writing};
 use crate::error::{Error, Result};
 use crate::model::{
     ArgEncoding, Arguments, Conversation, CorruptRecord, Dialect, Format, Loc, Message, PartKind,
     Role, SourceInfo, Unread,
 };
 use crate::source::lines::{LineReader, Next};
-use crate::source::{Limits, Source};
+use crate::source::{Limits, OneFile};
 
 pub static STORE: Store = Store {
     name: "GitHub Copilot CLI session (events.jsonl)",
@@ -40,6 +40,7 @@ pub static STORE: Store = Store {
     writing: Writing::Never(
         "Copilot CLI's events.jsonl is a parentId-linked event log; chatfsck does not write a repaired copy of it yet",
     ),
+    hooks: Hooks::NONE,
 };
 
 /// The `session.start` `data.version` this reader reads.
@@ -74,45 +75,13 @@ fn detect(head: &Head<'_>) -> Result<bool> {
 }
 
 fn open(path: &Path, limits: Limits) -> Result<Opened> {
-    File::open(path).map_err(|e| Error::io(path, &e))?;
-    Ok(Opened::History(Box::new(LogSource {
-        path: path.to_path_buf(),
+    Ok(Opened::History(Box::new(OneFile::open(
+        path,
         limits,
-        info: info(path, Dialect::CopilotCli),
-        done: false,
-        read: read_events,
-    })))
-}
-
-pub(crate) fn info(path: &Path, dialect: Dialect) -> Arc<SourceInfo> {
-    Arc::new(SourceInfo {
-        path: path.to_path_buf(),
-        format: Format::Jsonl,
-        dialect,
-    })
-}
-
-/// A JSON Lines file that holds one conversation, read by `read`.
-pub(crate) struct LogSource {
-    pub(crate) path: std::path::PathBuf,
-    pub(crate) limits: Limits,
-    pub(crate) info: Arc<SourceInfo>,
-    pub(crate) done: bool,
-    pub(crate) read: fn(&Path, Limits, Arc<SourceInfo>) -> Result<Conversation>,
-}
-
-impl Source for LogSource {
-    fn info(&self) -> Arc<SourceInfo> {
-        self.info.clone()
-    }
-
-    fn next_conversation(&mut self) -> Option<Result<Conversation>> {
-        if self.done {
-            return None;
-        }
-        self.done = true;
-        Some((self.read)(&self.path, self.limits, self.info.clone()))
-    }
+        Format::Jsonl,
+        Dialect::CopilotCli,
+        read_events,
+    )?)))
 }
 
 /// Read every line of a JSON Lines file: `each` gets the object and its

@@ -40,7 +40,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::store::{Opened, Probe, Store, Writing};
+use super::store::{Hooks, Opened, Probe, Store, Writing};
 use crate::error::{Error, Result};
 use crate::finding::Action;
 use crate::format::records::lazy::Node;
@@ -67,6 +67,7 @@ pub static STORE: Store = Store {
         supports,
         new: writer,
     },
+    hooks: Hooks::NONE,
 };
 
 pub const TABLE: &str = "cursorDiskKV";

@@ -29,7 +29,7 @@ use serde_json::{Map, Value};
 
 use super::row::{Row, Shape, read_row};
 use crate::error::{Error, Result};
-use crate::format::store::{Head, Opened, Probe, Store, Writing};
+use crate::format::store::{Head, Hooks, Opened, Probe, Store, Writing};
 use crate::model::{Conversation, Dialect, Format, Loc, SourceInfo};
 use crate::source::{Limits, Source};
 
@@ -41,6 +41,7 @@ pub static STORE: Store = Store {
     writing: Writing::Never(
         "a repaired copy of a Parquet or Arrow dataset is not written yet: repair its JSON Lines form",
     ),
+    hooks: Hooks::NONE,
 };
 
 const PARQUET_MAGIC: &[u8] = b"PAR1";

@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use serde_json::value::RawValue;
 
-use super::store::{Head, Opened, Probe, Store, Writing};
+use super::store::{Head, Hooks, Opened, Probe, Store, Writing};
 use crate::error::{Error, Result};
 use crate::model::{Conversation, Dialect, Format, Loc, SourceInfo};
 use crate::source::compressed::Text;
@@ -45,6 +45,7 @@ pub static STORE: Store = Store {
         supports: writer::supports,
         new: writer::new,
     },
+    hooks: Hooks::NONE,
 };
 
 /// The member that holds the rows' conversations, and their shape, as the

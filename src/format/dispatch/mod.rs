@@ -25,7 +25,7 @@ use std::sync::Arc;
 pub mod entry;
 pub mod writer;
 
-use super::store::{Opened, Probe, Store, Writing};
+use super::store::{Hooks, Opened, Probe, Store, Writing};
 use crate::error::Result;
 use crate::model::{
     ArgEncoding, Arguments, Chunk, ChunkLog, Conversation, Dialect, Format, Loc, Message, PartKind,
@@ -49,6 +49,7 @@ pub static STORE: Store = Store {
         supports: writer::supports,
         new: writer::new,
     },
+    hooks: Hooks::NONE,
 };
 
 /// Whether the database holds dispatch's conversation store.

@@ -21,18 +21,18 @@
 pub mod discover;
 pub mod profile;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 use super::records::lazy::Node;
-use super::store::{Head, Opened, Probe, Store, Writing};
+use super::store::{Head, Hooks, Opened, Probe, Store, Writing};
 use crate::error::Result;
 use crate::finding::Action;
-use crate::model::{Conversation, Dialect, Format, SourceInfo};
-use crate::source::{Limits, Source};
+use crate::model::{Dialect, Format, SourceInfo};
+use crate::source::{Limits, OneFile};
 
 pub mod load;
 mod read;
@@ -50,6 +50,7 @@ pub static STORE: Store = Store {
         supports,
         new: writer::new,
     },
+    hooks: Hooks::NONE,
 };
 
 /// The single-document `.json` recording of Gemini CLI up to v0.38: read
@@ -65,6 +66,7 @@ pub static LEGACY: Store = Store {
     writing: Writing::Never(
         "a legacy single-document Gemini CLI recording is not rewritten: Gemini CLI migrates it to `.jsonl` on resume; repair that file",
     ),
+    hooks: Hooks::NONE,
 };
 
 /// Removing a response, answering a call and dropping a torn line are
@@ -148,51 +150,21 @@ fn open_legacy(path: &Path, limits: Limits) -> Result<Opened> {
 }
 
 fn open(path: &Path, limits: Limits, format: Format) -> Result<Opened> {
-    // Open now so that an unreadable file fails before any work starts.
-    std::fs::File::open(path).map_err(|e| crate::error::Error::io(path, &e))?;
-    Ok(Opened::History(Box::new(Recording {
-        path: path.to_path_buf(),
+    // One recording is one conversation; its format is the one the
+    // loader finds, where it finds one.
+    Ok(Opened::History(Box::new(OneFile::open(
+        path,
         limits,
-        info: Arc::new(SourceInfo {
-            path: path.to_path_buf(),
-            format,
-            dialect: Dialect::GeminiCli,
-        }),
-        done: false,
-    })))
-}
-
-/// One recording is one conversation.
-struct Recording {
-    path: PathBuf,
-    limits: Limits,
-    info: Arc<SourceInfo>,
-    done: bool,
-}
-
-impl Source for Recording {
-    fn info(&self) -> Arc<SourceInfo> {
-        self.info.clone()
-    }
-
-    fn next_conversation(&mut self) -> Option<Result<Conversation>> {
-        if self.done {
-            return None;
-        }
-        self.done = true;
-        Some(self.read())
-    }
-}
-
-impl Recording {
-    fn read(&mut self) -> Result<Conversation> {
-        let loaded = load::load(&self.path, self.limits)?;
-        let info = Arc::new(SourceInfo {
-            path: self.path.clone(),
-            format: loaded.format.unwrap_or(self.info.format),
-            dialect: Dialect::GeminiCli,
-        });
-        self.info = info.clone();
-        Ok(read::conversation(loaded, info))
-    }
+        format,
+        Dialect::GeminiCli,
+        |path, limits, info| {
+            let loaded = load::load(path, limits)?;
+            let info = Arc::new(SourceInfo {
+                path: path.to_path_buf(),
+                format: loaded.format.unwrap_or(info.format),
+                dialect: Dialect::GeminiCli,
+            });
+            Ok(read::conversation(loaded, info))
+        },
+    )?)))
 }

@@ -28,7 +28,7 @@ use serde_json::Value;
 use super::writer;
 use crate::error::Result;
 use crate::format::records::lazy::Node;
-use crate::format::store::{Opened, Probe, Store, Writing};
+use crate::format::store::{Hooks, Opened, Probe, Store, Writing};
 use crate::model::{
     ArgEncoding, Arguments, Conversation, CorruptRecord, Dialect, Format, Loc, Message, Name,
     PartKind, Role, Slot, SourceInfo,
@@ -48,6 +48,7 @@ pub static STORE: Store = Store {
         supports: writer::supports,
         new: writer::new,
     },
+    hooks: Hooks::NONE,
 };
 
 pub const TABLE: &str = "messages";

@@ -23,11 +23,11 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::finding::Action;
-use crate::format::copilot_cli::{LogSource, arguments, each_line, info, text_of};
+use crate::format::copilot_cli::{arguments, each_line, text_of};
 use crate::format::records::lazy::Node;
-use crate::format::store::{Head, Opened, Probe, Store, Writing};
+use crate::format::store::{Head, Hooks, Opened, Probe, Store, Writing};
 use crate::model::{Conversation, Dialect, Format, Message, PartKind, Role, Slot, SourceInfo};
-use crate::source::Limits;
+use crate::source::{Limits, OneFile};
 
 pub static STORE: Store = Store {
     name: "goose legacy session (.jsonl)",
@@ -38,6 +38,7 @@ pub static STORE: Store = Store {
         supports,
         new: crate::format::records::writer::new,
     },
+    hooks: Hooks::NONE,
 };
 
 /// Only the edits that keep goose's own shapes: dropping a torn line and
@@ -68,14 +69,13 @@ fn detect(head: &Head<'_>) -> Result<bool> {
 }
 
 fn open(path: &Path, limits: Limits) -> Result<Opened> {
-    std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
-    Ok(Opened::History(Box::new(LogSource {
-        path: path.to_path_buf(),
+    Ok(Opened::History(Box::new(OneFile::open(
+        path,
         limits,
-        info: info(path, Dialect::Goose),
-        done: false,
+        Format::Jsonl,
+        Dialect::Goose,
         read,
-    })))
+    )?)))
 }
 
 /// The text of a tool result's content list (`[{type:"text", text}…]`);

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use super::state::{self, Latest, Write};
 use super::writer;
 use crate::error::Result;
-use crate::format::store::{Opened, Probe, Store, Writing};
+use crate::format::store::{Hooks, Opened, Probe, Store, Writing};
 use crate::model::{Conversation, Dialect, Format, SourceInfo};
 use crate::source::Source;
 use crate::source::sqlite::{self, Snapshot};
@@ -34,6 +34,7 @@ pub static STORE: Store = Store {
         supports: writer::supports,
         new: writer::new,
     },
+    hooks: Hooks::NONE,
 };
 
 pub const CHECKPOINTS: &str = "checkpoints";

@@ -23,7 +23,7 @@ use crate::source::pipeline::Dealer;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::store::{Opened, Probe, Store, Writing};
+use super::store::{Hooks, Opened, Probe, Store, Writing};
 
 use crate::error::{Error, Result};
 use crate::model::{
@@ -72,6 +72,7 @@ pub static STORE: Store = Store {
         supports: writer::supports,
         new: writer::new,
     },
+    hooks: Hooks::NONE,
 };
 
 /// Open the table a mapping names (no other store is tried).

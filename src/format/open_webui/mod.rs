@@ -33,7 +33,7 @@ use serde_json::Value;
 
 use crate::error::Result;
 use crate::format::records::record::replace_lone_surrogates;
-use crate::format::store::{Opened, Probe, Store, Writing};
+use crate::format::store::{Hooks, Opened, Probe, Store, Writing};
 use crate::model::{Conversation, CorruptRecord, Dialect, Format, Loc, Name, SourceInfo};
 use crate::source::Source;
 use crate::source::sqlite::{self, Snapshot};
@@ -50,6 +50,7 @@ pub static STORE: Store = Store {
         supports: writer::supports,
         new: writer::new,
     },
+    hooks: Hooks::NONE,
 };
 
 pub const TABLE: &str = "chat";

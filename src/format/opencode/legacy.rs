@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::super::store::{Head, Opened, Probe, Store, Writing};
+use super::super::store::{Head, Hooks, Opened, Probe, Store, Writing};
 use super::{Msg, Record};
 use crate::error::{Error, Result};
 use crate::model::{Conversation, Dialect, Format, Loc, Name, SourceInfo};
@@ -36,6 +36,7 @@ pub static STORE: Store = Store {
     writing: Writing::Never(
         "opencode's legacy JSON storage is read but not repaired yet (opencode 1.18 does not load it)",
     ),
+    hooks: Hooks::NONE,
 };
 
 /// What a file of the tree is, from the keys at its top (each file is one

@@ -47,7 +47,7 @@ use serde_json::Value;
 pub mod legacy;
 pub mod writer;
 
-use super::store::{Opened, Probe, Store, Writing};
+use super::store::{Hooks, Opened, Probe, Store, Writing};
 use crate::error::Result;
 use crate::format::records::record::tree_as_lenient_readers_read;
 use crate::model::{
@@ -69,6 +69,7 @@ pub static STORE: Store = Store {
         supports: writer::supports,
         new: writer::new,
     },
+    hooks: Hooks::NONE,
 };
 
 /// What opencode sends in place of the result of a `pending` or `running`

@@ -25,11 +25,10 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::error::{Error, Result};
-use crate::format::records::record::replace_lone_surrogates;
+use crate::error::Result;
+use crate::format::records::chain::{self, Line};
 use crate::model::{CorruptRecord, Loc, Unread};
 use crate::source::Limits;
-use crate::source::lines::{LineReader, Next};
 
 /// The session version pi 0.73.1 writes (`CURRENT_SESSION_VERSION`).
 pub const CURRENT_VERSION: i64 = 3;
@@ -47,23 +46,10 @@ pub const KNOWN_TYPES: &[&str] = &[
     "session_info",
 ];
 
-/// One entry the loader kept (the header excluded).
-#[derive(Debug, Clone)]
-pub struct Entry {
-    pub loc: Loc,
-    /// The entry as pi holds it after the migrations.
-    pub value: Value,
-    /// Its `id` (assigned by the v1 migration for a v1 file).
-    pub id: Option<String>,
-    /// Its `parentId` (`None`: null, absent or empty: a root).
-    pub parent: Option<String>,
-}
-
-impl Entry {
-    pub fn ty(&self) -> &str {
-        self.value.get("type").and_then(Value::as_str).unwrap_or("")
-    }
-}
+/// One entry the loader kept (the header excluded): its value as pi holds
+/// it after the migrations, its `id` (assigned by the v1 migration for a
+/// v1 file) and its `parentId`.
+pub type Entry = chain::Node;
 
 /// How the walk from the leaf ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,8 +86,6 @@ pub struct Loaded {
 
 /// Load a session file as pi does.
 pub fn load(path: &Path, limits: Limits) -> Result<Loaded> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
-    let mut lines = LineReader::of_file(file, limits.max_line_bytes);
     let mut out = Loaded {
         session_id: None,
         version: 1,
@@ -120,54 +104,29 @@ pub fn load(path: &Path, limits: Limits) -> Result<Loaded> {
     // the header included).
     let mut parsed_index = 0usize;
     let mut index_of: Vec<usize> = Vec::new();
-    loop {
-        match lines.next_line().map_err(|e| Error::io(path, &e))? {
-            Next::End => break,
-            Next::TooLong => {
-                return Err(crate::format::records::line_too_long(
-                    path, lines.line, limits,
-                ));
-            }
-            Next::Line => {}
-        }
-        let loc = Loc::Line {
-            line: lines.line,
-            start: lines.start,
-            end: lines.end(),
-        };
-        let bytes: &[u8] = &lines.buf;
-        let bytes = if lines.line == 1 {
+    chain::each_line(path, limits, |line| {
+        let Line {
+            loc,
+            number,
+            bytes,
+            torn,
+        } = line;
+        let bytes = if number == 1 {
             bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
         } else {
             bytes
         };
         if bytes.iter().all(u8::is_ascii_whitespace) {
-            continue;
+            return Ok(());
         }
-        let torn = !lines.terminated;
         // Node decodes the file as UTF-8, each invalid sequence as U+FFFD.
         let text = String::from_utf8_lossy(bytes);
-        let mut n_surrogates = 0;
-        let parsed = serde_json::from_str::<Value>(&text).or_else(|e| {
-            // `JSON.parse` takes a lone surrogate escape; serde_json does not.
-            let (Some(fixed), n) = replace_lone_surrogates(text.as_bytes()) else {
-                return Err(e);
-            };
-            let v = serde_json::from_slice::<Value>(&fixed).map_err(|_| e)?;
-            n_surrogates = n;
-            Ok(v)
-        });
-        let value = match parsed {
+        let (value, n_surrogates) = match chain::parse(&text) {
             Ok(v) => v,
             Err(e) => {
-                let reason = if e.is_eof() {
-                    "ends before its JSON value is complete".to_string()
-                } else {
-                    format!("is not JSON ({e})")
-                };
                 out.corrupt
-                    .push(CorruptRecord::new(loc, reason, bytes, torn));
-                continue;
+                    .push(CorruptRecord::new(loc, chain::not_json(&e), bytes, torn));
+                return Ok(());
             }
         };
         if n_surrogates > 0 {
@@ -191,26 +150,19 @@ pub fn load(path: &Path, limits: Limits) -> Result<Loaded> {
                     });
                 }
                 out.meta += 1;
-                continue;
+                return Ok(());
             }
         }
         if ty == "session" {
             // Another header: pi keeps it out of the tree.
             out.meta += 1;
-            continue;
+            return Ok(());
         }
         index_of.push(this_index);
-        out.entries.push(Entry {
-            loc,
-            id: value.get("id").and_then(Value::as_str).map(str::to_string),
-            parent: value
-                .get("parentId")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string),
-            value,
-        });
-    }
+        out.entries
+            .push(Entry::new(loc, value, "id", "parentId", false));
+        Ok(())
+    })?;
     if out.version < 2 {
         migrate_v1(&mut out.entries, &index_of);
     }

@@ -1,11 +1,9 @@
 //! A repaired copy of a pi session, written in pi's own terms.
 //!
-//! Every line is copied byte for byte but those an edit names. The tree
-//! stays a tree: an entry taken out hands its children to its parent, an
-//! entry put in takes the children of the entry it follows, so that pi's
-//! walk from the last entry still reaches every entry it reached before.
-//! A `parentId` is changed in place in the line's text (the rest of the
-//! line is kept as it is).
+//! Every line is copied byte for byte but those an edit names, and the
+//! tree stays a tree, so that pi's walk from the last entry still reaches
+//! every entry it reached before (the chain writer pi shares with Qwen
+//! Code: `records::chain::writer`; here, pi's own actions).
 //!
 //! - a line that does not parse: dropped (pi skips it anyway); when it is
 //!   a torn entry with the next entry pi appended right onto it (pi writes
@@ -24,93 +22,42 @@
 //! A v1 or v2 session is not written: pi migrates it (and rewrites the
 //! file) the first time it opens it; repair that file.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::collections::HashSet;
 
 use serde_json::{Value, json};
 
 use super::load::{self, CURRENT_VERSION, Loaded};
 use super::read::{self, Sent};
-use crate::config::{OrphanCalls as OrphanPolicy, RepairPolicy as Policy};
+use crate::config::OrphanCalls as OrphanPolicy;
 use crate::error::{Error, Result};
-use crate::finding::{Action, Finding};
-use crate::model::{Conversation, Loc, PartKind, Slot};
-use crate::source::Limits;
-use crate::write::lines::Records;
-use crate::write::{Edit, Left, Log, Planned, Target, Writer};
+use crate::finding::Action;
+use crate::format::records::chain::App;
+use crate::format::records::chain::writer::{Copy, Plan, Salvage, Tree, edit};
+use crate::model::{Conversation, PartKind, Slot};
+use crate::write::{Left, Log, Planned, Target, Writer};
 
 /// What pi itself sends for a call without a result (pi-ai's
 /// `transformMessages`, 0.73.1).
 pub const NO_RESULT: &str = "No result provided";
 
-pub struct PiWriter {
-    input: PathBuf,
-    output: Option<PathBuf>,
-    force: bool,
-    limits: Limits,
-    policy: Policy,
-    drop_lines: BTreeSet<u64>,
-    /// Lines written with another text.
-    replace: HashMap<u64, String>,
-    /// Lines written right after a line.
-    insert_after: BTreeMap<u64, Vec<String>>,
-    planned: bool,
-}
+/// pi's session files, for the shared chain writer.
+pub struct Pi;
 
-pub fn new(t: &Target<'_>) -> Result<Box<dyn Writer>> {
-    Ok(Box::new(PiWriter {
-        input: t.input.to_path_buf(),
-        output: t.output.map(Path::to_path_buf),
-        force: t.force,
-        limits: t.limits,
-        policy: *t.policy,
-        drop_lines: BTreeSet::new(),
-        replace: HashMap::new(),
-        insert_after: BTreeMap::new(),
-        planned: false,
-    }))
-}
+impl App for Pi {
+    const CLIENT: &'static str = "pi";
+    const PARENT: &'static str = "parentId";
+    const NODE: &'static str = "entry";
+    const WHOLE: &'static str = "tree";
 
-/// The entries as the repair changes them.
-struct Tree {
-    /// Each entry's `parentId` now.
-    parent: Vec<Option<String>>,
-    /// Each entry's value when its content changed.
-    value: Vec<Option<Value>>,
-    dropped: Vec<bool>,
-    ids: HashSet<String>,
-    /// Entries put in, by the entry they follow: (id, parent, value).
-    inserted: BTreeMap<usize, Vec<(String, Value)>>,
-}
-
-impl Tree {
-    fn new(l: &Loaded) -> Tree {
-        Tree {
-            parent: l.entries.iter().map(|e| e.parent.clone()).collect(),
-            value: vec![None; l.entries.len()],
-            dropped: vec![false; l.entries.len()],
-            ids: l.entries.iter().filter_map(|e| e.id.clone()).collect(),
-            inserted: BTreeMap::new(),
-        }
-    }
-
-    /// Entries (kept) whose parent is `id`, and inserted entries' too.
-    fn children(&self, id: &str) -> Vec<usize> {
-        (0..self.parent.len())
-            .filter(|&i| !self.dropped[i] && self.parent[i].as_deref() == Some(id))
-            .collect()
-    }
-
-    /// A new 8-hex id no entry has, derived from `seed` (stable: a second
-    /// repair of the same input makes the same copy).
-    fn new_id(&mut self, seed: &str) -> String {
+    /// An 8-hex id, as pi draws them.
+    fn new_id(seed: &str, taken: &mut HashSet<String>) -> String {
         let mut h: u32 = 0x811c_9dc5;
         for b in seed.bytes() {
             h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
         }
         loop {
             let id = format!("{h:08x}");
-            if self.ids.insert(id.clone()) {
+            if taken.insert(id.clone()) {
                 return id;
             }
             h = h.wrapping_add(1);
@@ -118,49 +65,18 @@ impl Tree {
     }
 }
 
-fn edit(
-    f: &Finding,
-    action: &'static str,
-    description: String,
-    loc: Loc,
-    ids: Vec<String>,
-) -> Edit {
-    let mut e = Edit::new(f.rule, &f.conversation, action, description, loc);
-    e.ids = ids;
-    e
-}
+pub struct PiWriter(Copy);
 
-/// `line` with its `parentId` set to `parent`: in place in its text when
-/// it holds the member as `JSON.stringify` writes it, else re-serialised.
-fn with_parent(line: &str, old: Option<&str>, parent: Option<&str>, value: &Value) -> String {
-    let new = match parent {
-        Some(p) => format!("\"parentId\":{}", Value::String(p.to_string())),
-        None => "\"parentId\":null".to_string(),
-    };
-    let was = match old {
-        Some(p) => format!("\"parentId\":{}", Value::String(p.to_string())),
-        None => "\"parentId\":null".to_string(),
-    };
-    if line.matches(&was).count() == 1 {
-        return line.replacen(&was, &new, 1);
-    }
-    let mut v = value.clone();
-    if let Some(o) = v.as_object_mut() {
-        o.insert(
-            "parentId".into(),
-            parent.map_or(Value::Null, |p| Value::String(p.to_string())),
-        );
-    }
-    v.to_string()
+pub fn new(t: &Target<'_>) -> Result<Box<dyn Writer>> {
+    Ok(Box::new(PiWriter(Copy::new(t))))
 }
 
 impl Writer for PiWriter {
     fn plan(&mut self, conv: &Conversation, planned: &[Planned<'_>], log: &mut Log) -> Result<()> {
-        self.planned = true;
-        if planned.is_empty() {
+        if !self.0.begin(planned) {
             return Ok(());
         }
-        let loaded = load::load(&self.input, self.limits)?;
+        let loaded = load::load(&self.0.input, self.0.limits)?;
         if loaded.version < CURRENT_VERSION || loaded.no_header {
             for p in planned {
                 log.left.push(Left::of(
@@ -177,7 +93,7 @@ impl Writer for PiWriter {
         let sent = read::sent(&loaded);
         if sent.len() != conv.messages.len() {
             return Err(Error::input(
-                &self.input,
+                &self.0.input,
                 "changed while it was being repaired (its entries no longer match)",
             ));
         }
@@ -185,41 +101,24 @@ impl Writer for PiWriter {
             Some(Sent::Entry(i)) => Some(*i),
             _ => None,
         };
-        let mut tree = Tree::new(&loaded);
-        let mut records = Records::open(&self.input)?;
-        // Edits by the entry whose line they change (`None`: a dropped line).
-        let mut edits: Vec<(Option<usize>, Edit)> = Vec::new();
-        let mut dropped_corrupt: Vec<(u64, &Finding)> = Vec::new();
+        let policy = self.0.policy;
+        let lines = self.0.take();
+        let mut plan = Plan::<Pi>::new(&loaded.entries, &self.0.input, lines)?;
         for p in planned {
             let f = p.finding;
             for action in &p.fix.actions {
                 match action {
                     Action::DropRecord { loc } => {
-                        let Some(line) = loc.line() else { continue };
-                        if !self.drop_lines.insert(line) {
-                            continue;
-                        }
-                        let (before, before_base64) = records.read_verbatim(loc)?;
-                        let glued = glued_entry(&records.read_bytes(loc)?);
-                        let description = match &glued {
-                            Some((at, id, text)) => {
-                                self.drop_lines.remove(&line);
-                                self.replace.insert(line, text.clone());
-                                tree.ids.insert(id.clone());
-                                format!(
+                        let line = loc.line().unwrap_or(0);
+                        plan.drop_line(f, action.name(), loc, |bytes| {
+                            glued_entry(bytes).map(|(at, id, text)| Salvage {
+                                description: format!(
                                     "dropped the first {at} bytes of line {line}, a torn entry, and kept the entry `{id}` pi appended right onto it (pi skips the whole line on resume)"
-                                )
-                            }
-                            None => format!(
-                                "dropped line {line}, which does not parse (pi skips it on resume)"
-                            ),
-                        };
-                        let mut e = edit(f, action.name(), description, loc.clone(), f.ids.clone());
-                        e.before = Some(before);
-                        e.before_base64 = before_base64;
-                        e.after = glued.map(|(_, _, text)| text);
-                        edits.push((None, e));
-                        dropped_corrupt.push((line, f));
+                                ),
+                                ids: vec![id],
+                                text,
+                            })
+                        })?;
                     }
                     Action::RemoveResult { message, .. } => {
                         let Some(i) = entry_of(*message).filter(|&i| {
@@ -239,41 +138,16 @@ impl Writer for PiWriter {
                             .and_then(Value::as_str)
                             .unwrap_or("")
                             .to_string();
-                        tree.dropped[i] = true;
-                        if let Some(line) = e.loc.line() {
-                            self.drop_lines.insert(line);
-                        }
-                        let mut ed = edit(
+                        plan.drop_node(
                             f,
                             action.name(),
+                            i,
                             format!(
                                 "dropped the tool result for `{call}` (line {}), which answers no call before it",
                                 e.loc.line().unwrap_or(0)
                             ),
-                            e.loc.clone(),
                             vec![call],
-                        );
-                        ed.before = Some(records.read(&e.loc)?);
-                        edits.push((None, ed));
-                        if let Some(id) = e.id.clone() {
-                            let up = tree.parent[i].clone();
-                            for c in tree.children(&id) {
-                                tree.parent[c] = up.clone();
-                                edits.push((
-                                    Some(c),
-                                    edit(
-                                        f,
-                                        "relink",
-                                        format!(
-                                            "linked line {} to the dropped result's parent, so pi's walk still reaches what came before",
-                                            loaded.entries[c].loc.line().unwrap_or(0)
-                                        ),
-                                        loaded.entries[c].loc.clone(),
-                                        Vec::new(),
-                                    ),
-                                ));
-                            }
-                        }
+                        )?;
                     }
                     Action::AnswerCall { message, part } => {
                         let Some(i) = entry_of(*message) else {
@@ -286,7 +160,7 @@ impl Writer for PiWriter {
                             continue;
                         };
                         let e = &loaded.entries[i];
-                        match self.policy.orphan_calls {
+                        match policy.orphan_calls {
                             OrphanPolicy::Report => {
                                 log.left
                                     .push(Left::of(f, "orphan-calls policy is `report`"));
@@ -295,26 +169,15 @@ impl Writer for PiWriter {
                                 let Some(Slot::Item(_, k)) = m.parts[*part].slot else {
                                     continue;
                                 };
-                                let v = tree.value[i].get_or_insert_with(|| e.value.clone());
-                                let left = match v
-                                    .pointer_mut("/message/content")
-                                    .and_then(Value::as_array_mut)
-                                {
-                                    Some(a) if k < a.len() && a.len() > 1 => {
-                                        a.remove(k);
-                                        true
-                                    }
-                                    _ => false,
-                                };
-                                if !left {
+                                if !plan.remove_item(i, "/message/content", k) {
                                     log.left.push(Left::of(
                                         f,
                                         "the call is all its message holds: removing it would leave an empty assistant message",
                                     ));
                                     continue;
                                 }
-                                edits.push((
-                                    Some(i),
+                                plan.edit_of(
+                                    i,
                                     edit(
                                         f,
                                         action.name(),
@@ -325,7 +188,7 @@ impl Writer for PiWriter {
                                         e.loc.clone(),
                                         vec![id.clone()],
                                     ),
-                                ));
+                                );
                             }
                             OrphanPolicy::Placeholder => {
                                 let Some(aid) = e.id.clone() else {
@@ -337,13 +200,8 @@ impl Writer for PiWriter {
                                 };
                                 // Hang it under the last result already put in
                                 // after this entry, if any.
-                                let under = tree
-                                    .inserted
-                                    .get(&i)
-                                    .and_then(|v| v.last())
-                                    .map(|(id, _)| id.clone())
-                                    .unwrap_or(aid.clone());
-                                let new_id = tree.new_id(&format!("{aid}/{id}"));
+                                let under = plan.under(i, &aid);
+                                let new_id = plan.new_id(&format!("{aid}/{id}"));
                                 let ts = e.value.get("timestamp").cloned().unwrap_or(Value::Null);
                                 let ms = e
                                     .value
@@ -364,36 +222,19 @@ impl Writer for PiWriter {
                                         "timestamp": ms,
                                     },
                                 });
-                                for c in tree.children(&under) {
-                                    tree.parent[c] = Some(new_id.clone());
-                                    edits.push((
-                                        Some(c),
-                                        edit(
-                                            f,
-                                            "relink",
-                                            format!(
-                                                "linked line {} to the result put in for `{id}`, so pi's walk goes through it",
-                                                loaded.entries[c].loc.line().unwrap_or(0)
-                                            ),
-                                            loaded.entries[c].loc.clone(),
-                                            vec![id.clone()],
-                                        ),
-                                    ));
-                                }
-                                let mut ed = edit(
+                                plan.put_after(
                                     f,
                                     action.name(),
+                                    i,
+                                    &under,
+                                    new_id,
+                                    entry,
+                                    id,
                                     format!(
                                         "answered the call `{id}` (`{name}`) with the result pi itself sends for it (`isError`, `{NO_RESULT}`), in a new entry right after line {}",
                                         e.loc.line().unwrap_or(0)
                                     ),
-                                    e.loc.clone(),
-                                    vec![id.clone()],
                                 );
-                                ed.synthesized = true;
-                                ed.after = Some(entry.to_string());
-                                edits.push((None, ed));
-                                tree.inserted.entry(i).or_default().push((new_id, entry));
                             }
                         }
                     }
@@ -409,11 +250,11 @@ impl Writer for PiWriter {
                                 .push(Left::of(f, "a message to move is not an entry of its own"));
                             continue;
                         };
-                        match move_after(&loaded, &mut tree, &moved, to) {
+                        match move_after(&loaded, &mut plan.tree, &moved, to) {
                             Some(changed) => {
                                 for c in changed {
-                                    edits.push((
-                                        Some(c),
+                                    plan.edit_of(
+                                        c,
                                         edit(
                                             f,
                                             action.name(),
@@ -424,7 +265,7 @@ impl Writer for PiWriter {
                                             loaded.entries[c].loc.clone(),
                                             f.ids.clone(),
                                         ),
-                                    ));
+                                    );
                                 }
                             }
                             None => log.left.push(Left::of(
@@ -437,114 +278,13 @@ impl Writer for PiWriter {
                 }
             }
         }
-        // A dropped line in the middle was most likely the parent of the
-        // first entry after it: link that entry to the entry before it.
-        for (line, f) in dropped_corrupt {
-            let after = loaded
-                .entries
-                .iter()
-                .position(|e| e.loc.line().is_some_and(|l| l > line));
-            let Some(a) = after else { continue };
-            let Some(missing) = tree.parent[a].clone() else {
-                continue;
-            };
-            if tree.ids.contains(&missing) {
-                continue;
-            }
-            let before = loaded.entries[..a]
-                .iter()
-                .enumerate()
-                .rev()
-                .find(|(k, e)| !tree.dropped[*k] && e.id.is_some())
-                .and_then(|(_, e)| e.id.clone());
-            tree.parent[a] = before.clone();
-            edits.push((
-                Some(a),
-                edit(
-                    f,
-                    "relink",
-                    format!(
-                        "linked line {} (its parent `{missing}` is in no line left) to {}, the entry before the dropped line, so pi's walk reaches the history before it",
-                        loaded.entries[a].loc.line().unwrap_or(0),
-                        match &before {
-                            Some(b) => format!("`{b}`"),
-                            None => "nothing (the start of the tree)".to_string(),
-                        }
-                    ),
-                    loaded.entries[a].loc.clone(),
-                    Vec::new(),
-                ),
-            ));
-        }
-        // The text of each changed line.
-        for (i, e) in loaded.entries.iter().enumerate() {
-            if tree.dropped[i] {
-                continue;
-            }
-            let reparented = tree.parent[i] != e.parent;
-            if !reparented && tree.value[i].is_none() {
-                continue;
-            }
-            let Some(line) = e.loc.line() else { continue };
-            let raw = records.read(&e.loc)?;
-            let text = match &tree.value[i] {
-                Some(v) => {
-                    let mut v = v.clone();
-                    if let Some(o) = v.as_object_mut() {
-                        o.insert(
-                            "parentId".into(),
-                            tree.parent[i].clone().map_or(Value::Null, Value::String),
-                        );
-                    }
-                    v.to_string()
-                }
-                None => with_parent(
-                    &raw,
-                    e.parent.as_deref(),
-                    tree.parent[i].as_deref(),
-                    &e.value,
-                ),
-            };
-            self.replace.insert(line, text);
-        }
-        for (i, list) in &tree.inserted {
-            if let Some(line) = loaded.entries[*i].loc.line() {
-                self.insert_after
-                    .entry(line)
-                    .or_default()
-                    .extend(list.iter().map(|(_, v)| v.to_string()));
-            }
-        }
-        for (at, mut e) in edits {
-            if let Some(i) = at {
-                let line = loaded.entries[i].loc.line().unwrap_or(0);
-                e.before = Some(records.read(&loaded.entries[i].loc)?);
-                e.after = self.replace.get(&line).cloned();
-            }
-            log.edits.push(e);
-        }
+        let lines = plan.finish(log)?;
+        self.0.set(lines);
         Ok(())
     }
 
     fn write(self: Box<Self>, _log: &mut Log) -> Result<()> {
-        let Some(out) = &self.output else {
-            return Ok(());
-        };
-        if !self.planned {
-            return Err(Error::not_history(&self.input, "holds no conversation"));
-        }
-        crate::write::lines::write_edited(
-            &self.input,
-            out,
-            self.limits.max_line_bytes,
-            self.force,
-            &crate::write::lines::Edited {
-                drop: &self.drop_lines,
-                replace: Some(&self.replace),
-                insert_after: Some(&self.insert_after),
-                tail: None,
-            },
-        )
+        self.0.write()
     }
 }
 

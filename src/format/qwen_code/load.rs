@@ -20,33 +20,17 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::error::{Error, Result};
-use crate::format::records::record::replace_lone_surrogates;
+use crate::error::Result;
+use crate::format::records::chain::{self, Line, parse};
 use crate::model::{CorruptRecord, Loc, Unread};
 use crate::source::Limits;
-use crate::source::lines::{LineReader, Next};
 
 /// The record types Qwen Code 0.15.10 writes.
 pub const KNOWN_TYPES: &[&str] = &["user", "assistant", "tool_result", "system"];
 
-/// One record as the loader keeps it.
-#[derive(Debug, Clone)]
-pub struct Record {
-    /// The line it was read from (several records may share one).
-    pub loc: Loc,
-    pub value: Value,
-    pub uuid: Option<String>,
-    /// `parentUuid` (`None`: null, absent or not a string).
-    pub parent: Option<String>,
-    /// One of several records read from one line.
-    pub glued: bool,
-}
-
-impl Record {
-    pub fn ty(&self) -> &str {
-        self.value.get("type").and_then(Value::as_str).unwrap_or("")
-    }
-}
+/// One record as the loader keeps it: its `uuid` and `parentUuid`, and
+/// whether it is one of several records read from one line.
+pub type Record = chain::Node;
 
 /// How the walk from the leaf ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,25 +122,8 @@ pub fn recover_objects(line: &str) -> Vec<(usize, usize)> {
     out
 }
 
-/// `JSON.parse` of one text: serde_json, with lone surrogate escapes
-/// (which `JSON.parse` takes) read as U+FFFD, and how many there were.
-fn parse(text: &str) -> std::result::Result<(Value, u32), serde_json::Error> {
-    serde_json::from_str::<Value>(text)
-        .map(|v| (v, 0))
-        .or_else(|e| {
-            let (Some(fixed), n) = replace_lone_surrogates(text.as_bytes()) else {
-                return Err(e);
-            };
-            serde_json::from_slice::<Value>(&fixed)
-                .map(|v| (v, n))
-                .map_err(|_| e)
-        })
-}
-
 /// Load a session file as Qwen Code does.
 pub fn load(path: &Path, limits: Limits) -> Result<Loaded> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
-    let mut lines = LineReader::of_file(file, limits.max_line_bytes);
     let mut out = Loaded {
         records: Vec::new(),
         corrupt: Vec::new(),
@@ -166,29 +133,16 @@ pub fn load(path: &Path, limits: Limits) -> Result<Loaded> {
         path: Vec::new(),
         end: End::Root,
     };
-    loop {
-        match lines.next_line().map_err(|e| Error::io(path, &e))? {
-            Next::End => break,
-            Next::TooLong => {
-                return Err(crate::format::records::line_too_long(
-                    path, lines.line, limits,
-                ));
-            }
-            Next::Line => {}
-        }
-        let loc = Loc::Line {
-            line: lines.line,
-            start: lines.start,
-            end: lines.end(),
-        };
-        let bytes: &[u8] = &lines.buf;
-        let torn = !lines.terminated;
+    chain::each_line(path, limits, |line| {
+        let Line {
+            loc, bytes, torn, ..
+        } = line;
         // Node decodes the stream as UTF-8 (a BOM dropped, each invalid
         // sequence as U+FFFD); `trim()` drops white space at both ends.
         let text = String::from_utf8_lossy(bytes);
         let text = text.trim_start_matches('\u{feff}').trim();
         if text.is_empty() {
-            continue;
+            return Ok(());
         }
         match parse(text) {
             Ok((v, n)) => {
@@ -229,10 +183,8 @@ pub fn load(path: &Path, limits: Limits) -> Result<Loaded> {
                         format!(
                             "holds bytes that are no record beside the {n} record(s) Qwen Code recovers from it"
                         )
-                    } else if e.is_eof() {
-                        "ends before its JSON value is complete".to_string()
                     } else {
-                        format!("is not JSON ({e})")
+                        chain::not_json(&e)
                     };
                     out.corrupt.push(CorruptRecord::new(
                         loc.clone(),
@@ -246,7 +198,8 @@ pub fn load(path: &Path, limits: Limits) -> Result<Loaded> {
                 }
             }
         }
-    }
+        Ok(())
+    })?;
     for r in &out.records {
         let ty = r.ty();
         if !KNOWN_TYPES.contains(&ty) {
@@ -279,34 +232,22 @@ fn glued_whole(text: &str) -> bool {
 }
 
 fn push(out: &mut Loaded, loc: Loc, value: Value, glued: bool) {
-    out.records.push(Record {
-        loc,
-        uuid: value
-            .get("uuid")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        parent: value
-            .get("parentUuid")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string),
-        glued,
-        value,
-    });
+    out.records
+        .push(Record::new(loc, value, "uuid", "parentUuid", glued));
 }
 
 /// `reconstructHistory`'s walk from the last record.
 fn walk(out: &mut Loaded) {
     let mut by_uuid: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, r) in out.records.iter().enumerate() {
-        if let Some(u) = &r.uuid {
+        if let Some(u) = &r.id {
             by_uuid.entry(u.as_str()).or_default().push(i);
         }
     }
     let Some(last) = out.records.last() else {
         return;
     };
-    let Some(mut current) = last.uuid.clone() else {
+    let Some(mut current) = last.id.clone() else {
         out.end = End::NoLeaf;
         return;
     };

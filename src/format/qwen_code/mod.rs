@@ -20,15 +20,13 @@ pub mod profile;
 mod read;
 mod writer;
 
-use std::path::Path;
-use std::sync::Arc;
-
 use serde_json::Value;
+use std::path::Path;
 
-use super::store::{Head, Opened, Probe, Store, Writing};
+use super::store::{Head, Hooks, Opened, Probe, Store, Writing};
 use crate::error::Result;
 use crate::finding::Action;
-use crate::model::{Dialect, Format, SourceInfo};
+use crate::model::{Dialect, Format};
 use crate::source::{Limits, OneFile};
 
 pub static STORE: Store = Store {
@@ -39,6 +37,12 @@ pub static STORE: Store = Store {
     writing: Writing::Copy {
         supports,
         new: writer::new,
+    },
+    // The walk its client makes on resume is not modelled as Claude
+    // Code's is (`model::chain`).
+    hooks: Hooks {
+        chain_by_count: true,
+        ..Hooks::NONE
     },
 };
 
@@ -75,17 +79,11 @@ pub fn is_record(o: &serde_json::Map<String, Value>) -> bool {
 }
 
 fn open(path: &Path, limits: Limits) -> Result<Opened> {
-    // Open now so that an unreadable file fails before any work starts.
-    std::fs::File::open(path).map_err(|e| crate::error::Error::io(path, &e))?;
-    Ok(Opened::History(Box::new(OneFile {
-        path: path.to_path_buf(),
+    Ok(Opened::History(Box::new(OneFile::open(
+        path,
         limits,
-        info: Arc::new(SourceInfo {
-            path: path.to_path_buf(),
-            format: Format::Jsonl,
-            dialect: Dialect::QwenCode,
-        }),
-        read: |path, limits, info| load::load(path, limits).map(|l| read::conversation(l, info)),
-        done: false,
-    })))
+        Format::Jsonl,
+        Dialect::QwenCode,
+        |path, limits, info| load::load(path, limits).map(|l| read::conversation(l, info)),
+    )?)))
 }

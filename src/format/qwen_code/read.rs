@@ -163,7 +163,7 @@ fn lost(loaded: &Loaded) -> usize {
         .filter(|(i, r)| {
             !on.contains(i)
                 && r.value.get("message").is_some_and(Value::is_object)
-                && r.uuid.as_ref().is_none_or(|u| uuids.insert(u.clone()))
+                && r.id.as_ref().is_none_or(|u| uuids.insert(u.clone()))
         })
         .count()
 }

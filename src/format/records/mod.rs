@@ -21,6 +21,7 @@ use crate::source::lines::{LineReader, Next};
 use crate::source::{Limits, Source};
 use record::{Builder, Family, Handlers};
 
+pub mod chain;
 pub mod lazy;
 pub mod record;
 pub mod writer;

@@ -49,9 +49,10 @@ pub static STORE: Store = Store {
         },
     },
     writing: Writing::Never(super::NOT_REPAIRED),
+    hooks: Hooks::NONE,
 };
 use super::TraceSource;
-use crate::format::store::{Opened, Probe, Store, Writing};
+use crate::format::store::{Hooks, Opened, Probe, Store, Writing};
 
 #[derive(Deserialize)]
 struct Doc<'a> {

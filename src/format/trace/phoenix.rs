@@ -35,13 +35,14 @@ pub static STORE: Store = Store {
         open: |path, snap| Ok(Opened::Trace(TraceSource::new(Box::new(open(path, snap)?)))),
     },
     writing: Writing::Never(super::NOT_REPAIRED),
+    hooks: Hooks::NONE,
 };
 
 fn has(tables: &[String], t: &str) -> bool {
     tables.iter().any(|x| x == t)
 }
 use super::TraceSource;
-use crate::format::store::{Opened, Probe, Store, Writing};
+use crate::format::store::{Hooks, Opened, Probe, Store, Writing};
 
 pub struct Phoenix {
     path: PathBuf,

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use super::store::{Head, Opened, Probe, Store, Writing};
+use super::store::{Head, Hooks, Opened, Probe, Store, Writing};
 use crate::error::{Error, Result};
 use crate::source::Limits;
 
@@ -23,6 +23,7 @@ pub static TEXT: Store = Store {
         open: open_text,
     },
     writing: Writing::Never(NEVER),
+    hooks: Hooks::NONE,
 };
 
 fn refuse(path: &Path, what: &str) -> Error {
