@@ -35,7 +35,7 @@ use super::serde::{self as lgserde, Unreadable, get, get_mut};
 use super::state::{self, Latest, Write};
 use crate::error::{Error, Result};
 use crate::format::message_table::postgres::{self as pg, Target};
-use crate::format::store::{Opened, Probe, Store, Writing};
+use crate::format::store::{Hooks, Opened, Probe, Store, Writing};
 use crate::model::{Conversation, CorruptRecord, Dialect, Format, Loc, SourceInfo, Unread};
 use crate::source::Source;
 
@@ -51,6 +51,7 @@ pub static STORE: Store = Store {
         supports: super::writer::supports,
         new: super::pg_writer::new,
     },
+    hooks: Hooks::NONE,
 };
 
 pub const CHECKPOINTS: &str = "checkpoints";
