@@ -384,24 +384,12 @@ fn a_repair_keeps_a_paginated_rollout_numbered() {
 fn the_last_line_gets_the_ordinal_codex_would_have_given_it() {
     let dir = tempfile::tempdir().unwrap();
     let input = root().join(paginated("missing-final-ordinal.jsonl"));
-    let out = dir.path().join("copy.jsonl");
-    let log_path = dir.path().join("log.json");
-    let o = run(&[
-        "repair",
-        input.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--log",
-        log_path.to_str().unwrap(),
-    ]);
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let (out, log) = repair_logged(&input, dir.path());
     assert_eq!(
         std::fs::read(&out).unwrap(),
         std::fs::read(root().join(paginated("fresh.jsonl"))).unwrap(),
         "the copy is not the rollout the client wrote"
     );
-    let log: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&log_path).unwrap()).unwrap();
     assert_eq!(edit_lines(&log), ["set-ordinal@28"], "{log:#}");
     let input_text = std::fs::read_to_string(&input).unwrap();
     assert_eq!(
