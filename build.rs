@@ -89,8 +89,9 @@ fn default_there(name: &str, manifest: &Path) -> bool {
         "qwen-code" => {
             manifest.join("target/tools/qwen/node_modules/@qwen-code/qwen-code/package.json")
         }
-        "kimi-code" => manifest
-            .join("target/tools/kimi/node_modules/@moonshot-ai/kimi-code/dist/main.mjs"),
+        "kimi-code" => {
+            manifest.join("target/tools/kimi/node_modules/@moonshot-ai/kimi-code/dist/main.mjs")
+        }
         "langgraph" => manifest.join("target/tools/langgraph/bin/python"),
         "open-webui" => manifest.join("target/tools/open-webui/open_webui-0.12.4-py3-none-any.whl"),
         _ => return false,
