@@ -35,6 +35,7 @@ const TOOLS: &[(&str, &str, &[&str])] = &[
     ("copilot-cli", "CHATFSCK_COPILOT_CLI", &[]),
     ("cline-cli", "CHATFSCK_CLINE_CLI", &[]),
     ("qwen-code", "CHATFSCK_QWEN_CODE", &[]),
+    ("kimi-code", "CHATFSCK_KIMI_CODE", &[]),
     ("langgraph", "CHATFSCK_LANGGRAPH_PYTHON", &[]),
     ("open-webui", "CHATFSCK_OPEN_WEBUI", &[]),
 ];
@@ -87,6 +88,9 @@ fn default_there(name: &str, manifest: &Path) -> bool {
         "clients" => manifest.join("target/tools/clients/node_modules/.package-lock.json"),
         "qwen-code" => {
             manifest.join("target/tools/qwen/node_modules/@qwen-code/qwen-code/package.json")
+        }
+        "kimi-code" => {
+            manifest.join("target/tools/kimi/node_modules/@moonshot-ai/kimi-code/dist/main.mjs")
         }
         "langgraph" => manifest.join("target/tools/langgraph/bin/python"),
         "open-webui" => manifest.join("target/tools/open-webui/open_webui-0.12.4-py3-none-any.whl"),

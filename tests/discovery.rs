@@ -48,6 +48,7 @@ const HOMES: &[&str] = &[
     "copilot-cli",
     "pi",
     "qwen-code",
+    "kimi-code",
 ];
 
 /// A home directory holding every app's stores in its layout, and an
@@ -165,7 +166,8 @@ fn a_run_without_a_path_lists_every_app_and_names_the_unknown_layout() {
             "cursor",
             "copilot-cli",
             "pi",
-            "qwen-code"
+            "qwen-code",
+            "kimi-code"
         ]
     );
     // Every app's counts are what a run naming its files reads.

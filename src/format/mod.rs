@@ -20,13 +20,14 @@
 //! | `dispatch/` | dispatch's SQLite chunk store (seed 000) | `sqlite-kv` (`dispatch`) |
 //! | `pi/` | pi's session files (a tree of entries walked from the last one) | `jsonl` (`pi`) |
 //! | `qwen_code/` | Qwen Code's session files (a tree of records walked from the last one) | `jsonl` (`qwen-code`) |
+//! | `kimi_code/` | Kimi Code's agent journals (`wire.jsonl`, protocol 1.5), folded as its resume folds them | `jsonl` (`kimi-code`) |
 //! | `opencode/` | opencode's `opencode.db`, and its legacy `storage/` tree (≤ 1.1, read through the session files) | `sqlite-table`, `json` (`opencode`) |
 //! | `open_webui/` | Open WebUI's `webui.db`: the `chat` table's message trees, walked from `currentId` (repaired by re-linking) | `sqlite-table` (`open-webui`) |
 //! | `goose/` | goose's `sessions.db` (`db`), and its legacy `sessions/*.jsonl` (`legacy`) | `sqlite-table`, `jsonl` (`goose`) |
 //! | `langgraph/` | LangGraph checkpointers: `langgraph-checkpoint-sqlite`'s database and `langgraph-checkpoint-postgres`'s tables (the latest checkpoint of each thread, its blobs, its pending writes) | `sqlite-table`, `postgres-table` (`langgraph`) |
 //! | `message_table/` | gbrain's message tables (seed 003) and tables named with the mapping flags, in SQLite or PostgreSQL | `sqlite-table`, `postgres-table` (`gbrain`, `table`) |
 //! | `trace/` | traces: dispatch's `traces.db`, Arize Phoenix, OTLP JSON | `sqlite-trace` (`dispatch`, `phoenix`), `otlp-jsonl`, `otlp-json` (`gen-ai`, `openinference`) |
-//! | `unsupported/` | recognised, refused with one line: Aider, OpenHands, SWE-agent, Kimi Code | — |
+//! | `unsupported/` | recognised, refused with one line: Aider, OpenHands, SWE-agent, Kimi Code journals of a protocol version not read | — |
 //!
 //! **The detector** is [`open_any_with`]: an input is tried against
 //! [`STORES`] in that order, and the first store that recognises it reads
@@ -63,6 +64,7 @@ pub mod dataset;
 pub mod dispatch;
 pub mod gemini_cli;
 pub mod goose;
+pub mod kimi_code;
 pub mod langgraph;
 pub mod message_table;
 pub mod open_webui;
@@ -96,6 +98,7 @@ pub static STORES: &[&Store] = &[
     &langgraph::postgres::STORE,
     &open_webui::STORE,
     &dataset::columnar::STORE,
+    &kimi_code::STORE,
     &unsupported::TEXT,
     &copilot_cli::STORE,
     &pi::STORE,
@@ -126,6 +129,7 @@ pub static APPS: &[&App] = &[
     &copilot_cli::discover::APP,
     &pi::discover::APP,
     &qwen_code::discover::APP,
+    &kimi_code::discover::APP,
 ];
 
 /// Every client profile: what each app's client does, on resume, with
@@ -144,6 +148,7 @@ pub static PROFILES: &[&Profile] = &[
     &copilot_cli::profile::PROFILE,
     &pi::profile::PROFILE,
     &qwen_code::profile::PROFILE,
+    &kimi_code::profile::PROFILE,
     &langgraph::profile::PROFILE,
     &open_webui::profile::PROFILE,
     &cline::profile::CLINE,

@@ -97,6 +97,9 @@ pub enum Dialect {
     Pi,
     /// Qwen Code's session files (`~/.qwen/projects/<cwd>/chats/<id>.jsonl`).
     QwenCode,
+    /// Kimi Code's agent event logs
+    /// (`~/.kimi-code/sessions/<workdir-key>/<session>/agents/<agent>/wire.jsonl`).
+    KimiCode,
     /// LangGraph checkpointers (`langgraph-checkpoint-sqlite`, `-postgres`).
     LangGraph,
     /// ShareGPT conversations (`{"from": "human", "value": ...}` turns).
@@ -130,6 +133,7 @@ impl Dialect {
             Dialect::CopilotCli => "copilot-cli",
             Dialect::Pi => "pi",
             Dialect::QwenCode => "qwen-code",
+            Dialect::KimiCode => "kimi-code",
             Dialect::LangGraph => "langgraph",
             Dialect::ShareGpt => "sharegpt",
             Dialect::OpenWebui => "open-webui",

@@ -58,7 +58,11 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             cases.push(Pattern::CorruptRecordTornTail);
         }
         cases.push(Pattern::CorruptRecord);
-        for note in ctx.profile().on_first(&cases).notes(None, &[]) {
+        let resume = ctx.profile().on_first(&cases);
+        // A client that heals the line (drops a torn tail and goes on
+        // whole) says so with its severity.
+        f.severity = resume.severity_or(RULE.severity);
+        for note in resume.notes(None, &[]) {
             f = f.note(note);
         }
         out.push(f.fix(vec![crate::finding::Action::DropRecord {

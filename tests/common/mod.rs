@@ -203,6 +203,7 @@ const APP_FOLDERS: &[&str] = &[
     "fixtures/copilot-cli/",
     "fixtures/pi/",
     "fixtures/qwen-code/",
+    "fixtures/kimi-code/",
     "fixtures/cursor/",
     "fixtures/cline4/",
     "fixtures/langgraph/",

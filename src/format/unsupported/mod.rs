@@ -65,8 +65,9 @@ fn text_app(head: &Head<'_>) -> Option<&'static str> {
         return Some("a SWE-agent trajectory (`.traj`)");
     }
     if first == Some(b'{') && kimi_wire(head.bytes).is_some() {
+        // Protocol 1.5 is read by `format::kimi_code`, tried first.
         return Some(
-            "a Kimi Code session's event log (`wire.jsonl`, a `metadata` record with `protocol_version` first)",
+            "a Kimi Code session's event log (`wire.jsonl`) of a protocol version other than the 1.5 chatfsck reads",
         );
     }
     if first == Some(b'[') && openhands(&text) {
