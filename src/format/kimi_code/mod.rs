@@ -22,7 +22,7 @@ mod writer;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::store::{Head, Opened, Probe, Store, Writing};
+use super::store::{Head, Hooks, Opened, Probe, Store, Writing};
 use crate::error::Result;
 use crate::finding::Action;
 use crate::model::{Dialect, Format, SourceInfo};
@@ -37,6 +37,7 @@ pub static STORE: Store = Store {
         supports,
         new: writer::new,
     },
+    hooks: Hooks::NONE,
 };
 
 /// What the writer carries out in Kimi Code's own format (see `writer.rs`).
