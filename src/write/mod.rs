@@ -150,13 +150,15 @@ struct EditOut<'a> {
     ids: &'a [String],
 }
 
-/// A record's text as the log writes it: `null`, a string, or pieces
-/// streamed from the input.
+/// A record's text as the log writes it: `null`, a string, pieces
+/// streamed from the input, or (a large record's `after` that keeps the
+/// large strings of its `before`) text and ranges of the `before`.
 #[derive(Serialize)]
 #[serde(untagged)]
 enum Text<'a> {
     Str(Option<&'a str>),
     Large(&'a payload::Payload),
+    Pieces { pieces: Vec<payload::LogPiece<'a>> },
 }
 
 impl Text<'_> {
@@ -178,7 +180,15 @@ impl Serialize for Edit {
             location: &self.location,
             before: Text::of(&self.before, &self.large.before),
             before_base64: &self.before_base64,
-            after: Text::of(&self.after, &self.large.after),
+            // A large record's text is written once: its `after`, as
+            // ranges of its `before` where it keeps them (issue 35: a
+            // 24 MiB text rewritten took 66 MB of log).
+            after: match (&self.large.after, &self.large.before) {
+                (Some(a), Some(b)) => a
+                    .pieces_of(b)
+                    .map_or(Text::Large(a), |pieces| Text::Pieces { pieces }),
+                _ => Text::of(&self.after, &self.large.after),
+            },
             row: &self.row,
             synthesized: self.synthesized,
             ids: &self.ids,

@@ -2,7 +2,10 @@
 //! without holding a large record in memory: the small parts as strings,
 //! the large ones as ranges of the input file, read again (through a
 //! descriptor opened while planning, so a renamed or replaced input still
-//! gives its own bytes) when the copy and the log are written.
+//! gives its own bytes) when the copy and the log are written. A store
+//! whose records are not ranges of a file (a database row) keeps the
+//! record's text once, shared ([`Payload::shared`]), and its edited
+//! text as ranges of it.
 //!
 //! A record whose line holds one large string (a tool's output of tens of
 //! MB) that an edit does not touch is planned on a small stand-in: the
@@ -36,16 +39,35 @@ enum Piece {
 /// input when written.
 #[derive(Debug, Clone)]
 pub struct Payload {
-    file: Option<Arc<File>>,
+    file: Option<Origin>,
     pieces: Arc<Vec<Piece>>,
+}
+
+/// What the ranges of a payload are ranges of.
+#[derive(Debug, Clone)]
+enum Origin {
+    /// The input file, read again when written.
+    File(Arc<File>),
+    /// A record's text held once, shared by its payloads.
+    Text(Arc<str>),
 }
 
 impl Payload {
     /// The bytes `start..start + len` of `file` (known to be UTF-8).
     pub fn raw(file: Arc<File>, start: u64, len: u64) -> Payload {
         Payload {
-            file: Some(file),
+            file: Some(Origin::File(file)),
             pieces: Arc::new(vec![Piece::Raw(start, len)]),
+        }
+    }
+
+    /// The whole of `text`, shared (not copied) by every clone and by
+    /// the payloads expanded from it ([`Shrunk::expand_shared`]).
+    pub fn shared(text: Arc<str>) -> Payload {
+        let len = text.len() as u64;
+        Payload {
+            file: Some(Origin::Text(text)),
+            pieces: Arc::new(vec![Piece::Raw(0, len)]),
         }
     }
 
@@ -55,7 +77,7 @@ impl Payload {
         let mut file = None;
         let mut pieces = Vec::new();
         for p in parts {
-            file = file.or(p.file);
+            file = file.or_else(|| p.file.clone());
             pieces.extend(p.pieces.iter().cloned());
         }
         Payload {
@@ -96,10 +118,65 @@ impl Payload {
         Ok(())
     }
 
-    fn file(&self) -> io::Result<&File> {
+    fn file(&self) -> io::Result<&Origin> {
         self.file
-            .as_deref()
+            .as_ref()
             .ok_or_else(|| io::Error::other("internal: a payload's input is not open"))
+    }
+}
+
+/// One piece of a record's text as the log writes a large record's
+/// `after` ([`Payload::pieces_of`]): text, or a range of the record's
+/// `before` (byte offsets into its text).
+#[derive(Debug, serde::Serialize)]
+#[serde(untagged)]
+pub enum LogPiece<'a> {
+    Text(&'a str),
+    /// `before`'s bytes `[start, len]`, verbatim.
+    Before {
+        before: [u64; 2],
+    },
+    /// The inside of a JSON string that is `before`'s bytes `[start,
+    /// len]`, escaped again as JSON writes a string (the same bytes where
+    /// the input escaped it so).
+    BeforeString {
+        before_string: [u64; 2],
+    },
+}
+
+impl Payload {
+    /// The text as text and ranges of `before`, when every range of it
+    /// lies in `before` (a single range of the same input): a replaced
+    /// record's `after` that keeps its large strings, written in the log
+    /// without writing them twice. `None` otherwise.
+    pub fn pieces_of(&self, before: &Payload) -> Option<Vec<LogPiece<'_>>> {
+        let same = match (&self.file, &before.file) {
+            (Some(Origin::File(a)), Some(Origin::File(b))) => Arc::ptr_eq(a, b),
+            (Some(Origin::Text(a)), Some(Origin::Text(b))) => Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        let [Piece::Raw(b0, blen)] = before.pieces.as_slice() else {
+            return None;
+        };
+        let within = |s: u64, l: u64| (s >= *b0 && s + l <= b0 + blen).then_some([s - b0, l]);
+        if !same {
+            return None;
+        }
+        let mut out = Vec::with_capacity(self.pieces.len());
+        let mut ranged = false;
+        for p in self.pieces.iter() {
+            out.push(match p {
+                Piece::Text(t) => LogPiece::Text(t),
+                Piece::Raw(s, l) => LogPiece::Before {
+                    before: within(*s, *l)?,
+                },
+                Piece::Reescaped(s, l) => LogPiece::BeforeString {
+                    before_string: within(*s, *l)?,
+                },
+            });
+            ranged |= !matches!(p, Piece::Text(_));
+        }
+        ranged.then_some(out)
     }
 }
 
@@ -155,15 +232,16 @@ impl fmt::Display for Shown<'_> {
     }
 }
 
-/// Bytes `start..start + len` of a file, as a reader.
+/// Bytes `start..start + len` of a file (or of a shared text), as a
+/// reader.
 struct RangeReader<'f> {
-    file: &'f File,
+    file: &'f Origin,
     pos: u64,
     end: u64,
 }
 
 impl<'f> RangeReader<'f> {
-    fn new(file: &'f File, start: u64, len: u64) -> Self {
+    fn new(file: &'f Origin, start: u64, len: u64) -> Self {
         RangeReader {
             file,
             pos: start,
@@ -178,7 +256,15 @@ impl Read for RangeReader<'_> {
         if want == 0 {
             return Ok(0);
         }
-        let n = self.file.read_at(&mut buf[..want], self.pos)?;
+        let n = match self.file {
+            Origin::File(f) => f.read_at(&mut buf[..want], self.pos)?,
+            Origin::Text(t) => {
+                let from = t.as_bytes().get(self.pos as usize..).unwrap_or_default();
+                let n = want.min(from.len());
+                buf[..n].copy_from_slice(&from[..n]);
+                n
+            }
+        };
         if n == 0 {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
@@ -192,7 +278,7 @@ impl Read for RangeReader<'_> {
 
 /// The bytes of a range of `file`, in pieces of whole characters.
 fn raw_chunks(
-    file: &File,
+    file: &Origin,
     start: u64,
     len: u64,
     f: &mut dyn FnMut(&str) -> io::Result<()>,
@@ -387,6 +473,15 @@ impl Shrunk {
     /// with each marker back as its string, read from `file`, where the
     /// line starts at `line_start`.
     pub fn expand(&self, serialised: String, file: Arc<File>, line_start: u64) -> Payload {
+        self.expand_from(serialised, Origin::File(file), line_start)
+    }
+
+    /// [`Shrunk::expand`] of a line held in memory, `text`, shared.
+    pub fn expand_shared(&self, serialised: String, text: Arc<str>) -> Payload {
+        self.expand_from(serialised, Origin::Text(text), 0)
+    }
+
+    fn expand_from(&self, serialised: String, file: Origin, line_start: u64) -> Payload {
         let mut pieces = Vec::new();
         let mut rest = serialised.as_str();
         while let Some(k) = rest.find(MARK) {
@@ -444,6 +539,52 @@ mod tests {
         for s in [r#"\ud83d"#, r#"\ud83dx"#, r#"\x"#, "a\u{1}b", r#"\u12"#] {
             assert!(reescaped(s).is_err(), "{s}");
         }
+    }
+
+    /// A large record's `after` written as text and ranges of its
+    /// `before` gives the whole `after` back from the `before` alone.
+    #[test]
+    fn an_after_as_pieces_of_its_before_gives_the_after_back() {
+        let big: String = (0..LARGE / 8).map(|i| format!("{i}\t\"é/")).collect();
+        let line =
+            serde_json::json!([{"type": "text", "text": big}, {"type": "toolResponse", "id": "x"}])
+                .to_string();
+        let before_text: Arc<str> = line.into();
+        let s = shrink(&before_text).expect("one large string");
+        let mut v: serde_json::Value = serde_json::from_str(&s.text).unwrap();
+        v.as_array_mut().unwrap().remove(1);
+        let after = s.expand_shared(v.to_string(), before_text.clone());
+        let before = Payload::shared(before_text.clone());
+        let pieces = after.pieces_of(&before).expect("ranges of the before");
+        assert!(pieces.len() >= 3, "{pieces:?}");
+        let b = before_text.as_bytes();
+        let mut rebuilt = String::new();
+        for p in &pieces {
+            match p {
+                LogPiece::Text(t) => rebuilt.push_str(t),
+                LogPiece::Before { before: [s, l] } => rebuilt
+                    .push_str(std::str::from_utf8(&b[*s as usize..(s + l) as usize]).unwrap()),
+                LogPiece::BeforeString {
+                    before_string: [s, l],
+                } => {
+                    let inside = &b[*s as usize..(s + l) as usize];
+                    reescape(&mut &inside[..], &mut |t| {
+                        rebuilt.push_str(t);
+                        Ok(())
+                    })
+                    .unwrap();
+                }
+            }
+        }
+        assert_eq!(rebuilt, after.to_text().unwrap());
+        assert_eq!(
+            rebuilt,
+            serde_json::json!([{"type": "text", "text": big}]).to_string()
+        );
+        // Another record's text, or a text in memory, is written whole.
+        let other = Payload::shared(before_text.to_string().into());
+        assert!(after.pieces_of(&other).is_none());
+        assert!(Payload::from("x".to_string()).pieces_of(&before).is_none());
     }
 
     #[test]

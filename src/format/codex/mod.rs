@@ -11,8 +11,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 
 use super::records::record::{
-    Builder, Content, Evidence, Handlers, RawValue, Rec, arguments_of, content_text,
-    json_error_short, parse_content, string_or_raw,
+    Builder, Content, Evidence, Handlers, RawValue, Rec, StrOrRaw, arguments_of, content_text,
+    json_error_short, parse_content,
 };
 use super::store::{AfterReplace, Head, Hooks, Opened, Probe, Store, Writing};
 
@@ -149,12 +149,14 @@ struct CodexItem<'a> {
     name: Option<String>,
     #[serde(borrow, default)]
     arguments: Option<RawValue<'a>>,
-    #[serde(borrow, default)]
-    input: Option<RawValue<'a>>,
+    #[serde(default)]
+    input: Option<StrOrRaw>,
     #[serde(default)]
     call_id: Option<String>,
-    #[serde(borrow, default)]
-    output: Option<RawValue<'a>>,
+    /// Decoded from the payload's text as it is read (a tool's output
+    /// of tens of MB, copied once more as a `LazyValue`).
+    #[serde(default)]
+    output: Option<StrOrRaw>,
     #[serde(borrow, default)]
     action: Option<RawValue<'a>>,
     #[serde(default)]
@@ -526,11 +528,7 @@ fn item(b: &mut Builder, payload: &str, loc: &Loc, alone: bool) -> Result<(), St
                 "custom_tool_call" => (
                     item.name.unwrap_or_default(),
                     Arguments {
-                        raw: item
-                            .input
-                            .map(|r| string_or_raw(r))
-                            .unwrap_or_default()
-                            .into(),
+                        raw: item.input.map(|r| r.0).unwrap_or_default().into(),
                         encoding: ArgEncoding::Freeform,
                     },
                 ),
@@ -577,11 +575,7 @@ fn item(b: &mut Builder, payload: &str, loc: &Loc, alone: bool) -> Result<(), St
             msg.push_at(
                 PartKind::ToolResult {
                     call_id: item.call_id.unwrap_or_default(),
-                    content: item
-                        .output
-                        .map(|r| string_or_raw(r))
-                        .unwrap_or_default()
-                        .into(),
+                    content: item.output.map(|r| r.0).unwrap_or_default().into(),
                     is_error: None,
                 },
                 loc.clone(),

@@ -20,6 +20,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -29,6 +30,7 @@ use crate::error::{Error, Result};
 use crate::finding::Action;
 use crate::model::{Conversation, Dialect, Loc, PartKind, Slot};
 use crate::source::sqlite::{self, Snapshot};
+use crate::write::payload::{self, Payload};
 use crate::write::sqlite::{db_err, edit_sqlite_copy, row_json};
 use crate::write::{Edit, Left, Log, PLACEHOLDER, Planned, Target, Writer};
 
@@ -230,12 +232,20 @@ impl Writer for GooseWriter {
                 .map_err(err)
             };
             for (row, items) in &remove {
-                let before = content(*row)?;
-                let mut v: Vec<Value> =
-                    serde_json::from_str(&before).map_err(|e| Error::Output {
-                        path: out.to_path_buf(),
-                        cause: format!("messages row {row} no longer parses: {e}"),
-                    })?;
+                // The row's text is held once, shared by the log's before
+                // and after; its large strings stay out of the tree the
+                // edit is made on ([`payload::shrink`]), and the text
+                // written is made from it (issue 35, defect 16: the row
+                // was held as a tree, its text, the text written and a
+                // copy of each for every log entry: 211 MiB for a 24 MiB
+                // text).
+                let before: Arc<str> = content(*row)?.into();
+                let shrunk = payload::shrink(&before);
+                let small = shrunk.as_ref().map_or(&*before, |s| s.text.as_str());
+                let mut v: Vec<Value> = serde_json::from_str(small).map_err(|e| Error::Output {
+                    path: out.to_path_buf(),
+                    cause: format!("messages row {row} no longer parses: {e}"),
+                })?;
                 let mut idx: Vec<usize> = items.iter().map(|(i, _)| *i).collect();
                 idx.sort_unstable();
                 idx.dedup();
@@ -253,21 +263,32 @@ impl Writer for GooseWriter {
                         .map_err(err)?;
                     None
                 } else {
-                    let after = serde_json::to_string(&v).expect("JSON");
+                    let small = serde_json::to_string(&v).expect("JSON");
+                    drop(v);
+                    let after = match &shrunk {
+                        Some(s) => s.expand_shared(small, before.clone()),
+                        None => Payload::from(small),
+                    };
+                    let text = after.to_text().map_err(|e| Error::Output {
+                        path: out.to_path_buf(),
+                        cause: format!("messages row {row}: {e}"),
+                    })?;
                     tx.execute(
                         "UPDATE messages SET content_json = ?1 WHERE id = ?2",
-                        rusqlite::params![after, row],
+                        rusqlite::params![text, row],
                     )
                     .map_err(err)?;
                     Some(after)
                 };
+                drop(shrunk);
+                let before = Payload::shared(before);
                 for (_, entry) in items {
-                    log.edits[*entry].before = Some(before.clone());
-                    log.edits[*entry].after = after.clone();
-                    log.edits[*entry].row = deleted.clone();
+                    let e = &mut log.edits[*entry];
+                    e.large.before = Some(before.clone());
+                    e.large.after.clone_from(&after);
+                    e.row.clone_from(&deleted);
                     if after.is_none() {
-                        log.edits[*entry]
-                            .description
+                        e.description
                             .push_str("; the row was left empty and was deleted");
                     }
                 }

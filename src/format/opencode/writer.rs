@@ -11,6 +11,7 @@
 //! `PRAGMA quick_check`.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -20,6 +21,7 @@ use crate::finding::Action;
 use crate::format::records::record::replace_lone_surrogates_in;
 use crate::model::{Conversation, Dialect, Loc, PartKind};
 use crate::source::sqlite;
+use crate::write::payload::{self, Payload};
 use crate::write::sqlite::{db_err, edit_sqlite_copy, mend_surrogates_in_row, row_json};
 use crate::write::{Edit, Log, Planned, Target, Writer};
 
@@ -198,31 +200,40 @@ impl Writer for PartWriter {
                             e.rowid,
                             replace_lone_surrogates_in,
                         )?;
-                        (before, Some(after))
+                        (Payload::from(before), Some(Payload::from(after)))
                     }
                     Change::Delete => {
                         let (before, _) = part_row(tx, output, e.rowid)?;
                         log.edits[e.entry].row = Some(row_json(tx, output, "part", e.rowid)?);
                         tx.execute("DELETE FROM part WHERE rowid = ?1", [e.rowid])
                             .map_err(|err| db_err(output, err))?;
-                        (before, None)
+                        (Payload::from(before), None)
                     }
                     Change::Settle => {
                         let (before, created) = part_row(tx, output, e.rowid)?;
-                        let after = settled(&before, created).ok_or_else(|| Error::Output {
+                        let before: Arc<str> = before.into();
+                        let after =
+                            settled_shared(&before, created).ok_or_else(|| Error::Output {
+                                path: output.clone(),
+                                cause: format!(
+                                    "part row {} no longer parses as a tool part",
+                                    e.rowid
+                                ),
+                            })?;
+                        let text = after.to_text().map_err(|err| Error::Output {
                             path: output.clone(),
-                            cause: format!("part row {} no longer parses as a tool part", e.rowid),
+                            cause: format!("part row {}: {err}", e.rowid),
                         })?;
                         tx.execute(
                             "UPDATE part SET data = ?1 WHERE rowid = ?2",
-                            rusqlite::params![after, e.rowid],
+                            rusqlite::params![text, e.rowid],
                         )
                         .map_err(|err| db_err(output, err))?;
-                        (before, Some(after))
+                        (Payload::shared(before), Some(after))
                     }
                 };
-                log.edits[e.entry].before = Some(before);
-                log.edits[e.entry].after = after;
+                log.edits[e.entry].large.before = Some(before);
+                log.edits[e.entry].large.after = after;
             }
             Ok(())
         })
@@ -237,6 +248,18 @@ fn part_row(tx: &rusqlite::Transaction<'_>, output: &Path, rowid: i64) -> Result
         |r| Ok((r.get(0)?, r.get(1)?)),
     )
     .map_err(|err| db_err(output, err))
+}
+
+/// [`settled`] of a part held once, shared: a large string of it (a
+/// command, a file's text) stays out of the tree the part is settled on
+/// ([`payload::shrink`]) and is put back as it is written (issue 35,
+/// defect 16: the part was held as its text, a tree, two copies of its
+/// input and the text written).
+fn settled_shared(data: &Arc<str>, created: i64) -> Option<Payload> {
+    match payload::shrink(data) {
+        Some(s) => settled(&s.text, created).map(|t| s.expand_shared(t, data.clone())),
+        None => settled(data, created).map(Payload::from),
+    }
 }
 
 /// The part's `data` with its state settled as aborted: the input kept

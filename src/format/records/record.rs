@@ -50,9 +50,9 @@ pub(crate) struct Rec<'a> {
     #[serde(rename = "type", borrow, default)]
     pub(crate) ty: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    pub(crate) message: Option<RawValue<'a>>,
+    pub(crate) message: Option<InText<'a>>,
     #[serde(borrow, default)]
-    pub(crate) payload: Option<RawValue<'a>>,
+    pub(crate) payload: Option<InText<'a>>,
     /// Codex paginated rollouts (0.146 and later): the record's number.
     #[serde(borrow, default)]
     pub(crate) ordinal: Option<RawValue<'a>>,
@@ -60,6 +60,120 @@ pub(crate) struct Rec<'a> {
     pub(crate) session_id: Option<String>,
     #[serde(rename = "isSidechain", default)]
     pub(crate) is_sidechain: Option<bool>,
+}
+
+impl<'a> Rec<'a> {
+    /// The record parsed from `buf` (UTF-8, checked), its `message` and
+    /// `payload` found in it ([`InText`]).
+    fn parse(buf: &'a [u8]) -> Result<Rec<'a>, sonic_rs::Error> {
+        let mut rec: Rec<'a> = sonic_rs::from_slice(buf)?;
+        for v in [&mut rec.message, &mut rec.payload] {
+            if let Some(t) = v.take() {
+                *v = Some(t.found_in(buf));
+            }
+        }
+        Ok(rec)
+    }
+}
+
+/// A value's JSON text as it stands in the record's text, not copied.
+/// sonic-rs lends the text of a value that holds an escape (`visit_str`,
+/// see [`SONIC_LAZY`]), and its `LazyValue` copies it: a Codex payload
+/// holding a tool's output of tens of MB was copied once, and its output
+/// once more, before it was decoded (about 50 MiB over the bound for a
+/// 24 MiB output). The lent text lies in the record's text all the same:
+/// it is found there by its address ([`Rec::parse`]), never copied.
+pub(crate) enum InText<'a> {
+    Borrowed(&'a str),
+    /// Lent: where it lay in the text parsed, until it is found there.
+    Lent {
+        addr: usize,
+        len: usize,
+    },
+    /// From a deserializer that hands out no text (read as any value).
+    Owned(String),
+}
+
+impl<'a> InText<'a> {
+    /// The value's JSON text.
+    pub(crate) fn as_raw_str(&self) -> &str {
+        match self {
+            InText::Borrowed(s) => s,
+            InText::Owned(s) => s,
+            // Never left so by `Rec::parse`, which finds every lent text.
+            InText::Lent { .. } => "",
+        }
+    }
+
+    /// Lent text found in `buf`, the text it was parsed from; text lent
+    /// from anywhere else (never, with sonic-rs) is read as no value, as
+    /// an empty text does not parse.
+    fn found_in(self, buf: &'a [u8]) -> InText<'a> {
+        let InText::Lent { addr, len } = self else {
+            return self;
+        };
+        let base = buf.as_ptr() as usize;
+        addr.checked_sub(base)
+            .and_then(|at| buf.get(at..at.checked_add(len)?))
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .map_or(InText::Owned(String::new()), InText::Borrowed)
+    }
+}
+
+impl<'de: 'a, 'a> FromJsonText<'de> for InText<'a> {
+    fn lent(raw: &str) -> Result<Self, sonic_rs::Error> {
+        Ok(InText::Lent {
+            addr: raw.as_ptr() as usize,
+            len: raw.len(),
+        })
+    }
+    fn borrowed(raw: &'de str) -> Result<Self, sonic_rs::Error> {
+        Ok(InText::Borrowed(raw))
+    }
+    fn eager<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = RawValue::deserialize(d)?;
+        Ok(InText::Owned(v.as_raw_str().to_string()))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for InText<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_json_text(d)
+    }
+}
+
+/// A JSON string's text decoded, or any other value's JSON text (a
+/// tool's output, a custom tool's input), taken from the record's text
+/// without a copy of it ([`FromJsonText`]).
+pub(crate) struct StrOrRaw(pub(crate) String);
+
+impl StrOrRaw {
+    fn of(raw: &str) -> StrOrRaw {
+        StrOrRaw(if raw.starts_with('"') {
+            decode_str(raw).unwrap_or_else(|_| raw.to_string())
+        } else {
+            raw.to_string()
+        })
+    }
+}
+
+impl<'de> FromJsonText<'de> for StrOrRaw {
+    fn lent(raw: &str) -> Result<Self, sonic_rs::Error> {
+        Ok(StrOrRaw::of(raw))
+    }
+    fn borrowed(raw: &'de str) -> Result<Self, sonic_rs::Error> {
+        Ok(StrOrRaw::of(raw))
+    }
+    fn eager<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = RawValue::deserialize(d)?;
+        Ok(StrOrRaw(string_or_raw(v)))
+    }
+}
+
+impl<'de> Deserialize<'de> for StrOrRaw {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_json_text(d)
+    }
 }
 
 #[derive(Deserialize)]
@@ -469,7 +583,7 @@ impl Builder {
         }
         let mut fixed: Vec<u8> = Vec::new();
         let mut surrogates = 0;
-        let rec: Rec<'_> = match sonic_rs::from_slice(bytes) {
+        let rec: Rec<'_> = match Rec::parse(bytes) {
             Ok(_) if let Some(at) = bad_unicode_escape(bytes) => {
                 self.corrupt(loc, bad_unicode_escape_reason(at), bytes, false);
                 return Ok(());
@@ -487,7 +601,7 @@ impl Builder {
                     return Ok(());
                 };
                 fixed = text;
-                match sonic_rs::from_slice::<Rec<'_>>(&fixed) {
+                match Rec::parse(&fixed) {
                     Ok(r)
                         if (r.role.is_some() || (r.ty.is_some() && r.payload.is_some()))
                             && bad_unicode_escape(bytes).is_none() =>
@@ -552,7 +666,7 @@ impl Builder {
             && reason.contains("duplicate field")
             && bad_unicode_escape(bytes).is_none()
             && let Some((text, n)) = as_lenient_readers_read(bytes)
-            && let Ok(rec) = sonic_rs::from_slice::<Rec<'_>>(&text)
+            && let Ok(rec) = Rec::parse(&text)
         {
             result = read(self, rec, loc.clone());
             surrogates = n;
