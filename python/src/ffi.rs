@@ -8,7 +8,7 @@
 use std::ffi::CStr;
 
 use arrow_array::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
-use arrow_array::ffi_stream::{ArrowArrayStreamReader, FFI_ArrowArrayStream};
+use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
 use arrow_array::{Array, RecordBatch, RecordBatchIterator, StructArray};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -61,7 +61,7 @@ pub fn batches(data: &Bound<'_, PyAny>) -> PyResult<Vec<RecordBatch>> {
         // ArrowArrayStream (checked above); the stream is moved out of it,
         // leaving a released one that its destructor ignores.
         let stream = unsafe { FFI_ArrowArrayStream::from_raw(ptr.as_ptr()) };
-        let reader = ArrowArrayStreamReader::try_new(stream).map_err(arrow_err)?;
+        let reader = RecordBatchStreamReader::try_new(stream).map_err(arrow_err)?;
         return reader.collect::<Result<Vec<_>, _>>().map_err(arrow_err);
     }
     Err(PyTypeError::new_err(format!(
