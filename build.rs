@@ -38,6 +38,7 @@ const TOOLS: &[(&str, &str, &[&str])] = &[
     ("kimi-code", "CHATFSCK_KIMI_CODE", &[]),
     ("langgraph", "CHATFSCK_LANGGRAPH_PYTHON", &[]),
     ("open-webui", "CHATFSCK_OPEN_WEBUI", &[]),
+    ("python-pkg", "CHATFSCK_PY_VENV", &[]),
 ];
 
 fn main() {
@@ -93,6 +94,7 @@ fn default_there(name: &str, manifest: &Path) -> bool {
             manifest.join("target/tools/kimi/node_modules/@moonshot-ai/kimi-code/dist/main.mjs")
         }
         "langgraph" => manifest.join("target/tools/langgraph/bin/python"),
+        "python-pkg" => manifest.join("target/tools/python-pkg/bin/maturin"),
         "open-webui" => manifest.join("target/tools/open-webui/open_webui-0.12.4-py3-none-any.whl"),
         _ => return false,
     };

@@ -7,6 +7,7 @@
 //! DESIGN.md in the project's shared notes.
 
 pub mod app;
+pub mod batch;
 pub mod cleanup;
 pub mod cli;
 pub mod cmd;

@@ -139,6 +139,12 @@ fn finding(f: &Finding) -> FindingOut<'_> {
     }
 }
 
+/// One finding as `--format json` writes it in `findings`, for the
+/// reports that carry the same fields in another container (Arrow).
+pub fn finding_json(f: &Finding) -> serde_json::Value {
+    serde_json::to_value(finding(f)).unwrap_or(serde_json::Value::Null)
+}
+
 /// A pretty formatter that escapes everything a terminal could act on.
 pub struct SafeFormatter(PrettyFormatter<'static>);
 

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::io::{self, IsTerminal};
 use std::path::{Component, Path, PathBuf};
 
+pub mod arrow;
 pub mod crosscheck;
 pub mod diff;
 pub mod document;

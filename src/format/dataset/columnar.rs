@@ -105,38 +105,7 @@ fn open(path: &Path, limits: Limits) -> Result<Opened> {
     let id = schema
         .column_with_name(limits.columns.id.unwrap_or("id"))
         .map(|(i, _)| i);
-    let shape = match field.data_type() {
-        DataType::List(f) | DataType::LargeList(f) => match f.data_type() {
-            DataType::Struct(fields) if fields.find("from").is_some() => Shape::ShareGpt,
-            DataType::Struct(_) => Shape::Messages,
-            other => {
-                return Err(Error::not_history(
-                    path,
-                    format!(
-                        "its `{}` column is a list of {other}, not of messages",
-                        field.name()
-                    ),
-                ));
-            }
-        },
-        // Told from the first row that holds one.
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
-            if field.name() == "conversations" {
-                Shape::ShareGpt
-            } else {
-                Shape::Messages
-            }
-        }
-        other => {
-            return Err(Error::not_history(
-                path,
-                format!(
-                    "its `{}` column is {other}, neither JSON text nor a list of messages",
-                    field.name()
-                ),
-            ));
-        }
-    };
+    let shape = shape_of(&field).map_err(|why| Error::not_history(path, why))?;
     let dialect = match shape {
         Shape::Messages => Dialect::OpenAi,
         Shape::ShareGpt => Dialect::ShareGpt,
@@ -212,47 +181,109 @@ impl Source for Rows {
 
 impl Rows {
     fn conversation(&self, b: &RecordBatch, i: usize) -> Conversation {
-        let rowid = self.row;
-        let name = self
-            .id
-            .and_then(|c| scalar_text(b.column(c).as_ref(), i))
-            .unwrap_or_else(|| format!("row {rowid}"));
-        let loc = Loc::Row {
-            table: self.table.clone().into(),
-            key: Arc::from(name.as_str()),
-            rowid: i64::try_from(rowid).ok(),
-        };
-        let col = b.column(self.column).as_ref();
-        let text = match col.data_type() {
-            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
-                scalar_text(col, i).unwrap_or_else(|| "null".into())
-            }
-            _ => match value_of(col, i) {
-                Ok(v) => v.to_string(),
-                Err(why) => {
-                    let mut conv = Conversation::new(name, self.info.clone());
-                    conv.corrupt
-                        .push(crate::model::CorruptRecord::new(loc, why, b"", false));
-                    return conv;
-                }
-            },
-        };
-        let at = |_: std::ops::Range<usize>| loc.clone();
-        read_row(
-            &Row {
-                messages: &text,
+        conversation_at(
+            &Cells {
+                messages: b.column(self.column).as_ref(),
+                id: self.id.map(|c| b.column(c).as_ref()),
                 shape: self.shape,
-                name,
-                at: &at,
-                whole: loc.clone(),
+                table: &self.table,
+                info: &self.info,
             },
-            self.info.clone(),
+            i,
+            self.row,
         )
     }
 }
 
+/// How a `messages` column writes its conversations, from its type: a
+/// list of structs with `from` is ShareGPT, of other structs OpenAI
+/// messages; a text column is told by its name (`conversations` is
+/// ShareGPT). `Err`: the column holds no conversations, and why.
+pub fn shape_of(field: &arrow_schema::Field) -> std::result::Result<Shape, String> {
+    Ok(match field.data_type() {
+        DataType::List(f) | DataType::LargeList(f) => match f.data_type() {
+            DataType::Struct(fields) if fields.find("from").is_some() => Shape::ShareGpt,
+            DataType::Struct(_) => Shape::Messages,
+            other => {
+                return Err(format!(
+                    "its `{}` column is a list of {other}, not of messages",
+                    field.name()
+                ));
+            }
+        },
+        // Told from the first row that holds one.
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+            if field.name() == "conversations" {
+                Shape::ShareGpt
+            } else {
+                Shape::Messages
+            }
+        }
+        other => {
+            return Err(format!(
+                "its `{}` column is {other}, neither JSON text nor a list of messages",
+                field.name()
+            ));
+        }
+    })
+}
+
+/// The columns of a batch a conversation is read from.
+pub struct Cells<'a> {
+    /// The conversations' column (its type checked by [`shape_of`]).
+    pub messages: &'a dyn Array,
+    /// The rows' ids, when there is an id column.
+    pub id: Option<&'a dyn Array>,
+    pub shape: Shape,
+    /// The conversations' column's name, which locations name.
+    pub table: &'a Arc<str>,
+    pub info: &'a Arc<SourceInfo>,
+}
+
+/// The conversation of row `i` of a batch, which is row `rowid` of the
+/// whole input: the code the Parquet and Arrow reader and the Python
+/// package's `lint_batch` share. Never an error: a cell that holds no
+/// conversation is a conversation with that damaged record.
+pub fn conversation_at(cells: &Cells<'_>, i: usize, rowid: u64) -> Conversation {
+    let name = cells
+        .id
+        .and_then(|c| scalar_text(c, i))
+        .unwrap_or_else(|| format!("row {rowid}"));
+    let loc = Loc::Row {
+        table: cells.table.clone().into(),
+        key: Arc::from(name.as_str()),
+        rowid: i64::try_from(rowid).ok(),
+    };
+    let col = cells.messages;
+    let text = match col.data_type() {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+            scalar_text(col, i).unwrap_or_else(|| "null".into())
+        }
+        _ => match value_of(col, i) {
+            Ok(v) => v.to_string(),
+            Err(why) => {
+                let mut conv = Conversation::new(name, cells.info.clone());
+                conv.corrupt
+                    .push(crate::model::CorruptRecord::new(loc, why, b"", false));
+                return conv;
+            }
+        },
+    };
+    let at = |_: std::ops::Range<usize>| loc.clone();
+    read_row(
+        &Row {
+            messages: &text,
+            shape: cells.shape,
+            name,
+            at: &at,
+            whole: loc.clone(),
+        },
+        cells.info.clone(),
+    )
+}
+
 /// A string or integer cell as text (`None`: null, or another type).
-fn scalar_text(a: &dyn Array, i: usize) -> Option<String> {
+pub fn scalar_text(a: &dyn Array, i: usize) -> Option<String> {
     if a.is_null(i) {
         return None;
     }
@@ -268,7 +299,7 @@ fn scalar_text(a: &dyn Array, i: usize) -> Option<String> {
 }
 
 /// The JSON a nested cell stands for; a struct's null fields left out.
-fn value_of(a: &dyn Array, i: usize) -> std::result::Result<Value, String> {
+pub fn value_of(a: &dyn Array, i: usize) -> std::result::Result<Value, String> {
     if a.is_null(i) {
         return Ok(Value::Null);
     }
