@@ -6,7 +6,7 @@
 mod common;
 use common::*;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const HEALTHY: &str = "fixtures/kimi-code/home/.kimi-code/sessions/wd_work_57065d9cacbc/session_ee9a3aae-802b-4cb8-819d-e35902940556/agents/main/wire.jsonl";
 
@@ -117,33 +117,10 @@ fn a_journal_of_another_protocol_version_is_still_refused() {
     );
 }
 
-/// Repair every damaged fixture into `dir`: the copies, in REPAIRS' order.
-fn repair_all(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for (file, edits) in REPAIRS {
-        let input = root().join(file);
-        let before = fingerprint(&input);
-        let sub = dir.join(Path::new(file).file_stem().unwrap());
-        std::fs::create_dir_all(&sub).unwrap();
-        let (copy, log) = repair_logged(&input, &sub);
-        assert_eq!(edit_lines(&log), *edits, "{file}: {log:#}");
-        assert_eq!(fingerprint(&input), before, "{file} was touched");
-        for e in log["edits"].as_array().unwrap() {
-            if e["action"] != "answer-call" {
-                assert!(e["before"].is_string(), "{file}: {e:#}");
-            }
-        }
-        let named = sub.join(Path::new(file).file_name().unwrap());
-        std::fs::rename(&copy, &named).unwrap();
-        out.push(named);
-    }
-    out
-}
-
 #[test]
 fn a_repaired_copy_is_clean_and_a_second_repair_changes_nothing() {
     let d = tempfile::tempdir().unwrap();
-    for copy in repair_all(d.path()) {
+    for copy in repair_fixtures(d.path(), REPAIRS) {
         let (rc, doc) = lint_json(copy.to_str().unwrap(), &["--fail-on", "warning"]);
         assert_eq!(rc, 0, "{}: {doc:#}", copy.display());
         assert_second_repair_changes_nothing(&copy, copy.parent().unwrap());
@@ -181,21 +158,7 @@ fn a_repaired_copy_is_clean_and_a_second_repair_changes_nothing() {
 
 #[test]
 fn an_in_place_repair_keeps_a_backup() {
-    let d = tempfile::tempdir().unwrap();
-    let file = d.path().join("wire.jsonl");
-    std::fs::copy(root().join("fixtures/kimi-code/torn-tail.jsonl"), &file).unwrap();
-    let base = std::fs::read(&file).unwrap();
-    let o = run(&["repair", "--in-place", file.to_str().unwrap()]);
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let backups: Vec<PathBuf> = std::fs::read_dir(d.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p != &file)
-        .collect();
-    assert_eq!(backups.len(), 1, "{backups:?}");
-    assert_eq!(std::fs::read(&backups[0]).unwrap(), base);
-    let (rc, doc) = lint_json(file.to_str().unwrap(), &["--fail-on", "warning"]);
-    assert_eq!(rc, 0, "{doc:#}");
+    assert_in_place_repair_keeps_a_backup("fixtures/kimi-code/torn-tail.jsonl", "wire.jsonl");
 }
 
 /// A run without a path finds the journals where Kimi Code keeps them:
@@ -270,7 +233,7 @@ fn summaries(o: &std::process::Output) -> Vec<serde_json::Value> {
 )]
 fn the_pinned_kimi_code_resumes_as_the_profile_says_and_every_repaired_copy_whole() {
     let d = tempfile::tempdir().unwrap();
-    let copies = repair_all(&d.path().join("copies"));
+    let copies = repair_fixtures(&d.path().join("copies"), REPAIRS);
     let originals = [
         HEALTHY,
         "fixtures/kimi-code/killed-call.jsonl",
