@@ -55,17 +55,8 @@ fn detect(head: &Head<'_>) -> Result<bool> {
 }
 
 fn open(path: &Path, limits: Limits) -> Result<Opened> {
-    // Open now so that an unreadable file fails before any work starts.
-    std::fs::File::open(path).map_err(|e| crate::error::Error::io(path, &e))?;
-    Ok(Opened::History(Box::new(OneFile {
-        path: path.to_path_buf(),
-        limits,
-        info: Arc::new(SourceInfo {
-            path: path.to_path_buf(),
-            format: Format::Jsonl,
-            dialect: Dialect::KimiCode,
-        }),
-        read: |path, limits, info| load::load(path, limits).map(|l| read::conversation(l, info)),
-        done: false,
-    })))
+    let read: fn(&Path, Limits, Arc<SourceInfo>) -> Result<crate::model::Conversation> =
+        |path, limits, info| load::load(path, limits).map(|l| read::conversation(l, info));
+    OneFile::open(path, limits, Format::Jsonl, Dialect::KimiCode, read)
+        .map(|s| Opened::History(Box::new(s)))
 }
