@@ -41,30 +41,12 @@ const REPAIRS: &[(&str, &[&str])] = &[
     ),
 ];
 
-fn findings(doc: &serde_json::Value) -> Vec<String> {
-    let mut v: Vec<String> = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            format!(
-                "{} {}@{}",
-                f["severity"].as_str().unwrap(),
-                f["rule"].as_str().unwrap(),
-                f["location"]["line"]
-            )
-        })
-        .collect();
-    v.sort();
-    v
-}
-
 #[test]
 fn every_fixture_reads_as_kimi_code_with_what_kimi_code_does_with_it() {
     for (file, want) in EXPECTED {
         let (_, doc) = lint_json(file, &["--fail-on", "info"]);
         assert_eq!(doc["files"][0]["dialect"], "kimi-code", "{file}: {doc:#}");
-        assert_eq!(findings(&doc), *want, "{file}: {doc:#}");
+        assert_eq!(severity_rule_lines(&doc), *want, "{file}: {doc:#}");
         for f in doc["findings"].as_array().unwrap() {
             assert!(
                 f["notes"].to_string().contains("Kimi Code"),
