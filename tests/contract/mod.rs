@@ -9,6 +9,8 @@
 //! over a generated corpus with injected faults, and the `repair_file` fuzz
 //! target (fuzz/) calls the library in process.
 
+pub mod scan;
+
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
