@@ -719,28 +719,10 @@ fn an_interrupted_tree_repair_leaves_no_outdir() {
     let (t, big) = big_tree(3);
     let before = snapshot(&big);
     let (out, log) = (t.path().join("out"), t.path().join("log.json"));
-    // How long a whole run takes, to signal at moments across it.
-    let start = std::time::Instant::now();
-    let status = spawn_tree_repair(&big, &out, &log).wait().unwrap();
-    let whole = start.elapsed();
-    assert!(status.success());
-    assert_complete(&big, &out, &log, "uninterrupted");
-    let mut interrupted = 0;
-    for (i, fraction) in [0.1, 0.3, 0.5, 0.7, 0.9, 0.97, 1.0].into_iter().enumerate() {
-        let _ = std::fs::remove_dir_all(&out);
-        let _ = std::fs::remove_file(&log);
-        let signal = ["INT", "TERM", "HUP"][i % 3];
-        let what = format!("SIG{signal} at {fraction} of {whole:?}");
-        let mut child = spawn_tree_repair(&big, &out, &log);
-        std::thread::sleep(whole.mul_f64(fraction));
-        std::process::Command::new("kill")
-            .args(["-s", signal, &child.id().to_string()])
-            .status()
-            .unwrap();
+    let interrupted = |child: &mut std::process::Child, what: &str| {
         let status = child.wait().unwrap();
         match status.code() {
             Some(130) => {
-                interrupted += 1;
                 assert!(
                     !out.exists(),
                     "{what}: OUTDIR left: {:?}",
@@ -748,13 +730,78 @@ fn an_interrupted_tree_repair_leaves_no_outdir() {
                 );
                 assert!(!log.exists(), "{what}: a log without its tree");
                 assert_eq!(leftovers(&out), Vec::<String>::new(), "{what}");
+                true
             }
-            Some(0) => assert_complete(&big, &out, &log, &what),
+            Some(0) => {
+                assert_complete(&big, &out, &log, what);
+                false
+            }
             other => panic!("{what}: exit {other:?}"),
         }
+    };
+    let signal = |child: &std::process::Child, signal: &str| {
+        std::process::Command::new("kill")
+            .args(["-s", signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+    };
+    // Mid-run for certain: each signal once the temporary tree holds that
+    // many files (a moment a timer could miss on a loaded machine).
+    for (sig, files) in [("INT", 1), ("TERM", 10), ("HUP", 20)] {
+        let _ = std::fs::remove_dir_all(&out);
+        let _ = std::fs::remove_file(&log);
+        let what = format!("SIG{sig} after {files} file(s) written");
+        let mut child = spawn_tree_repair(&big, &out, &log);
+        let start = std::time::Instant::now();
+        while written(&out) < files {
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "{what}: the repair ended first (the tree is too small)"
+            );
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(60),
+                "{what}: no progress"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        signal(&child, sig);
+        assert!(interrupted(&mut child, &what), "{what}: not interrupted");
     }
-    assert!(interrupted >= 3, "only {interrupted} runs were interrupted");
+    // At moments across a whole run, the end included (the tree renamed
+    // into place, the log written): whichever way it ends, all or nothing.
+    let start = std::time::Instant::now();
+    let status = spawn_tree_repair(&big, &out, &log).wait().unwrap();
+    let whole = start.elapsed();
+    assert!(status.success());
+    assert_complete(&big, &out, &log, "uninterrupted");
+    for (i, fraction) in [0.5, 0.9, 0.97, 1.0].into_iter().enumerate() {
+        let _ = std::fs::remove_dir_all(&out);
+        let _ = std::fs::remove_file(&log);
+        let sig = ["INT", "TERM", "HUP"][i % 3];
+        let what = format!("SIG{sig} at {fraction} of {whole:?}");
+        let mut child = spawn_tree_repair(&big, &out, &log);
+        std::thread::sleep(whole.mul_f64(fraction));
+        signal(&child, sig);
+        interrupted(&mut child, &what);
+    }
     assert_eq!(snapshot(&big), before, "the input changed");
+}
+
+/// How many files a run writing `out` has written so far: in its
+/// temporary trees beside OUTDIR, and in OUTDIR once renamed into place.
+fn written(out: &Path) -> usize {
+    let mut n = 0;
+    for name in leftovers(out) {
+        n += walkdir::WalkDir::new(out.parent().unwrap().join(name))
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+            .count();
+    }
+    if out.exists() {
+        n += snapshot(out).len();
+    }
+    n
 }
 
 #[test]
@@ -764,20 +811,6 @@ fn a_killed_tree_repair_is_swept_by_the_next_run() {
     let mut child = spawn_tree_repair(&big, &out, &log);
     // Kill it once it has written part of the tree.
     let start = std::time::Instant::now();
-    let written = |out: &Path| -> usize {
-        let mut n = 0;
-        for name in leftovers(out) {
-            n += walkdir::WalkDir::new(out.parent().unwrap().join(name))
-                .into_iter()
-                .filter_map(Result::ok)
-                .filter(|e| e.file_type().is_file())
-                .count();
-        }
-        if out.exists() {
-            n += snapshot(out).len();
-        }
-        n
-    };
     while written(&out) < 20 && start.elapsed() < std::time::Duration::from_secs(60) {
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
