@@ -1086,6 +1086,102 @@ fn cline4_store_walk_and_unknown_version() {
     assert_eq!(std::fs::read(&input).unwrap(), before);
 }
 
+/// Repair of a Cline 4 messages file: the result the provider would refuse
+/// is removed (logged), the envelope (`version`, `sessionId`, `agent`,
+/// `updated_at`) and every other message are kept as they were written,
+/// in the client's layout; the copy lints clean and a second repair
+/// leaves it as it is. A torn or empty file, and a call the client answers
+/// itself, are left, with the reason.
+#[test]
+fn cline4_repair_removes_what_the_provider_refuses_and_keeps_the_rest() {
+    let d = tempfile::tempdir().unwrap();
+    let stray = root().join(session4("1784100200000_g5h6i"));
+    let input = std::fs::read_to_string(&stray).unwrap();
+    // Named as the client names it: the copy is read back as Cline 4's.
+    let folder = d.path().join("1784100200000_g5h6i");
+    std::fs::create_dir(&folder).unwrap();
+    let copy = &folder.join("1784100200000_g5h6i.messages.json");
+    let log = d.path().join("log.json");
+    let o = run(&[
+        "repair",
+        stray.to_str().unwrap(),
+        "-o",
+        copy.to_str().unwrap(),
+        "--log",
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let log: Value = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
+    assert_eq!(edit_lines(&log), ["remove-result@41"], "{log:#}");
+    assert!(
+        log["edits"][0]["before"]
+            .as_str()
+            .unwrap()
+            .contains("toolu_01C4cStrayGone000000001")
+    );
+    assert_eq!(
+        std::fs::read_to_string(&stray).unwrap(),
+        input,
+        "the input changed"
+    );
+    let output = std::fs::read_to_string(copy).unwrap();
+    let (a, b): (Value, Value) = (
+        serde_json::from_str(&input).unwrap(),
+        serde_json::from_str(&output).unwrap(),
+    );
+    for key in ["version", "sessionId", "agent", "updated_at"] {
+        assert_eq!(a[key], b[key], "{key}");
+    }
+    // Every message is laid out as the client lays it out: the edited one
+    // too, at its depth, and the others are the text it wrote.
+    assert!(
+        output.contains("\n    },\n    {\n      \"id\": \"msg_c4c_3\",\n      \"role\": \"user\",\n      \"content\": [\n        {\n          \"type\": \"text\","),
+        "{output}"
+    );
+    let (before, after) = (
+        a["messages"].as_array().unwrap(),
+        b["messages"].as_array().unwrap(),
+    );
+    assert_eq!(before.len(), after.len(), "{output}");
+    let unedited: Vec<_> = before.iter().zip(after).filter(|(x, y)| x == y).collect();
+    assert_eq!(unedited.len(), before.len() - 1, "{output}");
+    let pretty = |v: &Value| {
+        serde_json::to_string_pretty(v)
+            .unwrap()
+            .replace('\n', "\n    ")
+    };
+    for (m, _) in unedited {
+        assert!(output.contains(&format!("    {}", pretty(m))), "{output}");
+    }
+    let (rc, doc) = lint_json(copy.to_str().unwrap(), &[]);
+    assert_eq!((rc, findings(&doc)), (0, vec![]), "{doc:#}");
+    assert_second_repair_changes_nothing(copy, d.path());
+    // Nothing to rebuild a torn or empty file from, and an unanswered call
+    // the client answers itself on every request: left, with the reason,
+    // the copy the input as it is.
+    for id in [
+        "1784100100000_d3e4f",
+        "1784100300000_j7k8l",
+        "1784100400000_m9n0p",
+    ] {
+        let input = root().join(session4(id));
+        let out = d.path().join(format!("{id}.messages.json"));
+        let o = run(&[
+            "repair",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(code(&o), 0, "{id}: {}", stderr(&o));
+        assert!(stdout(&o).contains("left as is"), "{id}: {}", stdout(&o));
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            std::fs::read(&input).unwrap(),
+            "{id}"
+        );
+    }
+}
+
 /// The Cline CLI (3.0.65) keeps databases of its own beside `sessions.db`
 /// in its data folder's `db/` (`cron.db`, `session-search.db`,
 /// `tasks.db`, `teams.db`, `connectors.db`, the hub's logs; seen when it

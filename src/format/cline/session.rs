@@ -126,10 +126,15 @@ fn detect(head: &Head<'_>) -> Result<bool> {
     })
 }
 
-fn supports(_: Dialect, _: &Action) -> bool {
-    // The file is one pretty-printed document: the line writer's edits of
-    // records do not apply to it.
-    false
+/// The messages are an array in one pretty-printed document, edited as a
+/// task's array is (`records::writer::write_document`: each element kept
+/// as its text or replaced, the envelope and the array's layout kept):
+/// every edit of messages and blocks, none of the edits that belong to
+/// another client's records. An unanswered call is not answered in the
+/// file: the client answers it itself on every request (`MessageBuilder`),
+/// and a message it did not write (no `id`, `ts`) is not put in its file.
+fn supports(d: Dialect, a: &Action) -> bool {
+    !matches!(a, Action::AnswerCall { .. }) && super::supports(d, a)
 }
 
 static READ: Handlers = Handlers {

@@ -152,8 +152,19 @@ impl serde_json::ser::Formatter for Spaced {
     }
 }
 
-fn serialize(v: &Value, spaced_style: bool) -> String {
-    if spaced_style {
+/// A record written again in its own style: an element laid out over
+/// lines (`JSON.stringify(…, null, 2)`, as Cline 4 writes its messages
+/// file) is indented as it was, the line it closes on giving the depth; a
+/// one-line record keeps Python's `", "`/`": "` spacing or the compact form.
+fn serialize(v: &Value, text: &str) -> String {
+    let text = text.trim();
+    if text.contains('\n') {
+        let last = text.rsplit('\n').next().unwrap_or("");
+        let depth = &last[..last.len() - last.trim_start().len()];
+        let pretty = serde_json::to_string_pretty(v).expect("a Value serialises");
+        // A string's line breaks are escaped: every raw one is layout.
+        pretty.replace('\n', &format!("\n{depth}"))
+    } else if spaced(text) {
         let mut buf = Vec::new();
         let mut ser = serde_json::Serializer::with_formatter(&mut buf, Spaced);
         serde::Serialize::serialize(v, &mut ser).expect("a Value serialises");
@@ -265,7 +276,7 @@ fn apply(text: &str, ops: &[Op], anthropic: bool) -> std::result::Result<Option<
     {
         return Ok(None);
     }
-    Ok(Some(serialize(&v, spaced(text))))
+    Ok(Some(serialize(&v, text)))
 }
 
 /// The messages of `conv` in the order the copy holds them: each moved
@@ -357,11 +368,12 @@ pub fn plan(
     path: &Path,
 ) -> Result<Plan> {
     // Anthropic-shaped messages: results are `tool_result` blocks of a user
-    // message (Cline and Roo Code tasks are Anthropic arrays).
+    // message (Cline and Roo Code tasks, Cline 4's messages files).
     let anthropic = matches!(
         conv.source.dialect,
         crate::model::Dialect::Anthropic
             | crate::model::Dialect::Cline
+            | crate::model::Dialect::Cline4
             | crate::model::Dialect::RooCode
     );
     let mut records = Records::open(path)?;
@@ -739,10 +751,22 @@ pub fn plan(
 
 /// What the copy holds in a record's place: the input's bytes, or the
 /// plan's text (a large one read from the input as it is written).
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 enum Piece<'a> {
     Input(&'a [u8]),
     Planned(&'a Payload),
+    Text(String),
+}
+
+/// `json` (one compact element) laid out over lines, as
+/// `JSON.stringify(…, null, 2)` lays out an element at `depth`.
+fn indented(json: &str, depth: &str) -> String {
+    match serde_json::from_str::<Value>(json) {
+        Ok(v) => serde_json::to_string_pretty(&v)
+            .expect("a Value serialises")
+            .replace('\n', &format!("\n{depth}")),
+        Err(_) => json.to_string(),
+    }
 }
 
 impl Piece<'_> {
@@ -750,6 +774,7 @@ impl Piece<'_> {
         match self {
             Piece::Input(b) => w.write_all(b),
             Piece::Planned(p) => p.write_to(w),
+            Piece::Text(t) => w.write_all(t.as_bytes()),
         }
     }
 
@@ -853,12 +878,17 @@ pub fn write_document(input: &Path, output: &Path, plan: &Plan, force: bool) -> 
         path: output.to_path_buf(),
         cause: e.to_string(),
     };
-    // A compact array (`JSON.stringify`, as Cline writes it) stays compact.
-    let (open, sep, close) = if memchr::memchr(b'\n', region.as_bytes()).is_none() {
-        ("[", ",", "]")
-    } else {
-        ("[\n  ", ",\n  ", "\n]")
-    };
+    // The array keeps its own layout: a compact one (`JSON.stringify`, as
+    // Cline writes a task) stays compact, an indented one (Cline 4's
+    // `messages` member, one level in) keeps its indentation.
+    let (open, sep, close) = layout(region);
+    let (open, sep, close) = (open.as_str(), sep.as_str(), close.as_str());
+    // The indentation of an element of an array laid out over lines.
+    let depth = open
+        .rfind('\n')
+        .map(|at| open[at + 1..].to_string())
+        .filter(|_| memchr::memchr(b'\n', region.as_bytes()).is_some());
+    let depth = depth.as_deref();
     w.write_all(&data[..start]).map_err(&werr)?;
     let mut first = true;
     let mut put = |w: &mut dyn Write, t: Piece<'_>| -> Result<()> {
@@ -879,9 +909,13 @@ pub fn write_document(input: &Path, output: &Path, plan: &Plan, force: bool) -> 
             }) => Some(Piece::Planned(r)),
             _ => Some(Piece::Input(el.get().as_bytes())),
         };
-        let inserts = edit
-            .into_iter()
-            .flat_map(|e| e.insert_after.iter().map(|i| Piece::Input(i.as_bytes())));
+        // An inserted message is laid out as the array's others are.
+        let inserts = edit.into_iter().flat_map(|e| {
+            e.insert_after.iter().map(|i| match depth {
+                Some(d) => Piece::Text(indented(i, d)),
+                None => Piece::Input(i.as_bytes()),
+            })
+        });
         match edit.and_then(|e| e.moved_to) {
             // What is inserted after a moved element moves with it.
             Some(target) => stash
@@ -903,6 +937,28 @@ pub fn write_document(input: &Path, output: &Path, plan: &Plan, force: bool) -> 
     w.write_all(&data[end..]).map_err(&werr)?;
     atomic::finish(w, output)?;
     tmp.commit(output, force, Some(input))
+}
+
+/// The separators of a JSON array as its text lays them out: `[` and the
+/// white space before its first element, `,` and that white space between
+/// elements, and the white space after its last element and `]`.
+fn layout(region: &str) -> (String, String, String) {
+    let inner = region
+        .strip_prefix('[')
+        .and_then(|r| r.strip_suffix(']'))
+        .unwrap_or("");
+    if inner.trim().is_empty() {
+        // No element to learn from: as JSON.stringify(…, null, 2) lays
+        // out an array at the top level.
+        return if region.contains('\n') {
+            ("[\n  ".into(), ",\n  ".into(), "\n]".into())
+        } else {
+            ("[".into(), ",".into(), "]".into())
+        };
+    }
+    let lead = &inner[..inner.len() - inner.trim_start().len()];
+    let trail = &inner[inner.trim_end().len()..];
+    (format!("[{lead}"), format!(",{lead}"), format!("{trail}]"))
 }
 
 /// The writer of one repair: a JSON file holds one conversation.
