@@ -12,13 +12,14 @@ answers with one `bash` call, Copilot runs it and records its result) then `copi
 
 resume: each events.jsonl in its own throw-away HOME, copied to `.copilot/session-state/<sessionId>/`
 (the session id its `session.start` names), then `copilot -p continue --resume <sessionId>
---allow-all-tools`. The launcher unpacks the client into `$HOME/.cache/copilot` on its first run: one
-unpacked copy (this run's) serves every session, through XDG_CACHE_HOME. Prints one JSON line per file:
+--allow-all-tools`. The launcher unpacks the client into `$XDG_CACHE_HOME/copilot` on its first run: one
+copy, unpacked once into target/tools/copilot-unpacked and kept, serves every session. Prints one JSON line per file:
 the client's exit code, the resume request's validity (validate_openai_chat.py), which units of the
 file's history the request lacks (a unit: a user or assistant text by hash, a call by id, a result by
 call id), `unanswered`: the calls of the request no tool message answers, and `results`: each tool
 message's text by its call id.
 """
+import glob
 import hashlib
 import json
 import os
@@ -185,15 +186,15 @@ def resume_one(session, out, timeout, cache, prompt="continue"):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+# The client unpacked once, beside the pinned install (`pkg/<platform>/<version>/` under it), and kept.
+CACHE = os.path.join(ROOT, "target", "tools", "copilot-unpacked")
+
+
 def run_resume(args):
-    cache = tempfile.mkdtemp(prefix="copilot-cache-")
-    try:
-        if os.path.exists(BIN):
-            unpack(cache)
-        return oracle.resume_all(args, BIN, "scripts/test-all",
-                                 lambda session, out, timeout: resume_one(session, out, timeout, cache))
-    finally:
-        shutil.rmtree(cache, ignore_errors=True)
+    if os.path.exists(BIN) and not glob.glob(os.path.join(CACHE, "copilot", "pkg", "*", version() or "?")):
+        unpack(CACHE)
+    return oracle.resume_all(args, BIN, "scripts/test-all",
+                             lambda session, out, timeout: resume_one(session, out, timeout, CACHE))
 
 
 def main(argv):
