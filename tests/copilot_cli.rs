@@ -10,7 +10,6 @@ use common::*;
 use std::path::{Path, PathBuf};
 
 const HEALTHY: &str = "fixtures/copilot-cli/real/7d65e2f1-0fba-4eeb-8c2f-8cf848b717b8/events.jsonl";
-const REAL: &str = "fixtures/copilot-cli/real";
 
 /// Each fixture and its findings (`severity rule@line`).
 const EXPECTED: &[(&str, &[&str])] = &[
@@ -31,7 +30,7 @@ const EXPECTED: &[(&str, &[&str])] = &[
     // the call's result is lost for good.
     (
         "fixtures/copilot-cli/real/glued.jsonl",
-        &["warning orphan-tool-call@6", "error corrupt-record@8"],
+        &["error corrupt-record@8", "warning orphan-tool-call@6"],
     ),
     (
         "fixtures/copilot-cli/real/torn-tail.jsonl",
