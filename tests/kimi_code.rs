@@ -88,14 +88,80 @@ fn lint_output_of_the_damaged_journals() {
     }
 }
 
+/// A journal of a protocol version Kimi Code 2.1.0 neither migrates nor
+/// writes: refused in one line that names the version, never called clean.
 #[test]
 fn a_journal_of_another_protocol_version_is_still_refused() {
     let o = run(&["lint", "fixtures/unsupported/kimi-code/wire.jsonl"]);
     assert_eq!(code(&o), 2, "{}", stdout(&o));
     assert!(
-        stderr(&o).contains("Kimi Code") && stderr(&o).contains("1.5"),
+        stderr(&o).contains("Kimi Code")
+            && stderr(&o).contains("protocol version 1.6,")
+            && stderr(&o).contains("1.0 to 1.5"),
         "{}",
         stderr(&o)
+    );
+    assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+}
+
+/// The older journals (fixtures/kimi-code/older/README.md): 1.4 written by
+/// Kimi Code 0.20.0, 1.0 by 2.1.0's `kimi migrate` of a kimi-cli session.
+const OLDER: &[(&str, &[&str])] = &[
+    ("fixtures/kimi-code/older/v1.4-healthy.jsonl", &[]),
+    (
+        "fixtures/kimi-code/older/v1.4-killed-call.jsonl",
+        &["warning orphan-tool-call@22"],
+    ),
+    // Its calls' arguments read out of `function` (read where 1.5 keeps
+    // them, each would be "", `invalid-tool-arguments`).
+    ("fixtures/kimi-code/older/v1.0-imported.jsonl", &[]),
+];
+
+/// Journals of the protocol versions 2.1.0 migrates on load (1.0 to 1.4)
+/// are read as it migrates them: 1.0's calls take their name and
+/// arguments out of `function`.
+#[test]
+fn journals_of_older_protocol_versions_read_as_kimi_code_migrates_them() {
+    for (file, want) in OLDER {
+        let (_, doc) = lint_json(file, &["--fail-on", "info"]);
+        assert_eq!(doc["files"][0]["dialect"], "kimi-code", "{file}: {doc:#}");
+        assert_eq!(severity_rule_lines(&doc), *want, "{file}: {doc:#}");
+    }
+    let o = run(&["inspect", "fixtures/kimi-code/older/v1.4-healthy.jsonl"]);
+    assert!(
+        stdout(&o).contains("messages:      5 (assistant 2, tool 1, user 2)"),
+        "{}",
+        stdout(&o)
+    );
+    // What the imported session sends (tests/oracle/kimi.py, the request
+    // of its resume): the prompt, two calls each with its result.
+    let o = run(&["inspect", "fixtures/kimi-code/older/v1.0-imported.jsonl"]);
+    assert!(
+        stdout(&o).contains("messages:      5 (assistant 2, tool 2, user 1)"),
+        "{}",
+        stdout(&o)
+    );
+    let text = std::fs::read_to_string(root().join("fixtures/kimi-code/older/v1.0-imported.jsonl"))
+        .unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("wire.jsonl");
+    // A 1.0 message whose calls are not `function` objects: the client's
+    // migration fails on it, and the reader says so.
+    std::fs::write(
+        &f,
+        text.replacen(
+            r#""function":{"name":"Think","arguments":"#,
+            r#""name":"Think","x":{"arguments":"#,
+            1,
+        ),
+    )
+    .unwrap();
+    let (_, doc) = lint_json(f.to_str().unwrap(), &["--fail-on", "info"]);
+    assert!(
+        doc["findings"]
+            .to_string()
+            .contains("migration of it to protocol 1.1 fails"),
+        "{doc:#}"
     );
 }
 
@@ -228,16 +294,24 @@ fn the_pinned_kimi_code_resumes_as_the_profile_says_and_every_repaired_copy_whol
         .arg(d.path().join("runs"))
         .args(originals.iter().map(|f| root().join(f)))
         .args(&copies)
+        .arg(root().join(OLDER[2].0))
         // All side by side: each client mostly waits (about 13 s each).
-        .args(["--jobs", "7"])
+        .args(["--jobs", "8"])
         .output()
         .unwrap();
     let s = summaries(&o);
-    assert_eq!(s.len(), originals.len() + copies.len(), "{s:#?}");
+    assert_eq!(s.len(), originals.len() + copies.len() + 1, "{s:#?}");
     for r in &s {
         assert_eq!(r["rc"], 0, "{r:#}");
         assert_eq!(r["valid"], true, "{r:#}");
     }
+    // The imported 1.0 journal: migrated to 1.5 and rewritten so, and
+    // sent with its system prompt, the 5 messages chatfsck reads, the
+    // prompt and two reminders.
+    let imported = &s[s.len() - 1];
+    assert_eq!(imported["messages"], 9, "{imported:#}");
+    assert_eq!(imported["rewritten"], true, "{imported:#}");
+    let s = &s[..s.len() - 1];
     // The healthy journal and the killed call resume whole, the journal
     // left as it was (the call answered in memory only).
     for r in &s[..2] {

@@ -12,9 +12,8 @@
 //! | `claude_code/` | Claude Code session files | `jsonl` (`claude-code`) |
 //! | `cline/` | Cline and Roo Code tasks (`api_conversation_history.json`), and Cline 4's sessions (`<id>.messages.json`, `session`) | `json` (`cline`, `roo-code`, `cline-4`) |
 //! | `codex/` | Codex rollouts | `jsonl` (`codex`) |
-//! | `copilot_cli/` | GitHub Copilot CLI `events.jsonl` (report-only) | `jsonl` (`copilot-cli`) |
+//! | `copilot_cli/` | GitHub Copilot CLI `events.jsonl` | `jsonl` (`copilot-cli`) |
 //! | `dataset/` | conversation datasets, one conversation a row: JSON Lines with `messages` (OpenAI fine-tuning, TRL, axolotl) or ShareGPT `conversations`, Parquet and Arrow IPC with a `messages` column (JSON text or nested) | `dataset-jsonl`, `parquet`, `arrow-ipc` (`openai`, `sharegpt`) |
-//! | `copilot_cli/` | GitHub Copilot CLI `events.jsonl` (repaired by re-linking) | `jsonl` (`copilot-cli`) |
 //! | `cursor/` | Cursor's `state.vscdb`: the global one (composers and their bubbles), a workspace's (its chat tabs, its composer list) | `sqlite-kv` (`cursor`) |
 //! | `gemini_cli/` | Gemini CLI chat recordings | `jsonl`, `json` (`gemini-cli`) |
 //! | `dispatch/` | dispatch's SQLite chunk store (seed 000) | `sqlite-kv` (`dispatch`) |

@@ -220,7 +220,11 @@ def resume_one(wire, out, timeout, prompt="continue"):
                            "agents": {"main": {"homedir": agent, "type": "main"}}, "custom": {},
                            "createdAt": now, "updatedAt": now, "isCustomTitle": False}, f)
             before = data
-            rc, timed_out, secs = oracle.run_client(kimi("-r", SESSION, "-p", prompt), env, work, timeout, out)
+            # A journal that names no model (one `kimi migrate` imported from kimi-cli) resumes with the
+            # model given on the command line.
+            model = [] if any("modelAlias" in r for r in records(wire)) else ["-m", "mock"]
+            rc, timed_out, secs = oracle.run_client(kimi("-r", SESSION, "-p", prompt, *model), env, work, timeout,
+                                                    out)
             with open(dest, "rb") as f:
                 after = f.read()
             shutil.copy(dest, os.path.join(out, "session-after.jsonl"))

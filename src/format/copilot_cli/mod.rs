@@ -6,14 +6,16 @@
 //! `tool.execution_complete`; every other event is metadata. Calls and
 //! results pair by `toolCallId` (docs/agents-formats.md §5).
 //!
-//! The CLI is closed source and validates every line on resume
-//! (`Session file is corrupted (line N: …)`); its event log is linked by
-//! `parentId`, so a correct copy must re-point the chain around every
-//! removed or inserted event. chatfsck does not write one yet: this store
-//! is report-only.
+//! The CLI is closed source; run here (1.0.102, tests/oracle/copilot.py)
+//! it replays the events in file order on resume, drops a line that does
+//! not parse (and rewrites the log without it), answers a call without a
+//! result itself and leaves a stray result out of the request. Its event
+//! log is linked by `parentId`: a repaired copy re-points the chain around
+//! every removed or inserted event (`writer.rs`).
 
 pub mod discover;
 pub mod profile;
+mod writer;
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -25,6 +27,7 @@ use serde_json::Value;
 use super::records::lazy::Node;
 use super::store::{Head, Hooks, Opened, Probe, Store, Writing};
 use crate::error::{Error, Result};
+use crate::finding::Action;
 use crate::model::{
     ArgEncoding, Arguments, Conversation, CorruptRecord, Dialect, Format, Loc, Message, PartKind,
     Role, SourceInfo, Unread,
@@ -37,11 +40,21 @@ pub static STORE: Store = Store {
     formats: &[Format::Jsonl],
     dialects: &[Dialect::CopilotCli],
     probe: Probe::Text { detect, open },
-    writing: Writing::Never(
-        "Copilot CLI's events.jsonl is a parentId-linked event log; chatfsck does not write a repaired copy of it yet",
-    ),
+    writing: Writing::Copy {
+        supports,
+        new: writer::new,
+    },
     hooks: Hooks::NONE,
 };
+
+/// What the writer carries out in Copilot CLI's own format (see
+/// `writer.rs`).
+fn supports(_: Dialect, a: &Action) -> bool {
+    matches!(
+        a,
+        Action::DropRecord { .. } | Action::RemoveResult { .. } | Action::AnswerCall { .. }
+    )
+}
 
 /// The `session.start` `data.version` this reader reads.
 const EVENTS_VERSION: &str = "1";

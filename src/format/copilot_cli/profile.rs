@@ -1,9 +1,14 @@
 //! What GitHub Copilot CLI does with each pattern when it resumes a
-//! session: closed source, and where its behaviour is not known it says so.
+//! session: closed source, so what it does was seen running it
+//! (1.0.102 offline against the loopback mock, `copilot -p … --resume`:
+//! tests/oracle/copilot.py, fixtures/copilot-cli/README.md); where its
+//! behaviour is not known it says so.
 
 use crate::finding::Severity;
 use crate::finding::profile::{Does, Note, Pattern, Profile, Provider, Resume};
 use crate::model::Dialect;
+
+const VERSIONS: &str = "1.0.102";
 
 pub static PROFILE: Profile = Profile {
     app: "Copilot CLI",
@@ -13,6 +18,55 @@ pub static PROFILE: Profile = Profile {
     replays_as_stored: false,
     pairs_outputs_by_id: false,
     resume: &[
+        Resume::new(
+            Pattern::OrphanToolCall,
+            Does::Heals("it sends a result of its own"),
+            &[Note::Text(
+                "Copilot CLI answers the call in the request it sends (`The execution of this tool, or a previous tool was interrupted.`) without writing it to the log: the request is valid",
+            )],
+        )
+        .with_severity(Severity::Warning)
+        .on_versions(VERSIONS),
+        Resume::new(
+            Pattern::OrphanToolCallAtEnd,
+            Does::Heals("it records a result of its own"),
+            &[
+                Note::Text(
+                    "Copilot CLI writes a `tool.execution_complete` for the call on resume (`success: false`, error `interrupted`: `Tool execution was interrupted before a result was recorded…`) and a `session.warning`: the request is valid",
+                ),
+                Note::Text(
+                    "the log ends on this call: if Copilot CLI is still running it, the call may simply be in progress",
+                ),
+            ],
+        )
+        .with_severity(Severity::Warning)
+        .on_versions(VERSIONS),
+        Resume::new(
+            Pattern::OrphanToolResult,
+            Does::Drops,
+            &[Note::Text(
+                "Copilot CLI leaves a result whose call is not in the log out of the request it sends: the request is valid, and the output is lost from what the model sees",
+            )],
+        )
+        .on_versions(VERSIONS),
+        Resume::new(
+            Pattern::CorruptRecordTornTail,
+            Does::Drops,
+            &[Note::Text(
+                "Copilot CLI drops the torn last line on resume and rewrites the log without it; the resume goes on with the events before it",
+            )],
+        )
+        .with_severity(Severity::Warning)
+        .on_versions(VERSIONS),
+        Resume::new(
+            Pattern::CorruptRecord,
+            Does::Drops,
+            &[Note::Text(
+                "Copilot CLI drops this line on resume without a word and rewrites the log without it: what it held, whole events glued on it included, is lost for good",
+            )],
+        )
+        .with_severity(Severity::Error)
+        .on_versions(VERSIONS),
         // Closed source, on Node: not seen resuming one.
         Resume::new(
             Pattern::LoneSurrogate,

@@ -14,9 +14,16 @@
 //! - a value that is not an object with a string `type` is skipped;
 //! - the first record must be a `metadata` record with a string
 //!   `protocol_version` and a numeric `created_at`, else the agent does
-//!   not load ("Agent wire metadata is malformed"). Only version 1.5 is
-//!   read here (the detector leaves the others to the refusal of
-//!   `format::unsupported`).
+//!   not load ("Agent wire metadata is malformed");
+//! - a journal of an older protocol version (1.0 to 1.4) is migrated
+//!   record by record to 1.5 (`resolveWireMigrations`, `MIGRATIONS`), and
+//!   rewritten as 1.5. Of the five steps only 1.0 to 1.1 changes what the
+//!   history holds: the `toolCalls` of a `context.append_message` go from
+//!   `{type, id, function: {name, arguments}}` (what `kimi migrate` writes
+//!   for a kimi-cli session it imports) to `{type, id, name, arguments}`;
+//!   the others change permission and goal records, which carry no
+//!   context. Versions 1.0 to 1.5 are read here ([`PROTOCOLS`]); the
+//!   detector leaves the others to the refusal of `format::unsupported`.
 
 use std::path::Path;
 
@@ -28,8 +35,13 @@ use crate::model::{CorruptRecord, Loc, Unread};
 use crate::source::Limits;
 use crate::source::lines::{LineReader, Next};
 
-/// The wire protocol version this reader knows (what 2.1.0 writes).
+/// The wire protocol version 2.1.0 writes.
 pub const PROTOCOL: &str = "1.5";
+
+/// The wire protocol versions this reader knows: those 2.1.0 migrates to
+/// 1.5 on load (written by Kimi Code 0.20 to 0.29: 1.4; by `kimi migrate`,
+/// importing a kimi-cli session: 1.0), and 1.5.
+pub const PROTOCOLS: &[&str] = &["1.0", "1.1", "1.2", "1.3", "1.4", PROTOCOL];
 
 /// One record of the journal.
 #[derive(Debug, Clone)]
@@ -83,8 +95,44 @@ fn parse(text: &str) -> std::result::Result<(Value, u32), serde_json::Error> {
 /// journal of the protocol version this reader knows.
 pub fn is_known_metadata(o: &serde_json::Map<String, Value>) -> bool {
     o.get("type").and_then(Value::as_str) == Some("metadata")
-        && o.get("protocol_version").and_then(Value::as_str) == Some(PROTOCOL)
+        && o.get("protocol_version")
+            .and_then(Value::as_str)
+            .is_some_and(|v| PROTOCOLS.contains(&v))
         && o.get("created_at").is_some_and(Value::is_number)
+}
+
+/// Migration 1.0 to 1.1 (`migrateV1_0ToV1_1`) of one record: each tool
+/// call of a `context.append_message` takes its `name` and `arguments`
+/// out of its `function`. A record the client's migration would fail on
+/// (a call without a `function` object) is left as it is, and said to be.
+fn migrate_1_0(v: &mut Value) -> std::result::Result<(), ()> {
+    if v.get("type").and_then(Value::as_str) != Some("context.append_message") {
+        return Ok(());
+    }
+    let Some(calls) = v
+        .pointer_mut("/message/toolCalls")
+        .and_then(Value::as_array_mut)
+    else {
+        return Err(());
+    };
+    if !calls
+        .iter()
+        .all(|c| c.get("function").is_some_and(Value::is_object))
+    {
+        return Err(());
+    }
+    for c in calls.iter_mut() {
+        let Some(o) = c.as_object_mut() else { continue };
+        let Some(Value::Object(f)) = o.remove("function") else {
+            continue;
+        };
+        o.insert("name".into(), f.get("name").cloned().unwrap_or(Value::Null));
+        o.insert(
+            "arguments".into(),
+            f.get("arguments").cloned().unwrap_or(Value::Null),
+        );
+    }
+    Ok(())
 }
 
 /// Load a wire journal as Kimi Code does.
@@ -98,6 +146,8 @@ pub fn load(path: &Path, limits: Limits) -> Result<Loaded> {
         lone_surrogates: Vec::new(),
         stop: None,
     };
+    // Whether the journal is of protocol 1.0 (its first record says).
+    let mut version_1_0 = false;
     loop {
         match lines.next_line().map_err(|e| Error::io(path, &e))? {
             Next::End => break,
@@ -121,9 +171,20 @@ pub fn load(path: &Path, limits: Limits) -> Result<Loaded> {
             continue;
         }
         match parse(text) {
-            Ok((v, n)) => {
+            Ok((mut v, n)) => {
                 if n > 0 {
                     out.lone_surrogates.push((loc.clone(), n));
+                }
+                if out.records.is_empty() {
+                    version_1_0 = v.get("protocol_version").and_then(Value::as_str) == Some("1.0");
+                }
+                if version_1_0 && migrate_1_0(&mut v).is_err() {
+                    out.unread.push(Unread {
+                        loc: loc.clone(),
+                        kind: "a protocol 1.0 message without `toolCalls` of `function` objects"
+                            .to_string(),
+                        what: "Kimi Code's migration of it to protocol 1.1 fails, and the agent does not load; read here as it is",
+                    });
                 }
                 if v.get("type").is_some_and(Value::is_string) {
                     out.records.push(Record { loc, value: v });

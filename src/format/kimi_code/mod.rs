@@ -10,8 +10,9 @@
 //! (`agent.message.appended`, `agent.turn.started`…). The client appends
 //! whole lines and, on resume, rebuilds each agent's context from the
 //! `context.*` records alone ([`load`], [`read`]); a repaired copy is
-//! written in its own terms (`writer.rs`). A journal of another protocol
-//! version is left to `format::unsupported`, which refuses it.
+//! written in its own terms (`writer.rs`). A journal of protocol 1.0 to
+//! 1.4 is read as the client migrates it to 1.5 ([`load`]); one of
+//! another version is left to `format::unsupported`, which refuses it.
 
 pub mod discover;
 pub mod load;

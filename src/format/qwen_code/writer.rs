@@ -29,8 +29,8 @@ use super::read::{self, Sent};
 use crate::config::OrphanCalls as OrphanPolicy;
 use crate::error::{Error, Result};
 use crate::finding::Action;
-use crate::format::records::chain::App;
 use crate::format::records::chain::writer::{Copy, Plan, Salvage, edit};
+use crate::format::records::chain::{App, uuid_v4};
 use crate::model::{Conversation, PartKind, Slot};
 use crate::write::{Left, Log, Planned, Target, Writer};
 
@@ -49,25 +49,7 @@ impl App for Qwen {
 
     /// A version 4 uuid, as Qwen Code draws them.
     fn new_id(seed: &str, taken: &mut HashSet<String>) -> String {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in seed.bytes() {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-        loop {
-            let lo = h.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            let u = format!(
-                "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
-                (h >> 32) as u32,
-                (h >> 16) as u16,
-                h as u16 & 0xfff,
-                (lo >> 52) as u16 & 0xfff,
-                lo & 0xffff_ffff_ffff
-            );
-            if taken.insert(u.clone()) {
-                return u;
-            }
-            h = h.wrapping_add(1);
-        }
+        uuid_v4(seed, taken)
     }
 }
 

@@ -34,7 +34,7 @@ fn refuse(path: &Path, what: &str) -> Error {
 }
 
 /// What a text file is, when it is one of the apps of this store.
-fn text_app(head: &Head<'_>) -> Option<&'static str> {
+fn text_app(head: &Head<'_>) -> Option<std::borrow::Cow<'static, str>> {
     let name = head
         .path
         .file_name()
@@ -59,19 +59,25 @@ fn text_app(head: &Head<'_>) -> Option<&'static str> {
     }
     let text = String::from_utf8_lossy(head.bytes);
     if name == ".aider.chat.history.md" || aider_header(&text) {
-        return Some("an Aider chat history (`.aider.chat.history.md`)");
+        return Some("an Aider chat history (`.aider.chat.history.md`)".into());
     }
     if first == Some(b'{') && swe_agent(head.extension(), &text) {
-        return Some("a SWE-agent trajectory (`.traj`)");
+        return Some("a SWE-agent trajectory (`.traj`)".into());
     }
-    if first == Some(b'{') && kimi_wire(head.bytes).is_some() {
-        // Protocol 1.5 is read by `format::kimi_code`, tried first.
+    if first == Some(b'{')
+        && let Some(version) = kimi_wire(head.bytes)
+    {
+        // Protocols 1.0 to 1.5 are read by `format::kimi_code`, tried first.
         return Some(
-            "a Kimi Code session's event log (`wire.jsonl`) of a protocol version other than the 1.5 chatfsck reads",
+            format!(
+                "a Kimi Code session's event log (`wire.jsonl`) of protocol version {}, which chatfsck does not know (it reads 1.0 to 1.5, what Kimi Code 2.1.0 migrates and writes)",
+                crate::escape::preview(&version, 40)
+            )
+            .into(),
         );
     }
     if first == Some(b'[') && openhands(&text) {
-        return Some("an OpenHands trajectory");
+        return Some("an OpenHands trajectory".into());
     }
     None
 }
@@ -91,7 +97,10 @@ fn kimi_wire(bytes: &[u8]) -> Option<String> {
     }
     let line = bytes.split(|&b| b == b'\n').next()?;
     let first: First = serde_json::from_slice(line).ok()?;
-    (first.ty == "metadata").then(|| first.protocol_version.to_string())
+    (first.ty == "metadata").then(|| match first.protocol_version {
+        serde_json::Value::String(s) => s,
+        v => v.to_string(),
+    })
 }
 
 /// Aider writes `# aider chat started at YYYY-MM-DD HH:MM:SS` on every
@@ -157,8 +166,8 @@ fn open_text(path: &Path, limits: Limits) -> Result<Opened> {
         buf
     };
     let head = Head::new(path, &bytes, limits);
-    let what = text_app(&head).unwrap_or("a history chatfsck recognises");
-    Err(refuse(path, what))
+    let what = text_app(&head).unwrap_or("a history chatfsck recognises".into());
+    Err(refuse(path, &what))
 }
 
 #[cfg(test)]

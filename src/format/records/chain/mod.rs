@@ -39,6 +39,31 @@ pub trait App {
     fn new_id(seed: &str, taken: &mut HashSet<String>) -> String;
 }
 
+/// A version 4 uuid no id in `taken` is (added to it), derived from
+/// `seed`: the ids Qwen Code and Copilot CLI draw, made stable so that a
+/// second repair of the same input makes the same copy.
+pub fn uuid_v4(seed: &str, taken: &mut HashSet<String>) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in seed.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    loop {
+        let lo = h.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let u = format!(
+            "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
+            (h >> 32) as u32,
+            (h >> 16) as u16,
+            h as u16 & 0xfff,
+            (lo >> 52) as u16 & 0xfff,
+            lo & 0xffff_ffff_ffff
+        );
+        if taken.insert(u.clone()) {
+            return u;
+        }
+        h = h.wrapping_add(1);
+    }
+}
+
 /// One record the loader kept.
 #[derive(Debug, Clone)]
 pub struct Node {

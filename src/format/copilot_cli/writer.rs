@@ -1,0 +1,321 @@
+//! A repaired copy of a Copilot CLI event log, written in Copilot CLI's
+//! own terms.
+//!
+//! Every line is copied byte for byte but those an edit names, and every
+//! event's `parentId` still names the event before it (the chain writer
+//! Copilot CLI shares with pi and Qwen Code: `records::chain::writer`):
+//!
+//! - a line that does not parse: dropped (Copilot CLI drops it too, and
+//!   rewrites the file without it), the whole events it holds (`}{`-glued
+//!   lines) written on lines of their own, so that what Copilot CLI would
+//!   lose for good is kept;
+//! - a stray tool result (a `tool.execution_complete` no request names):
+//!   its event removed, the event after it hung from the one before;
+//! - an unanswered call: the `tool.execution_complete` Copilot CLI itself
+//!   writes on resume for a call without a recorded result
+//!   ([`INTERRUPTED`], error code `interrupted`), right after the call's
+//!   `tool.execution_start` (else its `assistant.message`). A call whose
+//!   result is in a glued line that this repair splits is left alone.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::config::OrphanCalls as OrphanPolicy;
+use crate::error::Result;
+use crate::finding::{Action, Finding};
+use crate::format::qwen_code::load::recover_objects;
+use crate::format::records::chain::writer::{Copy, Plan, Salvage, edit};
+use crate::format::records::chain::{self, App, Node, uuid_v4};
+use crate::model::{Conversation, PartKind};
+use crate::source::Limits;
+use crate::write::{Left, Log, Planned, Target, Writer};
+
+/// The error Copilot CLI 1.0.102 records, on resume, for a call whose
+/// result the log does not hold (a `tool.execution_complete` with
+/// `success: false`, `error.code` `interrupted`, `model` `resumed`).
+pub const INTERRUPTED: &str = "Tool execution was interrupted before a result was recorded. Its effects may be absent, partial, or already complete, and other tools may have completed successfully. Check the current state before retrying; do not assume success or replay this operation blindly.";
+
+/// Copilot CLI's event logs, for the shared chain writer.
+pub struct Copilot;
+
+impl App for Copilot {
+    const CLIENT: &'static str = "Copilot CLI";
+    const PARENT: &'static str = "parentId";
+    const NODE: &'static str = "event";
+    const WHOLE: &'static str = "log";
+
+    /// A version 4 uuid, as Copilot CLI draws event ids.
+    fn new_id(seed: &str, taken: &mut HashSet<String>) -> String {
+        uuid_v4(seed, taken)
+    }
+}
+
+/// The events of the log: one per line that parses as an object.
+fn events(path: &Path, limits: Limits) -> Result<Vec<Node>> {
+    let mut out = Vec::new();
+    chain::each_line(path, limits, |line| {
+        let Ok(text) = std::str::from_utf8(line.bytes) else {
+            return Ok(());
+        };
+        if let Ok((v @ Value::Object(_), _)) = chain::parse(text) {
+            out.push(Node::new(line.loc, v, "id", "parentId", false));
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// The whole events a line that does not parse holds (`}{`-glued), as
+/// their texts.
+fn glued_events(bytes: &[u8]) -> Vec<(String, Value)> {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim();
+    recover_objects(text)
+        .into_iter()
+        .filter_map(|(s, t)| {
+            let part = &text[s..t];
+            let v = serde_json::from_str::<Value>(part).ok()?;
+            let event = v.get("type").is_some_and(Value::is_string)
+                && v.get("id").is_some_and(Value::is_string)
+                && v.get("data").is_some_and(Value::is_object);
+            event.then(|| (part.to_string(), v))
+        })
+        .collect()
+}
+
+/// The call a result event answers.
+fn result_of(v: &Value) -> Option<&str> {
+    (v.get("type").and_then(Value::as_str) == Some("tool.execution_complete"))
+        .then(|| v.pointer("/data/toolCallId").and_then(Value::as_str))
+        .flatten()
+}
+
+pub struct CopilotWriter(Copy);
+
+pub fn new(t: &Target<'_>) -> Result<Box<dyn Writer>> {
+    Ok(Box::new(CopilotWriter(Copy::new(t))))
+}
+
+/// The event on the line of message `m`'s part `part`, of type `ty`.
+fn event_of(nodes: &[Node], conv: &Conversation, m: usize, part: usize, ty: &str) -> Option<usize> {
+    let line = conv.messages.get(m)?.parts.get(part)?.loc.line()?;
+    nodes
+        .iter()
+        .position(|n| n.loc.line() == Some(line))
+        .filter(|&i| nodes[i].ty() == ty)
+}
+
+impl Writer for CopilotWriter {
+    fn plan(&mut self, conv: &Conversation, planned: &[Planned<'_>], log: &mut Log) -> Result<()> {
+        if !self.0.begin(planned) {
+            return Ok(());
+        }
+        let nodes = events(&self.0.input, self.0.limits)?;
+        let policy = self.0.policy;
+        let lines = self.0.take();
+        let mut plan = Plan::<Copilot>::new(&nodes, &self.0.input, lines)?;
+        // The results this repair recovers from glued lines: their calls
+        // are answered already.
+        let mut recovered: HashSet<String> = HashSet::new();
+        for p in planned {
+            for action in &p.fix.actions {
+                if let Action::DropRecord { loc } = action {
+                    let bytes = plan.records.read_bytes(loc)?;
+                    recovered.extend(
+                        glued_events(&bytes)
+                            .iter()
+                            .filter_map(|(_, v)| result_of(v).map(str::to_string)),
+                    );
+                }
+            }
+        }
+        for p in planned {
+            let f = p.finding;
+            for action in &p.fix.actions {
+                match action {
+                    Action::DropRecord { loc } => drop_line(&mut plan, f, action.name(), loc)?,
+                    Action::RemoveResult { message, part } => {
+                        let Some(i) =
+                            event_of(&nodes, conv, *message, *part, "tool.execution_complete")
+                        else {
+                            log.left.push(Left::of(
+                                f,
+                                "the result is not a `tool.execution_complete` event of its own line",
+                            ));
+                            continue;
+                        };
+                        let call = result_of(&nodes[i].value).unwrap_or("").to_string();
+                        let line = nodes[i].loc.line().unwrap_or(0);
+                        plan.drop_node(
+                            f,
+                            action.name(),
+                            i,
+                            format!(
+                                "dropped the tool result for `{call}` (line {line}), which answers no call (Copilot CLI leaves it out of the request)"
+                            ),
+                            vec![call],
+                        )?;
+                    }
+                    Action::AnswerCall { message, part } => {
+                        let Some(PartKind::ToolCall { id, name, .. }) = conv
+                            .messages
+                            .get(*message)
+                            .and_then(|m| m.parts.get(*part))
+                            .map(|p| &p.kind)
+                        else {
+                            continue;
+                        };
+                        if recovered.contains(id) {
+                            log.left.push(Left::of(
+                                f,
+                                "its result is in a glued line this repair splits into whole events",
+                            ));
+                            continue;
+                        }
+                        let Some(at) = event_of(&nodes, conv, *message, *part, "assistant.message")
+                        else {
+                            log.left.push(Left::of(
+                                f,
+                                "the call is not in an `assistant.message` event of its own line",
+                            ));
+                            continue;
+                        };
+                        match policy.orphan_calls {
+                            OrphanPolicy::Report => {
+                                log.left
+                                    .push(Left::of(f, "orphan-calls policy is `report`"));
+                            }
+                            OrphanPolicy::Drop => log.left.push(Left::of(
+                                f,
+                                "Copilot CLI answers an unanswered call itself on resume; the call is kept (the policy `drop` is not carried out in Copilot CLI logs)",
+                            )),
+                            OrphanPolicy::Placeholder => {
+                                answer(&mut plan, f, action.name(), &nodes, at, id, name);
+                            }
+                        }
+                    }
+                    _ => log
+                        .left
+                        .push(Left::of(f, "not written in Copilot CLI event logs")),
+                }
+            }
+        }
+        let lines = plan.finish(log)?;
+        self.0.set(lines);
+        Ok(())
+    }
+
+    fn write(self: Box<Self>, _log: &mut Log) -> Result<()> {
+        self.0.write()
+    }
+}
+
+/// Drop the line at `loc`, keeping the whole events it holds on lines of
+/// their own.
+fn drop_line<'f>(
+    plan: &mut Plan<'_, 'f, Copilot>,
+    f: &'f Finding,
+    action: &'static str,
+    loc: &crate::model::Loc,
+) -> Result<()> {
+    let line = loc.line().unwrap_or(0);
+    plan.drop_line(f, action, loc, |bytes| {
+        let kept = glued_events(bytes);
+        (!kept.is_empty()).then(|| Salvage {
+            description: format!(
+                "dropped what of line {line} is no whole event, and wrote the {} whole event(s) it holds on lines of their own (Copilot CLI would drop them all and rewrite the log without them)",
+                kept.len()
+            ),
+            ids: kept
+                .iter()
+                .filter_map(|(_, v)| v.get("id").and_then(Value::as_str).map(str::to_string))
+                .collect(),
+            text: kept
+                .into_iter()
+                .map(|(t, _)| t)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        })
+    })
+}
+
+/// Put in, after the call's `tool.execution_start` (else its
+/// `assistant.message`, event `at`), the result Copilot CLI writes for a
+/// call it finds unanswered on resume.
+fn answer(
+    plan: &mut Plan<'_, '_, Copilot>,
+    f: &Finding,
+    action: &'static str,
+    nodes: &[Node],
+    at: usize,
+    id: &str,
+    name: &str,
+) {
+    let i = nodes
+        .iter()
+        .enumerate()
+        .skip(at + 1)
+        .find(|(_, n)| {
+            n.ty() == "tool.execution_start"
+                && n.value.pointer("/data/toolCallId").and_then(Value::as_str) == Some(id)
+        })
+        .map_or(at, |(k, _)| k);
+    let Some(own) = nodes[i].id.clone() else {
+        return;
+    };
+    let under = plan.under(i, &own);
+    let uuid = plan.new_id(&format!("{own}/{id}"));
+    let line = nodes[i].loc.line().unwrap_or(0);
+    let event = json!({
+        "type": "tool.execution_complete",
+        "data": {
+            "toolCallId": id,
+            "model": "resumed",
+            "interactionId": "resume",
+            "success": false,
+            "error": {"message": INTERRUPTED, "code": "interrupted"},
+        },
+        "id": uuid,
+        "timestamp": nodes[i].value.get("timestamp").cloned().unwrap_or(Value::Null),
+        "parentId": under,
+    });
+    plan.put_after(
+        f,
+        action,
+        i,
+        &under,
+        uuid.clone(),
+        event,
+        id,
+        format!(
+            "answered the call `{id}` (`{name}`) with the result Copilot CLI itself records on resume for a call without one (`{INTERRUPTED}`), in a new event right after line {line}"
+        ),
+    );
+    // The event after it whose parent is in no line most likely followed
+    // the lost result: it follows the one put in.
+    let Some(next) = (i + 1..nodes.len()).find(|&k| !plan.tree.dropped[k]) else {
+        return;
+    };
+    let Some(missing) = plan.tree.parent[next].clone() else {
+        return;
+    };
+    if plan.tree.ids.contains(&missing) {
+        return;
+    }
+    plan.tree.parent[next] = Some(uuid);
+    plan.edit_of(
+        next,
+        edit(
+            f,
+            "relink",
+            format!(
+                "linked line {} (its parent `{missing}` is in no line) to the result put in for `{id}`, the event before it now",
+                nodes[next].loc.line().unwrap_or(0)
+            ),
+            nodes[next].loc.clone(),
+            vec![id.to_string()],
+        ),
+    );
+}
