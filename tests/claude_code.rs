@@ -265,7 +265,7 @@ const EXPECTED: &[(&str, &[&str])] = &[
         "invalid-tool-name/nul-in-name.jsonl",
         &["invalid-tool-name error 23"],
     ),
-    // A tool search result naming a tool of 86 characters: sent while the
+    // A tool search result naming a tool of 82 characters: sent while the
     // tool is offered, and refused (`tool_reference.tool_name`).
     (
         "invalid-tool-name/tool-reference-over-64-characters.jsonl",
@@ -2240,7 +2240,7 @@ fn the_newer_server_tool_blocks_are_known() {
 }
 
 /// Issue 39: tool names the API refuses. A tool search result naming a
-/// tool of 86 characters (`tool_reference.tool_name: String should have at
+/// tool of 82 characters (`tool_reference.tool_name: String should have at
 /// most 64 characters`, as in mims-harvard/ToolUniverse #65): the copy
 /// carries a text block saying which tool it named and why it was removed,
 /// where Claude Code itself leaves out references to tools it no longer
@@ -2269,7 +2269,7 @@ fn a_tool_name_the_api_refuses_is_mended_in_the_call_and_the_reference() {
     assert!(
         text.starts_with("[Tool reference removed by chatfsck repair:")
             && text.contains(long)
-            && text.contains("86 characters"),
+            && text.contains("82 characters"),
         "{text}"
     );
     let edit = &log["edits"][0];

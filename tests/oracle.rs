@@ -329,7 +329,7 @@ cases! {
     // (`claude_code_sends_a_nul_in_a_tool_name_as_stored`); the copy's call
     // is named without it, and its result still answers it.
     claude_nul_in_a_tool_name: Claude "fixtures/claude-code/invalid-tool-name/nul-in-name.jsonl" Expect::Whole;
-    // A tool search result naming a tool of 86 characters: the copy sends
+    // A tool search result naming a tool of 82 characters: the copy sends
     // a text block in its place, and the validator's `tool_reference_name`
     // rule holds.
     claude_tool_reference_over_64_characters: Claude "fixtures/claude-code/invalid-tool-name/tool-reference-over-64-characters.jsonl" Expect::Whole;

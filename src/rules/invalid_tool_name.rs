@@ -39,7 +39,7 @@ own, from an MCP tool whose prefixed name is long
 ## Example
 ```jsonl
 {"type":"assistant","uuid":"b","message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"mcp__server__aaaa… (240 characters)","input":{}}]}}
-{"type":"user","uuid":"c","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_2","content":[{"type":"tool_reference","tool_name":"mcp__tooluniverse__FDA_get_info_on_conditions… (86 characters)"}]}]}}
+{"type":"user","uuid":"c","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_2","content":[{"type":"tool_reference","tool_name":"mcp__tooluniverse__FDA_get_info_on_conditions… (82 characters)"}]}]}}
 ```
 
 ## Repair

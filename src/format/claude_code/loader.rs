@@ -824,7 +824,9 @@ fn block(b: Block<'_>, k: usize, meta: &mut ChainRecord) -> std::result::Result<
                 if let Some(id) = b.id {
                     meta.issues.push(BlockIssue::ServerToolUse { block: k, id });
                 }
-            } else if let Some(id) = b.tool_use_id {
+            } else if other.ends_with("_tool_result")
+                && let Some(id) = b.tool_use_id
+            {
                 meta.issues
                     .push(BlockIssue::ServerToolResult { block: k, id });
             }
