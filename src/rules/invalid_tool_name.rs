@@ -12,7 +12,7 @@ pub static RULE: Rule = Rule {
     severity: Severity::Error,
     summary: "a tool name the API refuses: a call's over 200 characters or holding a NUL, a tool reference's over 64",
     repair: Some(
-        "Claude Code: name the call without its NULs, cut to the 200 characters the client sends; replace a tool reference with a text block saying which tool it named and why it was removed; the old blocks go to the repair log",
+        "name the call without its NULs, cut to 200 characters; replace a tool reference with a text block saying which tool it named and why it was removed; the old blocks go to the repair log; where the store's writer can",
     ),
     doc: r#"## What it does
 Finds tool names, in histories sent to the Messages API, that the API
