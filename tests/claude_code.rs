@@ -265,9 +265,26 @@ const EXPECTED: &[(&str, &[&str])] = &[
         "invalid-tool-name/nul-in-name.jsonl",
         &["invalid-tool-name error 23"],
     ),
+    // A tool search result naming a tool of 82 characters: sent while the
+    // tool is offered, and refused (`tool_reference.tool_name`).
+    (
+        "invalid-tool-name/tool-reference-over-64-characters.jsonl",
+        &["invalid-tool-name error 24"],
+    ),
     (
         "empty-text-block/blank-text-beside-calls.jsonl",
         &["empty-text-block warning 3"],
+    ),
+    // A server tool's call in one reply (paused), its result in the next:
+    // the client leaves the call out and sends the result, refused.
+    (
+        "orphan-tool-result/server-tool-result-in-the-next-reply.jsonl",
+        &["orphan-tool-result error 24"],
+    ),
+    // The same with the advisor: the client leaves both out.
+    (
+        "orphan-tool-result/advisor-result-in-the-next-reply.jsonl",
+        &["orphan-tool-result warning 24"],
     ),
 ];
 
@@ -508,6 +525,7 @@ const REPAIRED: &[&str] = &[
     "corrupt-record",
     "duplicate-tool-call-id",
     "invalid-tool-arguments",
+    "invalid-tool-name",
     "empty-text-block",
     "oversized-image",
     "stale-leaf",
@@ -2219,4 +2237,144 @@ fn the_newer_server_tool_blocks_are_known() {
     let (code, doc) = lint_json(path.to_str().unwrap(), &["--fail-on", "info"]);
     assert_eq!(code, 0, "{doc:#}");
     assert_eq!(doc["files"][0]["messages"], 2, "{doc:#}");
+}
+
+/// Issue 39: tool names the API refuses. A tool search result naming a
+/// tool of 82 characters (`tool_reference.tool_name: String should have at
+/// most 64 characters`, as in mims-harvard/ToolUniverse #65): the copy
+/// carries a text block saying which tool it named and why it was removed,
+/// where Claude Code itself leaves out references to tools it no longer
+/// offers. A call's name with a NUL: the copy's call is named without it,
+/// under its id, so its result still answers it. Each block as it was is
+/// in the log; every other line is the input's; a second repair changes
+/// nothing.
+#[test]
+fn a_tool_name_the_api_refuses_is_mended_in_the_call_and_the_reference() {
+    let long = "mcp__tooluniverse__FDA_get_info_on_conditions_for_doctor_consultation_by_drug_name";
+    let dir = tempfile::tempdir().unwrap();
+    let input = root().join(fixture(
+        "invalid-tool-name/tool-reference-over-64-characters.jsonl",
+    ));
+    let (out, log) = repair_logged(&input, dir.path());
+    assert_eq!(edit_lines(&log), vec!["replace-tool-reference@24"]);
+    let recs = records(&out);
+    let content = &recs[23]["message"]["content"][0];
+    assert_eq!(
+        content["tool_use_id"],
+        "toolu_bdrk_01Siz9pfbo7dpNst33AQai4F"
+    );
+    assert_eq!(content["content"].as_array().unwrap().len(), 1, "{content}");
+    assert_eq!(content["content"][0]["type"], "text", "{content}");
+    let text = content["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("[Tool reference removed by chatfsck repair:")
+            && text.contains(long)
+            && text.contains("82 characters"),
+        "{text}"
+    );
+    let edit = &log["edits"][0];
+    assert_eq!(
+        edit["before"].as_str().unwrap(),
+        format!(
+            r#"{{"tool_use_id":"toolu_bdrk_01Siz9pfbo7dpNst33AQai4F","type":"tool_result","content":[{{"type":"tool_reference","tool_name":"{long}"}}]}}"#
+        ),
+    );
+    let original = std::fs::read_to_string(&input).unwrap();
+    let copy = std::fs::read_to_string(&out).unwrap();
+    let changed: Vec<usize> = original
+        .lines()
+        .zip(copy.lines())
+        .enumerate()
+        .filter(|(_, (a, b))| a != b)
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(changed, vec![24]);
+    assert_eq!(original.lines().count(), copy.lines().count());
+    let (_, doc) = lint_json(out.to_str().unwrap(), &["--fail-on", "info"]);
+    assert!(findings(&doc).is_empty(), "{doc:#}");
+    assert_second_repair_changes_nothing(&out, dir.path());
+
+    let dir = tempfile::tempdir().unwrap();
+    let input = root().join(fixture("invalid-tool-name/nul-in-name.jsonl"));
+    let (out, log) = repair_logged(&input, dir.path());
+    assert_eq!(edit_lines(&log), vec!["rename-tool@23"]);
+    assert!(
+        log["edits"][0]["before"]
+            .as_str()
+            .unwrap()
+            .contains(r#""name":"Ba\u0000sh""#),
+        "{log:#}"
+    );
+    let recs = records(&out);
+    let call = &recs[22]["message"]["content"][0];
+    assert_eq!(call["name"], "Bash", "{call}");
+    assert_eq!(
+        recs[23]["message"]["content"][0]["tool_use_id"], call["id"],
+        "the result answers the call it answered"
+    );
+    let (_, doc) = lint_json(out.to_str().unwrap(), &["--fail-on", "info"]);
+    assert!(findings(&doc).is_empty(), "{doc:#}");
+    assert_second_repair_changes_nothing(&out, dir.path());
+
+    // Over 200 characters: cut where Claude Code cuts it when it sends it.
+    let dir = tempfile::tempdir().unwrap();
+    let input = root().join(fixture("invalid-tool-name/name-over-200-characters.jsonl"));
+    let (out, log) = repair_logged(&input, dir.path());
+    assert_eq!(edit_lines(&log), vec!["rename-tool@23"]);
+    let before: serde_json::Value =
+        serde_json::from_str(log["edits"][0]["before"].as_str().unwrap()).unwrap();
+    let name = before["name"].as_str().unwrap();
+    assert_eq!(name.chars().count(), 240);
+    let recs = records(&out);
+    let cut: String = name.chars().take(200).collect();
+    assert_eq!(recs[22]["message"]["content"][0]["name"], cut.as_str());
+    assert_second_repair_changes_nothing(&out, dir.path());
+}
+
+/// Issue 39: a server tool's pair split across replies. The reply paused
+/// after its `web_search` call (line 23, `pause_turn`); the result came in
+/// the next reply (line 24, line 25's `message.id`). Claude Code 2.1.330
+/// leaves the call out (no result in its message) and sends the result,
+/// which the API refuses. The copy holds neither: both records go to the
+/// log, and line 25 is linked to the prompt they hung off. The same
+/// with the advisor, which the client itself leaves out, is a warning.
+#[test]
+fn a_server_tool_result_in_the_next_reply_goes_with_its_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = root().join(fixture(
+        "orphan-tool-result/server-tool-result-in-the-next-reply.jsonl",
+    ));
+    let (_, doc) = lint_json(input.to_str().unwrap(), &["--fail-on", "info"]);
+    let f = &doc["findings"][0];
+    assert!(
+        f["summary"]
+            .as_str()
+            .unwrap()
+            .contains("its `server_tool_use` is in an earlier message (line 23)"),
+        "{f:#}"
+    );
+    let (out, log) = repair_logged(&input, dir.path());
+    let before: Vec<&str> = log["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["before"].as_str())
+        .collect();
+    assert!(
+        before
+            .iter()
+            .any(|b| b.contains(r#""type":"server_tool_use""#))
+            && before
+                .iter()
+                .any(|b| b.contains(r#""type":"web_search_tool_result""#)),
+        "{log:#}"
+    );
+    let original: Vec<serde_json::Value> = records(&input);
+    let recs = records(&out);
+    assert_eq!(recs.len(), original.len() - 2);
+    assert_eq!(recs[22]["uuid"], original[24]["uuid"]);
+    assert_eq!(recs[22]["parentUuid"], original[21]["uuid"]);
+    let (_, doc) = lint_json(out.to_str().unwrap(), &["--fail-on", "info"]);
+    assert!(findings(&doc).is_empty(), "{doc:#}");
+    assert_second_repair_changes_nothing(&out, dir.path());
 }

@@ -322,9 +322,24 @@ cases! {
     // cycle: the input sends 5 of 20 units, starting with an assistant
     // turn; the copy, line 20 under a uuid of its own, all 20.
     claude_reused_uuid_closes_a_cycle: Claude "fixtures/claude-code/duplicate-uuid/reused-uuid-closes-a-cycle.jsonl" Expect::Whole;
-    // A tool name of 240 characters: the client cuts it to 200 (the
-    // repair leaves it), and the request is valid.
+    // A tool name of 240 characters: the client cuts it to 200, and so
+    // does the copy; the request is valid.
     claude_tool_name_over_200_characters: Claude "fixtures/claude-code/invalid-tool-name/name-over-200-characters.jsonl" Expect::Whole;
+    // A NUL in a tool name: the input's request is refused
+    // (`claude_code_sends_a_nul_in_a_tool_name_as_stored`); the copy's call
+    // is named without it, and its result still answers it.
+    claude_nul_in_a_tool_name: Claude "fixtures/claude-code/invalid-tool-name/nul-in-name.jsonl" Expect::Whole;
+    // A tool search result naming a tool of 82 characters: the copy sends
+    // a text block in its place, and the validator's `tool_reference_name`
+    // rule holds.
+    claude_tool_reference_over_64_characters: Claude "fixtures/claude-code/invalid-tool-name/tool-reference-over-64-characters.jsonl" Expect::Whole;
+    // A server tool's call in a paused reply and its result in the next:
+    // the input's request is refused (the client leaves the call out and
+    // sends the result, `orphan_server_tool_result`); the copy, without
+    // either, is valid. With the advisor, the client leaves both out
+    // itself (19 of 21 units); so does the copy.
+    claude_server_tool_result_in_the_next_reply: Claude "fixtures/claude-code/orphan-tool-result/server-tool-result-in-the-next-reply.jsonl" Expect::Whole;
+    claude_advisor_result_in_the_next_reply: Claude "fixtures/claude-code/orphan-tool-result/advisor-result-in-the-next-reply.jsonl" Expect::Whole;
     // No record carries a link: each is linked to the one before it.
     claude_unchained_all_parents_null: Claude "fixtures/claude-code/unchained-records/all-parents-null.jsonl" Expect::Whole;
 

@@ -99,6 +99,24 @@ pub enum Action {
     /// ordinal or one that is no number, the ordinal `ordinal` (the one
     /// after the highest before it); the line as it was goes to the log.
     SetOrdinal { loc: Loc, ordinal: u64 },
+    /// Replace a `tool_reference` the API refuses (item `item` of the
+    /// content of the tool result at block `block` of the record at `loc`)
+    /// with a text block saying what was removed and why (the block as it
+    /// was goes to the log).
+    ReplaceToolReference {
+        loc: Loc,
+        block: usize,
+        item: usize,
+        why: String,
+    },
+    /// Give a tool call the name `name` in place of one the API refuses
+    /// (the old name goes to the log). Results answer a call by its id,
+    /// which is kept, so the pair stays whole.
+    RenameTool {
+        message: usize,
+        part: usize,
+        name: String,
+    },
 }
 
 impl Action {
@@ -125,6 +143,8 @@ impl Action {
             Action::DropItemId { .. } => "drop-item-id",
             Action::UnshareUuid { .. } => "unshare-uuid",
             Action::SetOrdinal { .. } => "set-ordinal",
+            Action::ReplaceToolReference { .. } => "replace-tool-reference",
+            Action::RenameTool { .. } => "rename-tool",
         }
     }
 }

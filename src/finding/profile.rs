@@ -157,6 +157,12 @@ pub enum Pattern {
     InvalidToolNameNul,
     /// A tool call's name over the API's 200 characters.
     InvalidToolNameLong,
+    /// A `tool_reference`'s tool name over the API's 64 characters.
+    InvalidToolReferenceLong,
+    /// A server tool's result without its call before it in its message.
+    OrphanServerToolResult,
+    /// An advisor tool's result without its call before it in its message.
+    OrphanServerToolResultAdvisor,
 }
 
 impl Pattern {
@@ -218,6 +224,9 @@ impl Pattern {
         Pattern::InvalidToolArguments,
         Pattern::InvalidToolNameNul,
         Pattern::InvalidToolNameLong,
+        Pattern::InvalidToolReferenceLong,
+        Pattern::OrphanServerToolResult,
+        Pattern::OrphanServerToolResultAdvisor,
     ];
 
     /// The rule that detects it.
@@ -234,7 +243,10 @@ impl Pattern {
             Pattern::MissingThoughtSignature => "missing-thought-signature",
             Pattern::FunctionResponseCount => "function-response-count",
             Pattern::LoneSurrogate => "lone-surrogate",
-            Pattern::OrphanToolResult | Pattern::OrphanToolResultOffChain => "orphan-tool-result",
+            Pattern::OrphanToolResult
+            | Pattern::OrphanToolResultOffChain
+            | Pattern::OrphanServerToolResult
+            | Pattern::OrphanServerToolResultAdvisor => "orphan-tool-result",
             Pattern::InterleavedMessage => "interleaved-message",
             Pattern::MissingOrdinalAtEnd | Pattern::MissingOrdinal => "missing-ordinal",
             Pattern::ReusedOrdinal => "reused-ordinal",
@@ -271,7 +283,9 @@ impl Pattern {
             Pattern::ProjectionOutOfStep => "projection-out-of-step",
             Pattern::EmptyTextBlock => "empty-text-block",
             Pattern::InvalidToolArguments => "invalid-tool-arguments",
-            Pattern::InvalidToolNameNul | Pattern::InvalidToolNameLong => "invalid-tool-name",
+            Pattern::InvalidToolNameNul
+            | Pattern::InvalidToolNameLong
+            | Pattern::InvalidToolReferenceLong => "invalid-tool-name",
         }
     }
 
@@ -306,6 +320,9 @@ impl Pattern {
                 | Pattern::MismatchedMessageIdOffBranch
                 | Pattern::ThinkingSignature
                 | Pattern::OversizedImageBase64
+                | Pattern::InvalidToolReferenceLong
+                | Pattern::OrphanServerToolResult
+                | Pattern::OrphanServerToolResultAdvisor
                 | Pattern::UnknownBlockTypeUntyped
                 | Pattern::OrphanToolResultOffChain
         )
@@ -395,6 +412,13 @@ impl Pattern {
             Pattern::InvalidToolArguments => "a call's arguments are no JSON object",
             Pattern::InvalidToolNameNul => "a call's name holds a NUL",
             Pattern::InvalidToolNameLong => "a call's name is over 200 characters",
+            Pattern::InvalidToolReferenceLong => "a tool reference's name is over 64 characters",
+            Pattern::OrphanServerToolResult => {
+                "a server tool's result is not in its call's message"
+            }
+            Pattern::OrphanServerToolResultAdvisor => {
+                "an advisor's result is not in its call's message"
+            }
         }
     }
 }

@@ -108,6 +108,10 @@ pub enum Signature {
     Unframed,
 }
 
+/// The Messages API's longest `tool_reference.tool_name`, in characters
+/// (`…tool_reference.tool_name: String should have at most 64 characters`).
+pub const TOOL_REFERENCE_NAME_LIMIT: usize = 64;
+
 /// One content block worth a rule's attention, by position in its record.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BlockIssue {
@@ -127,6 +131,25 @@ pub enum BlockIssue {
     /// it sends the request (it is no part of the message read).
     Untyped {
         block: usize,
+    },
+    /// A `tool_reference` in the tool result at `block` (item `item` of
+    /// its content) whose `tool_name` is over the API's 64 characters.
+    ToolReference {
+        block: usize,
+        item: usize,
+        name: String,
+    },
+    /// A server tool's call (`server_tool_use`, `mcp_tool_use`) and its id.
+    ServerToolUse {
+        block: usize,
+        id: String,
+    },
+    /// A server tool's result (`advisor_tool_result`,
+    /// `web_search_tool_result`, …): a block other than `tool_result` that
+    /// answers a call by `tool_use_id`.
+    ServerToolResult {
+        block: usize,
+        id: String,
     },
 }
 

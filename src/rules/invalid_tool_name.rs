@@ -1,7 +1,8 @@
 use super::{Ctx, Rule};
 use crate::escape::preview;
 use crate::finding::profile::{Pattern, Provider};
-use crate::finding::{Finding, Severity};
+use crate::finding::{Action, Finding, Severity};
+use crate::model::chain::{BlockIssue, TOOL_REFERENCE_NAME_LIMIT, Unreached};
 
 /// The Messages API's longest `tool_use.name`, in characters.
 pub const NAME_LIMIT: usize = 200;
@@ -9,34 +10,48 @@ pub const NAME_LIMIT: usize = 200;
 pub static RULE: Rule = Rule {
     name: "invalid-tool-name",
     severity: Severity::Error,
-    summary: "a tool call's name the API refuses: over 200 characters, or holding a NUL",
-    repair: None,
+    summary: "a tool name the API refuses: a call's over 200 characters or holding a NUL, a tool reference's over 64",
+    repair: Some(
+        "name the call without its NULs, cut to 200 characters; replace a tool reference with a text block saying which tool it named and why it was removed; the old blocks go to the repair log; where the store's writer can",
+    ),
     doc: r#"## What it does
-Finds tool calls, in histories sent to the Messages API, whose name is
-longer than 200 characters or holds a NUL character.
+Finds tool names, in histories sent to the Messages API, that the API
+refuses: a tool call's name longer than 200 characters or holding a NUL
+character, and (Claude Code) a `tool_reference` in a tool result whose
+`tool_name` is longer than 64 characters.
 
 ## Why is this bad?
 The API checks the name of every `tool_use` block it is sent back, not
-only the tools it offers: one such call in the history refuses the whole
-request, on every resume, unless the client mends the name before it
-sends it (Claude Code 2.1.330 cuts a long name to 200 characters; it
-sends a NUL as stored). Names like these come from a model that wrote
-a name of its own (a long MCP tool name, text in place of a name) or from
-a damaged record.
+only the tools it offers, and the tool name of every `tool_reference`
+(the tools a tool search found): one such name in the history refuses the
+whole request, on every resume, unless the client mends it before it
+sends it (Claude Code 2.1.330 cuts a long call name to 200 characters; it
+sends a NUL as stored, and a tool reference as stored while the tool is
+offered). Names like these come from a model that wrote a name of its
+own, from an MCP tool whose prefixed name is long
+(`mcp__plugin_<plugin>_<server>__<tool>`), or from a damaged record.
 
 ## What providers answer
 - Anthropic: `messages.N.content.M.tool_use.name: String should have at most 200 characters`
 - Anthropic (a NUL in the name): the request is refused as invalid
+- Anthropic: `messages.N.content.M.tool_result.content.K.tool_reference.tool_name: String should have at most 64 characters`
 
 ## Example
 ```jsonl
 {"type":"assistant","uuid":"b","message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"mcp__server__aaaa… (240 characters)","input":{}}]}}
+{"type":"user","uuid":"c","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_2","content":[{"type":"tool_reference","tool_name":"mcp__tooluniverse__FDA_get_info_on_conditions… (82 characters)"}]}]}}
 ```
 
 ## Repair
-Report only: the name is what the model called, and no name the copy
-could give it says which tool ran. Remove the call and its result by
-hand, or keep the session for reading.
+A call's name loses its NUL characters and is cut to its first 200
+characters, as Claude Code cuts it when it sends it; the result answers
+the call by its id, which is kept, so the pair stays whole. A name of
+nothing but NULs is left as it is (no name says which tool ran). A tool
+reference over 64 characters becomes a text block saying which tool it
+named and why it was removed, as Claude Code leaves out references to
+tools it no longer offers: the model sees that the search found the tool
+and must search again to load it. The block as it was goes to the
+repair log; every other block of the record is kept byte for byte.
 "#,
     check,
 };
@@ -83,6 +98,71 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     &[],
                 ))
                 .id(id);
+            // The name the API takes: without its NULs, cut where Claude
+            // Code cuts it.
+            let fixed: String = name
+                .chars()
+                .filter(|c| *c != '\0')
+                .take(NAME_LIMIT)
+                .collect();
+            if !fixed.is_empty() {
+                f = f.fix(vec![Action::RenameTool {
+                    message: mi,
+                    part: pi,
+                    name: fixed,
+                }]);
+            }
+            f.severity = resume.severity_or(RULE.severity);
+            out.push(f);
+        }
+    }
+    references(ctx, out);
+}
+
+/// Tool references (Claude Code's tool search results) whose tool name is
+/// over the API's 64 characters, in the records the resume sends.
+fn references(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(chain) = ctx.conv.chain.as_deref() else {
+        return;
+    };
+    let resume = ctx.profile().on(Pattern::InvalidToolReferenceLong);
+    for r in chain
+        .records
+        .iter()
+        .filter(|r| r.unreached == Unreached::No)
+    {
+        for issue in &r.issues {
+            let BlockIssue::ToolReference { block, item, name } = issue else {
+                continue;
+            };
+            let chars = name.chars().count();
+            let line = r.loc.line().unwrap_or(0);
+            let mut f = ctx
+                .finding(
+                    &RULE,
+                    None,
+                    r.loc.clone(),
+                    format!(
+                        "the tool reference {item} of the tool result in content[{block}] on line {line} names a tool of {chars} characters, over the {TOOL_REFERENCE_NAME_LIMIT} the API accepts: {}",
+                        resume.says("sent as is, the API refuses the request", &[])
+                    ),
+                )
+                .label(&r.loc, format!("tool_name: `{}`", preview(name, 60)))
+                .notes(ctx.notes(
+                    &resume,
+                    Some(
+                        "the API answers `messages.N.content.M.tool_result.content.K.tool_reference.tool_name: String should have at most 64 characters`, on every resume",
+                    ),
+                    &[],
+                ))
+                .fix(vec![Action::ReplaceToolReference {
+                    loc: r.loc.clone(),
+                    block: *block,
+                    item: *item,
+                    why: format!(
+                        "it named the tool `{name}`, {chars} characters, over the {TOOL_REFERENCE_NAME_LIMIT} the API accepts in a tool reference"
+                    ),
+                }]);
             f.severity = resume.severity_or(RULE.severity);
             out.push(f);
         }

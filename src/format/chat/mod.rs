@@ -63,6 +63,8 @@ fn supports(_: Dialect, a: &Action) -> bool {
             | Action::DropItemId { .. }
             | Action::UnshareUuid { .. }
             | Action::SetOrdinal { .. }
+            | Action::ReplaceToolReference { .. }
+            | Action::RenameTool { .. }
     )
 }
 

@@ -134,6 +134,9 @@ struct Block<'a> {
     is_error: Option<bool>,
     #[serde(borrow, default)]
     source: Option<ImageSource<'a>>,
+    /// A `tool_reference`'s tool (in a tool result's content).
+    #[serde(default)]
+    tool_name: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -814,9 +817,23 @@ fn block(b: Block<'_>, k: usize, meta: &mut ChainRecord) -> std::result::Result<
                 kind: "image".into(),
             }
         }
-        other => PartKind::Other {
-            kind: other.to_string(),
-        },
+        other => {
+            // A server tool's call and its result, which the API pairs
+            // within one message (`orphan-tool-result`).
+            if matches!(other, "server_tool_use" | "mcp_tool_use") {
+                if let Some(id) = b.id {
+                    meta.issues.push(BlockIssue::ServerToolUse { block: k, id });
+                }
+            } else if other.ends_with("_tool_result")
+                && let Some(id) = b.tool_use_id
+            {
+                meta.issues
+                    .push(BlockIssue::ServerToolResult { block: k, id });
+            }
+            PartKind::Other {
+                kind: other.to_string(),
+            }
+        }
     })
 }
 
@@ -873,9 +890,20 @@ fn result_text(raw: &str, k: usize, meta: &mut ChainRecord) -> std::result::Resu
         Some(b'[') => {
             let blocks: Vec<Block<'_>> = sonic_rs::from_str(raw).map_err(|e| sonic_error(&e))?;
             let mut out = String::new();
-            for b in blocks {
+            for (item, b) in blocks.into_iter().enumerate() {
                 if b.ty.as_deref() == Some("image") {
                     image(&b.source, k, meta);
+                }
+                if b.ty.as_deref() == Some("tool_reference")
+                    && let Some(name) = b.tool_name.filter(|n| {
+                        n.chars().count() > crate::model::chain::TOOL_REFERENCE_NAME_LIMIT
+                    })
+                {
+                    meta.issues.push(BlockIssue::ToolReference {
+                        block: k,
+                        item,
+                        name,
+                    });
                 }
                 if let Some(JsonStr(t)) = b.text {
                     // The first text is taken, not copied.

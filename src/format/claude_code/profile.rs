@@ -289,6 +289,32 @@ pub static PROFILE: Profile = Profile {
         .with_severity(Severity::Warning)
         .on_versions("2.1.330"),
         Resume::new(
+            Pattern::InvalidToolReferenceLong,
+            Does::SendsAsIs,
+            &[Note::Text(
+                "Claude Code 2.1.330 sends a tool reference as stored while the tool is offered (its MCP server configured, tool search on), and the API refuses the request: `messages.N.content.M.tool_result.content.K.tool_reference.tool_name: String should have at most 64 characters`; a reference to a tool it no longer offers it leaves out, sending the result as `[Tool references removed - tools no longer available]`",
+            )],
+        )
+        .on_versions("2.1.330"),
+        Resume::new(
+            Pattern::OrphanServerToolResult,
+            Does::SendsAsIs,
+            &[Note::Text(
+                "Claude Code 2.1.330 leaves out a `server_tool_use` whose result is not in its message, and sends the result as stored: the API refuses the request (``unexpected `tool_use_id` found in `…_tool_result` blocks``)",
+            )],
+        )
+        .on_versions("2.1.330"),
+        Resume::new(
+            Pattern::OrphanServerToolResultAdvisor,
+            Does::Heals("the advisor's blocks left out of the request"),
+            &[Note::Text(
+                "Claude Code 2.1.330 leaves every advisor block out of the request while no advisor model is set (a reply left with nothing else is sent as `[Advisor response]`); with one set, the API refuses the request (``unexpected `tool_use_id` found in `advisor_tool_result` blocks``) and the client sends it again without them. Versions from 2.1.152 to 2.1.276 were reported refused with the advisor off (anthropics/claude-code #62885, #95406)",
+            )],
+        )
+        .saying("Claude Code leaves the advisor's blocks out of the request")
+        .with_severity(Severity::Warning)
+        .on_versions("2.1.330"),
+        Resume::new(
             Pattern::DuplicateToolCallId,
             Does::Drops,
             &[Note::Text(

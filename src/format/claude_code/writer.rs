@@ -41,6 +41,8 @@ pub fn supports(_: crate::model::Dialect, a: &Action) -> bool {
             | Action::ReplaceArguments { .. }
             | Action::ReplaceImage { .. }
             | Action::UnshareUuid { .. }
+            | Action::ReplaceToolReference { .. }
+            | Action::RenameTool { .. }
     )
 }
 
@@ -578,6 +580,114 @@ impl Writer for CcWriter {
                             .blocks
                             .push((*block, Some(after)));
                     }
+                    Action::ReplaceToolReference {
+                        loc,
+                        block,
+                        item,
+                        why,
+                    } => {
+                        let marker = format!(
+                            "[Tool reference removed by chatfsck repair: {why}. The reference is kept in the repair log.]"
+                        );
+                        let changed = |b: &mut Value| {
+                            if b["type"] != "tool_result" {
+                                return None;
+                            }
+                            let r = b["content"].as_array_mut()?.get_mut(*item)?;
+                            if r["type"] != "tool_reference" {
+                                return None;
+                            }
+                            *r = serde_json::json!({"type": "text", "text": marker});
+                            Some(())
+                        };
+                        let edited = match edited_block(&plan, loc, *block) {
+                            Some(base) => edit_block_json(&base, changed),
+                            None => block_edit(&records.read(loc)?, *block, changed),
+                        };
+                        let Some((before, after)) = edited else {
+                            log.left.push(left(
+                                p,
+                                conv,
+                                "the tool reference is not where it was read",
+                            ));
+                            continue;
+                        };
+                        let line = loc.line().unwrap_or(0);
+                        let mut e = entry(
+                            rule,
+                            "replace-tool-reference",
+                            format!(
+                                "replaced the tool reference {item} of the tool result in content[{block}] on line {line} with a text block saying it was removed: {why} (the block as it was is kept here)"
+                            ),
+                            loc,
+                        );
+                        e.before = Some(before);
+                        e.after = Some(after.clone());
+                        edits.push(e);
+                        plan.recs
+                            .entry(start_of(loc))
+                            .or_default()
+                            .blocks
+                            .push((*block, Some(after)));
+                    }
+                    Action::RenameTool {
+                        message,
+                        part,
+                        name,
+                    } => {
+                        let q = &conv.messages[*message].parts[*part];
+                        let Some(crate::model::Slot::Item("content", k)) = q.slot else {
+                            log.left.push(left(
+                                p,
+                                conv,
+                                "the call is not a block of its record's content",
+                            ));
+                            continue;
+                        };
+                        let changed = |b: &mut Value| {
+                            if b["type"] != "tool_use" || !b["name"].is_string() {
+                                return None;
+                            }
+                            b["name"] = Value::String(name.clone());
+                            Some(())
+                        };
+                        let edited = match edited_block(&plan, &q.loc, k) {
+                            Some(base) => edit_block_json(&base, changed),
+                            None => block_edit(&records.read(&q.loc)?, k, changed),
+                        };
+                        let Some((before, after)) = edited else {
+                            log.left.push(left(
+                                p,
+                                conv,
+                                "the call's block is not where it was read",
+                            ));
+                            continue;
+                        };
+                        let line = q.loc.line().unwrap_or(0);
+                        let mut e = entry(
+                            rule,
+                            "rename-tool",
+                            format!(
+                                "gave the call in block {k} of line {line} the name `{}`, in place of one the API refuses (the block as it was is kept here; its result answers it by id, which is kept)",
+                                crate::escape::preview(name, 60)
+                            ),
+                            &q.loc,
+                        );
+                        e.before = Some(before);
+                        e.after = Some(after.clone());
+                        if let Some((_, id, _, _)) = conv.messages[*message]
+                            .tool_calls()
+                            .find(|(pi, ..)| *pi == *part)
+                        {
+                            e.ids = vec![id.to_string()];
+                        }
+                        edits.push(e);
+                        plan.recs
+                            .entry(start_of(&q.loc))
+                            .or_default()
+                            .blocks
+                            .push((k, Some(after)));
+                    }
                     Action::UnshareUuid { earlier, later } => {
                         let (Some(a), Some(b)) = (
                             by_start.get(&start_of(earlier)),
@@ -788,6 +898,17 @@ impl Writer for CcWriter {
                     if blank {
                         format!(
                             "removed the record on line {line} holding only the blank text block {block} (kept here)"
+                        )
+                    } else if let Some(ty) = content
+                        .and_then(|c| c.get(block))
+                        .and_then(|b| b["type"].as_str())
+                        .filter(|t| {
+                            matches!(*t, "server_tool_use" | "mcp_tool_use")
+                                || t.ends_with("_tool_result")
+                        })
+                    {
+                        format!(
+                            "removed the record on line {line} holding only the `{ty}` block {block}, one half of a server tool's pair the request cannot carry in one message (kept here)"
                         )
                     } else {
                         format!(
@@ -1737,6 +1858,15 @@ fn content_blocks(piece: &[u8]) -> Option<(Span, Vec<Span>)> {
     let content = *message.get("content")?;
     let blocks: Vec<&RawValue> = serde_json::from_str(content.get()).ok()?;
     Some((span(content), blocks.into_iter().map(span).collect()))
+}
+
+/// Block `k` of the record at `loc` as an earlier edit of this repair
+/// left it, if one did: a further edit of the block starts from it.
+fn edited_block(plan: &Plan, loc: &Loc, k: usize) -> Option<String> {
+    plan.recs
+        .get(&start_of(loc))
+        .and_then(|x| x.blocks.iter().rev().find(|(b, _)| *b == k))
+        .and_then(|(_, n)| n.clone())
 }
 
 /// Block `k` of the record `text` as it is, and as `change` leaves it

@@ -185,6 +185,8 @@ fn supports(_: Dialect, a: &Action) -> bool {
             | Action::DropItemId { .. }
             | Action::UnshareUuid { .. }
             | Action::SetOrdinal { .. }
+            | Action::ReplaceToolReference { .. }
+            | Action::RenameTool { .. }
     )
 }
 
