@@ -34,6 +34,7 @@ mod invalid_tool_name;
 mod lone_surrogate;
 mod mismatched_message_id;
 mod mismatched_tool_output;
+mod missing_blob;
 mod missing_fork_parent;
 mod missing_ordinal;
 mod missing_role;
@@ -125,6 +126,7 @@ pub static RULES: &[&Rule] = &[
     &unknown_record_type::RULE,
     &invalid_item_id::RULE,
     &damaged_encrypted_content::RULE,
+    &missing_blob::RULE,
 ];
 
 pub fn find(name: &str) -> Option<&'static Rule> {
