@@ -462,6 +462,18 @@ pub struct MissingBlob {
     pub rebuilt: String,
 }
 
+/// A record whose JSON text holds `\u0000` escapes, in a store whose
+/// database keeps the text but refuses to work on it (PostgreSQL's `json`
+/// column: `jsonb` and the JSON operators reject `\u0000`).
+#[derive(Debug, Clone)]
+pub struct NulEscapes {
+    pub loc: Loc,
+    /// How many.
+    pub count: u32,
+    /// What the app does with such a record, in one sentence.
+    pub effect: &'static str,
+}
+
 /// Where the walk a parent-linked store's client makes from its leaf
 /// ends before a root, in a store whose client takes no other record in
 /// the missing parent's place (pi, Qwen Code): the records above are
@@ -526,6 +538,9 @@ pub struct Conversation {
     /// Stored values a record names by key that the store does not hold,
     /// and how the app rebuilds them (a LangGraph checkpoint's blob).
     pub missing_blobs: Vec<MissingBlob>,
+    /// Records whose JSON text holds NUL escapes (`\u0000`) that their
+    /// database refuses to work on, and what the app then does.
+    pub nul_escapes: Vec<NulEscapes>,
     /// How the store numbers its records and which history this one
     /// continues, where it says so (Codex paginated rollouts).
     pub paging: Option<Box<Paging>>,
@@ -586,6 +601,7 @@ impl Conversation {
             elsewhere: None,
             missing_outputs: Vec::new(),
             missing_blobs: Vec::new(),
+            nul_escapes: Vec::new(),
             paging: None,
             unread: Vec::new(),
             client_version: None,

@@ -42,6 +42,7 @@ mod missing_thought_signature;
 mod missing_tool_output;
 mod mixed_role_message;
 mod msgidx_collision;
+mod nul_escape;
 mod orphan_tool_call;
 mod orphan_tool_result;
 mod oversized_image;
@@ -127,6 +128,7 @@ pub static RULES: &[&Rule] = &[
     &invalid_item_id::RULE,
     &damaged_encrypted_content::RULE,
     &missing_blob::RULE,
+    &nul_escape::RULE,
 ];
 
 pub fn find(name: &str) -> Option<&'static Rule> {
