@@ -135,7 +135,6 @@ impl Writer for PgWriter {
                 cause: pg::cause(&e),
             };
             let mut tx = client.transaction().map_err(out)?;
-            let mut changed = 0;
             for (_, entry, stmt) in &updates {
                 let n = tx.execute(stmt.as_str(), &[]).map_err(out)?;
                 if n == 0 {
@@ -143,11 +142,10 @@ impl Writer for PgWriter {
                         .description
                         .push_str(" (the target's chat is not the one read: nothing updated)");
                 }
-                changed += n;
             }
             tx.commit().map_err(out)?;
+            // Rows are updated, none inserted: `inserted` stays unset.
             log.target = Some(db.display.clone());
-            log.inserted = Some(changed);
         }
         Ok(())
     }
