@@ -2,8 +2,9 @@
 //! `PostgresSaver` writes at test time (tests/oracle/langgraph_judge.py
 //! `make-pg`) into the throwaway server of tests/postgres.rs: the threads
 //! of the SQLite fixtures (healthy, trimmed: an orphan; paused in
-//! `interrupt()`; crashed before the tool step) and `torn`, whose latest
-//! `messages` blob is cut in half afterwards. The repair appends a
+//! `interrupt()`; crashed before the tool step), `torn`, whose latest
+//! `messages` blob is cut in half afterwards, and `unblobbed`, whose latest
+//! `messages` blob row is deleted afterwards. The repair appends a
 //! checkpoint, into another database or as a script, and the real library
 //! resumes the repaired threads.
 //!
@@ -11,6 +12,7 @@
 //! both up); without them each test is listed as ignored, saying so.
 
 mod common;
+use common::pg::*;
 use common::*;
 
 use std::sync::OnceLock;
@@ -20,18 +22,6 @@ use serde_json::Value;
 
 /// The call whose `ToolMessage` a state update removed (thread `trimmed`).
 const ORPHAN: &str = "call_mock_1";
-
-fn admin() -> String {
-    std::env::var("CHATFSCK_TEST_PG")
-        .ok()
-        .filter(|u| !u.is_empty())
-        .expect("CHATFSCK_TEST_PG is not set: these tests need a superuser URL of a throwaway PostgreSQL server (scripts/test-all starts one)")
-}
-
-fn with_db(base: &str, db: &str) -> String {
-    let (head, _) = base.rsplit_once('/').expect("postgres://…/db");
-    format!("{head}/{db}")
-}
 
 fn python() -> String {
     std::env::var("CHATFSCK_LANGGRAPH_PYTHON").unwrap_or_else(|_| {
@@ -55,33 +45,19 @@ fn judge(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-fn create(name: &str, template: Option<&str>) -> String {
-    let admin = admin();
-    let mut c = Client::connect(&admin, NoTls).unwrap();
-    c.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-        .unwrap();
-    match template {
-        Some(t) => c
-            .batch_execute(&format!("CREATE DATABASE {name} TEMPLATE {t}"))
-            .unwrap(),
-        None => c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap(),
-    }
-    with_db(&admin, name)
-}
-
 /// The fixture database, written once per run by the real library. Its
 /// name is the process's; the server is a throwaway one.
 fn fixture() -> &'static str {
     static DB: OnceLock<String> = OnceLock::new();
     DB.get_or_init(|| {
         let name = format!("chatfsck_lgpg_{}", std::process::id());
-        let url = create(&name, None);
+        let url = fresh(&name, None);
         let (rc, out, err) = judge(&["make-pg", &url]);
         assert_eq!(rc, 0, "{out}{err}");
         // The copies, made here: a database is copied only while no other
         // session is connected to it.
         for tag in COPIES {
-            create(&format!("{name}_{tag}"), Some(&name));
+            fresh(&format!("{name}_{tag}"), Some(&name));
         }
         name
     })
@@ -89,10 +65,6 @@ fn fixture() -> &'static str {
 
 /// The copies of the fixture the repair test uses (restored backups, say).
 const COPIES: [&str; 3] = ["target", "script", "original"];
-
-fn url(name: &str) -> String {
-    with_db(&admin(), name)
-}
 
 /// A copy of the fixture, as it was written.
 fn copy_of_fixture(tag: &str) -> String {
@@ -152,9 +124,10 @@ fn each_thread_is_read_as_postgres_saver_resumes_it() {
     assert_eq!(status, 1, "{doc:#}");
     assert_eq!(doc["files"][0]["format"], "postgres-table", "{doc:#}");
     assert_eq!(doc["files"][0]["dialect"], "langgraph", "{doc:#}");
-    assert_eq!(doc["files"][0]["conversations"], 5, "{doc:#}");
+    assert_eq!(doc["files"][0]["conversations"], 6, "{doc:#}");
     // The healthy thread has no finding; the paused and the crashed calls
-    // are pending, never orphans; the torn blob is one corrupt record.
+    // are pending, never orphans; the torn blob is one corrupt record; the
+    // missing blob is rebuilt as LangGraph rebuilds it, and said.
     assert_eq!(
         summary(&doc),
         [
@@ -162,6 +135,7 @@ fn each_thread_is_read_as_postgres_saver_resumes_it() {
             "error orphan-tool-call trimmed call_mock_1",
             "info trailing-completion-call crashed call_mock_1",
             "info trailing-completion-call paused call_mock_1",
+            "warning missing-blob unblobbed -",
         ],
         "{doc:#}"
     );
@@ -184,6 +158,14 @@ fn each_thread_is_read_as_postgres_saver_resumes_it() {
     let torn = by("torn", "corrupt-record");
     assert_eq!(torn["location"]["table"], "checkpoint_blobs", "{torn}");
     assert!(torn.to_string().contains("does not decode"), "{torn}");
+    let gone = by("unblobbed", "missing-blob");
+    assert_eq!(gone["location"]["table"], "checkpoint_blobs", "{gone}");
+    let said = gone["summary"].as_str().unwrap();
+    assert!(
+        said.contains("LangGraph rebuilds it from the `messages` blob of checkpoint")
+            && said.contains("the resume starts from these 4 messages"),
+        "{gone}"
+    );
     // The messages each thread resumes with.
     let o = run(&["inspect", "--format", "json", &db]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
@@ -207,6 +189,7 @@ fn each_thread_is_read_as_postgres_saver_resumes_it() {
             ("paused".to_string(), 2),
             ("torn".to_string(), 0),
             ("trimmed".to_string(), 3),
+            ("unblobbed".to_string(), 4),
         ]
     );
     // The report, its database named without its password; the ids and
@@ -252,22 +235,6 @@ fn mask(text: &str) -> String {
         i += ch.len_utf8();
     }
     out
-}
-
-/// The URL as chatfsck shows it: without its password.
-fn shown(url: &str) -> String {
-    let cfg: postgres::Config = url.parse().unwrap();
-    let host = match &cfg.get_hosts()[0] {
-        postgres::config::Host::Tcp(h) => h.clone(),
-        #[allow(unreachable_patterns)]
-        _ => unreachable!(),
-    };
-    format!(
-        "postgres://{}@{host}:{}/{}",
-        cfg.get_user().unwrap(),
-        cfg.get_ports()[0],
-        cfg.get_dbname().unwrap()
-    )
 }
 
 fn repair(args: &[&str], dir: &std::path::Path, name: &str) -> Value {
@@ -333,8 +300,8 @@ fn the_repair_appends_a_checkpoint_that_postgres_saver_resumes() {
         count(&mut c, "checkpoints"),
         count(&mut s, "checkpoints") + 1
     );
-    // The repaired database: the orphan answered, the pending calls and
-    // the torn blob as they were.
+    // The repaired database: the orphan answered, the pending calls, the
+    // torn blob and the missing one as they were.
     let (_, doc) = lint_json(&target, &[]);
     assert_eq!(
         summary(&doc),
@@ -342,6 +309,7 @@ fn the_repair_appends_a_checkpoint_that_postgres_saver_resumes() {
             "error corrupt-record torn -",
             "info trailing-completion-call crashed call_mock_1",
             "info trailing-completion-call paused call_mock_1",
+            "warning missing-blob unblobbed -",
         ],
         "{doc:#}"
     );
@@ -369,7 +337,14 @@ fn the_repair_appends_a_checkpoint_that_postgres_saver_resumes() {
     // answer and the crashed one run, never answered by chatfsck.
     let threads = ["crashed", "healthy", "paused", "trimmed"];
     let original = url(&copy_of_fixture("original"));
-    let (rc, out, err) = judge(&["resume", "--postgres", &original, "torn", "trimmed"]);
+    let (rc, out, err) = judge(&[
+        "resume",
+        "--postgres",
+        &original,
+        "torn",
+        "trimmed",
+        "unblobbed",
+    ]);
     assert_eq!(rc, 1, "{out}{err}");
     let line = |t: &str| {
         out.lines()
@@ -384,6 +359,10 @@ fn the_repair_appends_a_checkpoint_that_postgres_saver_resumes() {
     );
     // The torn blob: the checkpointer cannot load the thread at all.
     assert_eq!(line("torn")["error"], "ValueError", "{out}{err}");
+    // The missing blob: LangGraph loads the 4 messages lint and inspect
+    // read (each_thread_is_read_as_postgres_saver_resumes_it) and resumes.
+    assert_eq!(line("unblobbed")["loaded"], 4, "{out}{err}");
+    assert_eq!(line("unblobbed")["ok"], true, "{out}{err}");
     let mut args = vec!["resume", "--postgres", target.as_str()];
     args.extend_from_slice(&threads);
     let (rc, out, err) = judge(&args);
@@ -413,7 +392,36 @@ fn the_repair_appends_a_checkpoint_that_postgres_saver_resumes() {
     );
 }
 
-fn password(url: &str) -> String {
-    let cfg: postgres::Config = url.parse().unwrap();
-    String::from_utf8(cfg.get_password().unwrap_or_default().to_vec()).unwrap()
+/// `ShallowPostgresSaver`'s tables (langgraph-checkpoint-postgres 3.2.0,
+/// `shallow.py`: one checkpoint per thread; the same table names, without
+/// `checkpoint_id` and blob versions) are refused in one line, not misread.
+#[test]
+#[cfg_attr(
+    not(has_tool = "postgres"),
+    ignore = "needs a throwaway PostgreSQL server in CHATFSCK_TEST_PG: scripts/test-all starts one"
+)]
+fn shallow_postgres_saver_tables_are_refused_saying_so() {
+    let db = fresh(&format!("chatfsck_lgshallow_{}", std::process::id()), None);
+    let mut c = Client::connect(&db, NoTls).unwrap();
+    c.batch_execute(
+        "CREATE TABLE checkpoint_migrations (v INTEGER PRIMARY KEY);
+         CREATE TABLE checkpoints (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '', type TEXT,
+             checkpoint JSONB NOT NULL, metadata JSONB NOT NULL DEFAULT '{}', PRIMARY KEY (thread_id, checkpoint_ns));
+         CREATE TABLE checkpoint_blobs (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '', channel TEXT NOT NULL,
+             type TEXT NOT NULL, blob BYTEA, PRIMARY KEY (thread_id, checkpoint_ns, channel));
+         CREATE TABLE checkpoint_writes (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '', checkpoint_id TEXT NOT NULL,
+             task_id TEXT NOT NULL, idx INTEGER NOT NULL, channel TEXT NOT NULL, type TEXT, blob BYTEA NOT NULL,
+             task_path TEXT NOT NULL DEFAULT '', PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx));
+         INSERT INTO checkpoints (thread_id, checkpoint) VALUES ('t', '{\"v\": 4, \"id\": \"1f1e\", \"channel_versions\": {}}');",
+    )
+    .unwrap();
+    drop(c);
+    let o = run(&["lint", &db]);
+    assert_eq!(code(&o), 2, "{}{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("ShallowPostgresSaver") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(!err.contains(&password(&db)), "{err}");
 }

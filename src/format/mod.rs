@@ -21,7 +21,7 @@
 //! | `qwen_code/` | Qwen Code's session files (a tree of records walked from the last one) | `jsonl` (`qwen-code`) |
 //! | `kimi_code/` | Kimi Code's agent journals (`wire.jsonl`, protocol 1.5), folded as its resume folds them | `jsonl` (`kimi-code`) |
 //! | `opencode/` | opencode's `opencode.db`, and its legacy `storage/` tree (≤ 1.1, read through the session files) | `sqlite-table`, `json` (`opencode`) |
-//! | `open_webui/` | Open WebUI's `webui.db`: the `chat` table's message trees, walked from `currentId` (repaired by re-linking) | `sqlite-table` (`open-webui`) |
+//! | `open_webui/` | Open WebUI's `webui.db` and its PostgreSQL database: the `chat` table's message trees, walked from `currentId` (repaired by re-linking) | `sqlite-table`, `postgres-table` (`open-webui`) |
 //! | `goose/` | goose's `sessions.db` (`db`), and its legacy `sessions/*.jsonl` (`legacy`) | `sqlite-table`, `jsonl` (`goose`) |
 //! | `langgraph/` | LangGraph checkpointers: `langgraph-checkpoint-sqlite`'s database and `langgraph-checkpoint-postgres`'s tables (the latest checkpoint of each thread, its blobs, its pending writes) | `sqlite-table`, `postgres-table` (`langgraph`) |
 //! | `message_table/` | gbrain's message tables (seed 003) and tables named with the mapping flags, in SQLite or PostgreSQL | `sqlite-table`, `postgres-table` (`gbrain`, `table`) |
@@ -96,6 +96,7 @@ pub static STORES: &[&Store] = &[
     &langgraph::sqlite::STORE,
     &langgraph::postgres::STORE,
     &open_webui::STORE,
+    &open_webui::postgres::STORE,
     &dataset::columnar::STORE,
     &kimi_code::STORE,
     &unsupported::TEXT,

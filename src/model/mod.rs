@@ -447,6 +447,33 @@ pub struct MissingOutput {
     pub looked: String,
 }
 
+/// A value a record names by its key while the store does not hold it: a
+/// LangGraph checkpoint's `channel_versions` naming a `checkpoint_blobs`
+/// row that is gone. The messages were read as the app rebuilds them.
+#[derive(Debug, Clone)]
+pub struct MissingBlob {
+    /// The record that names the value.
+    pub loc: Loc,
+    /// Where the value would be.
+    pub missing: Loc,
+    /// What the value is, in a few words (`the `messages` channel at version …`).
+    pub what: String,
+    /// How the app rebuilds it, and from what, in one sentence.
+    pub rebuilt: String,
+}
+
+/// A record whose JSON text holds `\u0000` escapes, in a store whose
+/// database keeps the text but refuses to work on it (PostgreSQL's `json`
+/// column: `jsonb` and the JSON operators reject `\u0000`).
+#[derive(Debug, Clone)]
+pub struct NulEscapes {
+    pub loc: Loc,
+    /// How many.
+    pub count: u32,
+    /// What the app does with such a record, in one sentence.
+    pub effect: &'static str,
+}
+
 /// Where the walk a parent-linked store's client makes from its leaf
 /// ends before a root, in a store whose client takes no other record in
 /// the missing parent's place (pi, Qwen Code): the records above are
@@ -508,6 +535,12 @@ pub struct Conversation {
     pub elsewhere: Option<Box<Elsewhere>>,
     /// Tool results whose output file is gone.
     pub missing_outputs: Vec<MissingOutput>,
+    /// Stored values a record names by key that the store does not hold,
+    /// and how the app rebuilds them (a LangGraph checkpoint's blob).
+    pub missing_blobs: Vec<MissingBlob>,
+    /// Records whose JSON text holds NUL escapes (`\u0000`) that their
+    /// database refuses to work on, and what the app then does.
+    pub nul_escapes: Vec<NulEscapes>,
     /// How the store numbers its records and which history this one
     /// continues, where it says so (Codex paginated rollouts).
     pub paging: Option<Box<Paging>>,
@@ -567,6 +600,8 @@ impl Conversation {
             lone_surrogates: Vec::new(),
             elsewhere: None,
             missing_outputs: Vec::new(),
+            missing_blobs: Vec::new(),
+            nul_escapes: Vec::new(),
             paging: None,
             unread: Vec::new(),
             client_version: None,

@@ -34,6 +34,7 @@ mod invalid_tool_name;
 mod lone_surrogate;
 mod mismatched_message_id;
 mod mismatched_tool_output;
+mod missing_blob;
 mod missing_fork_parent;
 mod missing_ordinal;
 mod missing_role;
@@ -41,6 +42,7 @@ mod missing_thought_signature;
 mod missing_tool_output;
 mod mixed_role_message;
 mod msgidx_collision;
+mod nul_escape;
 mod orphan_tool_call;
 mod orphan_tool_result;
 mod oversized_image;
@@ -125,6 +127,8 @@ pub static RULES: &[&Rule] = &[
     &unknown_record_type::RULE,
     &invalid_item_id::RULE,
     &damaged_encrypted_content::RULE,
+    &missing_blob::RULE,
+    &nul_escape::RULE,
 ];
 
 pub fn find(name: &str) -> Option<&'static Rule> {

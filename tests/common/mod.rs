@@ -372,3 +372,4 @@ pub fn repair_within_a_minute(
     assert_eq!(code(&o), 0, "{what}: {}", stderr(&o));
     stdout(&o).lines().last().unwrap_or_default().to_string()
 }
+pub mod pg;

@@ -8,8 +8,9 @@ user message holding `[mock:bash CMD]` is answered with one `bash` tool call, an
     langgraph_judge.py make DIR        write the fixtures with the real library (SqliteSaver):
                                  DIR/checkpoints.sqlite and DIR/pickled.sqlite
     langgraph_judge.py make-pg URL     the same threads with PostgresSaver into the (empty) database
-                                 at URL, and `torn`: the healthy thread again, its messages blob
-                                 cut in half afterwards
+                                 at URL, `torn`: the healthy thread again, its messages blob
+                                 cut in half afterwards, and `unblobbed`: the healthy thread
+                                 again, its latest messages blob row deleted afterwards
     langgraph_judge.py resume DB       resume every thread of DB through a prebuilt agent
                                  (`create_react_agent`) and assert: no INVALID_CHAT_HISTORY, every
                                  message of the thread's latest checkpoint still there, the call
@@ -125,6 +126,7 @@ def make_pg(url):
             g = agent(m.port, saver)
             threads(g)
             g.invoke({"messages": [HumanMessage("List the files. [mock:bash ls]")]}, cfg("torn"))
+            g.invoke({"messages": [HumanMessage("List the files. [mock:bash ls]")]}, cfg("unblobbed"))
     # A torn write, made after the fact (the library never writes one): the
     # latest messages blob of `torn` cut in half.
     import psycopg
@@ -133,6 +135,13 @@ def make_pg(url):
                      FROM (SELECT checkpoint -> 'channel_versions' ->> 'messages' AS v FROM checkpoints
                            WHERE thread_id = 'torn' ORDER BY checkpoint_id DESC LIMIT 1) l
                      WHERE b.thread_id = 'torn' AND b.channel = 'messages' AND b.version = l.v""")
+        # A lost row (the library never deletes one a checkpoint names): the
+        # latest messages blob of `unblobbed`. LangGraph rebuilds the channel
+        # from the parent checkpoints' blob and writes.
+        c.execute("""DELETE FROM checkpoint_blobs b
+                     USING (SELECT checkpoint -> 'channel_versions' ->> 'messages' AS v FROM checkpoints
+                            WHERE thread_id = 'unblobbed' ORDER BY checkpoint_id DESC LIMIT 1) l
+                     WHERE b.thread_id = 'unblobbed' AND b.channel = 'messages' AND b.version = l.v""")
 
 
 def make(out):
@@ -210,7 +219,8 @@ def resume(db, pg=None, only=()):
                 failures.append(f"{t}: cannot load: {type(e).__name__}")
                 continue
             ids = [x.id for x in before.values.get("messages", [])]
-            result = {"thread": t, "next": list(before.next), "interrupts": len(before.interrupts)}
+            result = {"thread": t, "next": list(before.next), "interrupts": len(before.interrupts),
+                      "loaded": len(ids)}
             try:
                 if before.interrupts:
                     g.invoke(Command(resume="yes"), cfg(t))

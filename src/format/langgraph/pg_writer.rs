@@ -238,7 +238,7 @@ fn statements(
     };
     let rows = client
         .query(
-            "SELECT thread_id, checkpoint_ns, checkpoint::text, metadata::text FROM checkpoints WHERE checkpoint_id = $1",
+            "SELECT thread_id, checkpoint_ns, checkpoint::text, metadata::text, parent_checkpoint_id FROM checkpoints WHERE checkpoint_id = $1",
             &[&a.checkpoint],
         )
         .map_err(db)?;
@@ -250,6 +250,7 @@ fn statements(
     let mut cp: serde_json::Value =
         serde_json::from_str(row.get::<_, &str>(2)).map_err(|e| bad(e.to_string()))?;
     let meta: Option<String> = row.get(3);
+    let parent: Option<String> = row.get(4);
     let versions = cp
         .get("channel_versions")
         .and_then(serde_json::Value::as_object)
@@ -275,15 +276,42 @@ fn statements(
             &[&thread, &ns, &state::MESSAGES, &old_version],
         )
         .map_err(db)?
-        .ok_or_else(|| bad("its `messages` blob is missing".into()))?;
-    let ty: String = blob.get(0);
-    if ty != "msgpack" {
-        return Err(bad(format!(
-            "its `messages` blob is serialised as `{ty}`; only msgpack is written"
-        )));
-    }
-    let bytes: Vec<u8> = blob.get::<_, Option<Vec<u8>>>(1).unwrap_or_default();
-    let list = serde::msgpack(&bytes).map_err(|e| bad(format!("{e:?}")))?;
+        .filter(|b| b.get::<_, &str>(0) != "empty");
+    let list = match blob {
+        Some(blob) => {
+            let ty: String = blob.get(0);
+            if ty != "msgpack" {
+                return Err(bad(format!(
+                    "its `messages` blob is serialised as `{ty}`; only msgpack is written"
+                )));
+            }
+            let bytes: Vec<u8> = blob.get::<_, Option<Vec<u8>>>(1).unwrap_or_default();
+            serde::msgpack(&bytes).map_err(|e| bad(format!("{e:?}")))?
+        }
+        // Not stored: the list LangGraph rebuilds, which the lint read.
+        None => {
+            let has_path = lgpg::has_task_path(client).map_err(db)?;
+            let walk = lgpg::Walk::prepare(client, has_path).map_err(db)?;
+            match walk
+                .rebuild(
+                    client,
+                    &thread,
+                    &ns,
+                    &a.checkpoint,
+                    parent.as_deref(),
+                    state::MESSAGES,
+                )
+                .map_err(db)?
+            {
+                Ok(r) => Value::Array(r.list),
+                Err(_) => {
+                    return Err(bad(
+                        "its `messages` blob is missing, and a value LangGraph rebuilds it from does not decode".into(),
+                    ));
+                }
+            }
+        }
+    };
     let mut holder = Value::Map(vec![(
         Value::from("channel_values"),
         Value::Map(vec![(Value::from(state::MESSAGES), list)]),

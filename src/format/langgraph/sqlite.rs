@@ -10,6 +10,15 @@
 //! DESC LIMIT 1`; ids are time-ordered UUIDs) and that checkpoint's
 //! writes (`ORDER BY task_id, idx`). Older checkpoints are the thread's
 //! history (`get_state_history`), never sent to a model.
+//!
+//! The channel values are inside the checkpoint, serialised with it: the
+//! PostgreSQL checkpointer's missing blob (`postgres`, `missing-blob`) has
+//! no counterpart here. A checkpoint cut short does not decode at all
+//! (`corrupt-record`: LangGraph cannot load the thread either). Only a
+//! checkpoint rewritten without its `messages` value while its
+//! `channel_versions` still names one would be rebuilt by LangGraph from
+//! the older checkpoints (`get_delta_channel_history`); the library never
+//! writes one, and it is read here as holding no messages.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -333,6 +333,77 @@ fn push_messages(conv: &mut Conversation, items: &[Value], loc: &Loc, field: &'s
     }
 }
 
+/// A message's class and id (`None` for a value that is not a message,
+/// or one without an id).
+fn class_and_id(v: &Value) -> Option<(String, Option<String>)> {
+    let (class, fields) = match v {
+        Value::Ext(ty, data) => {
+            let o = serde::object(*ty, data)?;
+            (o.class, o.fields)
+        }
+        Value::Map(_) if get(v, "lc").is_some() => (
+            get(v, "id")
+                .and_then(Value::as_array)
+                .and_then(|a| a.last())
+                .and_then(Value::as_str)?
+                .to_string(),
+            get(v, "kwargs")?.clone(),
+        ),
+        _ => return None,
+    };
+    let id = str_of(&fields, "id").map(str::to_string);
+    Some((class, id))
+}
+
+/// The id LangGraph's `RemoveMessage` uses to clear the whole list.
+const REMOVE_ALL: &str = "__remove_all__";
+
+/// LangGraph's `add_messages` reducer (`graph/message.py`), the one the
+/// `messages` channel of `MessagesState`/`AgentState` has: `update`, one
+/// write's messages, merged into `list`. A message whose id is in the
+/// list replaces it; a `RemoveMessage` deletes the message of its id (all
+/// of them after a `RemoveMessage` of `__remove_all__`); any other is
+/// appended.
+pub fn add_messages(list: &mut Vec<Value>, update: &[Value]) {
+    let mut update = update;
+    if let Some(i) = update.iter().rposition(|m| {
+        matches!(class_and_id(m), Some((c, Some(id))) if c == "RemoveMessage" && id == REMOVE_ALL)
+    }) {
+        list.clear();
+        update = &update[i + 1..];
+    }
+    let mut removed: Vec<String> = Vec::new();
+    for m in update {
+        let (class, id) = class_and_id(m).unwrap_or_default();
+        let at = id.as_deref().and_then(|id| {
+            list.iter()
+                .position(|x| class_and_id(x).and_then(|(_, i)| i).as_deref() == Some(id))
+        });
+        match (at, class.as_str()) {
+            (Some(_), "RemoveMessage") => removed.extend(id),
+            (Some(i), _) => list[i] = m.clone(),
+            // LangGraph raises on removing an id it does not have; the
+            // write was applied once, so it had it.
+            (None, "RemoveMessage") => {}
+            (None, _) => list.push(m.clone()),
+        }
+    }
+    list.retain(|x| {
+        class_and_id(x)
+            .and_then(|(_, i)| i)
+            .is_none_or(|i| !removed.contains(&i))
+    });
+}
+
+/// The messages of one write's value: a list, or one message.
+pub fn write_messages(v: Value) -> Vec<Value> {
+    match v {
+        Value::Array(items) => items,
+        v @ (Value::Ext(..) | Value::Map(_)) => vec![v],
+        _ => Vec::new(),
+    }
+}
+
 /// The tool call ids a `Send` packet carries (`Send("tools",
 /// ToolCallWithContext{tool_call: {id, …}})`, or a tool call itself).
 fn send_ids(v: &Value, out: &mut Vec<String>) {
@@ -455,5 +526,68 @@ pub fn loc(table: &'static str, key: String, rowid: Option<i64>) -> Loc {
         table: crate::model::Name::Static(table),
         key: Arc::from(key),
         rowid,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmpv::Value;
+
+    use super::{add_messages, class_and_id};
+
+    /// A LangChain message in its JSON constructor form.
+    fn msg(class: &str, id: &str, text: &str) -> Value {
+        Value::Map(vec![
+            (Value::from("lc"), Value::from(1)),
+            (Value::from("type"), Value::from("constructor")),
+            (
+                Value::from("id"),
+                Value::Array(vec![Value::from("langchain"), Value::from(class)]),
+            ),
+            (
+                Value::from("kwargs"),
+                Value::Map(vec![
+                    (Value::from("id"), Value::from(id)),
+                    (Value::from("content"), Value::from(text)),
+                ]),
+            ),
+        ])
+    }
+
+    fn ids(list: &[Value]) -> Vec<String> {
+        list.iter()
+            .map(|m| class_and_id(m).unwrap().1.unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn add_messages_replaces_by_id_removes_and_appends() {
+        let mut list = vec![
+            msg("HumanMessage", "a", "hi"),
+            msg("AIMessage", "b", "hello"),
+        ];
+        add_messages(
+            &mut list,
+            &[
+                msg("AIMessage", "b", "hello again"),
+                msg("HumanMessage", "c", "bye"),
+                msg("RemoveMessage", "a", ""),
+                msg("RemoveMessage", "nowhere", ""),
+            ],
+        );
+        assert_eq!(ids(&list), ["b", "c"]);
+        assert_eq!(
+            super::serde::str_of(super::serde::get(&list[0], "kwargs").unwrap(), "content"),
+            Some("hello again")
+        );
+        add_messages(
+            &mut list,
+            &[
+                msg("HumanMessage", "d", "x"),
+                msg("RemoveMessage", "__remove_all__", ""),
+                msg("HumanMessage", "e", "y"),
+            ],
+        );
+        assert_eq!(ids(&list), ["e"]);
     }
 }

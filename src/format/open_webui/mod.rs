@@ -1,5 +1,5 @@
-//! Open WebUI (open-webui/open-webui): its `webui.db` (SQLite; PostgreSQL
-//! is not read yet). Table `chat(id, user_id, title, chat JSON, created_at,
+//! Open WebUI (open-webui/open-webui): its `webui.db` (SQLite), or the same
+//! tables in PostgreSQL ([`postgres`]). Table `chat(id, user_id, title, chat JSON, created_at,
 //! updated_at, …)`, one row per conversation. The `chat` column holds
 //! `{title, models, history: {messages: {<id>: {id, parentId, childrenIds,
 //! role, content, timestamp, …}}, currentId}, messages: […], …}`: the
@@ -16,12 +16,15 @@
 //!   open_webui/models/chats.py, 0.12.4) mends some of the links when it
 //!   loads a chat, and writes them back.
 //!
-//! Repaired into a copy ([`writer`]): each broken tree re-linked so that
-//! every stored message is reachable and the walk ends.
+//! Repaired into a copy ([`writer`]; on PostgreSQL into a script or another
+//! database, [`pg_writer`]): each broken tree re-linked so that every
+//! stored message is reachable and the walk ends.
 //!
 //! Each message points at its chat's row (`chat`, key: the chat's id
 //! and the message's key).
 
+mod pg_writer;
+pub mod postgres;
 pub mod profile;
 pub mod tree;
 mod writer;
@@ -108,21 +111,21 @@ impl Source for Chats {
     }
 }
 
-/// Where message `key` of chat `chat` is stored.
-pub fn loc(chat: &str, rowid: i64, key: &str) -> Loc {
+/// Where message `key` of chat `chat` is stored (`rowid`: SQLite's).
+pub fn loc(chat: &str, rowid: Option<i64>, key: &str) -> Loc {
     Loc::Row {
         table: Name::Static(TABLE),
         key: Arc::from(format!("{chat}/{key}")),
-        rowid: Some(rowid),
+        rowid,
     }
 }
 
 /// The chat row itself.
-pub fn row_loc(chat: &str, rowid: i64) -> Loc {
+pub fn row_loc(chat: &str, rowid: Option<i64>) -> Loc {
     Loc::Row {
         table: Name::Static(TABLE),
         key: Arc::from(chat),
-        rowid: Some(rowid),
+        rowid,
     }
 }
 
@@ -143,11 +146,17 @@ fn read_chat(
         other => sqlite::text(other).unwrap_or_default().into_bytes(),
     };
     let mut conv = Conversation::new(id.clone(), info.clone());
-    let at = row_loc(&id, rowid);
+    read_value(&mut conv, &id, Some(rowid), &raw);
+    Ok(conv)
+}
+
+/// Read chat `id`'s `chat` column (`raw`, its JSON text) into `conv`.
+pub fn read_value(conv: &mut Conversation, id: &str, rowid: Option<i64>, raw: &[u8]) {
+    let at = row_loc(id, rowid);
     // Python's `json.loads` (the backend's reader) and `JSON.parse` take a
     // lone surrogate escape; it is read here as U+FFFD, and counted.
-    let (fixed, lone) = replace_lone_surrogates(&raw);
-    let value = match serde_json::from_slice::<Value>(fixed.as_deref().unwrap_or(&raw)) {
+    let (fixed, lone) = replace_lone_surrogates(raw);
+    let value = match serde_json::from_slice::<Value>(fixed.as_deref().unwrap_or(raw)) {
         Ok(v) => v,
         Err(e) => {
             let why = if raw.is_empty() {
@@ -158,13 +167,12 @@ fn read_chat(
             conv.corrupt.push(CorruptRecord::new(
                 at,
                 format!("chat {id}: {why}"),
-                &raw,
+                raw,
                 false,
             ));
-            return Ok(conv);
+            return;
         }
     };
     conv.note_lone_surrogates(&at, lone);
-    tree::read(&mut conv, &value, &id, rowid);
-    Ok(conv)
+    tree::read(conv, &value, id, rowid);
 }

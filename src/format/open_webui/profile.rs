@@ -12,7 +12,7 @@ const VERSIONS: &str = "0.12.4";
 pub static PROFILE: Profile = Profile {
     app: "Open WebUI",
     dialect: Dialect::OpenWebui,
-    formats: &[Format::SqliteTable],
+    formats: &[Format::SqliteTable, Format::PostgresTable],
     // The web app sends the walk's messages to whatever model the chat
     // uses, through the backend's OpenAI-compatible endpoint.
     provider: Provider::OpenAiChat,
@@ -94,7 +94,9 @@ pub static PROFILE: Profile = Profile {
             says: Some(
                 "Open WebUI reads it (Python's `json.loads` and the web app's `JSON.parse` take it); what reaches the model was not established",
             ),
-            notes: &[],
+            notes: &[Note::Text(
+                "on PostgreSQL the `chat` column (`json`) keeps the escape, but every JSON operator on the chat fails (`Unicode low surrogate must follow a high surrogate`), and `jsonb` refuses it: Open WebUI 0.12.4's chat search applies `#>` and `->>` to the chats it searches",
+            )],
             cites_context: false,
             versions: VERSIONS,
             healed_from: None,

@@ -46,7 +46,7 @@ use crate::model::tree::{Tree, TreeEnd, TreeNode};
 use crate::model::{Conversation, Message, PartKind, Role, Slot, Text};
 
 /// Read chat `value` (the `chat` column) into `conv`.
-pub fn read(conv: &mut Conversation, value: &Value, chat: &str, rowid: i64) {
+pub fn read(conv: &mut Conversation, value: &Value, chat: &str, rowid: Option<i64>) {
     let history = value.get("history").filter(|h| h.is_object());
     let messages = history.and_then(|h| h.get("messages"));
     match messages.and_then(Value::as_object) {
@@ -74,7 +74,7 @@ fn read_tree(
     history: Option<&Value>,
     map: &serde_json::Map<String, Value>,
     chat: &str,
-    rowid: i64,
+    rowid: Option<i64>,
 ) {
     let str_of = |v: &Value, k: &str| {
         v.get(k)

@@ -69,22 +69,7 @@ fn rowid(loc: &Loc) -> Option<i64> {
 
 impl Writer for OpenWebuiWriter {
     fn plan(&mut self, conv: &Conversation, planned: &[Planned<'_>], log: &mut Log) -> Result<()> {
-        let relink: Vec<&Planned<'_>> = planned
-            .iter()
-            .filter(|p| {
-                p.fix
-                    .actions
-                    .iter()
-                    .any(|a| matches!(a, Action::Relink { .. }))
-            })
-            .collect();
-        let Some(first) = relink.first() else {
-            return Ok(());
-        };
-        let Some(row) = first.fix.actions.iter().find_map(|a| match a {
-            Action::Relink { loc } => rowid(loc),
-            _ => None,
-        }) else {
+        let Some(row) = relink_loc(planned).and_then(rowid) else {
             return Ok(());
         };
         let before: String = self
@@ -96,49 +81,10 @@ impl Writer for OpenWebuiWriter {
                 |r| r.get(0),
             )
             .map_err(sqlite::error_of(&self.input))?;
-        // A lone surrogate escape would not survive the rewrite as it is.
-        if replace_lone_surrogates(before.as_bytes()).1 > 0 {
-            for p in relink {
-                log.left.push(Left::of(p.finding, "the chat holds a lone surrogate escape, which rewriting its JSON would change: mend the tree by hand"));
-            }
-            return Ok(());
+        let at = super::row_loc(&conv.id, Some(row));
+        if let Some(after) = relink(conv, planned, &before, at, &self.input, log)? {
+            self.rewrite.push((row, after));
         }
-        let mut chat: Value = serde_json::from_str(&before).map_err(|e| {
-            Error::input(
-                &self.input,
-                format!("chat {} no longer parses: {e}", conv.id),
-            )
-        })?;
-        let changes = mend(&mut chat);
-        if changes.is_empty() {
-            for p in relink {
-                log.left.push(Left::of(
-                    p.finding,
-                    "the re-linking found nothing to change",
-                ));
-            }
-            return Ok(());
-        }
-        let after = serde_json::to_string(&chat).expect("JSON");
-        log.edits.push(Edit {
-            rule: first.finding.rule,
-            conversation: conv.id.clone(),
-            action: "relink",
-            description: format!(
-                "re-linked chat `{}`'s message tree: {}",
-                conv.id,
-                changes.join("; ")
-            ),
-            location: super::row_loc(&conv.id, row),
-            before: Some(before),
-            before_base64: None,
-            after: Some(after.clone()),
-            row: None,
-            synthesized: false,
-            ids: Vec::new(),
-            large: Default::default(),
-        });
-        self.rewrite.push((row, after));
         Ok(())
     }
 
@@ -163,6 +109,81 @@ impl Writer for OpenWebuiWriter {
             Ok(())
         })
     }
+}
+
+/// Where the first re-linking of a chat's findings points (the chat's row).
+pub fn relink_loc<'a>(planned: &'a [Planned<'_>]) -> Option<&'a Loc> {
+    planned
+        .iter()
+        .flat_map(|p| &p.fix.actions)
+        .find_map(|a| match a {
+            Action::Relink { loc } => Some(loc),
+            _ => None,
+        })
+}
+
+/// Plan the re-linking of chat `conv`, whose `chat` column is `before`
+/// (its row at `at`): the edit in the log and the new text, or `None`
+/// when nothing is to change (said in the log).
+pub fn relink(
+    conv: &Conversation,
+    planned: &[Planned<'_>],
+    before: &str,
+    at: Loc,
+    input: &Path,
+    log: &mut Log,
+) -> Result<Option<String>> {
+    let relink: Vec<&Planned<'_>> = planned
+        .iter()
+        .filter(|p| {
+            p.fix
+                .actions
+                .iter()
+                .any(|a| matches!(a, Action::Relink { .. }))
+        })
+        .collect();
+    let Some(first) = relink.first() else {
+        return Ok(None);
+    };
+    // A lone surrogate escape would not survive the rewrite as it is.
+    if replace_lone_surrogates(before.as_bytes()).1 > 0 {
+        for p in relink {
+            log.left.push(Left::of(p.finding, "the chat holds a lone surrogate escape, which rewriting its JSON would change: mend the tree by hand"));
+        }
+        return Ok(None);
+    }
+    let mut chat: Value = serde_json::from_str(before)
+        .map_err(|e| Error::input(input, format!("chat {} no longer parses: {e}", conv.id)))?;
+    let changes = mend(&mut chat);
+    if changes.is_empty() {
+        for p in relink {
+            log.left.push(Left::of(
+                p.finding,
+                "the re-linking found nothing to change",
+            ));
+        }
+        return Ok(None);
+    }
+    let after = serde_json::to_string(&chat).expect("JSON");
+    log.edits.push(Edit {
+        rule: first.finding.rule,
+        conversation: conv.id.clone(),
+        action: "relink",
+        description: format!(
+            "re-linked chat `{}`'s message tree: {}",
+            conv.id,
+            changes.join("; ")
+        ),
+        location: at,
+        before: Some(before.to_string()),
+        before_base64: None,
+        after: Some(after.clone()),
+        row: None,
+        synthesized: false,
+        ids: Vec::new(),
+        large: Default::default(),
+    });
+    Ok(Some(after))
 }
 
 fn str_of<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
