@@ -133,6 +133,7 @@ pub static APPS: &[&App] = &[
     &pi::discover::APP,
     &qwen_code::discover::APP,
     &kimi_code::discover::APP,
+    &llm::discover::APP,
 ];
 
 /// Every client profile: what each app's client does, on resume, with
