@@ -75,6 +75,11 @@ fn generated_home() -> tempfile::TempDir {
         &format!(".codex/sessions/2026/05/01/rollout-2026-05-01T10-00-00-{CODEX}.jsonl"),
         "fixtures/codex/orphan-tool-result/call-deleted.jsonl",
     );
+    put(
+        home,
+        ".config/io.datasette.llm/logs.db",
+        "fixtures/llm/logs.db",
+    );
     let unknown = home.join(".local/share/opencode/opencode-next.db");
     let conn = rusqlite::Connection::open(&unknown).unwrap();
     conn.execute_batch(
@@ -167,7 +172,8 @@ fn a_run_without_a_path_lists_every_app_and_names_the_unknown_layout() {
             "copilot-cli",
             "pi",
             "qwen-code",
-            "kimi-code"
+            "kimi-code",
+            "llm"
         ]
     );
     // Every app's counts are what a run naming its files reads.
@@ -295,12 +301,14 @@ fn each_app_honours_its_own_override() {
         &root().join("fixtures/goose/home/.local/share"),
         &elsewhere.join("xdg"),
     );
+    put(&elsewhere, "llm/logs.db", "fixtures/llm/logs.db");
     let o = std::process::Command::new(assert_cmd::cargo::cargo_bin("chatfsck"))
         .env_clear()
         .env("HOME", &home)
         .env("CLAUDE_CONFIG_DIR", elsewhere.join("claude"))
         .env("CODEX_HOME", elsewhere.join("codex"))
         .env("XDG_DATA_HOME", elsewhere.join("xdg"))
+        .env("LLM_USER_PATH", elsewhere.join("llm"))
         .args(["lint", "--format", "json"])
         .output()
         .unwrap();
@@ -308,6 +316,7 @@ fn each_app_honours_its_own_override() {
     assert_eq!(app(&doc, "claude-code")["found"], 1, "{doc}");
     assert_eq!(app(&doc, "codex")["found"], 1);
     assert_eq!(app(&doc, "goose")["found"], 3);
+    assert_eq!(app(&doc, "llm")["found"], 1);
     // Nothing was looked for in the home directory instead.
     let looked = app(&doc, "claude-code")["looked"][0]["path"]
         .as_str()
@@ -429,6 +438,7 @@ fn every_session_a_database_lists_is_read_by_its_id() {
             "cursor",
             "fixtures/cursor/home/.config/Cursor/User/globalStorage/state.vscdb",
         ),
+        ("llm", "fixtures/llm/logs.db"),
     ];
     for (key, db) in dbs {
         let app = APPS.iter().find(|a| a.key == key).unwrap();

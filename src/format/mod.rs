@@ -24,6 +24,7 @@
 //! | `open_webui/` | Open WebUI's `webui.db` and its PostgreSQL database: the `chat` table's message trees, walked from `currentId` (repaired by re-linking) | `sqlite-table`, `postgres-table` (`open-webui`) |
 //! | `goose/` | goose's `sessions.db` (`db`), and its legacy `sessions/*.jsonl` (`legacy`) | `sqlite-table`, `jsonl` (`goose`) |
 //! | `langgraph/` | LangGraph checkpointers: `langgraph-checkpoint-sqlite`'s database and `langgraph-checkpoint-postgres`'s tables (the latest checkpoint of each thread, its blobs, its pending writes) | `sqlite-table`, `postgres-table` (`langgraph`) |
+//! | `llm/` | `llm`'s `logs.db` up to llm 0.31: each conversation's responses, tool calls and results as `llm -c` replays them (llm 0.32's message store is refused) | `sqlite-table` (`llm`) |
 //! | `message_table/` | gbrain's message tables (seed 003) and tables named with the mapping flags, in SQLite or PostgreSQL | `sqlite-table`, `postgres-table` (`gbrain`, `table`) |
 //! | `trace/` | traces: dispatch's `traces.db`, Arize Phoenix, OTLP JSON | `sqlite-trace` (`dispatch`, `phoenix`), `otlp-jsonl`, `otlp-json` (`gen-ai`, `openinference`) |
 //! | `unsupported/` | recognised, refused with one line: Aider, OpenHands, SWE-agent, Kimi Code journals of a protocol version not read | — |
@@ -65,6 +66,7 @@ pub mod gemini_cli;
 pub mod goose;
 pub mod kimi_code;
 pub mod langgraph;
+pub mod llm;
 pub mod message_table;
 pub mod open_webui;
 pub mod opencode;
@@ -91,6 +93,7 @@ pub static STORES: &[&Store] = &[
     &opencode::STORE,
     &opencode::legacy::STORE,
     &goose::db::STORE,
+    &llm::STORE,
     &cursor::STORE,
     &cline::session::INDEX,
     &langgraph::sqlite::STORE,
@@ -130,6 +133,7 @@ pub static APPS: &[&App] = &[
     &pi::discover::APP,
     &qwen_code::discover::APP,
     &kimi_code::discover::APP,
+    &llm::discover::APP,
 ];
 
 /// Every client profile: what each app's client does, on resume, with
@@ -151,6 +155,7 @@ pub static PROFILES: &[&Profile] = &[
     &kimi_code::profile::PROFILE,
     &langgraph::profile::PROFILE,
     &open_webui::profile::PROFILE,
+    &llm::profile::PROFILE,
     &cline::profile::CLINE,
     &cline::profile::CLINE_4,
     &cline::profile::ROO_CODE,

@@ -106,6 +106,8 @@ pub enum Dialect {
     ShareGpt,
     /// Open WebUI's `chat` table (`webui.db`, or PostgreSQL).
     OpenWebui,
+    /// Simon Willison's `llm` CLI (`logs.db`).
+    Llm,
 }
 
 impl Dialect {
@@ -137,6 +139,7 @@ impl Dialect {
             Dialect::LangGraph => "langgraph",
             Dialect::ShareGpt => "sharegpt",
             Dialect::OpenWebui => "open-webui",
+            Dialect::Llm => "llm",
         }
     }
 

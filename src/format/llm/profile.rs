@@ -1,0 +1,68 @@
+//! What `llm -c` (llm 0.31.1) does with each pattern when it continues a
+//! conversation: it rebuilds the prompt from the stored responses
+//! (`load_conversation`, `Response.from_row`) and the model plugin sends
+//! it without checking it (the OpenAI plugin's `build_messages`); see
+//! `logs.rs`. Run on the fixtures by tests/oracle/llm.py.
+
+use crate::finding::Severity;
+use crate::finding::profile::{Does, Note, Pattern, Profile, Provider, Resume};
+use crate::model::{Dialect, Format};
+
+const VERSIONS: &str = "0.31.1";
+
+const ORPHAN_CALL: &[Note] = &[Note::Text(
+    "`llm -c` sends the call (`build_messages`: an `assistant` message with `tool_calls`) with nothing answering `{id}`: an OpenAI-compatible provider refuses every continuation of this conversation with a 400 (`An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'`), and llm logs nothing of the failed prompt",
+)];
+
+const fn orphan_call(pattern: Pattern) -> Resume {
+    Resume {
+        pattern,
+        does: Does::SendsAsIs,
+        severity: Some(Severity::Error),
+        says: None,
+        notes: ORPHAN_CALL,
+        cites_context: false,
+        versions: VERSIONS,
+        healed_from: None,
+    }
+}
+
+/// llm's `logs.db`.
+pub static PROFILE: Profile = Profile {
+    app: "llm",
+    dialect: Dialect::Llm,
+    formats: &[Format::SqliteTable],
+    // llm sends through whichever model plugin the conversation's model
+    // belongs to; the turn order it builds is its own.
+    provider: Provider::Unknown,
+    replays_as_stored: false,
+    pairs_outputs_by_id: false,
+    resume: &[
+        orphan_call(Pattern::OrphanToolCall),
+        orphan_call(Pattern::OrphanToolCallAtEnd),
+        Resume {
+            pattern: Pattern::OrphanToolResult,
+            does: Does::SendsAsIs,
+            severity: Some(Severity::Error),
+            says: None,
+            notes: &[Note::Text(
+                "`llm -c` sends this result as a `tool` message with `tool_call_id` `{call_id}` that no earlier `assistant` message calls (the response that held the call is gone: its history is silently missing too): an OpenAI-compatible provider refuses every continuation with a 400 (`Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'`)",
+            )],
+            cites_context: false,
+            versions: VERSIONS,
+            healed_from: None,
+        },
+        Resume {
+            pattern: Pattern::CorruptRecord,
+            does: Does::RefusesToResume,
+            severity: Some(Severity::Error),
+            says: None,
+            notes: &[Note::Text(
+                "`llm -c` cannot continue this conversation at all: `Response.from_row` parses the column with `json.loads`, which raises, and llm stops with a traceback before anything is sent",
+            )],
+            cites_context: true,
+            versions: VERSIONS,
+            healed_from: None,
+        },
+    ],
+};

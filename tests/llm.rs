@@ -1,0 +1,364 @@
+//! Simon Willison's `llm` CLI: its `logs.db` (fixtures/llm, written by the
+//! real llm 0.31.1, one conversation per pattern; see its README), each
+//! conversation read as `llm -c` replays it, the findings with what llm
+//! does with each, the repair, and llm itself continuing the repaired
+//! copy against the loopback mock.
+
+mod common;
+use common::*;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+const DB: &str = "fixtures/llm/logs.db";
+const DB_036: &str = "fixtures/llm/logs-0.36.db";
+
+/// Conversation id → its name (the pattern, from its first prompt).
+fn names(db: &Path) -> BTreeMap<String, String> {
+    let conn =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let mut st = conn.prepare("SELECT id, name FROM conversations").unwrap();
+    st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+        .unwrap()
+        .map(|r| {
+            let (id, name) = r.unwrap();
+            (id, name.split(':').next().unwrap().to_string())
+        })
+        .collect()
+}
+
+/// `severity rule@pattern`, sorted.
+fn findings(doc: &serde_json::Value) -> Vec<String> {
+    let names = names(&root().join(DB));
+    let mut v: Vec<String> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {}@{}",
+                f["severity"].as_str().unwrap(),
+                f["rule"].as_str().unwrap(),
+                names[f["conversation"].as_str().unwrap()]
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_pattern_is_found_with_what_llm_does_and_the_healthy_ones_are_clean() {
+    let (code, doc) = lint_json(DB, &["--fail-on", "info"]);
+    assert_eq!(code, 1, "{doc:#}");
+    assert_eq!(doc["files"][0]["format"], "sqlite-table", "{doc:#}");
+    assert_eq!(doc["files"][0]["dialect"], "llm", "{doc:#}");
+    assert_eq!(
+        findings(&doc),
+        [
+            "error corrupt-record@torn-arguments",
+            "error orphan-tool-call@interrupted",
+            "error orphan-tool-call@lost-result",
+            "error orphan-tool-result@lost-response",
+        ],
+        "{doc:#}"
+    );
+    for f in doc["findings"].as_array().unwrap() {
+        let text = format!("{} {}", f["summary"], f["notes"]);
+        assert!(text.contains("llm -c"), "{f:#}");
+        assert_eq!(f["fixable"], true, "{f:#}");
+    }
+    // The evidence is the row: the torn `arguments` of a `tool_calls` row.
+    let torn = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "corrupt-record")
+        .unwrap();
+    assert_eq!(torn["location"]["table"], "tool_calls", "{torn:#}");
+}
+
+/// What `llm -c` sends is what inspect shows: the prompt of the lost
+/// response is gone from the conversation, its result is still there.
+#[test]
+fn each_conversation_holds_what_llm_replays() {
+    let names = names(&root().join(DB));
+    let cid = |n: &str| names.iter().find(|(_, v)| *v == n).unwrap().0.clone();
+    let show = |n: &str| {
+        let o = run(&["inspect", "--format", "json", DB, "--conversation", &cid(n)]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let healthy = show("healthy");
+    for text in [
+        "Answer briefly.",
+        "[mock:bash pwd]",
+        "out of pwd",
+        "Thanks.",
+    ] {
+        assert!(healthy.contains(text), "{text}: {healthy}");
+    }
+    let lost = show("lost-response");
+    assert!(lost.contains("out of pwd"), "{lost}");
+    assert!(!lost.contains("[mock:bash pwd]"), "{lost}");
+}
+
+#[test]
+fn the_human_report_is_reviewed() {
+    let o = run(&["lint", DB]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    insta::assert_snapshot!("llm_lint_human", stdout(&o));
+}
+
+/// llm 0.32's message store is not read: the file is refused with one
+/// line naming the schema, never reported clean.
+#[test]
+fn the_message_store_of_llm_0_32_is_refused_with_one_line() {
+    for cmd in ["lint", "repair"] {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("out.db");
+        let mut args = vec![cmd, DB_036];
+        if cmd == "repair" {
+            args.extend(["-o", out.to_str().unwrap()]);
+        }
+        let o = run(&args);
+        assert_eq!(code(&o), 2, "{cmd}: {}", stdout(&o));
+        let err = stderr(&o);
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains("logs-0.36.db"), "{err}");
+        assert!(err.contains("message store of llm 0.32"), "{err}");
+        assert!(!out.exists(), "{cmd} wrote {}", out.display());
+    }
+}
+
+/// Repair: each call answered as llm files a result (a `tool_results`
+/// row on the response after it, or on a response appended after the
+/// last), the stray result deleted, the torn column replaced; all of it
+/// logged, the input untouched, a second repair changes nothing and the
+/// copy is clean.
+#[test]
+fn the_repair_answers_as_llm_records_results_and_settles() {
+    let d = tempfile::tempdir().unwrap();
+    let input = root().join(DB);
+    let before = fingerprint(&input);
+    let (out, log) = repair_logged(&input, d.path());
+    assert_eq!(fingerprint(&input), before, "the input was touched");
+    let names = names(&input);
+    let mut edits: Vec<String> = log["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {}@{}",
+                e["action"].as_str().unwrap(),
+                e["location"]["table"].as_str().unwrap(),
+                names[e["conversation"].as_str().unwrap()]
+            )
+        })
+        .collect();
+    edits.sort();
+    assert_eq!(
+        edits,
+        [
+            "answer-call tool_results@interrupted",
+            "answer-call tool_results@lost-result",
+            "remove-result tool_results@lost-response",
+            "replace-column tool_calls@torn-arguments",
+        ],
+        "{log:#}"
+    );
+    for e in log["edits"].as_array().unwrap() {
+        match e["action"].as_str().unwrap() {
+            "remove-result" => assert_eq!(e["row"]["output"], "out of pwd", "{e:#}"),
+            "replace-column" => {
+                assert!(
+                    e["before"].as_str().unwrap().contains("{\\\"command"),
+                    "{e:#}"
+                );
+                assert_eq!(e["after"], r#"{"arguments":"{}"}"#, "{e:#}");
+            }
+            _ => assert_eq!(e["synthesized"], true, "{e:#}"),
+        }
+    }
+    let (code, doc) = lint_json(out.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_second_repair_changes_nothing(&out, d.path());
+    // The interrupted conversation got a response after its last one.
+    let conn = rusqlite::Connection::open(&out).unwrap();
+    let cid = names.iter().find(|(_, v)| *v == "interrupted").unwrap().0;
+    let (count, last_prompt): (i64, String) = conn
+        .query_row(
+            "SELECT count(*), (SELECT prompt FROM responses WHERE conversation_id = ?1 ORDER BY rowid DESC LIMIT 1) FROM responses WHERE conversation_id = ?1",
+            [cid],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((count, last_prompt.as_str()), (2, ""));
+}
+
+/// The orphan call left when the next response has a prompt of its own:
+/// `build_messages` sends that prompt before the results filed with it,
+/// so nothing is inserted and the finding is left, with the reason;
+/// `--orphan-calls=drop` deletes the call instead.
+#[test]
+fn an_answer_that_would_not_follow_its_call_is_not_inserted() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("logs.db");
+    std::fs::copy(root().join(DB), &db).unwrap();
+    let names = names(&db);
+    let cid = names.iter().find(|(_, v)| *v == "lost-result").unwrap().0;
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    // The empty prompt of the step that followed the call becomes a user's.
+    conn.execute(
+        "UPDATE responses SET prompt = 'And now?' WHERE rowid = (SELECT rowid FROM responses WHERE conversation_id = ?1 ORDER BY rowid LIMIT 1 OFFSET 3)",
+        [cid],
+    )
+    .unwrap();
+    drop(conn);
+    let out = d.path().join("out.db");
+    let o = run(&[
+        "repair",
+        db.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let text = report.to_string();
+    assert!(
+        text.contains("sends a response's prompt before the tool results"),
+        "{report:#}"
+    );
+    let out2 = d.path().join("out2.db");
+    let o = run(&[
+        "repair",
+        db.to_str().unwrap(),
+        "-o",
+        out2.to_str().unwrap(),
+        "--orphan-calls=drop",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let (code, doc) = lint_json(out2.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!(code, 0, "{doc:#}");
+}
+
+/// llm itself (0.31.1, tests/oracle/llm_oracle.py) continues each
+/// conversation with `llm -c --cid` against the loopback mock: on the
+/// fixture, what the findings say happens does (a request OpenAI refuses,
+/// a traceback); on the repaired copy every conversation goes on, with
+/// every call answered and every message it sent before.
+#[test]
+#[cfg_attr(
+    not(has_tool = "llm"),
+    ignore = "needs llm 0.31.1 (scripts/test-all installs tests/oracle/llm-requirements.txt into target/tools/llm)"
+)]
+fn llm_continues_every_repaired_conversation() {
+    let python = std::env::var("CHATFSCK_LLM_PYTHON").unwrap_or_else(|_| {
+        root()
+            .join("target/tools/llm/bin/python")
+            .to_string_lossy()
+            .into_owned()
+    });
+    let d = tempfile::tempdir().unwrap();
+    // llm logs each continuation into the database: copies only.
+    let original = d.path().join("original.db");
+    std::fs::copy(root().join(DB), &original).unwrap();
+    let repaired = d.path().join("repaired.db");
+    let o = run(&["repair", DB, "-o", repaired.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let names = names(&original);
+    let mut args: Vec<String> = vec![
+        root()
+            .join("tests/oracle/llm_oracle.py")
+            .to_string_lossy()
+            .into_owned(),
+        python.clone(),
+        "judge".into(),
+    ];
+    for db in [&original, &repaired] {
+        args.push(db.to_string_lossy().into_owned());
+        args.extend(names.keys().cloned());
+    }
+    let o = std::process::Command::new(&python)
+        .args(&args)
+        .output()
+        .expect("the llm venv's python runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let runs: Vec<serde_json::Value> = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(runs.len(), 2 * names.len());
+    let get = |db: &Path, name: &str| {
+        runs.iter()
+            .find(|r| r["db"] == db.to_str().unwrap() && names[r["cid"].as_str().unwrap()] == name)
+            .unwrap()
+            .clone()
+    };
+    // Before: what each finding says.
+    for name in ["healthy", "A plain question, no tools."] {
+        assert_eq!(get(&original, name)["valid"], true, "{name}");
+    }
+    for name in ["lost-result", "interrupted"] {
+        let r = get(&original, name);
+        assert_eq!(
+            r["errors"],
+            serde_json::json!(["tool_calls_no_response"]),
+            "{r}"
+        );
+    }
+    let r = get(&original, "lost-response");
+    assert_eq!(
+        r["errors"],
+        serde_json::json!(["orphan_tool_message"]),
+        "{r}"
+    );
+    let r = get(&original, "torn-arguments");
+    assert_eq!(r["code"], 1, "{r}");
+    assert!(
+        r["error"].as_str().unwrap().contains("JSONDecodeError"),
+        "{r}"
+    );
+    assert!(r["roles"].is_null(), "nothing was sent: {r}");
+    // After: every conversation goes on, every call answered, and every
+    // message sent before is sent again.
+    for name in names.values() {
+        let after = get(&repaired, name);
+        assert_eq!(after["code"], 0, "{after}");
+        assert_eq!(after["valid"], true, "{after}");
+        let mut calls: Vec<&serde_json::Value> =
+            after["calls"].as_array().unwrap().iter().collect();
+        let mut results: Vec<&serde_json::Value> =
+            after["results"].as_array().unwrap().iter().collect();
+        calls.sort_by_key(|v| v.to_string());
+        results.sort_by_key(|v| v.to_string());
+        assert_eq!(calls, results, "{after}");
+        let before = get(&original, name);
+        if let Some(texts) = before["texts"].as_array() {
+            // The stray result is deleted (kept in the repair log).
+            let stray = serde_json::json!("out of pwd");
+            for t in texts
+                .iter()
+                .filter(|t| name != "lost-response" || **t != stray)
+            {
+                assert!(
+                    after["texts"].as_array().unwrap().contains(t),
+                    "{t} lost: {after}"
+                );
+            }
+        }
+    }
+    // The torn call is sent with the arguments llm reads as nothing.
+    assert_eq!(
+        get(&repaired, "torn-arguments")["calls"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+}
