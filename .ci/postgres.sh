@@ -62,7 +62,16 @@ for p in $(seq 54329 54429); do
 done
 [ -n "$CHATFSCK_PG_PORT" ] || { echo "postgres: no free port in 54329-54429" >&2; exit 1; }
 
-CHATFSCK_PG_PASSWORD=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
+# A random password, kept (readable by this user only) in target/ for the
+# next run: the URL the tests get is then the same from run to run, and
+# build.rs, which watches CHATFSCK_TEST_PG, does not rebuild the package
+# each time the server starts.
+chatfsck_pg_keep=target/tools/postgres-password
+if [ ! -s "$chatfsck_pg_keep" ]; then
+    mkdir -p "$(dirname "$chatfsck_pg_keep")"
+    (umask 077 && od -An -N12 -tx1 /dev/urandom | tr -d ' \n' >"$chatfsck_pg_keep")
+fi
+CHATFSCK_PG_PASSWORD=$(cat "$chatfsck_pg_keep")
 printf '%s\n' "$CHATFSCK_PG_PASSWORD" | pg_as tee "$CHATFSCK_PG_DIR/pwfile" >/dev/null
 pg_as "$CHATFSCK_PG_BIN/initdb" -D "$CHATFSCK_PG_DIR/data" -U postgres \
     --pwfile="$CHATFSCK_PG_DIR/pwfile" --auth-local=trust --auth-host=scram-sha-256 \
