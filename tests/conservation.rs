@@ -352,8 +352,9 @@ fn every_repair_conserves_every_payload() {
                             std::fs::write(&input, body).unwrap();
                             let r = contract::check(&Binary, &input, &case.join("out"));
                             // CHATFSCK_KEEP_BROKEN=DIR keeps each input that
-                            // broke the contract, to reproduce it.
-                            if let (Err(_), Some(keep)) =
+                            // broke the contract, or that the repair kept as it
+                            // is, to reproduce it.
+                            if let (Err(_) | Ok(Outcome::Kept), Some(keep)) =
                                 (&r, std::env::var_os("CHATFSCK_KEEP_BROKEN"))
                             {
                                 let to = Path::new(&keep).join(format!("t{t}-{k}"));

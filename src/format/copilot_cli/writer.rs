@@ -131,11 +131,17 @@ impl Writer for CopilotWriter {
                 }
             }
         }
+        // The events already on lines of their own, and those a split
+        // line has put back: an event is never written twice (a line
+        // written twice, then glued, holds one already there).
+        let mut seen: HashSet<String> = nodes.iter().filter_map(|n| n.id.clone()).collect();
         for p in planned {
             let f = p.finding;
             for action in &p.fix.actions {
                 match action {
-                    Action::DropRecord { loc } => drop_line(&mut plan, f, action.name(), loc)?,
+                    Action::DropRecord { loc } => {
+                        drop_line(&mut plan, f, action.name(), loc, &mut seen)?;
+                    }
                     Action::RemoveResult { message, part } => {
                         let Some(i) =
                             event_of(&nodes, conv, *message, *part, "tool.execution_complete")
@@ -213,16 +219,25 @@ impl Writer for CopilotWriter {
 }
 
 /// Drop the line at `loc`, keeping the whole events it holds on lines of
-/// their own.
+/// their own, but those `seen` already holds (the line itself is in the
+/// log, whole).
 fn drop_line<'f>(
     plan: &mut Plan<'_, 'f, Copilot>,
     f: &'f Finding,
     action: &'static str,
     loc: &crate::model::Loc,
+    seen: &mut HashSet<String>,
 ) -> Result<()> {
     let line = loc.line().unwrap_or(0);
     plan.drop_line(f, action, loc, |bytes| {
-        let kept = glued_events(bytes);
+        let kept: Vec<(String, Value)> = glued_events(bytes)
+            .into_iter()
+            .filter(|(_, v)| {
+                v.get("id")
+                    .and_then(Value::as_str)
+                    .is_none_or(|id| seen.insert(id.to_string()))
+            })
+            .collect();
         (!kept.is_empty()).then(|| Salvage {
             description: format!(
                 "dropped what of line {line} is no whole event, and wrote the {} whole event(s) it holds on lines of their own (Copilot CLI would drop them all and rewrite the log without them)",
