@@ -88,6 +88,23 @@ fn lint_output_of_the_damaged_journals() {
     }
 }
 
+/// A tool message of two text parts is one result, as the client sends it:
+/// before, each part was read as a result of its own, and the second was
+/// a false `orphan-tool-result` error on a healthy journal.
+#[test]
+fn a_result_of_several_parts_is_one_result() {
+    let one = r#""content":[{"type":"text","text":"<system>Thought logged</system>"}]"#;
+    let two = r#""content":[{"type":"text","text":"<system>Thought "},{"type":"text","text":"logged</system>"}]"#;
+    let text = std::fs::read_to_string(root().join("fixtures/kimi-code/older/v1.0-imported.jsonl"))
+        .unwrap();
+    assert_eq!(text.matches(one).count(), 1);
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("wire.jsonl");
+    std::fs::write(&path, text.replace(one, two)).unwrap();
+    let (rc, doc) = lint_json(path.to_str().unwrap(), &["--fail-on", "warning"]);
+    assert_eq!((rc, severity_rule_lines(&doc)), (0, vec![]), "{doc:#}");
+}
+
 /// A journal of a protocol version Kimi Code 2.1.0 neither migrates nor
 /// writes: refused in one line that names the version, never called clean.
 #[test]

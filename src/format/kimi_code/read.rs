@@ -330,22 +330,31 @@ fn message(msg: &Value, r: &Record) -> Message {
             r.loc.clone(),
             Slot::Whole("message"),
         ),
+        // A tool message is one result, whatever number of parts it
+        // holds: the client sends them as one tool message, its text the
+        // texts of its parts (a result of two parts is not two results).
+        Some(Value::Array(parts)) if role == Role::Tool => {
+            let text: String = parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect();
+            m.push_at(
+                PartKind::ToolResult {
+                    call_id: msg
+                        .get("toolCallId")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                    content: Text::from(text.as_str()),
+                    is_error: msg.get("isError").and_then(Value::as_bool),
+                },
+                r.loc.clone(),
+                Slot::Whole("message"),
+            );
+        }
         Some(Value::Array(parts)) => {
             for (k, p) in parts.iter().enumerate() {
-                let kind = if role == Role::Tool {
-                    PartKind::ToolResult {
-                        call_id: msg
-                            .get("toolCallId")
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_string(),
-                        content: Text::from(p.get("text").and_then(Value::as_str).unwrap_or("")),
-                        is_error: msg.get("isError").and_then(Value::as_bool),
-                    }
-                } else {
-                    part_kind(p)
-                };
-                m.push_at(kind, r.loc.clone(), Slot::Item("content", k));
+                m.push_at(part_kind(p), r.loc.clone(), Slot::Item("content", k));
             }
         }
         _ => {}
