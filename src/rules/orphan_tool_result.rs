@@ -175,10 +175,10 @@ fn server_results(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             for issue in &r.issues {
                 match issue {
                     BlockIssue::ServerToolUse { block, id } if *block == k => {
-                        v.push((r.loc.clone(), k, kind.to_string(), id.clone(), true));
+                        v.push((r.loc.clone(), k, kind.clone(), id.clone(), true));
                     }
                     BlockIssue::ServerToolResult { block, id } if *block == k => {
-                        v.push((r.loc.clone(), k, kind.to_string(), id.clone(), false));
+                        v.push((r.loc.clone(), k, kind.clone(), id.clone(), false));
                     }
                     _ => {}
                 }

@@ -778,7 +778,7 @@ impl Piece<'_> {
         }
     }
 
-    fn to_vec(self) -> std::io::Result<Vec<u8>> {
+    fn into_vec(self) -> std::io::Result<Vec<u8>> {
         let mut v = Vec::new();
         self.write_to(&mut v)?;
         Ok(v)
@@ -813,7 +813,7 @@ pub fn write(input: &Path, output: &Path, plan: &Plan, limits: Limits, force: bo
                     // What is inserted after a moved line moves with it.
                     let moved = stash.entry(target).or_default();
                     if let Some(t) = text {
-                        moved.push(t.to_vec().map_err(&werr)?);
+                        moved.push(t.into_vec().map_err(&werr)?);
                     }
                     moved.extend(inserts.iter().map(|i| i.clone().into_bytes()));
                 }
