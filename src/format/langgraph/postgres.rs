@@ -27,7 +27,7 @@
 //! thread's blobs and writes fetched as it comes, so memory holds a batch
 //! of checkpoints and one thread at a time.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -78,8 +78,7 @@ pub struct Threads {
     client: Client,
     path: PathBuf,
     info: Arc<SourceInfo>,
-    buf: VecDeque<postgres::Row>,
-    done: bool,
+    rows: pg::Cursor,
     blob: postgres::Statement,
     writes: postgres::Statement,
     walk: Walk,
@@ -139,8 +138,7 @@ pub fn open(arg: &Path) -> Result<Threads> {
             dialect: Dialect::LangGraph,
         }),
         path,
-        buf: VecDeque::new(),
-        done: false,
+        rows: pg::Cursor::new("chatfsck_threads", BATCH),
         blob,
         writes,
         walk,
@@ -168,15 +166,7 @@ impl Source for Threads {
 impl Threads {
     fn next(&mut self) -> std::result::Result<Option<Conversation>, String> {
         let c = |e: postgres::Error| pg::cause(&e);
-        if self.buf.is_empty() && !self.done {
-            let rows = self
-                .client
-                .query(&format!("FETCH {BATCH} FROM chatfsck_threads"), &[])
-                .map_err(c)?;
-            self.done = rows.len() < BATCH;
-            self.buf.extend(rows);
-        }
-        let Some(row) = self.buf.pop_front() else {
+        let Some(row) = self.rows.next(&mut self.client)? else {
             // Read-only: nothing to commit; the cursor closes with it.
             let _ = self.client.batch_execute("ROLLBACK");
             return Ok(None);

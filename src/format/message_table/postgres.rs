@@ -339,42 +339,53 @@ fn executions_sql(l: &Layout, table: &str, ordinal: bool) -> String {
     )
 }
 
-struct PgReader<'a> {
-    tx: postgres::Transaction<'a>,
-    msgs: VecDeque<postgres::Row>,
-    msgs_done: bool,
-    execs: VecDeque<postgres::Row>,
-    execs_done: bool,
-    has_execs: bool,
+/// A server-side cursor read `batch` rows a round trip (`FETCH n`): the
+/// one way every PostgreSQL reader here streams a table (message tables,
+/// LangGraph's threads, Open WebUI's chats).
+pub struct Cursor {
+    name: &'static str,
+    batch: usize,
+    buf: VecDeque<postgres::Row>,
+    done: bool,
 }
 
-impl PgReader<'_> {
-    fn fetch(
-        tx: &mut postgres::Transaction<'_>,
-        cursor: &str,
-        buf: &mut VecDeque<postgres::Row>,
-        done: &mut bool,
-    ) -> std::result::Result<(), String> {
-        if buf.is_empty() && !*done {
-            let rows = tx
-                .query(&format!("FETCH {BATCH} FROM {cursor}"), &[])
-                .map_err(|e| cause(&e))?;
-            *done = rows.len() < BATCH;
-            buf.extend(rows);
+impl Cursor {
+    /// The cursor `name`, declared by the caller in its transaction.
+    pub fn new(name: &'static str, batch: usize) -> Cursor {
+        Cursor {
+            name,
+            batch,
+            buf: VecDeque::new(),
+            done: false,
         }
-        Ok(())
     }
+
+    /// The next row, fetching the next batch when the last is used up.
+    pub fn next(
+        &mut self,
+        client: &mut impl postgres::GenericClient,
+    ) -> std::result::Result<Option<postgres::Row>, String> {
+        if self.buf.is_empty() && !self.done {
+            let rows = client
+                .query(&format!("FETCH {} FROM {}", self.batch, self.name), &[])
+                .map_err(|e| cause(&e))?;
+            self.done = rows.len() < self.batch;
+            self.buf.extend(rows);
+        }
+        Ok(self.buf.pop_front())
+    }
+}
+
+struct PgReader<'a> {
+    tx: postgres::Transaction<'a>,
+    msgs: Cursor,
+    execs: Cursor,
+    has_execs: bool,
 }
 
 impl RowReader for PgReader<'_> {
     fn next_message(&mut self) -> std::result::Result<Option<RawMsg>, String> {
-        Self::fetch(
-            &mut self.tx,
-            "chatfsck_messages",
-            &mut self.msgs,
-            &mut self.msgs_done,
-        )?;
-        let Some(r) = self.msgs.pop_front() else {
+        let Some(r) = self.msgs.next(&mut self.tx)? else {
             return Ok(None);
         };
         let g = |e: postgres::Error| cause(&e);
@@ -395,13 +406,7 @@ impl RowReader for PgReader<'_> {
         if !self.has_execs {
             return Ok(None);
         }
-        Self::fetch(
-            &mut self.tx,
-            "chatfsck_executions",
-            &mut self.execs,
-            &mut self.execs_done,
-        )?;
-        let Some(r) = self.execs.pop_front() else {
+        let Some(r) = self.execs.next(&mut self.tx)? else {
             return Ok(None);
         };
         let g = |e: postgres::Error| cause(&e);
@@ -462,10 +467,8 @@ fn read(mut client: Client, t: &Target, layout: &Layout, out: Dealer<RawConv>) {
     }
     let mut reader = PgReader {
         tx,
-        msgs: VecDeque::new(),
-        msgs_done: false,
-        execs: VecDeque::new(),
-        execs_done: false,
+        msgs: Cursor::new("chatfsck_messages", BATCH),
+        execs: Cursor::new("chatfsck_executions", BATCH),
         has_execs: layout.executions.is_some(),
     };
     rows::pump(&mut reader, &path, &out);

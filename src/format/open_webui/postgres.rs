@@ -16,7 +16,6 @@
 //! order, a few at a time. Repaired into a script or another database
 //! (`pg_writer`).
 
-use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -62,8 +61,7 @@ pub struct Chats {
     client: Client,
     path: PathBuf,
     info: Arc<SourceInfo>,
-    buf: VecDeque<postgres::Row>,
-    done: bool,
+    rows: pg::Cursor,
     failed: bool,
 }
 
@@ -103,8 +101,7 @@ pub fn open(arg: &Path) -> Result<Chats> {
             dialect: Dialect::OpenWebui,
         }),
         path,
-        buf: VecDeque::new(),
-        done: false,
+        rows: pg::Cursor::new("chatfsck_chats", BATCH),
         failed: false,
     })
 }
@@ -129,15 +126,7 @@ impl Source for Chats {
 impl Chats {
     fn next(&mut self) -> std::result::Result<Option<Conversation>, String> {
         let c = |e: postgres::Error| pg::cause(&e);
-        if self.buf.is_empty() && !self.done {
-            let rows = self
-                .client
-                .query(&format!("FETCH {BATCH} FROM chatfsck_chats"), &[])
-                .map_err(c)?;
-            self.done = rows.len() < BATCH;
-            self.buf.extend(rows);
-        }
-        let Some(row) = self.buf.pop_front() else {
+        let Some(row) = self.rows.next(&mut self.client)? else {
             // Read-only: nothing to commit; the cursor closes with it.
             let _ = self.client.batch_execute("ROLLBACK");
             return Ok(None);
