@@ -103,18 +103,9 @@ fn edit(
     synthesized: bool,
 ) -> Edit {
     Edit {
-        rule: p.finding.rule,
-        conversation: conv.id.clone(),
-        action,
-        description,
-        location: loc.clone(),
-        before: None,
-        before_base64: None,
-        after: None,
-        row: None,
         synthesized,
         ids,
-        large: Default::default(),
+        ..Edit::new(p.finding.rule, &conv.id, action, description, loc.clone())
     }
 }
 
