@@ -79,6 +79,51 @@ fn every_pattern_is_found_with_what_llm_does_and_the_healthy_ones_are_clean() {
     assert_eq!(torn["location"]["table"], "tool_calls", "{torn:#}");
 }
 
+/// `json.loads` reads `NaN`, `Infinity`, numbers beyond a double and
+/// lone surrogate escapes (Python's `json.dumps` writes the first three):
+/// a column holding them is not a corrupt record, and a torn one is
+/// still reported with the message llm's traceback gives.
+#[test]
+fn what_pythons_json_reads_is_not_corrupt() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("logs.db");
+    std::fs::copy(root().join(DB), &db).unwrap();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        r#"UPDATE responses SET options_json = '{"temperature": NaN, "top_p": -Infinity}',
+                  response_json = '{"usage": 1e400, "note": "cut \ud83d"}'
+            WHERE id = '01m8k6wtk4gw4catkxv1jvpkvp';
+           UPDATE tool_calls SET arguments = '{"command": "ls", "limit": Infinity}' WHERE id = 1;"#,
+    )
+    .unwrap();
+    drop(conn);
+    let (code, doc) = lint_json(db.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!(code, 1, "{doc:#}");
+    assert_eq!(
+        findings(&doc),
+        [
+            "error corrupt-record@torn-arguments",
+            "error orphan-tool-call@interrupted",
+            "error orphan-tool-call@lost-result",
+            "error orphan-tool-result@lost-response",
+        ],
+        "{doc:#}"
+    );
+    let torn = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "corrupt-record")
+        .unwrap();
+    assert!(
+        torn["summary"]
+            .as_str()
+            .unwrap()
+            .contains("Expecting ':' delimiter: line 1 column 11 (char 10)"),
+        "{torn:#}"
+    );
+}
+
 /// What `llm -c` sends is what inspect shows: the prompt of the lost
 /// response is gone from the conversation, its result is still there.
 #[test]

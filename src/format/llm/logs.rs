@@ -32,6 +32,8 @@ use crate::model::{
 use crate::source::Source;
 use crate::source::sqlite::{self, Snapshot};
 
+use super::pyjson;
+
 pub const RESPONSES: &str = "responses";
 pub const TOOL_CALLS: &str = "tool_calls";
 pub const TOOL_RESULTS: &str = "tool_results";
@@ -144,9 +146,7 @@ pub fn json_fault(value: Option<&str>, null_ok: bool) -> Option<String> {
         None if null_ok => None,
         None => Some("is NULL".into()),
         Some("") if null_ok => None,
-        Some(text) => serde_json::from_str::<serde::de::IgnoredAny>(text)
-            .err()
-            .map(|e| format!("is not JSON ({e})")),
+        Some(text) => pyjson::loads_error(text).map(|e| format!("is not JSON ({e})")),
     }
 }
 

@@ -16,6 +16,7 @@
 pub mod discover;
 pub mod logs;
 pub mod profile;
+mod pyjson;
 pub mod writer;
 
 use crate::format::store::{Hooks, Opened, Probe, Store, Writing};
