@@ -208,21 +208,9 @@ impl Writer for CcWriter {
                 uses_of_id.entry(id).or_default().1 += 1;
             }
         }
-        let entry =
-            |rule: &'static str, action: &'static str, description: String, loc: &Loc| Edit {
-                rule,
-                conversation: conv.id.clone(),
-                action,
-                description,
-                location: loc.clone(),
-                before: None,
-                before_base64: None,
-                after: None,
-                row: None,
-                synthesized: false,
-                ids: Vec::new(),
-                large: Default::default(),
-            };
+        let entry = |rule: &'static str, action: &'static str, description: String, loc: &Loc| {
+            Edit::new(rule, &conv.id, action, description, loc.clone())
+        };
         // A `parentUuid` edit: from one value (a uuid, or null) to another.
         let relink_entry =
             |rule: &'static str, what: String, loc: &Loc, from: Option<&str>, to: Option<&str>| {

@@ -195,18 +195,8 @@ impl Writer for CodexWriter {
         let mut taken = call_ids(conv);
         for p in planned {
             let entry = |action: &'static str, description: String, loc: &Loc| Edit {
-                rule: p.finding.rule,
-                conversation: conv.id.clone(),
-                action,
-                description,
-                location: loc.clone(),
-                before: None,
-                before_base64: None,
-                after: None,
-                row: None,
-                synthesized: false,
                 ids: p.finding.ids.clone(),
-                large: Default::default(),
+                ..Edit::new(p.finding.rule, &conv.id, action, description, loc.clone())
             };
             let leave = |reason: String, log: &mut Log| {
                 log.left.push(Left {

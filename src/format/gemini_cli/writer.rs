@@ -154,21 +154,20 @@ impl Writer for GeminiWriter {
                         let Some(line) = loc.line() else { continue };
                         if self.drop_lines.insert(line) {
                             let (before, before_base64) = records.read_verbatim(loc)?;
+                            let description = format!(
+                                "dropped line {line}, which does not parse (the app skips it on load)"
+                            );
                             log.edits.push(Edit {
-                                rule: f.rule,
-                                conversation: f.conversation.clone(),
-                                action: action.name(),
-                                description: format!(
-                                    "dropped line {line}, which does not parse (the app skips it on load)"
-                                ),
-                                location: loc.clone(),
                                 before: Some(before),
                                 before_base64,
-                                after: None,
-                                row: None,
-                                synthesized: false,
                                 ids: f.ids.clone(),
-                                large: Default::default(),
+                                ..Edit::new(
+                                    f.rule,
+                                    &f.conversation,
+                                    action.name(),
+                                    description,
+                                    loc.clone(),
+                                )
                             });
                         }
                     }
@@ -190,21 +189,17 @@ impl Writer for GeminiWriter {
                             }
                         };
                         let edit = Edit {
-                            rule: f.rule,
-                            conversation: f.conversation.clone(),
-                            action: action.name(),
-                            description: format!(
-                                "removed the function response for `{call_id}` from {}",
-                                where_of(&recs[ri].rec)
-                            ),
-                            location: part.loc.clone(),
-                            before: None,
-                            before_base64: None,
-                            after: None,
-                            row: None,
-                            synthesized: false,
                             ids: vec![call_id.clone()],
-                            large: Default::default(),
+                            ..Edit::new(
+                                f.rule,
+                                &f.conversation,
+                                action.name(),
+                                format!(
+                                    "removed the function response for `{call_id}` from {}",
+                                    where_of(&recs[ri].rec)
+                                ),
+                                part.loc.clone(),
+                            )
                         };
                         let edit = with_before(edit, &recs[ri].rec, text_of(&recs[ri].rec)?);
                         changes.entry(ri).or_default().push((change, edit));
@@ -227,21 +222,17 @@ impl Writer for GeminiWriter {
                                     None => continue,
                                 };
                                 let edit = Edit {
-                                    rule: f.rule,
-                                    conversation: f.conversation.clone(),
-                                    action: action.name(),
-                                    description: format!(
-                                        "removed the unanswered call `{id}` (`{name}`) from {}",
-                                        where_of(&recs[ri].rec)
-                                    ),
-                                    location: p_.loc.clone(),
-                                    before: None,
-                                    before_base64: None,
-                                    after: None,
-                                    row: None,
-                                    synthesized: false,
                                     ids: vec![id.clone()],
-                                    large: Default::default(),
+                                    ..Edit::new(
+                                        f.rule,
+                                        &f.conversation,
+                                        action.name(),
+                                        format!(
+                                            "removed the unanswered call `{id}` (`{name}`) from {}",
+                                            where_of(&recs[ri].rec)
+                                        ),
+                                        p_.loc.clone(),
+                                    )
                                 };
                                 let edit =
                                     with_before(edit, &recs[ri].rec, text_of(&recs[ri].rec)?);
@@ -252,21 +243,18 @@ impl Writer for GeminiWriter {
                                     "id": id, "name": name, "response": {"error": PLACEHOLDER}
                                 }});
                                 let edit = Edit {
-                                    rule: f.rule,
-                                    conversation: f.conversation.clone(),
-                                    action: action.name(),
-                                    description: format!(
-                                        "answered the call `{id}` (`{name}`) with a placeholder error response in a new user record right after {}",
-                                        where_of(&recs[ri].rec)
-                                    ),
-                                    location: p_.loc.clone(),
-                                    before: None,
-                                    before_base64: None,
-                                    after: None,
-                                    row: None,
                                     synthesized: true,
                                     ids: vec![id.clone()],
-                                    large: Default::default(),
+                                    ..Edit::new(
+                                        f.rule,
+                                        &f.conversation,
+                                        action.name(),
+                                        format!(
+                                            "answered the call `{id}` (`{name}`) with a placeholder error response in a new user record right after {}",
+                                            where_of(&recs[ri].rec)
+                                        ),
+                                        p_.loc.clone(),
+                                    )
                                 };
                                 answers.entry(ri).or_default().push((response, edit));
                             }

@@ -101,18 +101,14 @@ impl Writer for PgWriter {
                 };
                 let a = self.answers.entry(conv.id.clone()).or_insert_with(|| {
                     log.edits.push(Edit {
-                        rule: p.finding.rule,
-                        conversation: conv.id.clone(),
-                        action: "answer-call",
-                        description: String::new(),
-                        location: pt.loc.clone(),
-                        before: None,
-                        before_base64: None,
-                        after: None,
-                        row: None,
                         synthesized: true,
-                        ids: Vec::new(),
-                        large: Default::default(),
+                        ..Edit::new(
+                            p.finding.rule,
+                            &conv.id,
+                            "answer-call",
+                            String::new(),
+                            pt.loc.clone(),
+                        )
                     });
                     Answer {
                         checkpoint: checkpoint.to_string(),

@@ -101,20 +101,7 @@ impl Writer for LangGraphWriter {
                 match row_of(&pt.loc) {
                     Some((table, row)) if table == CHECKPOINTS => {
                         let a = self.answers.entry(row).or_insert_with(|| {
-                            log.edits.push(Edit {
-                                rule: p.finding.rule,
-                                conversation: conv.id.clone(),
-                                action: "answer-call",
-                                description: String::new(),
-                                location: pt.loc.clone(),
-                                before: None,
-                                before_base64: None,
-                                after: None,
-                                row: None,
-                                synthesized: true,
-                                ids: Vec::new(),
-                                large: Default::default(),
-                            });
+                            log.edits.push(Edit { synthesized: true, ..Edit::new(p.finding.rule, &conv.id, "answer-call", String::new(), pt.loc.clone()) });
                             Answer {
                                 conversation: conv.id.clone(),
                                 ids: Vec::new(),

@@ -264,18 +264,16 @@ pub fn plan_conversation(
                 .into_owned(),
             });
             log.push(Edit {
-                rule: p.finding.rule,
-                conversation: conv.id.clone(),
-                action: "rebuild-results",
-                description,
-                location: table.loc(*index, None),
-                before: None,
-                before_base64: None,
                 after: Some(content),
-                row: None,
                 synthesized,
                 ids: p.finding.ids.clone(),
-                large: Default::default(),
+                ..Edit::new(
+                    p.finding.rule,
+                    &conv.id,
+                    "rebuild-results",
+                    description,
+                    table.loc(*index, None),
+                )
             });
         }
     }

@@ -166,22 +166,19 @@ pub fn relink(
     }
     let after = serde_json::to_string(&chat).expect("JSON");
     log.edits.push(Edit {
-        rule: first.finding.rule,
-        conversation: conv.id.clone(),
-        action: "relink",
-        description: format!(
-            "re-linked chat `{}`'s message tree: {}",
-            conv.id,
-            changes.join("; ")
-        ),
-        location: at,
         before: Some(before.to_string()),
-        before_base64: None,
         after: Some(after.clone()),
-        row: None,
-        synthesized: false,
-        ids: Vec::new(),
-        large: Default::default(),
+        ..Edit::new(
+            first.finding.rule,
+            &conv.id,
+            "relink",
+            format!(
+                "re-linked chat `{}`'s message tree: {}",
+                conv.id,
+                changes.join("; ")
+            ),
+            at,
+        )
     });
     Ok(Some(after))
 }

@@ -152,18 +152,15 @@ impl Writer for PartWriter {
                     entry: log.edits.len(),
                 });
                 log.edits.push(Edit {
-                    rule: p.finding.rule,
-                    conversation: conv.id.clone(),
-                    action,
-                    description,
-                    location: part.loc.clone(),
-                    before: None,
-                    before_base64: None,
-                    after: None,
-                    row: None,
                     synthesized,
                     ids: vec![id.clone()],
-                    large: Default::default(),
+                    ..Edit::new(
+                        p.finding.rule,
+                        &conv.id,
+                        action,
+                        description,
+                        part.loc.clone(),
+                    )
                 });
             }
         }

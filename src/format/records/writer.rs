@@ -387,18 +387,8 @@ pub fn plan(
     // Messages every part of which is a result the plan removes: they go.
     let emptied = emptied_messages(conv, planned);
     let entry = |p: &Planned<'_>, action: &'static str, description: String, loc: Loc| Edit {
-        rule: p.finding.rule,
-        conversation: conv.id.clone(),
-        action,
-        description,
-        location: loc,
-        before: None,
-        before_base64: None,
-        after: None,
-        row: None,
-        synthesized: false,
         ids: p.finding.ids.clone(),
-        large: Default::default(),
+        ..Edit::new(p.finding.rule, &conv.id, action, description, loc)
     };
     let op = |loc: &Loc, o: Op, e: Edit, f: &Finding, pending: &mut BTreeMap<u64, Pending>| {
         let p = pending.entry(key_of(loc)).or_insert_with(|| Pending {
