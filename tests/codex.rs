@@ -87,6 +87,11 @@ const TABLE: &[(&str, &[&str], &[&str])] = &[
         &["damaged-encrypted-content@20:error"],
         &["drop-record@20"],
     ),
+    (
+        "invalid-tool-name/nul-in-call-name.jsonl",
+        &["invalid-tool-name@7:error"],
+        &["rename-tool@7"],
+    ),
 ];
 
 const CORPUS_ROLLOUT: &str = "fixtures/corpus/codemie-ai__codemie-code/src/agents/plugins/codex/__tests__/fixtures/rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl";
@@ -841,6 +846,39 @@ fn item_ids_of_the_wrong_shape_are_reported_and_removed() {
         assert_eq!(e["action"], "drop-item-id");
         assert!(orig.contains(e["before"].as_str().unwrap()));
     }
+}
+
+/// Issue 39 (openai/codex#24369): a call's name with NULs written into it.
+/// Codex 0.169.0 sends it as stored and the Responses API refuses every
+/// resume (`Invalid 'input[N].name': string does not match pattern`). The
+/// repair names the call without its NULs and changes nothing else: the
+/// call_id, and so the output that answers it, are kept.
+#[test]
+fn a_call_name_with_nuls_is_reported_and_renamed() {
+    let input = root().join(path("invalid-tool-name/nul-in-call-name.jsonl"));
+    let (code, doc) = lint_json(input.to_str().unwrap(), &[]);
+    assert_eq!(code, 1, "{doc:#}");
+    let f = &doc["findings"][0];
+    assert!(f["summary"].to_string().contains("NUL"), "{f:#}");
+    assert!(
+        f["notes"].to_string().contains("does not match pattern"),
+        "{f:#}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("repaired.jsonl");
+    let log = repaired(&input, &out);
+    let orig = std::fs::read_to_string(&input).unwrap();
+    let copy = std::fs::read_to_string(&out).unwrap();
+    let healthy = std::fs::read_to_string(root().join(path("healthy/rollout.jsonl"))).unwrap();
+    // The copy is the rollout the damage was made from.
+    assert_eq!(copy, healthy);
+    let edits = log["edits"].as_array().unwrap();
+    assert_eq!(edits.len(), 1, "{log:#}");
+    assert_eq!(edits[0]["action"], "rename-tool");
+    assert_eq!(
+        edits[0]["before"].as_str().unwrap(),
+        orig.lines().nth(6).unwrap()
+    );
 }
 
 /// Issue 39: encrypted reasoning cut short (37 characters lost). Codex

@@ -221,6 +221,10 @@ cases! {
     codex_foreign_item_ids: Codex "fixtures/codex/invalid-item-id/foreign-ids.jsonl" Expect::Whole;
     // Issue 39: the cut reasoning item is dropped (the log keeps it).
     codex_cut_encrypted_reasoning: Codex "fixtures/codex/damaged-encrypted-content/cut-reasoning.jsonl" Expect::Whole;
+    // Issue 39: a call's name with NULs: the input's request is refused
+    // (`codex_sends_a_call_name_with_nuls_as_stored`); the copy's call is
+    // named without them.
+    codex_nul_in_call_name: Codex "fixtures/codex/invalid-tool-name/nul-in-call-name.jsonl" Expect::Whole;
     // The input is not resumed at all (`codex_refuses_a_rollout_that_is_not_utf8`).
     codex_not_utf8_byte_in_a_call: Codex "fixtures/codex/not-utf8/byte-in-a-call.jsonl" Expect::Whole;
 
@@ -743,8 +747,35 @@ fn claude_code_resumes_a_copy_whose_image_over_5_mb_is_replaced() {
     ignore = "needs the pinned Claude Code and Codex clients and Python 3: tests/oracle/install.sh (scripts/test-all does it)"
 )]
 fn claude_code_sends_a_nul_in_a_tool_name_as_stored() {
+    sends_an_invalid_name_as_stored(
+        Client::Claude,
+        "fixtures/claude-code/invalid-tool-name/nul-in-name.jsonl",
+        23,
+        "tool_use_name",
+    );
+}
+
+/// openai/codex#24369: Codex 0.169.0 sends a call's name with NULs as
+/// stored, and the request is invalid (`input[N].name` must match
+/// `^[a-zA-Z0-9_-]+$`); the repaired copy is whole (`codex_nul_in_call_name`).
+#[test]
+#[cfg_attr(
+    not(all(has_tool = "clients", has_tool = "python3")),
+    ignore = "needs the pinned Claude Code and Codex clients and Python 3: tests/oracle/install.sh (scripts/test-all does it)"
+)]
+fn codex_sends_a_call_name_with_nuls_as_stored() {
+    sends_an_invalid_name_as_stored(
+        Client::Codex,
+        "fixtures/codex/invalid-tool-name/nul-in-call-name.jsonl",
+        7,
+        "invalid_name",
+    );
+}
+
+/// The client resumes `fixture` (one `invalid-tool-name` finding, on
+/// `line`) and sends a request the validator refuses with `code`.
+fn sends_an_invalid_name_as_stored(client: Client, fixture: &str, line: u64, code: &str) {
     let (oracle, prefix) = require_oracle();
-    let fixture = "fixtures/claude-code/invalid-tool-name/nul-in-name.jsonl";
     let input = root().join(fixture);
     let dir = tempfile::tempdir().unwrap();
     let session = dir.path().join(input.file_name().unwrap());
@@ -763,22 +794,16 @@ fn claude_code_sends_a_nul_in_a_tool_name_as_stored() {
         .collect();
     assert_eq!(
         (exit, found),
-        (1, vec![("invalid-tool-name", 23)]),
+        (1, vec![("invalid-tool-name", line)]),
         "{doc:#}"
     );
-    let summary = resume(
-        &oracle,
-        &prefix,
-        Client::Claude,
-        &session,
-        &dir.path().join("out"),
-    );
+    let summary = resume(&oracle, &prefix, client, &session, &dir.path().join("out"));
     assert_eq!(summary["rc"], 0, "{summary:#}");
     assert_eq!(summary["valid"], false, "{summary:#}");
     assert!(
         summary["errors"].as_array().is_some_and(|e| e
             .iter()
-            .any(|e| e.as_str().is_some_and(|e| e.starts_with("tool_use_name")))),
+            .any(|e| e.as_str().is_some_and(|e| e.starts_with(code)))),
         "{summary:#}"
     );
 }

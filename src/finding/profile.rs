@@ -159,6 +159,9 @@ pub enum Pattern {
     InvalidToolNameLong,
     /// A `tool_reference`'s tool name over the API's 64 characters.
     InvalidToolReferenceLong,
+    /// A call's name the Responses API refuses: empty, or a character
+    /// outside `[a-zA-Z0-9_-]` (a NUL, a dot).
+    InvalidToolNameChars,
     /// A server tool's result without its call before it in its message.
     OrphanServerToolResult,
     /// An advisor tool's result without its call before it in its message.
@@ -225,6 +228,7 @@ impl Pattern {
         Pattern::InvalidToolNameNul,
         Pattern::InvalidToolNameLong,
         Pattern::InvalidToolReferenceLong,
+        Pattern::InvalidToolNameChars,
         Pattern::OrphanServerToolResult,
         Pattern::OrphanServerToolResultAdvisor,
     ];
@@ -285,7 +289,8 @@ impl Pattern {
             Pattern::InvalidToolArguments => "invalid-tool-arguments",
             Pattern::InvalidToolNameNul
             | Pattern::InvalidToolNameLong
-            | Pattern::InvalidToolReferenceLong => "invalid-tool-name",
+            | Pattern::InvalidToolReferenceLong
+            | Pattern::InvalidToolNameChars => "invalid-tool-name",
         }
     }
 
@@ -413,6 +418,9 @@ impl Pattern {
             Pattern::InvalidToolNameNul => "a call's name holds a NUL",
             Pattern::InvalidToolNameLong => "a call's name is over 200 characters",
             Pattern::InvalidToolReferenceLong => "a tool reference's name is over 64 characters",
+            Pattern::InvalidToolNameChars => {
+                "a call's name holds a character outside `[a-zA-Z0-9_-]`"
+            }
             Pattern::OrphanServerToolResult => {
                 "a server tool's result is not in its call's message"
             }

@@ -10,15 +10,19 @@ pub const NAME_LIMIT: usize = 200;
 pub static RULE: Rule = Rule {
     name: "invalid-tool-name",
     severity: Severity::Error,
-    summary: "a tool name the API refuses: a call's over 200 characters or holding a NUL, a tool reference's over 64",
+    summary: "a tool name the API refuses: a call's over 200 characters or holding a NUL, a tool reference's over 64 (Messages API); a call's holding a character outside `[a-zA-Z0-9_-]` (Responses API)",
     repair: Some(
-        "name the call without its NULs, cut to 200 characters; replace a tool reference with a text block saying which tool it named and why it was removed; the old blocks go to the repair log; where the store's writer can",
+        "name the call as the API takes it: without its NULs, cut to 200 characters (Messages API) or each other refused character as `_` (Responses API); replace a tool reference with a text block saying which tool it named and why it was removed; the old blocks go to the repair log; where the store's writer can",
     ),
     doc: r#"## What it does
 Finds tool names, in histories sent to the Messages API, that the API
 refuses: a tool call's name longer than 200 characters or holding a NUL
 character, and (Claude Code) a `tool_reference` in a tool result whose
-`tool_name` is longer than 64 characters.
+`tool_name` is longer than 64 characters. In histories sent to the
+Responses API (Codex), a `function_call` or `custom_tool_call` whose name
+is empty or holds a character outside `[a-zA-Z0-9_-]`: NULs written into
+a persisted name (openai/codex#24369), or a legacy dotted name such as
+`functions.exec_command`.
 
 ## Why is this bad?
 The API checks the name of every `tool_use` block it is sent back, not
@@ -27,7 +31,8 @@ only the tools it offers, and the tool name of every `tool_reference`
 whole request, on every resume, unless the client mends it before it
 sends it (Claude Code 2.1.330 cuts a long call name to 200 characters; it
 sends a NUL as stored, and a tool reference as stored while the tool is
-offered). Names like these come from a model that wrote a name of its
+offered; Codex 0.169.0 sends a Responses API name as stored). Names like
+these come from a model that wrote a name of its
 own, from an MCP tool whose prefixed name is long
 (`mcp__plugin_<plugin>_<server>__<tool>`), or from a damaged record.
 
@@ -35,11 +40,13 @@ own, from an MCP tool whose prefixed name is long
 - Anthropic: `messages.N.content.M.tool_use.name: String should have at most 200 characters`
 - Anthropic (a NUL in the name): the request is refused as invalid
 - Anthropic: `messages.N.content.M.tool_result.content.K.tool_reference.tool_name: String should have at most 64 characters`
+- OpenAI Responses: `Invalid 'input[N].name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`
 
 ## Example
 ```jsonl
 {"type":"assistant","uuid":"b","message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"mcp__server__aaaa… (240 characters)","input":{}}]}}
 {"type":"user","uuid":"c","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_2","content":[{"type":"tool_reference","tool_name":"mcp__tooluniverse__FDA_get_info_on_conditions… (82 characters)"}]}]}}
+{"type":"response_item","payload":{"type":"function_call","name":"apply\u0000\u0000\u0000","arguments":"{}","call_id":"call_1"}}
 ```
 
 ## Repair
@@ -52,15 +59,105 @@ named and why it was removed, as Claude Code leaves out references to
 tools it no longer offers: the model sees that the search found the tool
 and must search again to load it. The block as it was goes to the
 repair log; every other block of the record is kept byte for byte.
+A Responses API name loses its NULs and has each other character the
+API refuses replaced by `_` (`functions.exec_command` becomes
+`functions_exec_command`); the `call_id` is kept, so its output still
+answers it. A name with nothing left is left as it is.
 "#,
     check,
 };
 
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
-    // The limits are the Messages API's.
-    if ctx.profile().provider != Provider::Anthropic {
-        return;
+    match ctx.profile().provider {
+        Provider::Anthropic => messages_api(ctx, out),
+        Provider::OpenAiResponses => responses_api(ctx, out),
+        _ => {}
     }
+}
+
+/// Whether the Responses API takes `name` as a call's name:
+/// `^[a-zA-Z0-9_-]+$`.
+pub fn responses_name_ok(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// The name the Responses API takes for `name`: its NULs removed, each
+/// other character it refuses as `_`; `None` when nothing is left.
+pub fn responses_name(name: &str) -> Option<String> {
+    let fixed: String = name
+        .chars()
+        .filter(|c| *c != '\0')
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    (!fixed.is_empty()).then_some(fixed)
+}
+
+/// Calls the Responses API refuses by name.
+fn responses_api(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let resume = ctx.profile().on(Pattern::InvalidToolNameChars);
+    for (mi, m) in ctx.conv.messages.iter().enumerate() {
+        for (pi, id, name, _) in m.tool_calls() {
+            if responses_name_ok(name) {
+                continue;
+            }
+            let what = if name.is_empty() {
+                "is empty".to_string()
+            } else if name.contains('\0') {
+                "holds NUL characters".to_string()
+            } else {
+                let bad: String = name
+                    .chars()
+                    .filter(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+                    .take(3)
+                    .map(|c| format!("`{}`", c.escape_default()))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                format!("holds {bad}, outside the `[a-zA-Z0-9_-]` the API accepts")
+            };
+            let loc = m.part_loc(pi).clone();
+            let mut f = ctx
+                .finding(
+                    &RULE,
+                    Some(mi),
+                    loc.clone(),
+                    format!(
+                        "the name of tool call `{id}` {what}: {}",
+                        resume.says("sent as is, the API refuses the request", &[])
+                    ),
+                )
+                .label(&loc, format!("name: `{}`", preview(name, 60)))
+                .notes(ctx.notes(
+                    &resume,
+                    Some(
+                        "the API answers `Invalid 'input[N].name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`, on every resume",
+                    ),
+                    &[],
+                ))
+                .id(id);
+            if let Some(fixed) = responses_name(name) {
+                f = f.fix(vec![Action::RenameTool {
+                    message: mi,
+                    part: pi,
+                    name: fixed,
+                }]);
+            }
+            f.severity = resume.severity_or(RULE.severity);
+            out.push(f);
+        }
+    }
+}
+
+/// Calls and tool references the Messages API refuses by name.
+fn messages_api(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     for (mi, m) in ctx.conv.messages.iter().enumerate() {
         for (pi, id, name, _) in m.tool_calls() {
             let chars = name.chars().count();
@@ -191,5 +288,32 @@ mod tests {
         assert_eq!(ids, vec!["a", "b"], "{f:?}");
         assert!(f[0].summary.contains("201 characters"), "{}", f[0].summary);
         assert!(f[1].summary.contains("NUL"), "{}", f[1].summary);
+    }
+
+    #[test]
+    fn a_responses_name_outside_the_pattern_is_found_and_renamed() {
+        use crate::model::Role::Assistant;
+        let c = conv(crate::model::Dialect::Codex)
+            .user("go")
+            .msg(Assistant, vec![call("a", "apply\0\0", "{}")])
+            .result("a")
+            .msg(Assistant, vec![call("b", "functions.exec_command", "{}")])
+            .result("b")
+            .msg(Assistant, vec![call("c", "exec_command-2", "{}")])
+            .result("c")
+            .msg(Assistant, vec![call("d", &"t".repeat(240), "{}")])
+            .result("d")
+            .build();
+        let f = rules_of(&c, "invalid-tool-name");
+        let ids: Vec<&str> = f.iter().map(|f| f.ids[0].as_str()).collect();
+        assert_eq!(ids, vec!["a", "b"], "{f:?}");
+        assert!(f[0].summary.contains("NUL"), "{}", f[0].summary);
+        assert!(f[1].summary.contains("`.`"), "{}", f[1].summary);
+        assert_eq!(super::responses_name("apply\0\0").as_deref(), Some("apply"));
+        assert_eq!(
+            super::responses_name("functions.exec_command").as_deref(),
+            Some("functions_exec_command")
+        );
+        assert_eq!(super::responses_name("\0\0"), None);
     }
 }

@@ -52,7 +52,8 @@ fn detect(head: &Head<'_>) -> Result<bool> {
 }
 
 /// What the rollout writer does (`writer.rs`): whole lines dropped,
-/// retyped, given a call_id of their own or inserted after a call.
+/// retyped, given a call_id or a name of their own, or inserted after a
+/// call.
 fn supports(_: Dialect, a: &Action) -> bool {
     matches!(
         a,
@@ -62,6 +63,7 @@ fn supports(_: Dialect, a: &Action) -> bool {
             | Action::AnswerCall { .. }
             | Action::RetypeResult { .. }
             | Action::RenameCall { .. }
+            | Action::RenameTool { .. }
             | Action::DropItemId { .. }
             | Action::SetOrdinal { .. }
     )

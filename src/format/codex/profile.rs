@@ -167,6 +167,13 @@ pub static PROFILE: Profile = Profile {
                 "Codex drops this output on resume, logging `ERROR codex_core::util: Orphan function call output for call id: {call_id}`, and inserts `{want}{output:\"aborted\"}` after the call: the real output is lost",
             )],
         ),
+        Resume::new(
+            Pattern::InvalidToolNameChars,
+            Does::SendsAsIs,
+            &[Note::Text(
+                "Codex 0.169.0 sends the call under its name as stored on resume (measured with the pinned client), and the Responses API refuses the request: `Invalid 'input[N].name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.` (openai/codex#24369)",
+            )],
+        ),
         // `{id}`: the stored id; `{want}`: the prefix the API expects.
         Resume::new(
             Pattern::InvalidItemId,

@@ -281,6 +281,58 @@ impl Writer for CodexWriter {
                         }
                         continue;
                     }
+                    Action::RenameTool {
+                        message,
+                        part,
+                        name,
+                    } => {
+                        let loc = conv.messages[*message].part_loc(*part).clone();
+                        let n = line_no(&loc);
+                        let bytes = records.read_bytes(&loc)?;
+                        // Only a call's own line, read as Codex reads it,
+                        // and edited by no other fix.
+                        let item = serde_json::from_slice::<Value>(&bytes).ok().filter(|v| {
+                            kinds(v).0 == "response_item"
+                                && matches!(kinds(v).1, "function_call" | "custom_tool_call")
+                                && v["payload"]["name"].is_string()
+                                && !conv.corrupt.iter().any(|c| c.loc == loc)
+                                && !self.lines.contains_key(&key(&loc))
+                        });
+                        let Some(mut v) = item else {
+                            leave(
+                                format!(
+                                    "line {n} is not a call this repair can rename alone; its name is left"
+                                ),
+                                log,
+                            );
+                            continue;
+                        };
+                        let old = v["payload"]["name"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_string();
+                        let id = v["payload"]["call_id"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_string();
+                        v["payload"]["name"] = Value::String(name.clone());
+                        let after = serde_json::to_string(&v).expect("a Value serialises");
+                        let (before, before_raw) = crate::write::verbatim(&bytes);
+                        let mut e = entry(
+                            "rename-tool",
+                            format!(
+                                "named the call `{id}` on line {n} `{name}` in place of `{}`, which the Responses API refuses; its call_id, and so its output, are kept (the line as it was is kept here)",
+                                crate::escape::preview(&old, 60)
+                            ),
+                            &loc,
+                        );
+                        (e.before, e.before_base64) = (Some(before), before_raw);
+                        e.after = Some(after.clone());
+                        self.lines.entry(key(&loc)).or_default().replacement =
+                            Some(Payload::from(after));
+                        edits.push(e);
+                        continue;
+                    }
                     Action::SetOrdinal { loc, ordinal } => {
                         let n = line_no(loc);
                         if self.lines.contains_key(&key(loc)) {
