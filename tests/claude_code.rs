@@ -466,6 +466,67 @@ fn an_image_too_large_in_pixels_is_refused() {
     );
 }
 
+/// Two images the API refuses in one tool result: the repair replaces
+/// both in its first pass (the second was looked for among the images
+/// left once the first was text, not found, and left to a second pass
+/// over the repaired copy), and the copy is clean.
+#[test]
+fn two_refused_images_in_one_tool_result_are_both_replaced() {
+    let src = std::fs::read_to_string(fixture("healthy/linear.jsonl")).unwrap();
+    let mut lines: Vec<String> = src.lines().map(str::to_string).collect();
+    let mut rec: serde_json::Value = serde_json::from_str(&lines[7]).unwrap();
+    let image = serde_json::json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png_head(9000, 120)}});
+    let result = &mut rec["message"]["content"][0];
+    assert_eq!(result["type"], "tool_result");
+    result["content"] =
+        serde_json::json!([{"type": "text", "text": "two screenshots"}, image, image]);
+    lines[7] = rec.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("two-images.jsonl");
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let (exit, doc) = lint_json(input.to_str().unwrap(), &[]);
+    assert_eq!(
+        (exit, findings(&doc)),
+        (
+            1,
+            vec![
+                "oversized-image error 8".to_string(),
+                "oversized-image error 8".to_string()
+            ]
+        ),
+        "{doc:#}"
+    );
+    let (copy, log) = (dir.path().join("copy.jsonl"), dir.path().join("log.json"));
+    let o = run(&[
+        "repair",
+        input.to_str().unwrap(),
+        "-o",
+        copy.to_str().unwrap(),
+        "--log",
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let log: serde_json::Value = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
+    assert_eq!(log["left"], serde_json::json!([]), "{log:#}");
+    let edits = log["edits"].as_array().unwrap();
+    assert_eq!(edits.len(), 2, "{log:#}");
+    for e in edits {
+        assert_eq!(e["action"], "replace-image", "{e:#}");
+        let d = e["description"].as_str().unwrap();
+        assert!(!d.contains("pass 2"), "{d}");
+    }
+    let content = &records(&copy)[7]["message"]["content"][0]["content"];
+    let kinds: Vec<&str> = content
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["text", "text", "text"], "{content:#}");
+    let (exit, doc) = lint_json(copy.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!((exit, findings(&doc)), (0, vec![]), "{doc:#}");
+}
+
 #[test]
 fn a_resume_that_loses_history_says_how_much() {
     let (_, doc) = lint_json(&fixture("dangling-parent/turn-duration-deleted.jsonl"), &[]);

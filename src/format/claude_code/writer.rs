@@ -524,6 +524,21 @@ impl Writer for CcWriter {
                             .get(&start_of(loc))
                             .and_then(|x| x.blocks.iter().rev().find(|(b, _)| b == block))
                             .and_then(|(_, n)| n.clone());
+                        // Which item of a tool result's content the image
+                        // is, counted in the record as read: once an earlier
+                        // image of the block is text, counting the images
+                        // left would name the wrong one, or none.
+                        let item = content_blocks(text.as_bytes()).and_then(|(_, blocks)| {
+                            let (s, e) = *blocks.get(*block)?;
+                            let v: Value = serde_json::from_str(&text[s..e]).ok()?;
+                            v["content"]
+                                .as_array()?
+                                .iter()
+                                .enumerate()
+                                .filter(|(_, x)| x["type"] == "image")
+                                .nth(*nth)
+                                .map(|(i, _)| i)
+                        });
                         let changed = |b: &mut Value| {
                             let text_block = serde_json::json!({"type": "text", "text": marker});
                             if b["type"] == "image" && *nth == 0 {
@@ -533,11 +548,10 @@ impl Writer for CcWriter {
                             if b["type"] != "tool_result" {
                                 return None;
                             }
-                            let img = b["content"]
-                                .as_array_mut()?
-                                .iter_mut()
-                                .filter(|x| x["type"] == "image")
-                                .nth(*nth)?;
+                            let img = b["content"].as_array_mut()?.get_mut(item?)?;
+                            if img["type"] != "image" {
+                                return None;
+                            }
                             *img = text_block;
                             Some(())
                         };
