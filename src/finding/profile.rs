@@ -157,6 +157,9 @@ pub enum Pattern {
     InvalidToolNameNul,
     /// A tool call's name over the API's 200 characters.
     InvalidToolNameLong,
+    /// A tool call with an empty name, in a store whose client sends it
+    /// as it is (Crush, when several tools run: crush#659).
+    InvalidToolNameEmpty,
     /// A `tool_reference`'s tool name over the API's 64 characters.
     InvalidToolReferenceLong,
     /// A server tool's result without its call before it in its message.
@@ -224,6 +227,7 @@ impl Pattern {
         Pattern::InvalidToolArguments,
         Pattern::InvalidToolNameNul,
         Pattern::InvalidToolNameLong,
+        Pattern::InvalidToolNameEmpty,
         Pattern::InvalidToolReferenceLong,
         Pattern::OrphanServerToolResult,
         Pattern::OrphanServerToolResultAdvisor,
@@ -285,6 +289,7 @@ impl Pattern {
             Pattern::InvalidToolArguments => "invalid-tool-arguments",
             Pattern::InvalidToolNameNul
             | Pattern::InvalidToolNameLong
+            | Pattern::InvalidToolNameEmpty
             | Pattern::InvalidToolReferenceLong => "invalid-tool-name",
         }
     }
@@ -412,6 +417,7 @@ impl Pattern {
             Pattern::InvalidToolArguments => "a call's arguments are no JSON object",
             Pattern::InvalidToolNameNul => "a call's name holds a NUL",
             Pattern::InvalidToolNameLong => "a call's name is over 200 characters",
+            Pattern::InvalidToolNameEmpty => "a call's name is empty",
             Pattern::InvalidToolReferenceLong => "a tool reference's name is over 64 characters",
             Pattern::OrphanServerToolResult => {
                 "a server tool's result is not in its call's message"

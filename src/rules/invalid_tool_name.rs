@@ -10,7 +10,7 @@ pub const NAME_LIMIT: usize = 200;
 pub static RULE: Rule = Rule {
     name: "invalid-tool-name",
     severity: Severity::Error,
-    summary: "a tool name the API refuses: a call's over 200 characters or holding a NUL, a tool reference's over 64",
+    summary: "a tool name the API refuses: a call's over 200 characters, holding a NUL or (Crush) empty, a tool reference's over 64",
     repair: Some(
         "name the call without its NULs, cut to 200 characters; replace a tool reference with a text block saying which tool it named and why it was removed; the old blocks go to the repair log; where the store's writer can",
     ),
@@ -18,7 +18,9 @@ pub static RULE: Rule = Rule {
 Finds tool names, in histories sent to the Messages API, that the API
 refuses: a tool call's name longer than 200 characters or holding a NUL
 character, and (Claude Code) a `tool_reference` in a tool result whose
-`tool_name` is longer than 64 characters.
+`tool_name` is longer than 64 characters; and, in a Crush session, a tool
+call whose name is empty (Crush stores one when several tools run at once,
+crush#659, and sends it back as it is).
 
 ## Why is this bad?
 The API checks the name of every `tool_use` block it is sent back, not
@@ -52,11 +54,14 @@ named and why it was removed, as Claude Code leaves out references to
 tools it no longer offers: the model sees that the search found the tool
 and must search again to load it. The block as it was goes to the
 repair log; every other block of the record is kept byte for byte.
+An empty name is reported only: nothing in the record says which tool
+ran.
 "#,
     check,
 };
 
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    empty(ctx, out);
     // The limits are the Messages API's.
     if ctx.profile().provider != Provider::Anthropic {
         return;
@@ -117,6 +122,43 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         }
     }
     references(ctx, out);
+}
+
+/// Tool calls with an empty name, in a store whose client says what it
+/// does with them (Crush sends them as they are: crush#659). Elsewhere an
+/// empty name is how a reader marks a name it could not read, not a name
+/// the client sends.
+fn empty(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(resume) = ctx.profile().own(Pattern::InvalidToolNameEmpty) else {
+        return;
+    };
+    for (mi, m) in ctx.conv.messages.iter().enumerate() {
+        for (pi, id, name, _) in m.tool_calls() {
+            if !name.is_empty() {
+                continue;
+            }
+            let loc = m.part_loc(pi).clone();
+            let mut f = ctx
+                .finding(
+                    &RULE,
+                    Some(mi),
+                    loc.clone(),
+                    format!(
+                        "tool call `{id}` has an empty name: {}",
+                        resume.says("sent as is, the provider refuses the request", &[])
+                    ),
+                )
+                .label(&loc, "name: ``")
+                .notes(ctx.notes(
+                    resume,
+                    Some("a provider refuses a tool call without a name, on every resume"),
+                    &[],
+                ))
+                .id(id);
+            f.severity = resume.severity_or(RULE.severity);
+            out.push(f);
+        }
+    }
 }
 
 /// Tool references (Claude Code's tool search results) whose tool name is
