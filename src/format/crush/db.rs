@@ -261,7 +261,7 @@ fn read_session(
                 conv.unread.push(Unread {
                     loc: at.clone(),
                     kind: format!("parts[{j}] of type `{kind}`"),
-                    what: "a part of a type Crush (at 37f36e93) does not write: it was not read, and that Crush cannot load the session (`unknown part type`)",
+                    what: "Crush (at 37f36e93) writes no such part and cannot load a session that holds one (`unknown part type`); this row was not read",
                 });
             }
         }
