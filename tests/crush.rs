@@ -66,6 +66,8 @@ fn every_pattern_is_found_with_what_crush_does_with_it() {
             "error corrupt-record d0000000-0006-4000-8000-000000000006",
             "warning unknown-record-type d0000000-0007-4000-8000-000000000007",
             "warning orphan-tool-call d0000000-0008-4000-8000-000000000008",
+            // A second answer to an answered call is sent: an error.
+            "error orphan-tool-result d0000000-0009-4000-8000-000000000009",
         ]
     );
     let text = |rule: &str| -> String {
@@ -126,7 +128,8 @@ fn a_repaired_copy_loses_nothing_and_a_second_repair_changes_nothing() {
             "remove-result",
             "replace-arguments",
             "answer-call",
-            "drop-record"
+            "drop-record",
+            "remove-result"
         ]
     );
     let edits = log["edits"].as_array().unwrap();
@@ -256,7 +259,7 @@ fn a_run_without_a_path_finds_the_projects_crush_lists() {
         .find(|a| a["key"] == "crush")
         .expect("Crush in the discovery table")
         .clone();
-    assert_eq!(crush["sessions"], 8, "{crush:#}");
+    assert_eq!(crush["sessions"], 9, "{crush:#}");
     // $CRUSH_GLOBAL_DATA moves the global data directory, projects.json
     // with it: nothing is listed there.
     let o = std::process::Command::new(assert_cmd::cargo::cargo_bin("chatfsck"))
@@ -320,6 +323,7 @@ fn crush_s_loader_sends_every_repaired_session_and_refuses_what_is_left() {
             "d0000000-0005-4000-8000-000000000005",
             "d0000000-0006-4000-8000-000000000006",
             "d0000000-0007-4000-8000-000000000007",
+            "d0000000-0009-4000-8000-000000000009",
         ]
     );
     let d = tempfile::tempdir().unwrap();

@@ -446,6 +446,7 @@ fn every_session_a_database_lists_is_read_by_its_id() {
             "fixtures/cursor/home/.config/Cursor/User/globalStorage/state.vscdb",
         ),
         ("llm", "fixtures/llm/logs.db"),
+        ("crush", "fixtures/crush/damaged/.crush/crush.db"),
     ];
     for (key, db) in dbs {
         let app = APPS.iter().find(|a| a.key == key).unwrap();

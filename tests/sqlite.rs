@@ -1039,6 +1039,7 @@ fn every_sqlite_store_is_read_whole_from_a_wal_without_its_shm() {
         "fixtures/cursor/home/.config/Cursor/User/globalStorage/state.vscdb",
         "fixtures/langgraph/checkpoints.sqlite",
         "fixtures/open-webui/webui.db",
+        "fixtures/crush/damaged/.crush/crush.db",
     ];
     let d = tempfile::tempdir().unwrap();
     let no_tmp = d.path().join("no-such-dir");

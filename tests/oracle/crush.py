@@ -21,9 +21,9 @@ the session to send it, and no more:
     error result right after its message.
 
 The request is written as OpenAI Chat Completions and judged by
-validate_openai_chat.py, plus the two checks a provider makes that it does
+validate_openai_chat.py, plus three checks a provider makes that it does
 not: a call's name is not empty (crush#659), its arguments are a JSON object
-(crush#2720).
+(crush#2720), and no call is answered twice (Anthropic).
 
 Usage: crush.py DB [DB…]  — one JSON line per session:
   {"db", "session", "loads", "error", "valid", "errors", "messages", "calls", "results"}
@@ -127,6 +127,15 @@ def request(msgs):
 
 def provider_checks(body):
     errors = []
+    # Anthropic refuses a call answered twice (Crush's Anthropic provider
+    # sends consecutive tool messages as one user turn of tool_result
+    # blocks); the chat validator does not check it.
+    seen = set()
+    for i, m in enumerate(body["messages"]):
+        if m["role"] == "tool":
+            if m["tool_call_id"] in seen:
+                errors.append("duplicate_tool_result @messages.%d" % i)
+            seen.add(m["tool_call_id"])
     for i, m in enumerate(body["messages"]):
         for j, c in enumerate(m.get("tool_calls") or []):
             f = c["function"]

@@ -48,7 +48,7 @@ pub static PROFILE: Profile = Profile {
             Pattern::OrphanToolResult,
             Does::Drops,
             &[Note::Text(
-                "Crush drops a result whose call no message of the session holds (`filterOrphanedToolResults`, agent.go:1626-1653: `Dropping orphaned tool result with no matching tool call`): the request is valid, what the result says never reaches the model",
+                "Crush drops a result whose call no message of the session holds (`filterOrphanedToolResults`, agent.go:1626-1653: `Dropping orphaned tool result with no matching tool call`): the request is valid, what the result says never reaches the model. A second result for a call that has one is not dropped (its call is known): it is sent, and the provider refuses the request",
             )],
         )
         .with_severity(Severity::Warning)
