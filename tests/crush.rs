@@ -346,3 +346,38 @@ fn crush_s_loader_sends_every_repaired_session_and_refuses_what_is_left() {
     );
     assert_eq!(repaired.len(), damaged.len());
 }
+
+/// A row whose `parts` is not UTF-8, or not text at all, is that row's
+/// problem, never the whole database's: Go reads any bytes into a string
+/// (invalid UTF-8 becomes U+FFFD in `json.Unmarshal`), and a number is
+/// not the array `unmarshalParts` wants.
+#[test]
+fn a_row_of_bytes_that_are_not_utf8_does_not_stop_the_read() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("crush.db");
+    std::fs::copy(root().join(HEALTHY), &db).unwrap();
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute(
+            "UPDATE messages SET parts = ?1 WHERE rowid = 1",
+            [b"[{\"type\":\"text\",\"data\":{\"text\":\"caf\xe9\"}}]".to_vec()],
+        )
+        .unwrap();
+        c.execute("UPDATE messages SET parts = 1234 WHERE rowid = 2", [])
+            .unwrap();
+    }
+    let (rc, doc) = lint_json(db.to_str().unwrap(), &[]);
+    assert_eq!(rc, 1, "{doc:#}");
+    assert_eq!(doc["files"][0]["conversations"], 6, "{doc:#}");
+    assert_eq!(
+        findings(&doc),
+        ["error corrupt-record a1b2c3d4-0001-4000-8000-000000000001"]
+    );
+    assert!(
+        doc["findings"][0]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("not a JSON array"),
+        "{doc:#}"
+    );
+}

@@ -145,8 +145,8 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Sessions> {
         let newer = schema_version(&snap.conn)?.filter(|v| *v > KNOWN_VERSION);
         let mut st = snap
             .conn
-            .prepare("SELECT DISTINCT CAST(session_id AS TEXT) FROM messages ORDER BY 1")?;
-        let rows = st.query_map([], |r| r.get::<_, Option<String>>(0))?;
+            .prepare("SELECT DISTINCT session_id FROM messages ORDER BY 1")?;
+        let rows = st.query_map([], |r| Ok(sqlite::text(r.get_ref(0)?)))?;
         let ids = rows
             .filter_map(|r| r.transpose())
             .collect::<rusqlite::Result<_>>()?;
@@ -186,21 +186,28 @@ pub fn loc(id: &str, rowid: i64) -> Loc {
     }
 }
 
+/// A column's text as Go's `database/sql` scans it into a `string`: any
+/// bytes, read here with invalid UTF-8 as U+FFFD (what `json.Unmarshal`
+/// makes of it); NULL is empty.
+fn lossy(v: rusqlite::types::ValueRef<'_>) -> String {
+    sqlite::text(v).unwrap_or_default()
+}
+
 /// A session's rows in Crush's order: (rowid, id, role, parts).
 pub fn rows(
     conn: &rusqlite::Connection,
     session: &str,
 ) -> rusqlite::Result<Vec<(i64, String, String, String)>> {
     conn.prepare_cached(
-        "SELECT rowid, CAST(id AS TEXT), CAST(role AS TEXT), CAST(parts AS TEXT) FROM messages \
+        "SELECT rowid, id, role, parts FROM messages \
          WHERE session_id = ?1 ORDER BY created_at, rowid",
     )?
     .query_map([session], |r| {
         Ok((
             r.get(0)?,
-            r.get::<_, Option<String>>(1)?.unwrap_or_default(),
-            r.get::<_, Option<String>>(2)?.unwrap_or_default(),
-            r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+            lossy(r.get_ref(1)?),
+            lossy(r.get_ref(2)?),
+            lossy(r.get_ref(3)?),
         ))
     })?
     .collect()

@@ -301,11 +301,9 @@ impl Writer for CrushWriter {
         edit_sqlite_copy(&input, out, force, snap, |tx| {
             let err = |e| db_err(out, e);
             let parts = |row: i64| -> Result<String> {
-                tx.query_row(
-                    "SELECT CAST(parts AS TEXT) FROM messages WHERE rowid = ?1",
-                    [row],
-                    |r| r.get(0),
-                )
+                tx.query_row("SELECT parts FROM messages WHERE rowid = ?1", [row], |r| {
+                    Ok(sqlite::text(r.get_ref(0)?).unwrap_or_default())
+                })
                 .map_err(err)
             };
             for (row, changes) in &ops {
@@ -340,11 +338,9 @@ impl Writer for CrushWriter {
                 // A `tool` row with no result left is deleted (its
                 // `finish` part alone is never sent).
                 let role: String = tx
-                    .query_row(
-                        "SELECT CAST(role AS TEXT) FROM messages WHERE rowid = ?1",
-                        [row],
-                        |r| r.get(0),
-                    )
+                    .query_row("SELECT role FROM messages WHERE rowid = ?1", [row], |r| {
+                        Ok(sqlite::text(r.get_ref(0)?).unwrap_or_default())
+                    })
                     .map_err(err)?;
                 let empty = !v.iter().any(|p| {
                     matches!(
@@ -378,11 +374,11 @@ impl Writer for CrushWriter {
                 }
             }
             for ins in &inserts {
-                let (session, created): (String, i64) = tx
+                let (session, created): (String, rusqlite::types::Value) = tx
                     .query_row(
-                        "SELECT CAST(session_id AS TEXT), created_at FROM messages WHERE rowid = ?1",
+                        "SELECT session_id, created_at FROM messages WHERE rowid = ?1",
                         [ins.after],
-                        |r| Ok((r.get(0)?, r.get(1)?)),
+                        |r| Ok((sqlite::text(r.get_ref(0)?).unwrap_or_default(), r.get(1)?)),
                     )
                     .map_err(err)?;
                 let mut blocks: Vec<Value> = ins
@@ -415,8 +411,8 @@ impl Writer for CrushWriter {
                     "tool".to_string().into(),
                     body.clone().into(),
                     String::new().into(),
-                    created.into(),
-                    created.into(),
+                    created.clone(),
+                    created,
                 ];
                 if has("is_summary_message") {
                     names.push("is_summary_message");
