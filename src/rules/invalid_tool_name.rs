@@ -234,4 +234,16 @@ mod tests {
         assert!(f[0].summary.contains("201 characters"), "{}", f[0].summary);
         assert!(f[1].summary.contains("NUL"), "{}", f[1].summary);
     }
+
+    #[test]
+    fn an_empty_name_is_found_only_where_the_client_says_it_sends_it() {
+        use crate::model::Role::Assistant;
+        // Elsewhere an empty name is a name the reader could not read.
+        let c = conv(crate::model::Dialect::Anthropic)
+            .user("go")
+            .msg(Assistant, vec![call("a", "", "{}")])
+            .result("a")
+            .build();
+        assert!(rules_of(&c, "invalid-tool-name").is_empty());
+    }
 }
