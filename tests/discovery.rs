@@ -80,6 +80,12 @@ fn generated_home() -> tempfile::TempDir {
         ".config/io.datasette.llm/logs.db",
         "fixtures/llm/logs.db",
     );
+    // Crush's global workspace keeps its data directory in `.crush/`.
+    put(
+        home,
+        ".local/share/crush/.crush/crush.db",
+        "fixtures/crush/damaged/.crush/crush.db",
+    );
     let unknown = home.join(".local/share/opencode/opencode-next.db");
     let conn = rusqlite::Connection::open(&unknown).unwrap();
     conn.execute_batch(
@@ -173,7 +179,8 @@ fn a_run_without_a_path_lists_every_app_and_names_the_unknown_layout() {
             "pi",
             "qwen-code",
             "kimi-code",
-            "llm"
+            "llm",
+            "crush"
         ]
     );
     // Every app's counts are what a run naming its files reads.
@@ -439,6 +446,7 @@ fn every_session_a_database_lists_is_read_by_its_id() {
             "fixtures/cursor/home/.config/Cursor/User/globalStorage/state.vscdb",
         ),
         ("llm", "fixtures/llm/logs.db"),
+        ("crush", "fixtures/crush/damaged/.crush/crush.db"),
     ];
     for (key, db) in dbs {
         let app = APPS.iter().find(|a| a.key == key).unwrap();

@@ -289,6 +289,7 @@ const APPS: &[&str] = &[
     "Kimi",
     "gbrain",
     "Gbrain",
+    "Crush",
 ];
 
 /// The code of a rule file: without its unit tests (the `#[cfg(test)]`

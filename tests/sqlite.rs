@@ -256,7 +256,7 @@ fn bad_databases_are_one_line_errors() {
     }
     assert_error(
         other.to_str().unwrap(),
-        "SQLite database holds no conversation history chatfsck recognises (no `subagent_messages` table; tables: `notes`); tried: dispatch chunk store, gbrain message tables, dispatch traces (traces.db), Arize Phoenix traces, opencode database (opencode.db), goose sessions (sessions.db), llm logs (logs.db), Cursor state (state.vscdb), LangGraph checkpoints (SQLite, langgraph-checkpoint-sqlite), Open WebUI database (webui.db); name a message table with --table and the column flags",
+        "SQLite database holds no conversation history chatfsck recognises (no `subagent_messages` table; tables: `notes`); tried: dispatch chunk store, gbrain message tables, dispatch traces (traces.db), Arize Phoenix traces, opencode database (opencode.db), goose sessions (sessions.db), Crush sessions (crush.db), llm logs (logs.db), Cursor state (state.vscdb), LangGraph checkpoints (SQLite, langgraph-checkpoint-sqlite), Open WebUI database (webui.db); name a message table with --table and the column flags",
     );
     // Corrupt: the header survives, the pages do not.
     let corrupt = d.path().join("corrupt.db");
@@ -1039,6 +1039,7 @@ fn every_sqlite_store_is_read_whole_from_a_wal_without_its_shm() {
         "fixtures/cursor/home/.config/Cursor/User/globalStorage/state.vscdb",
         "fixtures/langgraph/checkpoints.sqlite",
         "fixtures/open-webui/webui.db",
+        "fixtures/crush/damaged/.crush/crush.db",
     ];
     let d = tempfile::tempdir().unwrap();
     let no_tmp = d.path().join("no-such-dir");

@@ -531,7 +531,7 @@ fn a_database_without_a_message_table_says_so() {
     assert_one_line_error(
         &["lint", db.to_str().unwrap()],
         &[
-            "SQLite database holds no conversation history chatfsck recognises (`subagent_messages` lacks `message_idx`, `role`, `content_blocks`; tables: `subagent_messages`); tried: dispatch chunk store, gbrain message tables, dispatch traces (traces.db), Arize Phoenix traces, opencode database (opencode.db), goose sessions (sessions.db), llm logs (logs.db), Cursor state (state.vscdb), LangGraph checkpoints (SQLite, langgraph-checkpoint-sqlite), Open WebUI database (webui.db); name a message table with --table and the column flags",
+            "SQLite database holds no conversation history chatfsck recognises (`subagent_messages` lacks `message_idx`, `role`, `content_blocks`; tables: `subagent_messages`); tried: dispatch chunk store, gbrain message tables, dispatch traces (traces.db), Arize Phoenix traces, opencode database (opencode.db), goose sessions (sessions.db), Crush sessions (crush.db), llm logs (logs.db), Cursor state (state.vscdb), LangGraph checkpoints (SQLite, langgraph-checkpoint-sqlite), Open WebUI database (webui.db); name a message table with --table and the column flags",
         ],
     );
 }

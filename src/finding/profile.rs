@@ -157,10 +157,13 @@ pub enum Pattern {
     InvalidToolNameNul,
     /// A tool call's name over the API's 200 characters.
     InvalidToolNameLong,
+    /// A tool call with an empty name, in a store whose client sends it
+    /// as it is (Crush, when several tools run: crush#659).
+    InvalidToolNameEmpty,
     /// A `tool_reference`'s tool name over the API's 64 characters.
     InvalidToolReferenceLong,
-    /// A call's name the Responses API refuses: empty, or a character
-    /// outside `[a-zA-Z0-9_-]` (a NUL, a dot).
+    /// A call's name the Responses API refuses: a character outside
+    /// `[a-zA-Z0-9_-]` (a NUL, a dot).
     InvalidToolNameChars,
     /// A server tool's result without its call before it in its message.
     OrphanServerToolResult,
@@ -227,6 +230,7 @@ impl Pattern {
         Pattern::InvalidToolArguments,
         Pattern::InvalidToolNameNul,
         Pattern::InvalidToolNameLong,
+        Pattern::InvalidToolNameEmpty,
         Pattern::InvalidToolReferenceLong,
         Pattern::InvalidToolNameChars,
         Pattern::OrphanServerToolResult,
@@ -289,6 +293,7 @@ impl Pattern {
             Pattern::InvalidToolArguments => "invalid-tool-arguments",
             Pattern::InvalidToolNameNul
             | Pattern::InvalidToolNameLong
+            | Pattern::InvalidToolNameEmpty
             | Pattern::InvalidToolReferenceLong
             | Pattern::InvalidToolNameChars => "invalid-tool-name",
         }
@@ -417,6 +422,7 @@ impl Pattern {
             Pattern::InvalidToolArguments => "a call's arguments are no JSON object",
             Pattern::InvalidToolNameNul => "a call's name holds a NUL",
             Pattern::InvalidToolNameLong => "a call's name is over 200 characters",
+            Pattern::InvalidToolNameEmpty => "a call's name is empty",
             Pattern::InvalidToolReferenceLong => "a tool reference's name is over 64 characters",
             Pattern::InvalidToolNameChars => {
                 "a call's name holds a character outside `[a-zA-Z0-9_-]`"

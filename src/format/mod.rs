@@ -22,6 +22,7 @@
 //! | `kimi_code/` | Kimi Code's agent journals (`wire.jsonl`, protocol 1.5), folded as its resume folds them | `jsonl` (`kimi-code`) |
 //! | `opencode/` | opencode's `opencode.db`, and its legacy `storage/` tree (≤ 1.1, read through the session files) | `sqlite-table`, `json` (`opencode`) |
 //! | `open_webui/` | Open WebUI's `webui.db` and its PostgreSQL database: the `chat` table's message trees, walked from `currentId` (repaired by re-linking) | `sqlite-table`, `postgres-table` (`open-webui`) |
+//! | `crush/` | Crush's `crush.db` (one per project data directory), read as Crush loads a session to send it | `sqlite-table` (`crush`) |
 //! | `goose/` | goose's `sessions.db` (`db`), and its legacy `sessions/*.jsonl` (`legacy`) | `sqlite-table`, `jsonl` (`goose`) |
 //! | `langgraph/` | LangGraph checkpointers: `langgraph-checkpoint-sqlite`'s database and `langgraph-checkpoint-postgres`'s tables (the latest checkpoint of each thread, its blobs, its pending writes) | `sqlite-table`, `postgres-table` (`langgraph`) |
 //! | `llm/` | `llm`'s `logs.db` up to llm 0.31: each conversation's responses, tool calls and results as `llm -c` replays them (llm 0.32's message store is refused) | `sqlite-table` (`llm`) |
@@ -59,6 +60,7 @@ pub mod claude_code;
 pub mod cline;
 pub mod codex;
 pub mod copilot_cli;
+pub mod crush;
 pub mod cursor;
 pub mod dataset;
 pub mod dispatch;
@@ -93,6 +95,7 @@ pub static STORES: &[&Store] = &[
     &opencode::STORE,
     &opencode::legacy::STORE,
     &goose::db::STORE,
+    &crush::db::STORE,
     &llm::STORE,
     &cursor::STORE,
     &cline::session::INDEX,
@@ -134,6 +137,7 @@ pub static APPS: &[&App] = &[
     &qwen_code::discover::APP,
     &kimi_code::discover::APP,
     &llm::discover::APP,
+    &crush::discover::APP,
 ];
 
 /// Every client profile: what each app's client does, on resume, with
@@ -156,6 +160,7 @@ pub static PROFILES: &[&Profile] = &[
     &langgraph::profile::PROFILE,
     &open_webui::profile::PROFILE,
     &llm::profile::PROFILE,
+    &crush::profile::PROFILE,
     &cline::profile::CLINE,
     &cline::profile::CLINE_4,
     &cline::profile::ROO_CODE,

@@ -108,6 +108,8 @@ pub enum Dialect {
     OpenWebui,
     /// Simon Willison's `llm` CLI (`logs.db`).
     Llm,
+    /// Crush's `crush.db` (`<project>/.crush/crush.db`).
+    Crush,
 }
 
 impl Dialect {
@@ -140,6 +142,7 @@ impl Dialect {
             Dialect::ShareGpt => "sharegpt",
             Dialect::OpenWebui => "open-webui",
             Dialect::Llm => "llm",
+            Dialect::Crush => "crush",
         }
     }
 

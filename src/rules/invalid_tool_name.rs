@@ -10,7 +10,7 @@ pub const NAME_LIMIT: usize = 200;
 pub static RULE: Rule = Rule {
     name: "invalid-tool-name",
     severity: Severity::Error,
-    summary: "a tool name the API refuses: a call's over 200 characters or holding a NUL, a tool reference's over 64 (Messages API); a call's holding a character outside `[a-zA-Z0-9_-]` (Responses API)",
+    summary: "a tool name the API refuses: a call's over 200 characters, holding a NUL or (Crush) empty, a tool reference's over 64 (Messages API); a call's holding a character outside `[a-zA-Z0-9_-]` (Responses API)",
     repair: Some(
         "name the call as the API takes it: without its NULs, cut to 200 characters (Messages API) or each other refused character as `_` (Responses API); replace a tool reference with a text block saying which tool it named and why it was removed; the old blocks go to the repair log; where the store's writer can",
     ),
@@ -18,10 +18,12 @@ pub static RULE: Rule = Rule {
 Finds tool names, in histories sent to the Messages API, that the API
 refuses: a tool call's name longer than 200 characters or holding a NUL
 character, and (Claude Code) a `tool_reference` in a tool result whose
-`tool_name` is longer than 64 characters. In histories sent to the
+`tool_name` is longer than 64 characters; and, in a Crush session, a tool
+call whose name is empty (Crush stores one when several tools run at once,
+crush#659, and sends it back as it is). In histories sent to the
 Responses API (Codex), a `function_call` or `custom_tool_call` whose name
-is empty or holds a character outside `[a-zA-Z0-9_-]`: NULs written into
-a persisted name (openai/codex#24369), or a legacy dotted name such as
+holds a character outside `[a-zA-Z0-9_-]`: NULs written into a persisted
+name (openai/codex#24369), or a legacy dotted name such as
 `functions.exec_command`.
 
 ## Why is this bad?
@@ -63,11 +65,14 @@ A Responses API name loses its NULs and has each other character the
 API refuses replaced by `_` (`functions.exec_command` becomes
 `functions_exec_command`); the `call_id` is kept, so its output still
 answers it. A name with nothing left is left as it is.
+An empty name is reported only: nothing in the record says which tool
+ran.
 "#,
     check,
 };
 
 fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    empty(ctx, out);
     match ctx.profile().provider {
         Provider::Anthropic => messages_api(ctx, out),
         Provider::OpenAiResponses => responses_api(ctx, out),
@@ -106,12 +111,12 @@ fn responses_api(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let resume = ctx.profile().on(Pattern::InvalidToolNameChars);
     for (mi, m) in ctx.conv.messages.iter().enumerate() {
         for (pi, id, name, _) in m.tool_calls() {
-            if responses_name_ok(name) {
+            // An empty name is a name the reader could not read, unless
+            // the client's profile says it sends one (`empty`).
+            if name.is_empty() || responses_name_ok(name) {
                 continue;
             }
-            let what = if name.is_empty() {
-                "is empty".to_string()
-            } else if name.contains('\0') {
+            let what = if name.contains('\0') {
                 "holds NUL characters".to_string()
             } else {
                 let bad: String = name
@@ -216,6 +221,43 @@ fn messages_api(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     references(ctx, out);
 }
 
+/// Tool calls with an empty name, in a store whose client says what it
+/// does with them (Crush sends them as they are: crush#659). Elsewhere an
+/// empty name is how a reader marks a name it could not read, not a name
+/// the client sends.
+fn empty(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(resume) = ctx.profile().own(Pattern::InvalidToolNameEmpty) else {
+        return;
+    };
+    for (mi, m) in ctx.conv.messages.iter().enumerate() {
+        for (pi, id, name, _) in m.tool_calls() {
+            if !name.is_empty() {
+                continue;
+            }
+            let loc = m.part_loc(pi).clone();
+            let mut f = ctx
+                .finding(
+                    &RULE,
+                    Some(mi),
+                    loc.clone(),
+                    format!(
+                        "tool call `{id}` has an empty name: {}",
+                        resume.says("sent as is, the provider refuses the request", &[])
+                    ),
+                )
+                .label(&loc, "name: ``")
+                .notes(ctx.notes(
+                    resume,
+                    Some("a provider refuses a tool call without a name, on every resume"),
+                    &[],
+                ))
+                .id(id);
+            f.severity = resume.severity_or(RULE.severity);
+            out.push(f);
+        }
+    }
+}
+
 /// Tool references (Claude Code's tool search results) whose tool name is
 /// over the API's 64 characters, in the records the resume sends.
 fn references(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
@@ -303,6 +345,8 @@ mod tests {
             .result("c")
             .msg(Assistant, vec![call("d", &"t".repeat(240), "{}")])
             .result("d")
+            .msg(Assistant, vec![call("e", "", "{}")])
+            .result("e")
             .build();
         let f = rules_of(&c, "invalid-tool-name");
         let ids: Vec<&str> = f.iter().map(|f| f.ids[0].as_str()).collect();
@@ -315,5 +359,17 @@ mod tests {
             Some("functions_exec_command")
         );
         assert_eq!(super::responses_name("\0\0"), None);
+    }
+
+    #[test]
+    fn an_empty_name_is_found_only_where_the_client_says_it_sends_it() {
+        use crate::model::Role::Assistant;
+        // Elsewhere an empty name is a name the reader could not read.
+        let c = conv(crate::model::Dialect::Anthropic)
+            .user("go")
+            .msg(Assistant, vec![call("a", "", "{}")])
+            .result("a")
+            .build();
+        assert!(rules_of(&c, "invalid-tool-name").is_empty());
     }
 }

@@ -126,11 +126,14 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 )
                 .label(&loc, format!("no call `{call_id}` precedes this result")),
         };
-        let f = f.notes(
-            ctx.profile()
-                .on(Pattern::OrphanToolResult)
-                .notes(None, &[("call_id", call_id.as_str())]),
-        );
+        let resume = ctx.profile().on(Pattern::OrphanToolResult);
+        let mut f = f.notes(resume.notes(None, &[("call_id", call_id.as_str())]));
+        // A client that drops a result no call of the history answers
+        // (Crush) sends a valid request: the severity follows it. A second
+        // answer to a call stays the rule's own.
+        if stray.already_answered.is_none() {
+            f.severity = resume.severity_or(RULE.severity);
+        }
         out.push(
             f.id(call_id)
                 .fix(vec![crate::finding::Action::RemoveResult {
