@@ -483,6 +483,11 @@ const KEPT_OPEN: &[&str] = &[
     // generator runs over every fixture in name order).
     "fixtures/pi/drift.jsonl (glued, torn-tail)",
     "fixtures/pi/orphan-call.jsonl (glued)",
+    // The NUL line in a cycle again, where the damage fell once Crush's
+    // fixtures joined the walk (2026-11-29): in pi with two more damages,
+    // and in Qwen Code's cycle, whose chain writer is pi's.
+    "fixtures/pi/parent-cycle.jsonl (nul-line, lost-line, nul-line)",
+    "fixtures/qwen-code/parent-cycle.jsonl (nul-line)",
 ];
 
 /// The repair_file regression inputs the repair keeps as they are.
@@ -497,6 +502,10 @@ const GUARDED: &[&str] = &[
     "claude-code-orphan-tool-call-gained-5",
     "claude-code-orphan-tool-result-gained",
     "claude-code-second-repair-not-a-no-op",
+    // A stray result glued to another record (the open Qwen Code writer
+    // defect of KEPT_OPEN's `stray-result.jsonl (glued)`): its line is not
+    // dropped, and a copy that re-links the chain would send the result.
+    "qwen-stray-result-glued-to-a-record-not-utf8",
     // The copy would be another store's file: damage had hidden what the
     // input is, and what it is decides what a repair of it means.
     "claude-code-copy-read-as-a-copilot-event-log",

@@ -154,7 +154,7 @@ impl Writer for CopilotWriter {
                         };
                         let call = result_of(&nodes[i].value).unwrap_or("").to_string();
                         let line = nodes[i].loc.line().unwrap_or(0);
-                        plan.drop_node(
+                        if !plan.drop_node(
                             f,
                             action.name(),
                             i,
@@ -162,7 +162,12 @@ impl Writer for CopilotWriter {
                                 "dropped the tool result for `{call}` (line {line}), which answers no call (Copilot CLI leaves it out of the request)"
                             ),
                             vec![call],
-                        )?;
+                        )? {
+                            log.left.push(Left::of(
+                                f,
+                                "the result shares its line with other records (glued): dropping the line would drop them",
+                            ));
+                        }
                     }
                     Action::AnswerCall { message, part } => {
                         let Some(PartKind::ToolCall { id, name, .. }) = conv

@@ -138,7 +138,7 @@ impl Writer for PiWriter {
                             .and_then(Value::as_str)
                             .unwrap_or("")
                             .to_string();
-                        plan.drop_node(
+                        if !plan.drop_node(
                             f,
                             action.name(),
                             i,
@@ -147,7 +147,12 @@ impl Writer for PiWriter {
                                 e.loc.line().unwrap_or(0)
                             ),
                             vec![call],
-                        )?;
+                        )? {
+                            log.left.push(Left::of(
+                                f,
+                                "the result shares its line with other records (glued): dropping the line would drop them",
+                            ));
+                        }
                     }
                     Action::AnswerCall { message, part } => {
                         let Some(i) = entry_of(*message) else {

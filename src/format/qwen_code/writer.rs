@@ -76,12 +76,18 @@ fn record_of(
         return None;
     };
     let line = p.loc.line()?;
-    let mut on_line = group
+    let i = group
         .iter()
         .copied()
-        .filter(|&i| loaded.records[i].loc.line() == Some(line));
-    let i = on_line.next()?;
-    on_line.next().is_none().then_some((i, k))
+        .find(|&i| loaded.records[i].loc.line() == Some(line))?;
+    // Alone on its line: no other record of the file shares it (glued
+    // records of other messages included), so a line edit touches it only.
+    let on_line = loaded
+        .records
+        .iter()
+        .filter(|r| r.loc.line() == Some(line))
+        .count();
+    (on_line == 1).then_some((i, k))
 }
 
 impl Writer for QwenWriter {
@@ -164,7 +170,7 @@ impl Writer for QwenWriter {
                             );
                             continue;
                         }
-                        plan.drop_node(
+                        if !plan.drop_node(
                             f,
                             action.name(),
                             i,
@@ -172,7 +178,12 @@ impl Writer for QwenWriter {
                                 "dropped the tool result for `{call}` (line {line}), which answers no call"
                             ),
                             vec![call],
-                        )?;
+                        )? {
+                            log.left.push(Left::of(
+                                f,
+                                "the result shares its line with other records (glued): dropping the line would drop them",
+                            ));
+                        }
                     }
                     Action::AnswerCall { message, part } => {
                         let Some((i, k)) = record_of(&loaded, &sent, conv, *message, *part) else {

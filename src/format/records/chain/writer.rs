@@ -229,7 +229,9 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
         Ok(())
     }
 
-    /// Drop record `i`'s line; its children hang from its parent.
+    /// Drop record `i`'s line; its children hang from its parent. False,
+    /// and nothing done, when the line holds other records too (glued
+    /// ones): dropping it would drop them.
     pub fn drop_node(
         &mut self,
         f: &Finding,
@@ -237,15 +239,21 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
         i: usize,
         description: String,
         ids: Vec<String>,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let n = &self.nodes[i];
+        if n.glued {
+            return Ok(false);
+        }
         self.tree.dropped[i] = true;
         self.tree.value[i] = None;
         if let Some(line) = n.loc.line() {
             self.lines.drop.insert(line);
         }
         let mut ed = edit(f, action, description, n.loc.clone(), ids);
-        ed.before = Some(self.records.read(&n.loc)?);
+        // The line's exact bytes: a line that is not UTF-8 is kept in the
+        // log in base64 as well.
+        let (before, before_base64) = self.records.read_verbatim(&n.loc)?;
+        (ed.before, ed.before_base64) = (Some(before), before_base64);
         self.edits.push((None, ed));
         if let Some(id) = n.id.clone() {
             let up = self.tree.parent[i].clone();
@@ -258,7 +266,7 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
                 &[],
             );
         }
-        Ok(())
+        Ok(true)
     }
 
     /// The records whose parent is `id` hang from `to` instead, each an
