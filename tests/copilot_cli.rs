@@ -298,3 +298,57 @@ fn the_pinned_copilot_cli_resumes_as_the_profile_says_and_the_repaired_copies_wh
         "{s:#?}"
     );
 }
+
+/// The pinned Copilot CLI resumes the copies repaired of line damage
+/// whole, and refuses a session whose event lacks a member it requires,
+/// as the profile says: one copilot.py run, the sessions side by side.
+/// (The copies of NUL padding equal the healthy log byte for byte:
+/// checked above, not resumed again.)
+#[test]
+#[cfg_attr(
+    not(all(has_tool = "copilot-cli", has_tool = "python3")),
+    ignore = "needs the pinned Copilot CLI and python3: scripts/test-all"
+)]
+fn the_pinned_copilot_cli_resumes_the_rejoined_and_escaped_copies_whole() {
+    let d = tempfile::tempdir().unwrap();
+    let judged: Vec<(&str, &[&str])> = REPAIRS
+        .iter()
+        .filter(|(f, _)| {
+            ["split", "line-separators", "glued-torn"]
+                .iter()
+                .any(|n| f.ends_with(&format!("/{n}.jsonl")))
+        })
+        .copied()
+        .collect();
+    let copies = repair_fixtures(&d.path().join("copies"), &judged);
+    assert_eq!(copies.len(), 3, "{copies:?}");
+    let o = python()
+        .arg("tests/oracle/copilot.py")
+        .arg("resume")
+        .arg(d.path().join("runs"))
+        .arg(root().join("fixtures/copilot-cli/real/missing-field.jsonl"))
+        .args(&copies)
+        .args(["--jobs", "4"])
+        .output()
+        .unwrap();
+    let s = oracle_summaries("copilot.py", &o);
+    assert_eq!(s.len(), 1 + copies.len(), "{s:#?}");
+    // An event without `data.messageId`: the whole session refused.
+    assert_ne!(s[0]["rc"], 0, "{:#}", s[0]);
+    assert_eq!(s[0]["valid"], false, "{:#}", s[0]);
+    let err = s[0]["stderr"].as_str().unwrap_or_default();
+    assert!(
+        err.contains("Session file is corrupted (line 19: missing field `messageId`)"),
+        "{:#}",
+        s[0]
+    );
+    // Each copy: a valid request carrying every unit of the copy, the
+    // rejoined prompt, the escaped texts and the kept event's prompt among
+    // them.
+    for r in &s[1..] {
+        assert_eq!(r["rc"], 0, "{r:#}");
+        assert_eq!(r["valid"], true, "{r:#}");
+        assert_eq!(r["units_missing"], 0, "{r:#}");
+        assert_eq!(r["unanswered"], serde_json::json!([]), "{r:#}");
+    }
+}
