@@ -17,6 +17,9 @@ use crate::source::lines::{LineReader, Next};
 /// left as lines that do not parse).
 const MAX_SPLIT_LINES: usize = 64;
 
+/// How many of the kept lines are tried as a split record's first line.
+const MAX_STARTS: usize = 4;
+
 /// What the lines of a log hold, in file order.
 pub trait Sink {
     /// Read `text` (at `loc`) as one record: `joined` lines, `nuls` NUL
@@ -101,7 +104,10 @@ pub fn read(path: &Path, limits: Limits, sink: &mut impl Sink) -> Result<()> {
             continue;
         }
         pending.push(Pending::of(bytes, &lines));
-        if pending.len() > MAX_SPLIT_LINES {
+        // A split record is no longer than a line may be.
+        while pending.len() > MAX_SPLIT_LINES
+            || pending.iter().map(|p| p.bytes.len()).sum::<usize>() > limits.max_line_bytes
+        {
             let p = pending.remove(0);
             sink.corrupt(&p.bytes, p.loc(), p.terminated);
         }
@@ -138,7 +144,14 @@ fn join_pending(
     lines: &LineReader<impl std::io::BufRead>,
     sink: &mut impl Sink,
 ) -> bool {
-    for k in 0..pending.len() {
+    // A record starts a line with `{`: the latest few such lines are
+    // tried, the latest first.
+    let starts: Vec<usize> = (0..pending.len())
+        .rev()
+        .filter(|&k| pending[k].bytes.trim_ascii_start().starts_with(b"{"))
+        .take(MAX_STARTS)
+        .collect();
+    for k in starts {
         let parts: Vec<&[u8]> = pending[k..]
             .iter()
             .map(|p| p.bytes.as_slice())
@@ -184,9 +197,8 @@ pub fn strip_nuls(bytes: &[u8]) -> (&[u8], u64) {
 
 /// The lines `parts` (split where a record's text had raw newlines) as
 /// the one line of JSON they were: each newline inside a string written
-/// as `\n` (a carriage return before it as `\r`), each one between
-/// tokens dropped. `None` when the lines are not UTF-8 or a newline
-/// falls nowhere a string or whitespace could be.
+/// as `\n` (a carriage return before it as `\r`). `None` when the
+/// lines are not UTF-8 or a newline falls outside a string.
 pub fn join(parts: &[&[u8]]) -> Option<String> {
     let mut out = String::new();
     let mut in_string = false;
@@ -194,13 +206,13 @@ pub fn join(parts: &[&[u8]]) -> Option<String> {
     for (i, part) in parts.iter().enumerate() {
         let text = std::str::from_utf8(part).ok()?;
         if i > 0 {
-            if escaped {
-                // A backslash then a raw newline: no JSON escape.
+            // A newline outside a string (a record written over lines
+            // as a pretty-printer writes it), or after a backslash (no
+            // JSON escape): not a record split by raw newlines.
+            if escaped || !in_string {
                 return None;
             }
-            if in_string {
-                out.push_str("\\n");
-            }
+            out.push_str("\\n");
         }
         let mut chars = text.chars().peekable();
         while let Some(c) = chars.next() {
@@ -267,13 +279,15 @@ mod tests {
 
     #[test]
     fn split_lines_join_with_their_newlines_escaped_in_strings_only() {
-        let j = join(&[br#"{"a":"one"#, br#"two","b":"#, br#"3}"#]).unwrap();
-        assert_eq!(j, r#"{"a":"one\ntwo","b":3}"#);
+        let j = join(&[br#"{"a":"one"#, br#"two","b":"th"#, br#"ree"}"#]).unwrap();
+        assert_eq!(j, r#"{"a":"one\ntwo","b":"th\nree"}"#);
         assert!(serde_json::from_str::<serde_json::Value>(&j).is_ok());
         let crlf = join(&[b"{\"a\":\"x\r", br#"y"}"#]).unwrap();
         assert_eq!(crlf, r#"{"a":"x\r\ny"}"#);
         // A backslash at the end of a line escapes nothing across it.
         assert_eq!(join(&[br#"{"a":"x\"#, br#"y"}"#]), None);
+        // A record pretty-printed over lines is not split in a string.
+        assert_eq!(join(&[b"{", br#""a":1}"#]), None);
     }
 
     #[test]
