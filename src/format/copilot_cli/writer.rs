@@ -263,10 +263,14 @@ fn drop_line<'f>(
                     .is_none_or(|id| seen.insert(id.to_string()))
             })
             .collect();
+        let mut relinked = String::new();
         for (text, v) in &mut kept {
             let parent = v.get("parentId").and_then(Value::as_str);
             let lost = parent.is_some_and(|p| !known.contains(p) && Some(p) != before.as_deref());
             if lost && let (Some(p), Some(b)) = (parent, before.as_deref()) {
+                relinked = format!(
+                    "; the first, whose parent `{p}` is in no whole event, hung from `{b}`, the event before the line"
+                );
                 let was = format!("\"parentId\":{}", Value::String(p.to_string()));
                 let now = format!("\"parentId\":{}", Value::String(b.to_string()));
                 if text.matches(&was).count() == 1 {
@@ -280,7 +284,7 @@ fn drop_line<'f>(
         }
         (!kept.is_empty()).then(|| Salvage {
             description: format!(
-                "dropped what of line {line} is no whole event, and wrote the {} whole event(s) it holds on lines of their own (Copilot CLI would drop them all and rewrite the log without them)",
+                "dropped what of line {line} is no whole event, and wrote the {} whole event(s) it holds on lines of their own (Copilot CLI would drop them all and rewrite the log without them){relinked}",
                 kept.len()
             ),
             ids: kept
