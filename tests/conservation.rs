@@ -488,6 +488,12 @@ const KEPT_OPEN: &[&str] = &[
     // and in Qwen Code's cycle, whose chain writer is pi's.
     "fixtures/pi/parent-cycle.jsonl (nul-line, lost-line, nul-line)",
     "fixtures/qwen-code/parent-cycle.jsonl (nul-line)",
+    // Open Qwen Code writer defects (a line swapped next to a glued or
+    // repeated one), hit since the Copilot CLI fixtures of line damage
+    // moved where the damage falls; the binary before them keeps these
+    // inputs as they are too.
+    "fixtures/qwen-code/stray-result.jsonl (lines-swapped, glued)",
+    "fixtures/qwen-code/torn-then-resumed.jsonl (line-twice, lines-swapped)",
 ];
 
 /// The repair_file regression inputs the repair keeps as they are.

@@ -36,6 +36,40 @@ const EXPECTED: &[(&str, &[&str])] = &[
         "fixtures/copilot-cli/real/torn-tail.jsonl",
         &["warning corrupt-record@21"],
     ),
+    // Copilot CLI drops both lines of the split prompt and rewrites the
+    // log without them.
+    (
+        "fixtures/copilot-cli/real/split.jsonl",
+        &["error split-record@16"],
+    ),
+    // It splits its log on `\n` only: the prompt and the reply are read
+    // whole.
+    (
+        "fixtures/copilot-cli/real/line-separators.jsonl",
+        &["info raw-line-separator@16", "info raw-line-separator@19"],
+    ),
+    // It drops the padding after the last line and resumes whole...
+    (
+        "fixtures/copilot-cli/real/nul-tail.jsonl",
+        &["warning nul-padding@22"],
+    ),
+    // ...but drops a line whose event follows padding, event and all.
+    (
+        "fixtures/copilot-cli/real/nul-before-record.jsonl",
+        &["error nul-padding@15"],
+    ),
+    // A torn event with the next run's first event glued after it: the
+    // line is dropped, the whole event with it.
+    (
+        "fixtures/copilot-cli/real/glued-torn.jsonl",
+        &["error corrupt-record@15"],
+    ),
+    // It refuses to resume: `Session file is corrupted (line 19: missing
+    // field `messageId`)`.
+    (
+        "fixtures/copilot-cli/real/missing-field.jsonl",
+        &["error missing-required-field@19"],
+    ),
 ];
 
 /// The edits of each fixture's repair (`action@line`).
@@ -56,6 +90,23 @@ const REPAIRS: &[(&str, &[&str])] = &[
     (
         "fixtures/copilot-cli/real/torn-tail.jsonl",
         &["drop-record@21"],
+    ),
+    ("fixtures/copilot-cli/real/split.jsonl", &["join-lines@16"]),
+    (
+        "fixtures/copilot-cli/real/line-separators.jsonl",
+        &["escape-separators@16", "escape-separators@19"],
+    ),
+    (
+        "fixtures/copilot-cli/real/nul-tail.jsonl",
+        &["drop-padding@22"],
+    ),
+    (
+        "fixtures/copilot-cli/real/nul-before-record.jsonl",
+        &["drop-padding@15"],
+    ),
+    (
+        "fixtures/copilot-cli/real/glued-torn.jsonl",
+        &["drop-record@15"],
     ),
 ];
 
@@ -97,7 +148,9 @@ fn every_fixture_reads_as_copilot_cli_with_what_copilot_cli_does_with_it() {
                 f["notes"].to_string().contains("Copilot CLI"),
                 "{file}: {f:#}"
             );
-            assert_eq!(f["fixable"], true, "{file}: {f:#}");
+            // A member the client requires and has no default for: report only.
+            let fixable = f["rule"] != "missing-required-field";
+            assert_eq!(f["fixable"], fixable, "{file}: {f:#}");
         }
     }
     // Every message of the session Copilot CLI wrote, and only those: its
@@ -144,6 +197,32 @@ fn a_repaired_copy_is_clean_chained_and_a_second_repair_changes_nothing() {
     // A torn last line: dropped, as Copilot CLI drops it.
     let torn = events(&d.path().join("torn-tail").join("torn-tail.jsonl"));
     assert_eq!(torn[..], healthy[..healthy.len() - 1]);
+    // NUL padding: dropped, the event after it on its line kept.
+    for name in ["nul-tail", "nul-before-record"] {
+        let copy = d.path().join(name).join(format!("{name}.jsonl"));
+        assert_eq!(events(&copy), healthy, "{name}");
+    }
+    // The split prompt: one event again, its newline escaped.
+    let split = events(&d.path().join("split").join("split.jsonl"));
+    assert_eq!(split.len(), healthy.len());
+    assert_eq!(split[15]["data"]["content"], "second\nprompt");
+    assert_eq!(split[15]["id"], healthy[15]["id"]);
+    // The separators: the same texts, escaped in the file.
+    let seps = d
+        .path()
+        .join("line-separators")
+        .join("line-separators.jsonl");
+    let text = std::fs::read_to_string(&seps).unwrap();
+    assert!(!text.contains(['\u{2028}', '\u{2029}']), "{text}");
+    assert!(text.contains("second\\u2028prompt"), "{text}");
+    assert_eq!(events(&seps)[15]["data"]["content"], "second\u{2028}prompt");
+    // A torn event glued before a whole one: the whole one is kept (the
+    // second prompt), hung from the event before the line.
+    let torn = events(&d.path().join("glued-torn").join("glued-torn.jsonl"));
+    let mut want = healthy.clone();
+    want.remove(14);
+    want[14]["parentId"] = healthy[13]["id"].clone();
+    assert_eq!(torn, want);
 }
 
 #[test]
@@ -218,4 +297,58 @@ fn the_pinned_copilot_cli_resumes_as_the_profile_says_and_the_repaired_copies_wh
             .starts_with("Tool execution was interrupted"),
         "{s:#?}"
     );
+}
+
+/// The pinned Copilot CLI resumes the copies repaired of line damage
+/// whole, and refuses a session whose event lacks a member it requires,
+/// as the profile says: one copilot.py run, the sessions side by side.
+/// (The copies of NUL padding equal the healthy log byte for byte:
+/// checked above, not resumed again.)
+#[test]
+#[cfg_attr(
+    not(all(has_tool = "copilot-cli", has_tool = "python3")),
+    ignore = "needs the pinned Copilot CLI and python3: scripts/test-all"
+)]
+fn the_pinned_copilot_cli_resumes_the_rejoined_and_escaped_copies_whole() {
+    let d = tempfile::tempdir().unwrap();
+    let judged: Vec<(&str, &[&str])> = REPAIRS
+        .iter()
+        .filter(|(f, _)| {
+            ["split", "line-separators", "glued-torn"]
+                .iter()
+                .any(|n| f.ends_with(&format!("/{n}.jsonl")))
+        })
+        .copied()
+        .collect();
+    let copies = repair_fixtures(&d.path().join("copies"), &judged);
+    assert_eq!(copies.len(), 3, "{copies:?}");
+    let o = python()
+        .arg("tests/oracle/copilot.py")
+        .arg("resume")
+        .arg(d.path().join("runs"))
+        .arg(root().join("fixtures/copilot-cli/real/missing-field.jsonl"))
+        .args(&copies)
+        .args(["--jobs", "4"])
+        .output()
+        .unwrap();
+    let s = oracle_summaries("copilot.py", &o);
+    assert_eq!(s.len(), 1 + copies.len(), "{s:#?}");
+    // An event without `data.messageId`: the whole session refused.
+    assert_ne!(s[0]["rc"], 0, "{:#}", s[0]);
+    assert_eq!(s[0]["valid"], false, "{:#}", s[0]);
+    let err = s[0]["stderr"].as_str().unwrap_or_default();
+    assert!(
+        err.contains("Session file is corrupted (line 19: missing field `messageId`)"),
+        "{:#}",
+        s[0]
+    );
+    // Each copy: a valid request carrying every unit of the copy, the
+    // rejoined prompt, the escaped texts and the kept event's prompt among
+    // them.
+    for r in &s[1..] {
+        assert_eq!(r["rc"], 0, "{r:#}");
+        assert_eq!(r["valid"], true, "{r:#}");
+        assert_eq!(r["units_missing"], 0, "{r:#}");
+        assert_eq!(r["unanswered"], serde_json::json!([]), "{r:#}");
+    }
 }

@@ -117,6 +117,17 @@ pub enum Action {
         part: usize,
         name: String,
     },
+    /// Write the record split over the lines at `loc` on one line, each
+    /// raw newline inside its strings written as `\n` (the lines as they
+    /// were go to the log).
+    JoinLines { loc: Loc },
+    /// Write each raw U+2028 / U+2029 of the record at `loc` as its escape
+    /// (`\u2028`, `\u2029`): the same JSON value, on one line for every
+    /// line splitter.
+    EscapeSeparators { loc: Loc },
+    /// Drop the NUL bytes of the line at `loc`, and the line when nothing
+    /// else is on it (the bytes go to the log).
+    DropPadding { loc: Loc },
 }
 
 impl Action {
@@ -145,6 +156,9 @@ impl Action {
             Action::SetOrdinal { .. } => "set-ordinal",
             Action::ReplaceToolReference { .. } => "replace-tool-reference",
             Action::RenameTool { .. } => "rename-tool",
+            Action::JoinLines { .. } => "join-lines",
+            Action::EscapeSeparators { .. } => "escape-separators",
+            Action::DropPadding { .. } => "drop-padding",
         }
     }
 }

@@ -169,6 +169,16 @@ pub enum Pattern {
     OrphanServerToolResult,
     /// An advisor tool's result without its call before it in its message.
     OrphanServerToolResultAdvisor,
+    /// One record written over several lines by raw newlines in a string.
+    SplitRecord,
+    /// Raw U+2028 / U+2029 characters in a record's text.
+    RawLineSeparator,
+    /// A line of NUL bytes only (after the last record, or between records).
+    NulPadding,
+    /// A run of NUL bytes on a record's line (before it, or after it).
+    NulPaddingBeforeRecord,
+    /// A record lacking a member its client requires of its type.
+    MissingRequiredField,
 }
 
 impl Pattern {
@@ -235,6 +245,11 @@ impl Pattern {
         Pattern::InvalidToolNameChars,
         Pattern::OrphanServerToolResult,
         Pattern::OrphanServerToolResultAdvisor,
+        Pattern::SplitRecord,
+        Pattern::RawLineSeparator,
+        Pattern::NulPadding,
+        Pattern::NulPaddingBeforeRecord,
+        Pattern::MissingRequiredField,
     ];
 
     /// The rule that detects it.
@@ -296,6 +311,10 @@ impl Pattern {
             | Pattern::InvalidToolNameEmpty
             | Pattern::InvalidToolReferenceLong
             | Pattern::InvalidToolNameChars => "invalid-tool-name",
+            Pattern::SplitRecord => "split-record",
+            Pattern::RawLineSeparator => "raw-line-separator",
+            Pattern::NulPadding | Pattern::NulPaddingBeforeRecord => "nul-padding",
+            Pattern::MissingRequiredField => "missing-required-field",
         }
     }
 
@@ -433,6 +452,11 @@ impl Pattern {
             Pattern::OrphanServerToolResultAdvisor => {
                 "an advisor's result is not in its call's message"
             }
+            Pattern::SplitRecord => "a record is split over lines by raw newlines",
+            Pattern::RawLineSeparator => "a record holds raw U+2028 or U+2029",
+            Pattern::NulPadding => "a line holds only NUL bytes",
+            Pattern::NulPaddingBeforeRecord => "NUL bytes share a line with a record",
+            Pattern::MissingRequiredField => "a record lacks a member its client requires",
         }
     }
 }

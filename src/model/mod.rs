@@ -474,6 +474,46 @@ pub struct NulEscapes {
     pub effect: &'static str,
 }
 
+/// Damage a line-by-line reader meets before JSON does: one record
+/// written over several lines, raw line separators in its text, NUL
+/// padding around it (`split-record`, `raw-line-separator`,
+/// `nul-padding`). The record itself was read.
+#[derive(Debug, Clone)]
+pub struct LineDamage {
+    /// The record's bytes: for a split record, from its first line's
+    /// start to its last line's end; for padding alone, the line's.
+    pub loc: Loc,
+    pub kind: LineDamageKind,
+    /// The record's type, where it has one (`user.message`).
+    pub record: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineDamageKind {
+    /// One record over `lines` lines, cut by raw newlines inside its
+    /// strings; the lines joined (each newline read as `\n`) parse.
+    Split { lines: u64 },
+    /// `count` raw U+2028 LINE SEPARATOR or U+2029 PARAGRAPH SEPARATOR
+    /// characters in the record's text (valid JSON; some line splitters
+    /// split on them).
+    RawSeparators { count: u32 },
+    /// A run of `nuls` NUL bytes on the line (a crash's preallocated,
+    /// never written space); `record`: a record follows on the line, else
+    /// the line holds only padding.
+    NulPadding { nuls: u64, record: bool },
+}
+
+/// A record that lacks a member its client requires of its type: the
+/// client refuses it on load.
+#[derive(Debug, Clone)]
+pub struct MissingField {
+    pub loc: Loc,
+    /// The record's type (`assistant.message`).
+    pub record: String,
+    /// The member, as a path (`data.messageId`).
+    pub field: String,
+}
+
 /// Where the walk a parent-linked store's client makes from its leaf
 /// ends before a root, in a store whose client takes no other record in
 /// the missing parent's place (pi, Qwen Code): the records above are
@@ -557,6 +597,10 @@ pub struct Conversation {
     pub item_ids: Vec<ItemId>,
     /// Items whose encrypted content is not well-formed (`sealed`).
     pub sealed: Vec<sealed::Sealed>,
+    /// Lines a line-by-line reader meets damaged around a record it read.
+    pub line_damage: Vec<LineDamage>,
+    /// Records lacking a member their client requires.
+    pub missing_fields: Vec<MissingField>,
 }
 
 /// An id stored on an item: the record, the item's type, the id.
@@ -607,6 +651,8 @@ impl Conversation {
             client_version: None,
             item_ids: Vec::new(),
             sealed: Vec::new(),
+            line_damage: Vec::new(),
+            missing_fields: Vec::new(),
         }
     }
 

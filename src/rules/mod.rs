@@ -37,22 +37,26 @@ mod mismatched_tool_output;
 mod missing_blob;
 mod missing_fork_parent;
 mod missing_ordinal;
+mod missing_required_field;
 mod missing_role;
 mod missing_thought_signature;
 mod missing_tool_output;
 mod mixed_role_message;
 mod msgidx_collision;
 mod nul_escape;
+mod nul_padding;
 mod orphan_tool_call;
 mod orphan_tool_result;
 mod oversized_image;
 mod parent_cycle;
 mod projection_out_of_step;
 pub mod prompt_divergence;
+mod raw_line_separator;
 mod reasoning_without_follower;
 mod reused_ordinal;
 mod role_order;
 mod seq_gap;
+mod split_record;
 mod stale_leaf;
 mod thinking_only_message;
 mod thinking_signature;
@@ -129,6 +133,10 @@ pub static RULES: &[&Rule] = &[
     &damaged_encrypted_content::RULE,
     &missing_blob::RULE,
     &nul_escape::RULE,
+    &split_record::RULE,
+    &raw_line_separator::RULE,
+    &nul_padding::RULE,
+    &missing_required_field::RULE,
 ];
 
 pub fn find(name: &str) -> Option<&'static Rule> {

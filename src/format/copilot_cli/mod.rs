@@ -14,11 +14,12 @@
 //! every removed or inserted event (`writer.rs`).
 
 pub mod discover;
+mod lines;
 pub mod profile;
+mod required;
 mod writer;
 
 use std::borrow::Cow;
-use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -29,10 +30,9 @@ use super::store::{Head, Hooks, Opened, Probe, Store, Writing};
 use crate::error::{Error, Result};
 use crate::finding::Action;
 use crate::model::{
-    ArgEncoding, Arguments, Conversation, CorruptRecord, Dialect, Format, Loc, Message, PartKind,
-    Role, SourceInfo, Unread,
+    ArgEncoding, Arguments, Conversation, CorruptRecord, Dialect, Format, LineDamage,
+    LineDamageKind, Loc, Message, MissingField, PartKind, Role, SourceInfo, Unread,
 };
-use crate::source::lines::{LineReader, Next};
 use crate::source::{Limits, OneFile};
 
 pub static STORE: Store = Store {
@@ -52,7 +52,12 @@ pub static STORE: Store = Store {
 fn supports(_: Dialect, a: &Action) -> bool {
     matches!(
         a,
-        Action::DropRecord { .. } | Action::RemoveResult { .. } | Action::AnswerCall { .. }
+        Action::DropRecord { .. }
+            | Action::RemoveResult { .. }
+            | Action::AnswerCall { .. }
+            | Action::JoinLines { .. }
+            | Action::EscapeSeparators { .. }
+            | Action::DropPadding { .. }
     )
 }
 
@@ -102,76 +107,107 @@ fn open(path: &Path, limits: Limits) -> Result<Opened> {
 /// when it is the unterminated last line and ends early). The object is
 /// read lazily where that reads as the tree: a line holding one large
 /// string (a tool's output) costs the line and the texts taken from it.
+/// A record split over lines by raw newlines, NUL padding around one, and
+/// raw U+2028/U+2029 in one are read as the record and noted
+/// (`lines.rs`).
 pub(crate) fn each_line(
     path: &Path,
     limits: Limits,
     conv: &mut Conversation,
-    mut each: impl FnMut(&mut Conversation, Node<'_>, Loc),
+    each: impl FnMut(&mut Conversation, Node<'_>, Loc),
 ) -> Result<()> {
-    let file = File::open(path).map_err(|e| Error::io(path, &e))?;
-    let mut lines = LineReader::of_file(file, limits.max_line_bytes);
-    loop {
-        match lines.next_line().map_err(|e| Error::io(path, &e))? {
-            Next::End => break,
-            Next::TooLong => {
-                return Err(Error::input(
-                    path,
-                    format!(
-                        "line {} is longer than {} MiB (raise the limit with --max-line-mib)",
-                        lines.line,
-                        limits.max_line_bytes >> 20
-                    ),
-                ));
-            }
-            Next::Line => {}
-        }
-        let bytes: &[u8] = &lines.buf;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let loc = Loc::Line {
-            line: lines.line,
-            start: lines.start,
-            end: lines.end(),
+    lines::read(path, limits, &mut Reading { conv, each })
+}
+
+/// The reader's side of [`lines::read`].
+struct Reading<'c, F> {
+    conv: &'c mut Conversation,
+    each: F,
+}
+
+impl<F: FnMut(&mut Conversation, Node<'_>, Loc)> Reading<'_, F> {
+    /// Note what the line-by-line reading met around the record at `at`.
+    fn note(&mut self, at: &lines::At, text: &[u8], ty: Option<String>) {
+        let mut push = |kind| {
+            self.conv.line_damage.push(LineDamage {
+                loc: at.loc.clone(),
+                kind,
+                record: ty.clone(),
+            })
         };
-        if let Some(node) = Node::parse(bytes) {
-            if node.is_object() {
-                each(conv, node, loc);
-            } else {
-                conv.corrupt.push(CorruptRecord::new(
-                    loc,
-                    "is a JSON value but not an object".into(),
-                    bytes,
-                    false,
-                ));
+        if at.lines > 1 {
+            push(LineDamageKind::Split { lines: at.lines });
+        }
+        if at.nuls > 0 {
+            push(LineDamageKind::NulPadding {
+                nuls: at.nuls,
+                record: true,
+            });
+        }
+        let count = lines::raw_separators(text);
+        if count > 0 {
+            push(LineDamageKind::RawSeparators { count });
+        }
+    }
+}
+
+impl<F: FnMut(&mut Conversation, Node<'_>, Loc)> lines::Sink for Reading<'_, F> {
+    fn record(&mut self, text: &[u8], at: lines::At) -> bool {
+        let ty = |n: &Node<'_>| {
+            n.get("type")
+                .and_then(|t| t.as_str().map(std::borrow::Cow::into_owned))
+        };
+        if let Some(node) = Node::parse(text) {
+            if !node.is_object() {
+                return false;
             }
-            continue;
+            self.note(&at, text, ty(&node));
+            (self.each)(self.conv, node, at.loc);
+            return true;
         }
         // A lone surrogate escape (an emoji cut in two) is read as
         // `JSON.parse` reads it, as U+FFFD, and noted for `lone-surrogate`.
-        match super::records::record::tree_as_lenient_readers_read(bytes) {
+        match super::records::record::tree_as_lenient_readers_read(text) {
             Ok((v @ Value::Object(_), lone)) => {
-                conv.note_lone_surrogates(&loc, lone);
-                each(conv, Node::Tree(&v), loc)
+                let node = Node::Tree(&v);
+                self.note(&at, text, ty(&node));
+                self.conv.note_lone_surrogates(&at.loc, lone);
+                (self.each)(self.conv, node, at.loc);
+                true
             }
-            Ok(_) => conv.corrupt.push(CorruptRecord::new(
-                loc,
-                "is a JSON value but not an object".into(),
-                bytes,
-                false,
-            )),
+            _ => false,
+        }
+    }
+
+    fn corrupt(&mut self, bytes: &[u8], loc: Loc, terminated: bool) {
+        let reason = match super::records::record::tree_as_lenient_readers_read(bytes) {
+            Ok(_) => "is a JSON value but not an object".to_string(),
             Err(e) => {
-                let torn = !lines.terminated && e.is_eof();
-                conv.corrupt.push(CorruptRecord::new(
+                let torn = !terminated && e.is_eof();
+                self.conv.corrupt.push(CorruptRecord::new(
                     loc,
                     super::records::record::json_error(&e),
                     bytes,
                     torn,
-                ))
+                ));
+                return;
             }
-        }
+        };
+        self.conv
+            .corrupt
+            .push(CorruptRecord::new(loc, reason, bytes, false));
     }
-    Ok(())
+
+    fn padding(&mut self, loc: Loc, nuls: u64) {
+        self.conv.line_damage.push(LineDamage {
+            loc,
+            kind: LineDamageKind::NulPadding {
+                nuls,
+                record: false,
+            },
+            record: None,
+        });
+    }
 }
 
 /// Tool-call arguments: an object's JSON text, or a string's content.
@@ -209,6 +245,13 @@ fn read_events(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Con
     let mut conv = Conversation::new(path.display().to_string(), info);
     each_line(path, limits, &mut conv, |conv, ev, loc| {
         let ty = ev.get("type").and_then(|t| t.as_str()).unwrap_or_default();
+        for field in required::missing(&ty, &ev) {
+            conv.missing_fields.push(MissingField {
+                loc: loc.clone(),
+                record: ty.to_string(),
+                field,
+            });
+        }
         let data = ev.get("data").filter(Node::is_object);
         let get = |key: &str| data.and_then(|d| d.get(key));
         match ty.as_ref() {

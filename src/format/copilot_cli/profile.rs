@@ -67,6 +67,61 @@ pub static PROFILE: Profile = Profile {
         )
         .with_severity(Severity::Error)
         .on_versions(VERSIONS),
+        Resume::new(
+            Pattern::SplitRecord,
+            Does::Drops,
+            &[Note::Text(
+                "Copilot CLI finds no JSON on any of the lines, drops them all on resume without a word and rewrites the log without them: what the record held is lost for good",
+            )],
+        )
+        .saying("Copilot CLI drops every one of them on resume and rewrites the log without them")
+        .with_severity(Severity::Error)
+        .on_versions(VERSIONS),
+        Resume::new(
+            Pattern::RawLineSeparator,
+            Does::Heals("it reads the record whole"),
+            &[Note::Text(
+                "Copilot CLI splits its log on `\\n` only: it reads the record whole and sends its text as it is; versions of early 2026 refused such a log (`Session file is corrupted (line N: SyntaxError …)`, copilot-cli#2658, #2490)",
+            )],
+        )
+        .saying("Copilot CLI reads the record whole")
+        .with_severity(Severity::Info)
+        .on_versions(VERSIONS),
+        Resume::new(
+            Pattern::NulPadding,
+            Does::Heals("it drops the padding"),
+            &[Note::Text(
+                "Copilot CLI drops the NUL bytes on resume and rewrites the log without them; the history is resumed whole",
+            )],
+        )
+        .saying("Copilot CLI drops them on resume and resumes the history whole")
+        .with_severity(Severity::Warning)
+        .on_versions(VERSIONS),
+        Resume::new(
+            Pattern::NulPaddingBeforeRecord,
+            Does::Drops,
+            &[Note::Text(
+                "Copilot CLI drops the whole line on resume, the record with the NUL bytes, and rewrites the log without it: the record is lost for good",
+            )],
+        )
+        .saying("Copilot CLI drops the line, record and all, on resume and rewrites the log without it")
+        .with_severity(Severity::Error)
+        .on_versions(VERSIONS),
+        Resume::new(
+            Pattern::MissingRequiredField,
+            Does::RefusesToResume,
+            &[
+                Note::Text(
+                    "Copilot CLI refuses to resume the session (`Session file is corrupted (line N: missing field …)`, or `invalid session event envelope` for `id`, `parentId` and `timestamp`): nothing of the history can be resumed",
+                ),
+                Note::Text(
+                    "no repair: the value is not in the record, and Copilot CLI has no default of its own for it",
+                ),
+            ],
+        )
+        .saying("Copilot CLI refuses to resume the session")
+        .with_severity(Severity::Error)
+        .on_versions(VERSIONS),
         // Closed source, on Node: not seen resuming one.
         Resume::new(
             Pattern::LoneSurrogate,

@@ -25,10 +25,11 @@ use serde_json::{Value, json};
 use crate::config::OrphanCalls as OrphanPolicy;
 use crate::error::Result;
 use crate::finding::{Action, Finding};
-use crate::format::qwen_code::load::recover_objects;
 use crate::format::records::chain::writer::{Copy, Plan, Salvage, edit};
 use crate::format::records::chain::{self, App, Node, uuid_v4};
-use crate::model::{Conversation, PartKind};
+
+use super::lines;
+use crate::model::{Conversation, Loc, PartKind};
 use crate::source::Limits;
 use crate::write::{Left, Log, Planned, Target, Writer};
 
@@ -52,27 +53,38 @@ impl App for Copilot {
     }
 }
 
-/// The events of the log: one per line that parses as an object.
+/// The events of the log: one per record its lines hold (a line that
+/// parses as an object, NUL padding taken off it, or lines a split record
+/// runs over), as the reader reads them (`lines.rs`).
 fn events(path: &Path, limits: Limits) -> Result<Vec<Node>> {
-    let mut out = Vec::new();
-    chain::each_line(path, limits, |line| {
-        let Ok(text) = std::str::from_utf8(line.bytes) else {
-            return Ok(());
-        };
-        if let Ok((v @ Value::Object(_), _)) = chain::parse(text) {
-            out.push(Node::new(line.loc, v, "id", "parentId", false));
+    struct Events(Vec<Node>);
+    impl lines::Sink for Events {
+        fn record(&mut self, text: &[u8], at: lines::At) -> bool {
+            let Ok(text) = std::str::from_utf8(text) else {
+                return false;
+            };
+            match chain::parse(text) {
+                Ok((v @ Value::Object(_), _)) => {
+                    self.0.push(Node::new(at.loc, v, "id", "parentId", false));
+                    true
+                }
+                _ => false,
+            }
         }
-        Ok(())
-    })?;
-    Ok(out)
+        fn corrupt(&mut self, _: &[u8], _: Loc, _: bool) {}
+        fn padding(&mut self, _: Loc, _: u64) {}
+    }
+    let mut out = Events(Vec::new());
+    lines::read(path, limits, &mut out)?;
+    Ok(out.0)
 }
 
-/// The whole events a line that does not parse holds (`}{`-glued), as
-/// their texts.
+/// The whole events a line that does not parse holds (`}{`-glued, or
+/// after a torn one), as their texts.
 fn glued_events(bytes: &[u8]) -> Vec<(String, Value)> {
     let text = String::from_utf8_lossy(bytes);
     let text = text.trim();
-    recover_objects(text)
+    lines::whole_events(text)
         .into_iter()
         .filter_map(|(s, t)| {
             let part = &text[s..t];
@@ -135,12 +147,13 @@ impl Writer for CopilotWriter {
         // line has put back: an event is never written twice (a line
         // written twice, then glued, holds one already there).
         let mut seen: HashSet<String> = nodes.iter().filter_map(|n| n.id.clone()).collect();
+        rewrite_lines(&mut plan, &nodes, planned, log)?;
         for p in planned {
             let f = p.finding;
             for action in &p.fix.actions {
                 match action {
                     Action::DropRecord { loc } => {
-                        drop_line(&mut plan, f, action.name(), loc, &mut seen)?;
+                        drop_line(&mut plan, &nodes, f, action.name(), loc, &mut seen)?;
                     }
                     Action::RemoveResult { message, part } => {
                         let Some(i) =
@@ -207,6 +220,9 @@ impl Writer for CopilotWriter {
                             }
                         }
                     }
+                    Action::JoinLines { .. }
+                    | Action::EscapeSeparators { .. }
+                    | Action::DropPadding { .. } => {}
                     _ => log
                         .left
                         .push(Left::of(f, "not written in Copilot CLI event logs")),
@@ -228,14 +244,23 @@ impl Writer for CopilotWriter {
 /// log, whole).
 fn drop_line<'f>(
     plan: &mut Plan<'_, 'f, Copilot>,
+    nodes: &[Node],
     f: &'f Finding,
     action: &'static str,
     loc: &crate::model::Loc,
     seen: &mut HashSet<String>,
 ) -> Result<()> {
     let line = loc.line().unwrap_or(0);
+    // The event before the line, which a kept event whose parent is in no
+    // line (the torn one before it) hangs from.
+    let mut before = nodes
+        .iter()
+        .rev()
+        .find(|n| n.loc.line().is_some_and(|l| l < line))
+        .and_then(|n| n.id.clone());
+    let known: HashSet<String> = seen.clone();
     plan.drop_line(f, action, loc, |bytes| {
-        let kept: Vec<(String, Value)> = glued_events(bytes)
+        let mut kept: Vec<(String, Value)> = glued_events(bytes)
             .into_iter()
             .filter(|(_, v)| {
                 v.get("id")
@@ -243,9 +268,28 @@ fn drop_line<'f>(
                     .is_none_or(|id| seen.insert(id.to_string()))
             })
             .collect();
+        let mut relinked = String::new();
+        for (text, v) in &mut kept {
+            let parent = v.get("parentId").and_then(Value::as_str);
+            let lost = parent.is_some_and(|p| !known.contains(p) && Some(p) != before.as_deref());
+            if lost && let (Some(p), Some(b)) = (parent, before.as_deref()) {
+                relinked = format!(
+                    "; the first, whose parent `{p}` is in no whole event, hung from `{b}`, the event before the line"
+                );
+                let was = format!("\"parentId\":{}", Value::String(p.to_string()));
+                let now = format!("\"parentId\":{}", Value::String(b.to_string()));
+                if text.matches(&was).count() == 1 {
+                    *text = text.replacen(&was, &now, 1);
+                } else if let Some(o) = v.as_object_mut() {
+                    o.insert("parentId".into(), Value::String(b.to_string()));
+                    *text = v.to_string();
+                }
+            }
+            before = v.get("id").and_then(Value::as_str).map(str::to_string);
+        }
         (!kept.is_empty()).then(|| Salvage {
             description: format!(
-                "dropped what of line {line} is no whole event, and wrote the {} whole event(s) it holds on lines of their own (Copilot CLI would drop them all and rewrite the log without them)",
+                "dropped what of line {line} is no whole event, and wrote the {} whole event(s) it holds on lines of their own (Copilot CLI would drop them all and rewrite the log without them){relinked}",
                 kept.len()
             ),
             ids: kept
@@ -338,4 +382,124 @@ fn answer(
             vec![id.to_string()],
         ),
     );
+}
+
+/// What a repair rewrites of one record's lines.
+#[derive(Default)]
+struct Rewrite<'f> {
+    join: bool,
+    escape: bool,
+    unpad: bool,
+    /// The findings and actions, in order, for the log.
+    by: Vec<(&'f Finding, &'static str)>,
+}
+
+/// Rewrite the records whose lines are damaged around them: split lines
+/// joined into one, NUL padding dropped, raw U+2028/U+2029 escaped (each
+/// record once, with every such action planned for it); a line of
+/// padding alone dropped.
+fn rewrite_lines<'f>(
+    plan: &mut Plan<'_, 'f, Copilot>,
+    nodes: &[Node],
+    planned: &[Planned<'f>],
+    log: &mut Log,
+) -> Result<()> {
+    let mut by_loc: Vec<(Loc, Rewrite<'f>)> = Vec::new();
+    for p in planned {
+        for action in &p.fix.actions {
+            let (Action::JoinLines { loc }
+            | Action::EscapeSeparators { loc }
+            | Action::DropPadding { loc }) = action
+            else {
+                continue;
+            };
+            let k = match by_loc.iter().position(|(l, _)| l == loc) {
+                Some(k) => k,
+                None => {
+                    by_loc.push((loc.clone(), Rewrite::default()));
+                    by_loc.len() - 1
+                }
+            };
+            let r = &mut by_loc[k].1;
+            match action {
+                Action::JoinLines { .. } => r.join = true,
+                Action::EscapeSeparators { .. } => r.escape = true,
+                _ => r.unpad = true,
+            }
+            r.by.push((p.finding, action.name()));
+        }
+    }
+    for (loc, r) in by_loc {
+        let line = loc.line().unwrap_or(0);
+        let Some(i) = nodes.iter().position(|n| n.loc == loc) else {
+            // A line of padding alone.
+            for (f, action) in r.by {
+                plan.drop_padding(
+                    edit(
+                        f,
+                        action,
+                        format!("dropped line {line}, NUL bytes and nothing else (Copilot CLI drops them too)"),
+                        loc.clone(),
+                        Vec::new(),
+                    ),
+                    &loc,
+                )?;
+            }
+            continue;
+        };
+        let bytes = plan.records.read_bytes(&loc)?;
+        let parts: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+        if parts.len() > 1 && !r.join {
+            for (f, _) in r.by {
+                log.left.push(Left::of(
+                    f,
+                    "the record is split over lines, and joining them is not part of this repair",
+                ));
+            }
+            continue;
+        }
+        let parts: Vec<&[u8]> = parts
+            .into_iter()
+            .map(|p| if r.unpad { lines::strip_nuls(p).0 } else { p })
+            .collect();
+        let Some(mut text) = lines::join(&parts) else {
+            for (f, _) in r.by {
+                log.left
+                    .push(Left::of(f, "the record's lines are not UTF-8"));
+            }
+            continue;
+        };
+        if r.escape {
+            text = lines::escape_separators(&text);
+        }
+        // The text must read as the event the lint read.
+        if chain::parse(&text).map(|(v, _)| v).ok().as_ref() != Some(&nodes[i].value) {
+            for (f, _) in r.by {
+                log.left.push(Left::of(
+                    f,
+                    "the rewritten record would not read as the record found",
+                ));
+            }
+            continue;
+        }
+        let id = nodes[i].id.clone().into_iter().collect::<Vec<_>>();
+        let last = line + parts.len() as u64 - 1;
+        for (f, action) in r.by {
+            let description = match action {
+                "join-lines" => format!(
+                    "joined lines {line}–{last} into the one event they hold, each raw newline inside its strings written as `\\n` (Copilot CLI would drop every one of the lines)"
+                ),
+                "escape-separators" => format!(
+                    "wrote each raw U+2028/U+2029 of line {line} as its escape (`\\u2028`, `\\u2029`): the same text"
+                ),
+                _ => format!("dropped the NUL bytes of line {line}, keeping the event on it"),
+            };
+            plan.rewrite(
+                edit(f, action, description, loc.clone(), id.clone()),
+                i,
+                text.clone(),
+            )?;
+        }
+    }
+    Ok(())
 }

@@ -161,6 +161,10 @@ pub struct Plan<'a, 'f, A> {
     edits: Vec<(Option<usize>, Edit)>,
     /// Lines dropped as corrupt, for the relink after them.
     dropped_corrupt: Vec<(u64, &'f Finding)>,
+    /// The text a record is written with in place of its bytes (a
+    /// record this repair rewrote whole: split lines joined, padding
+    /// dropped), by record.
+    texts: HashMap<usize, String>,
     lines: Lines,
     app: PhantomData<A>,
 }
@@ -174,6 +178,7 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
             records: Records::open(input)?,
             edits: Vec::new(),
             dropped_corrupt: Vec::new(),
+            texts: HashMap::new(),
             lines,
             app: PhantomData,
         })
@@ -226,6 +231,37 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
         e.after = kept.map(|s| s.text);
         self.edits.push((None, e));
         self.dropped_corrupt.push((line, f));
+        Ok(())
+    }
+
+    /// Write record `i` with `text` (one line) in place of its bytes,
+    /// which may span lines (a record split over them): the lines after
+    /// its first are dropped. A record rewritten once is not rewritten
+    /// again; the edit is logged all the same.
+    pub fn rewrite(&mut self, e: Edit, i: usize, text: String) -> Result<()> {
+        let loc = &self.nodes[i].loc;
+        if let (Some(first), false) = (loc.line(), self.texts.contains_key(&i)) {
+            let spans = self.records.read_bytes(loc)?;
+            let more = memchr::memchr_iter(b'\n', &spans).count() as u64;
+            self.lines.drop.extend(first + 1..=first + more);
+            self.texts.insert(i, text);
+        }
+        self.edits.push((Some(i), e));
+        Ok(())
+    }
+
+    /// Drop the line at `loc`, which holds nothing to keep (padding).
+    pub fn drop_padding(&mut self, mut e: Edit, loc: &Loc) -> Result<()> {
+        let Some(line) = loc.line() else {
+            return Ok(());
+        };
+        if !self.lines.drop.insert(line) {
+            return Ok(());
+        }
+        let (before, before_base64) = self.records.read_verbatim(loc)?;
+        e.before = Some(before);
+        e.before_base64 = before_base64;
+        self.edits.push((None, e));
         Ok(())
     }
 
@@ -413,11 +449,15 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
             if self.tree.dropped[i] || n.glued {
                 continue;
             }
-            if self.tree.parent[i] == n.parent && self.tree.value[i].is_none() {
+            let text = self.texts.get(&i);
+            if self.tree.parent[i] == n.parent && self.tree.value[i].is_none() && text.is_none() {
                 continue;
             }
             let Some(line) = n.loc.line() else { continue };
-            let raw = self.records.read(&n.loc)?;
+            let raw = match text {
+                Some(t) => t.clone(),
+                None => self.records.read(&n.loc)?,
+            };
             let text = match &self.tree.value[i] {
                 Some(v) => {
                     let mut v = v.clone();
@@ -452,7 +492,9 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
         for (at, mut e) in std::mem::take(&mut self.edits) {
             if let Some(i) = at {
                 let line = nodes[i].loc.line().unwrap_or(0);
-                e.before = Some(self.records.read(&nodes[i].loc)?);
+                let (before, before_base64) = self.records.read_verbatim(&nodes[i].loc)?;
+                e.before = Some(before);
+                e.before_base64 = before_base64;
                 e.after = self.lines.replace.get(&line).cloned();
             }
             log.edits.push(e);
