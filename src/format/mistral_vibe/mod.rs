@@ -1,0 +1,51 @@
+//! Mistral Vibe's unified session store (`mistral-vibe` 3.0.3 on PyPI,
+//! read from its published source, `mistralai_vibe_local_harness/vibe/_storage.py`):
+//! `<root>/unified/<session-id>/` holds a `CURRENT` pointer, the
+//! generation it names (`generations/<16 digits>/manifest.json`,
+//! `checkpoint.json`, `runtime-state.json`, `projection-state.json`), the
+//! content-addressed transcript chunks (`chunks/<sha256>.json`) and the
+//! hash-linked recovery journal (`journal/<16 digits>.jsonl`). The input
+//! chatfsck takes is the `CURRENT` file; the rest is read beside it
+//! ([`load`]), every digest checked as the client checks it, and the
+//! checkpoint's context messages mapped to the common model (`read.rs`).
+//!
+//! No repaired copy is written: a fix of the history must rewrite chunks,
+//! the checkpoint, the manifest and `CURRENT` with every digest
+//! recomputed, which this reader does not do yet; the report says what
+//! the client does.
+
+pub mod discover;
+pub mod load;
+pub mod profile;
+mod read;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::store::{Head, Hooks, Opened, Probe, Store, Writing};
+use crate::error::Result;
+use crate::model::{Dialect, Format, SourceInfo};
+use crate::source::{Limits, OneFile};
+
+pub static STORE: Store = Store {
+    name: "Mistral Vibe session",
+    formats: &[Format::Json],
+    dialects: &[Dialect::MistralVibe],
+    probe: Probe::Text { detect, open },
+    writing: Writing::Never(
+        "a Mistral Vibe session is a hash-linked store (chunks, checkpoint, manifest, CURRENT and journal named by their SHA-256), and chatfsck does not yet rewrite it with every digest recomputed",
+    ),
+    hooks: Hooks::NONE,
+};
+
+/// A Vibe `CURRENT` pointer of the store format this reader knows.
+fn detect(head: &Head<'_>) -> Result<bool> {
+    Ok(head.first_object().is_some_and(load::is_pointer))
+}
+
+fn open(path: &Path, limits: Limits) -> Result<Opened> {
+    let read: fn(&Path, Limits, Arc<SourceInfo>) -> Result<crate::model::Conversation> =
+        |path, _limits, info| load::load(path).map(|l| read::conversation(l, info));
+    OneFile::open(path, limits, Format::Json, Dialect::MistralVibe, read)
+        .map(|s| Opened::History(Box::new(s)))
+}
