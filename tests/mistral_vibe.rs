@@ -262,3 +262,23 @@ fn a_manifest_naming_a_file_outside_the_session_is_not_followed() {
     assert!(all.contains("not a file of the session"), "{doc:#}");
     assert!(!all.contains("SECRET"), "{doc:#}");
 }
+
+/// The report of each damaged session, as a user reads it.
+#[test]
+fn lint_output_of_the_damaged_sessions() {
+    for name in [
+        "tampered-record",
+        "broken-chain",
+        "torn-tail",
+        "tampered-chunk",
+        "missing-chunk",
+        "stray-result",
+        "empty-assistant",
+        "unknown-record",
+    ] {
+        insta::assert_snapshot!(
+            format!("vibe_lint__{name}"),
+            stdout(&run(&["lint", &current(name)]))
+        );
+    }
+}

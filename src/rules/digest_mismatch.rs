@@ -47,7 +47,7 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     for m in &ctx.conv.digest_mismatches {
         let f = ctx
             .finding(&RULE, None, m.loc.clone(), m.what.clone())
-            .label(&m.loc, "does not match its digest")
+            .label(&m.loc, "fails the client's digest check")
             .note(m.client.clone());
         out.push(f);
     }

@@ -356,7 +356,7 @@ fn read_journal(
         let Some(end) = end else {
             corrupt.push(CorruptRecord::new(
                 rloc,
-                format!("the last line of `{rel}` has no newline (a write cut short)"),
+                format!("no newline after the last record of `{rel}`"),
                 raw,
                 true,
             ));
@@ -390,7 +390,7 @@ fn read_journal(
                 } else {
                     format!("journal record {ty}")
                 },
-                what: "a journal record of a type or version Vibe 3.0.3 does not know: it refuses the journal",
+                what: "a journal record of a type or version Vibe 3.0.3 does not know (a newer Vibe's; 3.0.3 refuses the journal)",
             });
         }
         let stored = v
