@@ -159,24 +159,241 @@ fn a_newer_store_is_refused_with_one_line() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
 
-/// No repaired copy: the store is report only, and `repair` says why
-/// without writing anything.
+/// A copy of a fixture's session directory in `dir`, under its own id (the
+/// client refuses a session whose directory is named otherwise): its
+/// `CURRENT`.
+fn copy_session(name: &str, dir: &std::path::Path) -> std::path::PathBuf {
+    let current = root().join(current(name));
+    let src = current.parent().unwrap();
+    let dst = dir.join(src.file_name().unwrap());
+    for e in walkdir::WalkDir::new(src) {
+        let e = e.unwrap();
+        let to = dst.join(e.path().strip_prefix(src).unwrap());
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&to).unwrap();
+        } else {
+            std::fs::copy(e.path(), &to).unwrap();
+        }
+    }
+    dst.join("CURRENT")
+}
+
+/// What tests/oracle/vibe_judge.py says of each session directory: it
+/// re-does every check of Vibe 3.0.3's load with the client's hashing
+/// rules, apart from chatfsck, and validates the request its messages make.
+fn judge(dirs: &[&std::path::Path]) -> Vec<serde_json::Value> {
+    let mut c = python();
+    c.arg("tests/oracle/vibe_judge.py").args(dirs);
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The edits of each fixture's repair (`action@transcript item`).
+const REPAIRS: &[(&str, &[&str])] = &[
+    ("orphan-tool-call", &["answer-call@item 2"]),
+    ("stray-result", &["remove-result@item 2"]),
+    ("tool-after-user", &["remove-result@item 2"]),
+];
+
+/// A repair publishes a new generation as Vibe does: every digest holds
+/// (the judge loads the copy), the request is valid, every removed payload
+/// is in the log, the input is not touched, and a second repair changes
+/// nothing.
 #[test]
-fn repair_writes_nothing_and_says_why() {
+fn a_repaired_copy_is_published_as_vibe_publishes_a_generation() {
     let d = tempfile::tempdir().unwrap();
-    let out = d.path().join("CURRENT");
-    let file = current("orphan-tool-call");
-    let before = fingerprint(&root().join(&file));
-    let o = run(&["repair", &file, "-o", out.to_str().unwrap()]);
-    assert_ne!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
-    assert!(
-        stderr(&o).contains("hash-linked"),
-        "{}{}",
-        stdout(&o),
-        stderr(&o)
-    );
-    assert!(!out.exists());
-    assert_eq!(fingerprint(&root().join(&file)), before);
+    let mut copies = Vec::new();
+    for (name, want) in REPAIRS {
+        let input = root().join(current(name));
+        let session = input.parent().unwrap();
+        let before: Vec<_> = walkdir::WalkDir::new(session)
+            .sort_by_file_name()
+            .into_iter()
+            .map(|e| fingerprint(e.unwrap().path()))
+            .collect();
+        let out_dir = d.path().join(name);
+        std::fs::create_dir_all(&out_dir).unwrap();
+        let id = session.file_name().unwrap();
+        let out = out_dir.join(id).join("CURRENT");
+        let log = out_dir.join("log.json");
+        let o = run(&[
+            "repair",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--log",
+            log.to_str().unwrap(),
+        ]);
+        assert_eq!(code(&o), 0, "{name}: {}", stderr(&o));
+        let log: serde_json::Value = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
+        let edits: Vec<String> = log["edits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                format!(
+                    "{}@{}",
+                    e["action"].as_str().unwrap(),
+                    e["location"]["key"].as_str().unwrap()
+                )
+            })
+            .collect();
+        assert_eq!(edits, *want, "{name}: {log:#}");
+        for e in log["edits"].as_array().unwrap() {
+            if e["action"] == "remove-result" {
+                assert!(
+                    e["before"].as_str().unwrap().contains("\"role\":\"tool\""),
+                    "{e:#}"
+                );
+            } else {
+                assert!(
+                    e["after"]
+                        .as_str()
+                        .unwrap()
+                        .contains("Interrupted by the runtime before completion."),
+                    "{e:#}"
+                );
+            }
+        }
+        let after: Vec<_> = walkdir::WalkDir::new(session)
+            .sort_by_file_name()
+            .into_iter()
+            .map(|e| fingerprint(e.unwrap().path()))
+            .collect();
+        assert_eq!(before, after, "{name}: the input was touched");
+        let (rc, doc) = lint_json(out.to_str().unwrap(), &["--fail-on", "info"]);
+        assert_eq!(rc, 0, "{name}: {doc:#}");
+        // A second repair edits nothing and writes no new generation.
+        let again = d
+            .path()
+            .join(format!("{name}-again"))
+            .join(id)
+            .join("CURRENT");
+        let o = run(&[
+            "repair",
+            out.to_str().unwrap(),
+            "-o",
+            again.to_str().unwrap(),
+        ]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert!(stdout(&o).contains("applied 0 edits"), "{}", stdout(&o));
+        assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&again).unwrap());
+        copies.push(out.parent().unwrap().to_path_buf());
+    }
+    let dirs: Vec<&std::path::Path> = copies.iter().map(|p| p.as_path()).collect();
+    for s in judge(&dirs) {
+        assert_eq!(s["loads"], true, "{s:#}");
+        assert_eq!(s["request_valid"], true, "{s:#}");
+    }
+}
+
+/// The judge agrees with the findings on the fixtures: the healthy
+/// sessions and the torn tail load with a valid request, those with a
+/// broken digest are refused.
+#[test]
+fn the_judge_agrees_with_the_findings() {
+    let dir = |n: &str| root().join(current(n)).parent().unwrap().to_path_buf();
+    let names = [
+        ("healthy", true, true),
+        ("healthy-journal", true, true),
+        ("torn-tail", true, true),
+        ("tampered-record", false, false),
+        ("broken-chain", false, false),
+        ("tampered-chunk", false, false),
+        ("missing-chunk", false, false),
+        ("newer-minor", false, false),
+        ("unknown-record", false, false),
+        ("stray-result", true, false),
+        ("empty-assistant", true, false),
+    ];
+    let dirs: Vec<_> = names.iter().map(|(n, _, _)| dir(n)).collect();
+    let refs: Vec<&std::path::Path> = dirs.iter().map(|p| p.as_path()).collect();
+    for (s, (name, loads, valid)) in judge(&refs).iter().zip(names) {
+        assert_eq!(s["loads"], loads, "{name}: {s:#}");
+        assert_eq!(s["request_valid"], valid, "{name}: {s:#}");
+    }
+}
+
+/// Nothing is written for a session whose digests do not hold: a copy
+/// would keep them broken or hide the edit that broke them.
+#[test]
+fn a_session_whose_digests_do_not_hold_is_not_rewritten() {
+    let d = tempfile::tempdir().unwrap();
+    let input = copy_session("orphan-tool-call", d.path());
+    let journal = input
+        .parent()
+        .unwrap()
+        .join("journal/0000000000000007.jsonl");
+    std::fs::write(
+        &journal,
+        format!(
+            "{{\"payload\":{{}},\"previous_record_sha256\":null,\"record_sha256\":\"{}\",\"recovery_journal_record_version\":1,\"sequence\":7,\"type\":\"command_reserved\"}}\n",
+            "0".repeat(64)
+        ),
+    )
+    .unwrap();
+    let out = d.path().join("copy").join("CURRENT");
+    let o = run(&[
+        "repair",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stdout(&o).contains("applied 0 edits"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("digests do not hold"), "{}", stdout(&o));
+}
+
+/// `repair --in-place`: the new generation and chunks are added beside the
+/// old ones, `CURRENT` is replaced and kept as a backup that still names
+/// the old generation; a second run changes nothing.
+#[test]
+fn an_in_place_repair_publishes_beside_the_old_generation_with_a_backup() {
+    let d = tempfile::tempdir().unwrap();
+    let current = copy_session("stray-result", d.path());
+    let session = current.parent().unwrap().to_path_buf();
+    let base = std::fs::read(&current).unwrap();
+    // Run in the session directory, the file named without a folder.
+    let o = std::process::Command::new(assert_cmd::cargo::cargo_bin("chatfsck"))
+        .current_dir(&session)
+        .env("NO_COLOR", "1")
+        .args(["repair", "--in-place", "CURRENT"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let backups: Vec<_> = std::fs::read_dir(&session)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains("CURRENT.chatfsck-backup-"))
+        .collect();
+    assert_eq!(backups.len(), 1, "{backups:?}");
+    assert_eq!(std::fs::read(&backups[0]).unwrap(), base);
+    let (rc, doc) = lint_json(current.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!(rc, 0, "{doc:#}");
+    // The backup still reads as the session was.
+    let (_, doc) = lint_json(backups[0].to_str().unwrap(), &[]);
+    assert_eq!(doc["findings"][0]["rule"], "orphan-tool-result", "{doc:#}");
+    let s = &judge(&[session.as_path()])[0];
+    assert_eq!(s["loads"], true, "{s:#}");
+    assert_eq!(s["request_valid"], true, "{s:#}");
+    let fingerprints = |dir: &std::path::Path| -> Vec<_> {
+        walkdir::WalkDir::new(dir)
+            .sort_by_file_name()
+            .into_iter()
+            .map(|e| {
+                let p = e.unwrap().path().to_path_buf();
+                (p.clone(), fingerprint(&p))
+            })
+            .collect()
+    };
+    let before = fingerprints(&session);
+    let o = run(&["repair", "--in-place", current.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(before, fingerprints(&session));
 }
 
 /// A run without a path finds the sessions where Vibe keeps them:

@@ -9,21 +9,22 @@
 //! ([`load`]), every digest checked as the client checks it, and the
 //! checkpoint's context messages mapped to the common model (`read.rs`).
 //!
-//! No repaired copy is written: a fix of the history must rewrite chunks,
-//! the checkpoint, the manifest and `CURRENT` with every digest
-//! recomputed, which this reader does not do yet; the report says what
-//! the client does.
+//! A repaired copy is published as the client publishes a generation:
+//! new chunks, a new generation's manifest and `CURRENT`, every digest
+//! recomputed by the client's rules (`writer.rs`).
 
 pub mod discover;
 pub mod load;
 pub mod profile;
 mod read;
+mod writer;
 
 use std::path::Path;
 use std::sync::Arc;
 
 use super::store::{Head, Hooks, Opened, Probe, Store, Writing};
 use crate::error::Result;
+use crate::finding::Action;
 use crate::model::{Dialect, Format, SourceInfo};
 use crate::source::{Limits, OneFile};
 
@@ -32,11 +33,21 @@ pub static STORE: Store = Store {
     formats: &[Format::Json],
     dialects: &[Dialect::MistralVibe],
     probe: Probe::Text { detect, open },
-    writing: Writing::Never(
-        "a Mistral Vibe session is a hash-linked store (chunks, checkpoint, manifest, CURRENT and journal named by their SHA-256), and chatfsck does not yet rewrite it with every digest recomputed",
-    ),
-    hooks: Hooks::NONE,
+    writing: Writing::Copy {
+        supports,
+        new: writer::new,
+    },
+    // Its reader reads the generation, chunks and journal beside `CURRENT`.
+    hooks: Hooks {
+        reads_beside: true,
+        ..Hooks::NONE
+    },
 };
+
+/// What the writer carries out in a Vibe session (see `writer.rs`).
+fn supports(_: Dialect, a: &Action) -> bool {
+    matches!(a, Action::RemoveResult { .. } | Action::AnswerCall { .. })
+}
 
 /// A Vibe `CURRENT` pointer of the store format this reader knows.
 fn detect(head: &Head<'_>) -> Result<bool> {
