@@ -27,7 +27,14 @@ fn current(name: &str) -> String {
         "missing-chunk" => "d",
         _ => panic!("no fixture {name}"),
     };
-    format!("{UNIFIED}/3f9a1c2e-7b4d-4e10-9a55-a1b2c3d4000{suffix}/CURRENT")
+    // A store a newer Vibe wrote is kept outside the home: a run without
+    // a path lists it as unread.
+    let unified = if name == "newer-minor" {
+        "fixtures/mistral-vibe/newer/unified"
+    } else {
+        UNIFIED
+    };
+    format!("{unified}/3f9a1c2e-7b4d-4e10-9a55-a1b2c3d4000{suffix}/CURRENT")
 }
 
 /// `severity rule@file:key` of every finding, sorted: the findings of this
