@@ -25,6 +25,7 @@ fn current(name: &str) -> String {
         "newer-minor" => "b",
         "unknown-record" => "c",
         "missing-chunk" => "d",
+        "call-in-flight" => "e",
         _ => panic!("no fixture {name}"),
     };
     // A store a newer Vibe wrote is kept outside the home: a run without
@@ -85,6 +86,8 @@ const EXPECTED: &[(&str, &[&str])] = &[
     ("tampered-chunk", &["error digest-mismatch@chunk:file"]),
     ("missing-chunk", &["error digest-mismatch@chunk:file"]),
     ("orphan-tool-call", &["error orphan-tool-call@chunk:item 2"]),
+    // Stopped while the call ran: the runtime recovers it on resume.
+    ("call-in-flight", &["warning orphan-tool-call@chunk:item 2"]),
     ("stray-result", &["error orphan-tool-result@chunk:item 2"]),
     (
         "tool-after-user",
@@ -323,6 +326,24 @@ fn the_judge_agrees_with_the_findings() {
         assert_eq!(s["loads"], loads, "{name}: {s:#}");
         assert_eq!(s["request_valid"], valid, "{name}: {s:#}");
     }
+}
+
+/// A call in flight in a recoverable generation is left to Vibe, which
+/// recovers it from its journal: a result written here would answer it
+/// twice.
+#[test]
+fn a_call_the_runtime_recovers_is_left_to_it() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("copy").join("CURRENT");
+    let o = run(&[
+        "repair",
+        &current("call-in-flight"),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stdout(&o).contains("applied 0 edits"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("recovers the call"), "{}", stdout(&o));
 }
 
 /// Nothing is written for a session whose digests do not hold: a copy

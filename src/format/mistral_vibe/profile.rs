@@ -52,6 +52,20 @@ pub static PROFILE: Profile = Profile {
         .with_severity(Severity::Error)
         .on_versions(VERSIONS),
         Resume::new(
+            Pattern::OrphanToolCallAtEnd,
+            Does::Heals("runs the call again when that is safe, else fails it"),
+            &[
+                Note::Text(
+                    "a session stopped while a tool ran is stored as a recoverable generation whose journal holds the action: on resume Vibe's runtime runs it again when it is safe to, else fails it with `The interrupted effect cannot be reconnected safely` (`_runtime.py` `_recover`, line 3821)",
+                ),
+                Note::Text(
+                    "the session ends on this call: if Vibe is still running it, the call may simply be in progress",
+                ),
+            ],
+        )
+        .with_severity(Severity::Warning)
+        .on_versions(VERSIONS),
+        Resume::new(
             Pattern::EmptyAssistantMessage,
             Does::SendsAsIs,
             &[Note::Text(

@@ -17,7 +17,9 @@
 //!   interrupted, a `failure` outcome whose text is `Interrupted by the
 //!   runtime before completion.` (`_native.abi3.so` of 3.0.3). With
 //!   `--orphan-calls=drop` it is left: a Vibe assistant message is one
-//!   item, and dropping part of it is not written.
+//!   item, and dropping part of it is not written. In a recoverable
+//!   generation (stopped while the call ran) it is left too: the runtime
+//!   recovers the call from the journal itself.
 //!
 //! Nothing is written for a session whose digests do not hold (a copy
 //! would either keep them broken or hide the edit that broke them), nor
@@ -235,6 +237,9 @@ impl Writer for VibeWriter {
                 Err(e) => Some(format!("not written: {e}")),
             }
         };
+        let recoverable = read_session(&self.input).is_ok_and(|s| {
+            s.manifest.get("execution_state").and_then(Value::as_str) == Some("recoverable")
+        });
         if let Some(why) = why {
             for p in planned {
                 log.left.push(Left::of(p.finding, why.clone()));
@@ -281,6 +286,13 @@ impl Writer for VibeWriter {
                         let PartKind::ToolCall { id, name, .. } = &p.kind else {
                             continue;
                         };
+                        if recoverable {
+                            log.left.push(Left::of(
+                                f,
+                                "the generation is recoverable: Vibe recovers the call from its journal on resume (runs it again or fails it), and a result written here would answer it twice",
+                            ));
+                            continue;
+                        }
                         match self.policy.orphan_calls {
                             OrphanPolicy::Report => {
                                 log.left
