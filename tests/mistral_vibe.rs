@@ -527,3 +527,29 @@ fn lint_output_of_the_damaged_sessions() {
         );
     }
 }
+
+/// Vibe reads `CURRENT` only in its canonical form: a pointer written
+/// back pretty-printed (by hand, by a tool) is refused, and said.
+#[test]
+fn a_pointer_not_in_canonical_form_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let current = copy_session("healthy", d.path());
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&current).unwrap()).unwrap();
+    std::fs::write(
+        &current,
+        format!("{}\n", serde_json::to_string_pretty(&v).unwrap()),
+    )
+    .unwrap();
+    let (rc, doc) = lint_json(current.to_str().unwrap(), &[]);
+    assert_eq!(rc, 1, "{doc:#}");
+    assert_eq!(doc["findings"][0]["rule"], "digest-mismatch", "{doc:#}");
+    assert!(
+        doc["findings"][0]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("not canonical"),
+        "{doc:#}"
+    );
+    let s = &judge(&[current.parent().unwrap()])[0];
+    assert_eq!(s["loads"], false, "{s:#}");
+}

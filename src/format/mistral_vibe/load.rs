@@ -165,10 +165,19 @@ impl Reader {
                 ),
             );
         }
-        match serde_json::from_slice(&b) {
+        match serde_json::from_slice::<Value>(&b) {
             Ok(v) => {
                 if !rel.starts_with("chunks/") {
                     self.documents += 1;
+                }
+                // `_read_document_bytes`: the manifest must be canonical.
+                if name == "manifest.json"
+                    && canonical(&v).is_some_and(|c| c.as_bytes() != b.as_slice())
+                {
+                    self.mismatch(
+                        at(rel, "file"),
+                        format!("`{rel}` is not canonical JSON (\"stored JSON document is not canonical\")"),
+                    );
                 }
                 Some(v)
             }
@@ -199,6 +208,9 @@ pub fn load(path: &Path) -> Result<Loaded> {
             ),
         ));
     }
+    // `_read_document_bytes`: CURRENT must be canonical, newline ended.
+    let canonical_current = text.last() == Some(&b'\n')
+        && canonical(&current).is_none_or(|c| c.as_bytes() == &text[..text.len() - 1]);
     let generation = s("generation").to_string();
     if generation.len() != 16 || !generation.bytes().all(|b| b.is_ascii_digit()) {
         return Err(Error::input(
@@ -212,6 +224,12 @@ pub fn load(path: &Path) -> Result<Loaded> {
         digests: Vec::new(),
         documents: 0,
     };
+    if !canonical_current {
+        r.mismatch(
+            at("CURRENT", "file"),
+            "`CURRENT` is not canonical JSON ended by a newline (\"stored JSON document is not canonical\")".to_string(),
+        );
+    }
     let gen_dir = format!("generations/{generation}");
     let manifest = r.document(&gen_dir, "manifest.json", Some(s("manifest_sha256")));
     let mut messages = Vec::new();
@@ -312,6 +330,53 @@ pub fn load(path: &Path) -> Result<Loaded> {
         digests: r.digests,
         unread,
     })
+}
+
+/// Canonical JSON as the client writes it (`canonical_json`): keys sorted
+/// (by UTF-16 code units), no whitespace, UTF-8. `None` for a float, where
+/// the client's RFC 8785 form is not what serde writes.
+pub fn canonical(v: &Value) -> Option<String> {
+    let mut out = String::new();
+    fn go(v: &Value, out: &mut String) -> Option<()> {
+        match v {
+            Value::Null | Value::Bool(_) | Value::String(_) => {
+                out.push_str(&serde_json::to_string(v).ok()?);
+            }
+            Value::Number(n) => {
+                if !(n.is_i64() || n.is_u64()) {
+                    return None;
+                }
+                out.push_str(&n.to_string());
+            }
+            Value::Array(a) => {
+                out.push('[');
+                for (k, x) in a.iter().enumerate() {
+                    if k > 0 {
+                        out.push(',');
+                    }
+                    go(x, out)?;
+                }
+                out.push(']');
+            }
+            Value::Object(o) => {
+                let mut keys: Vec<&String> = o.keys().collect();
+                keys.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+                out.push('{');
+                for (k, key) in keys.into_iter().enumerate() {
+                    if k > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&serde_json::to_string(key).ok()?);
+                    out.push(':');
+                    go(&o[key], out)?;
+                }
+                out.push('}');
+            }
+        }
+        Some(())
+    }
+    go(v, &mut out)?;
+    Some(out)
 }
 
 /// `_journal_record_digest`: the digest stored in the line when it is the

@@ -49,9 +49,19 @@ fn supports(_: Dialect, a: &Action) -> bool {
     matches!(a, Action::RemoveResult { .. } | Action::AnswerCall { .. })
 }
 
-/// A Vibe `CURRENT` pointer of the store format this reader knows.
+/// A Vibe `CURRENT` pointer of the store format this reader knows: one
+/// line as Vibe writes it, or, named `CURRENT`, a pointer written back in
+/// another form (which Vibe refuses, and the reader says so).
 fn detect(head: &Head<'_>) -> Result<bool> {
-    Ok(head.first_object().is_some_and(load::is_pointer))
+    if head.first_object().is_some_and(load::is_pointer) {
+        return Ok(true);
+    }
+    Ok(head.path.file_name().is_some_and(|n| n == "CURRENT")
+        && serde_json::from_slice::<serde_json::Value>(head.bytes)
+            .ok()
+            .as_ref()
+            .and_then(serde_json::Value::as_object)
+            .is_some_and(load::is_pointer))
 }
 
 fn open(path: &Path, limits: Limits) -> Result<Opened> {

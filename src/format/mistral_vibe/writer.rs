@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::load::sha256_hex;
+use super::load::{canonical, sha256_hex};
 use crate::config::{OrphanCalls as OrphanPolicy, RepairPolicy as Policy};
 use crate::error::{Error, Result};
 use crate::finding::{Action, Finding};
@@ -70,53 +70,6 @@ pub fn new(t: &Target<'_>) -> Result<Box<dyn Writer>> {
         insert_after: BTreeMap::new(),
         planned: false,
     }))
-}
-
-/// Canonical JSON as the client writes it (`canonical_json`): keys sorted
-/// (by UTF-16 code units), no whitespace, UTF-8. `None` for a float, where
-/// the client's RFC 8785 form is not what serde writes.
-pub fn canonical(v: &Value) -> Option<String> {
-    let mut out = String::new();
-    fn go(v: &Value, out: &mut String) -> Option<()> {
-        match v {
-            Value::Null | Value::Bool(_) | Value::String(_) => {
-                out.push_str(&serde_json::to_string(v).ok()?);
-            }
-            Value::Number(n) => {
-                if !(n.is_i64() || n.is_u64()) {
-                    return None;
-                }
-                out.push_str(&n.to_string());
-            }
-            Value::Array(a) => {
-                out.push('[');
-                for (k, x) in a.iter().enumerate() {
-                    if k > 0 {
-                        out.push(',');
-                    }
-                    go(x, out)?;
-                }
-                out.push(']');
-            }
-            Value::Object(o) => {
-                let mut keys: Vec<&String> = o.keys().collect();
-                keys.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
-                out.push('{');
-                for (k, key) in keys.into_iter().enumerate() {
-                    if k > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(&serde_json::to_string(key).ok()?);
-                    out.push(':');
-                    go(&o[key], out)?;
-                }
-                out.push('}');
-            }
-        }
-        Some(())
-    }
-    go(v, &mut out)?;
-    Some(out)
 }
 
 /// The items of a canonical JSON array, each as its bytes.
