@@ -553,3 +553,48 @@ fn a_pointer_not_in_canonical_form_is_refused() {
     let s = &judge(&[current.parent().unwrap()])[0];
     assert_eq!(s["loads"], false, "{s:#}");
 }
+
+/// A directory walk reads each session through its `CURRENT` (its chunks,
+/// documents and journal are no histories of their own), and a tree
+/// repair writes every session whole: those it repairs load with a valid
+/// request, the others are copied as they are.
+#[test]
+fn a_directory_walk_reads_each_session_through_its_pointer() {
+    let home = "fixtures/mistral-vibe/home";
+    let (_, doc) = lint_json(home, &[]);
+    let files = doc["files"].as_array().unwrap();
+    assert_eq!(files.len(), 13, "{doc:#}");
+    assert!(
+        files.iter().all(|f| f["dialect"] == "mistral-vibe"),
+        "{doc:#}"
+    );
+    assert!(doc["errors"].as_array().unwrap().is_empty(), "{doc:#}");
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("tree");
+    let o = run(&["repair", home, "-o", out.to_str().unwrap()]);
+    assert!(
+        stdout(&o).contains("repaired 3 of 13"),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    let sessions = |root: &std::path::Path| -> Vec<std::path::PathBuf> {
+        let mut v: Vec<_> = std::fs::read_dir(root.join(".vibe/logs/session/unified"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        v.sort();
+        v
+    };
+    let (before, after) = (sessions(&root().join(home)), sessions(&out));
+    assert_eq!(before.len(), after.len());
+    let b: Vec<&std::path::Path> = before.iter().map(|p| p.as_path()).collect();
+    let a: Vec<&std::path::Path> = after.iter().map(|p| p.as_path()).collect();
+    for (x, y) in judge(&b).iter().zip(judge(&a)) {
+        assert_eq!(x["loads"], y["loads"], "{x:#} {y:#}");
+        assert!(
+            y["request_valid"] == true || y["request_valid"] == x["request_valid"],
+            "{x:#} {y:#}"
+        );
+    }
+}

@@ -305,15 +305,21 @@ impl Writer for VibeWriter {
         if !self.planned {
             return Err(Error::not_history(&self.input, "holds no conversation"));
         }
-        let s = read_session(&self.input).map_err(|e| Error::input(&self.input, e))?;
         let out_dir = match out.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        let in_place = crate::write::atomic::same_file(&out_dir, &s.dir);
+        let in_dir = match self.input.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        // The session's files first: a session that cannot be rewritten
+        // is still copied whole (its `CURRENT` as it is, by the caller).
+        let in_place = crate::write::atomic::same_file(&out_dir, &in_dir);
         if !in_place {
-            copy_tree(&s.dir, &out_dir, self.force)?;
+            copy_tree(&in_dir, &out_dir, self.force)?;
         }
+        let s = read_session(&self.input).map_err(|e| Error::input(&self.input, e))?;
         if self.remove.is_empty() && self.insert_after.is_empty() {
             // Nothing to change: the copy is the session as it is, and in
             // place nothing is added beside it.
