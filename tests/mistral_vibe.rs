@@ -214,6 +214,10 @@ const REPAIRS: &[(&str, &[&str])] = &[
 /// is in the log, the input is not touched, and a second repair changes
 /// nothing.
 #[test]
+#[cfg_attr(
+    not(has_tool = "python3"),
+    ignore = "needs Python 3 (python3 on PATH): tests/oracle/vibe_judge.py judges the sessions"
+)]
 fn a_repaired_copy_is_published_as_vibe_publishes_a_generation() {
     let d = tempfile::tempdir().unwrap();
     let mut copies = Vec::new();
@@ -305,6 +309,10 @@ fn a_repaired_copy_is_published_as_vibe_publishes_a_generation() {
 /// sessions and the torn tail load with a valid request, those with a
 /// broken digest are refused.
 #[test]
+#[cfg_attr(
+    not(has_tool = "python3"),
+    ignore = "needs Python 3 (python3 on PATH): tests/oracle/vibe_judge.py judges the sessions"
+)]
 fn the_judge_agrees_with_the_findings() {
     let dir = |n: &str| root().join(current(n)).parent().unwrap().to_path_buf();
     let names = [
@@ -380,6 +388,10 @@ fn a_session_whose_digests_do_not_hold_is_not_rewritten() {
 /// old ones, `CURRENT` is replaced and kept as a backup that still names
 /// the old generation; a second run changes nothing.
 #[test]
+#[cfg_attr(
+    not(has_tool = "python3"),
+    ignore = "needs Python 3 (python3 on PATH): tests/oracle/vibe_judge.py judges the sessions"
+)]
 fn an_in_place_repair_publishes_beside_the_old_generation_with_a_backup() {
     let d = tempfile::tempdir().unwrap();
     let current = copy_session("stray-result", d.path());
@@ -531,6 +543,10 @@ fn lint_output_of_the_damaged_sessions() {
 /// Vibe reads `CURRENT` only in its canonical form: a pointer written
 /// back pretty-printed (by hand, by a tool) is refused, and said.
 #[test]
+#[cfg_attr(
+    not(has_tool = "python3"),
+    ignore = "needs Python 3 (python3 on PATH): tests/oracle/vibe_judge.py judges the sessions"
+)]
 fn a_pointer_not_in_canonical_form_is_refused() {
     let d = tempfile::tempdir().unwrap();
     let current = copy_session("healthy", d.path());
@@ -559,6 +575,10 @@ fn a_pointer_not_in_canonical_form_is_refused() {
 /// repair writes every session whole: those it repairs load with a valid
 /// request, the others are copied as they are.
 #[test]
+#[cfg_attr(
+    not(has_tool = "python3"),
+    ignore = "needs Python 3 (python3 on PATH): tests/oracle/vibe_judge.py judges the sessions"
+)]
 fn a_directory_walk_reads_each_session_through_its_pointer() {
     let home = "fixtures/mistral-vibe/home";
     let (_, doc) = lint_json(home, &[]);
