@@ -618,3 +618,28 @@ fn a_directory_walk_reads_each_session_through_its_pointer() {
         );
     }
 }
+
+/// A manifest that is not even JSON is one finding, the client's refusal:
+/// the session is not said to have lost its history (it was not read).
+#[test]
+fn a_garbled_manifest_is_the_refusal_alone() {
+    let d = tempfile::tempdir().unwrap();
+    let current = copy_session("healthy", d.path());
+    std::fs::write(
+        current
+            .parent()
+            .unwrap()
+            .join("generations/0000000000000006/manifest.json"),
+        b"\x00\x01garbage",
+    )
+    .unwrap();
+    let (rc, doc) = lint_json(current.to_str().unwrap(), &[]);
+    assert_eq!(rc, 1, "{doc:#}");
+    let rules: Vec<&str> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(rules, ["digest-mismatch"], "{doc:#}");
+}

@@ -433,7 +433,7 @@ fn read_journal(
             Ok(_) | Err(_) => {
                 corrupt.push(CorruptRecord::new(
                     rloc,
-                    format!("journal record {expected} of `{rel}` is not a JSON object: Vibe refuses the journal (\"invalid recovery journal record {expected}\")"),
+                    format!("number {expected} of `{rel}` is not a JSON object: Vibe refuses the journal (\"invalid recovery journal record {expected}\")"),
                     raw,
                     false,
                 ));
