@@ -49,6 +49,7 @@ const HOMES: &[&str] = &[
     "pi",
     "qwen-code",
     "kimi-code",
+    "mistral-vibe",
 ];
 
 /// A home directory holding every app's stores in its layout, and an
@@ -179,6 +180,7 @@ fn a_run_without_a_path_lists_every_app_and_names_the_unknown_layout() {
             "pi",
             "qwen-code",
             "kimi-code",
+            "mistral-vibe",
             "llm",
             "crush"
         ]

@@ -20,6 +20,7 @@
 //! | `pi/` | pi's session files (a tree of entries walked from the last one) | `jsonl` (`pi`) |
 //! | `qwen_code/` | Qwen Code's session files (a tree of records walked from the last one) | `jsonl` (`qwen-code`) |
 //! | `kimi_code/` | Kimi Code's agent journals (`wire.jsonl`, protocol 1.5), folded as its resume folds them | `jsonl` (`kimi-code`) |
+//! | `mistral_vibe/` | Mistral Vibe's unified session store (`unified/<id>/CURRENT`, its generation, chunks and hash-linked journal; report only) | `json` (`mistral-vibe`) |
 //! | `opencode/` | opencode's `opencode.db`, and its legacy `storage/` tree (≤ 1.1, read through the session files) | `sqlite-table`, `json` (`opencode`) |
 //! | `open_webui/` | Open WebUI's `webui.db` and its PostgreSQL database: the `chat` table's message trees, walked from `currentId` (repaired by re-linking) | `sqlite-table`, `postgres-table` (`open-webui`) |
 //! | `crush/` | Crush's `crush.db` (one per project data directory), read as Crush loads a session to send it | `sqlite-table` (`crush`) |
@@ -70,6 +71,7 @@ pub mod kimi_code;
 pub mod langgraph;
 pub mod llm;
 pub mod message_table;
+pub mod mistral_vibe;
 pub mod open_webui;
 pub mod opencode;
 pub mod pi;
@@ -105,6 +107,7 @@ pub static STORES: &[&Store] = &[
     &open_webui::postgres::STORE,
     &dataset::columnar::STORE,
     &kimi_code::STORE,
+    &mistral_vibe::STORE,
     &unsupported::TEXT,
     &copilot_cli::STORE,
     &pi::STORE,
@@ -136,6 +139,7 @@ pub static APPS: &[&App] = &[
     &pi::discover::APP,
     &qwen_code::discover::APP,
     &kimi_code::discover::APP,
+    &mistral_vibe::discover::APP,
     &llm::discover::APP,
     &crush::discover::APP,
 ];
@@ -157,6 +161,7 @@ pub static PROFILES: &[&Profile] = &[
     &pi::profile::PROFILE,
     &qwen_code::profile::PROFILE,
     &kimi_code::profile::PROFILE,
+    &mistral_vibe::profile::PROFILE,
     &langgraph::profile::PROFILE,
     &open_webui::profile::PROFILE,
     &llm::profile::PROFILE,

@@ -160,6 +160,12 @@ pub struct Hooks {
     /// model as it models Claude Code's walk (`model::chain`): a repaired
     /// copy is held to the chain rules by their count.
     pub chain_by_count: bool,
+    /// The input is one file of a session directory whose reader reads
+    /// the files beside it (Mistral Vibe's `CURRENT`): a repaired copy is
+    /// read where it was written, whatever its name, and a repair that
+    /// does not settle in one pass keeps the input (a later pass would
+    /// write its files beside a scratch name).
+    pub reads_beside: bool,
 }
 
 impl Hooks {
@@ -168,6 +174,7 @@ impl Hooks {
         own_database: None,
         after_replace: None,
         chain_by_count: false,
+        reads_beside: false,
     };
 }
 

@@ -462,6 +462,19 @@ pub struct MissingBlob {
     pub rebuilt: String,
 }
 
+/// A record, document or chunk of a hash-linked store that does not match
+/// the digest that names it, or is gone (Mistral Vibe's session store: a
+/// journal record's `record_sha256`, its `previous_record_sha256` chain, a
+/// generation's documents and the chunks they name).
+#[derive(Debug, Clone)]
+pub struct DigestMismatch {
+    pub loc: Loc,
+    /// What does not match, in one line.
+    pub what: String,
+    /// What the client does then, in one sentence.
+    pub client: String,
+}
+
 /// A record whose JSON text holds `\u0000` escapes, in a store whose
 /// database keeps the text but refuses to work on it (PostgreSQL's `json`
 /// column: `jsonb` and the JSON operators reject `\u0000`).
@@ -578,6 +591,8 @@ pub struct Conversation {
     /// Stored values a record names by key that the store does not hold,
     /// and how the app rebuilds them (a LangGraph checkpoint's blob).
     pub missing_blobs: Vec<MissingBlob>,
+    /// Records, documents or chunks that do not match their digest.
+    pub digest_mismatches: Vec<DigestMismatch>,
     /// Records whose JSON text holds NUL escapes (`\u0000`) that their
     /// database refuses to work on, and what the app then does.
     pub nul_escapes: Vec<NulEscapes>,
@@ -645,6 +660,7 @@ impl Conversation {
             elsewhere: None,
             missing_outputs: Vec::new(),
             missing_blobs: Vec::new(),
+            digest_mismatches: Vec::new(),
             nul_escapes: Vec::new(),
             paging: None,
             unread: Vec::new(),

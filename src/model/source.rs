@@ -100,6 +100,9 @@ pub enum Dialect {
     /// Kimi Code's agent event logs
     /// (`~/.kimi-code/sessions/<workdir-key>/<session>/agents/<agent>/wire.jsonl`).
     KimiCode,
+    /// Mistral Vibe's unified session store
+    /// (`~/.vibe/logs/session/unified/<id>/CURRENT` and what it names).
+    MistralVibe,
     /// LangGraph checkpointers (`langgraph-checkpoint-sqlite`, `-postgres`).
     LangGraph,
     /// ShareGPT conversations (`{"from": "human", "value": ...}` turns).
@@ -138,6 +141,7 @@ impl Dialect {
             Dialect::Pi => "pi",
             Dialect::QwenCode => "qwen-code",
             Dialect::KimiCode => "kimi-code",
+            Dialect::MistralVibe => "mistral-vibe",
             Dialect::LangGraph => "langgraph",
             Dialect::ShareGpt => "sharegpt",
             Dialect::OpenWebui => "open-webui",

@@ -502,9 +502,9 @@ fn link_as(out: &Path, path: &Path) -> Result<()> {
 /// [`read_back`] of the copy at `out`, read under the input's file name,
 /// as the settle passes read it (detection reads names: a Codex rollout's,
 /// a Gemini CLI session's).
-fn read_copy(out: &Path, input: &Path, opts: &Options) -> Result<ReadBack> {
+fn read_copy(out: &Path, input: &Path, opts: &Options, beside: bool) -> Result<ReadBack> {
     let name = input.file_name().unwrap_or_default();
-    if out.file_name() == Some(name) {
+    if beside || out.file_name() == Some(name) {
         return read_back(out, opts);
     }
     let (_registered, scratch) = scratch_beside(out)?;
@@ -523,7 +523,12 @@ fn copy_read<'a>(
 ) -> Result<std::borrow::Cow<'a, ReadBack>> {
     Ok(match &report.settled_read {
         Some(r) => std::borrow::Cow::Borrowed(&**r),
-        None => std::borrow::Cow::Owned(read_copy(out, input, opts)?),
+        None => std::borrow::Cow::Owned(read_copy(
+            out,
+            input,
+            opts,
+            format::store_for(report.format, report.dialect).is_some_and(|s| s.hooks.reads_beside),
+        )?),
     })
 }
 
@@ -561,7 +566,10 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
         // name is read where it is. Any other is linked into a directory
         // of its own beside it (not read in its own folder, whose other
         // files a reader may look at: a Cline task's).
-        let in_place = out.file_name() == Some(name) && report.dialect == Dialect::ClaudeCode;
+        let beside =
+            format::store_for(report.format, report.dialect).is_some_and(|s| s.hooks.reads_beside);
+        let in_place =
+            beside || (out.file_name() == Some(name) && report.dialect == Dialect::ClaudeCode);
         let mut scratch = if in_place {
             None
         } else {
@@ -586,7 +594,7 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
         let mut read = ReadBack::default();
         let mut next = None;
         let again = match repair_once(&copy, None, &dry, relink, Some(&mut read)) {
-            Ok(r) if r.edits.is_empty() || r.store != report.store => Ok(r),
+            Ok(r) if r.edits.is_empty() || r.store != report.store || beside => Ok(r),
             Ok(_) => {
                 let dir = match &scratch {
                     Some((_, dir)) => dir.path().to_path_buf(),
@@ -653,6 +661,12 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
             if said.insert((l.rule, l.summary.clone())) {
                 report.left.push(l);
             }
+        }
+        if beside && !again.edits.is_empty() {
+            let why = format!(
+                "the repair does not settle in one pass, and a store read with the files beside it is written in one: {KEPT_INPUT}"
+            );
+            return keep_input(input, out, opts, &why, report);
         }
         if again.edits.is_empty() {
             reads_as = (again.format, again.dialect);

@@ -16,6 +16,7 @@ mod corrupt_record;
 mod damaged_encrypted_content;
 mod dangling_bubble_header;
 mod dangling_parent;
+mod digest_mismatch;
 mod duplicate_index;
 mod duplicate_tool_call_id;
 mod duplicate_uuid;
@@ -132,6 +133,7 @@ pub static RULES: &[&Rule] = &[
     &invalid_item_id::RULE,
     &damaged_encrypted_content::RULE,
     &missing_blob::RULE,
+    &digest_mismatch::RULE,
     &nul_escape::RULE,
     &split_record::RULE,
     &raw_line_separator::RULE,

@@ -201,6 +201,11 @@ pub fn is_candidate(path: &Path) -> bool {
     ) || path.file_name().and_then(|n| n.to_str()) == Some(".aider.chat.history.md")
 }
 
+/// A directory that holds a `CURRENT` pointer beside its `generations/`.
+pub fn is_generation_store(dir: &Path) -> bool {
+    dir.join("CURRENT").is_file() && dir.join("generations").is_dir()
+}
+
 /// Expand the paths named on the command line: files as they are,
 /// directories recursively (sorted, `.git` skipped) to their candidate files.
 /// Returns (path, named explicitly).
@@ -217,11 +222,11 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>> {
             continue;
         }
         let before = out.len();
-        let walker = walkdir::WalkDir::new(p)
+        let mut walker = walkdir::WalkDir::new(p)
             .sort_by_file_name()
             .into_iter()
             .filter_entry(|e| e.file_name() != ".git");
-        for entry in walker {
+        while let Some(entry) = walker.next() {
             let entry = entry.map_err(|e| {
                 let at = e.path().unwrap_or(p).to_path_buf();
                 match e.io_error() {
@@ -229,6 +234,15 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>> {
                     None => Error::input(&at, "cannot walk directory"),
                 }
             })?;
+            // A store published as generations behind a `CURRENT`
+            // pointer (Mistral Vibe's session directory) is read through
+            // the pointer: its chunks, documents and journal are no
+            // histories of their own.
+            if entry.file_type().is_dir() && is_generation_store(entry.path()) {
+                out.push((entry.path().join("CURRENT"), false));
+                walker.skip_current_dir();
+                continue;
+            }
             if entry.file_type().is_file() && is_candidate(entry.path()) {
                 out.push((entry.into_path(), false));
             }

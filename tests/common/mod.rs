@@ -204,6 +204,7 @@ const APP_FOLDERS: &[&str] = &[
     "fixtures/pi/",
     "fixtures/qwen-code/",
     "fixtures/kimi-code/",
+    "fixtures/mistral-vibe/",
     "fixtures/cursor/",
     "fixtures/cline4/",
     "fixtures/langgraph/",

@@ -401,10 +401,15 @@ fn skipped(file: &Path, e: &Error, opts: &repair::Options) -> Option<String> {
 /// (their names are no history's), in the walk's order.
 fn other_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut out = Vec::new();
+    // A store read through its `CURRENT` pointer is copied whole by its
+    // own writer, which repairs it.
     let walker = walkdir::WalkDir::new(dir)
         .sort_by_file_name()
         .into_iter()
-        .filter_entry(|e| e.file_name() != ".git");
+        .filter_entry(|e| {
+            e.file_name() != ".git"
+                && !(e.file_type().is_dir() && crate::source::is_generation_store(e.path()))
+        });
     for entry in walker {
         let entry = entry.map_err(|e| {
             let at = e.path().unwrap_or(dir).to_path_buf();
