@@ -1,6 +1,6 @@
 use super::{Ctx, Rule};
 use crate::escape::preview;
-use crate::finding::profile::{Pattern, Provider};
+use crate::finding::profile::{Pattern, Provider, Resume};
 use crate::finding::{Action, Finding, Severity};
 use crate::model::chain::{BlockIssue, TOOL_REFERENCE_NAME_LIMIT, Unreached};
 
@@ -106,6 +106,49 @@ pub fn responses_name(name: &str) -> Option<String> {
     (!fixed.is_empty()).then_some(fixed)
 }
 
+/// A call whose name the API refuses: where it is (message, part), why
+/// (`what`), and the name the repair gives it, if any is left.
+struct BadName<'a> {
+    at: (usize, usize),
+    id: &'a str,
+    name: &'a str,
+    what: String,
+    fixed: Option<String>,
+}
+
+impl BadName<'_> {
+    /// The finding, with what the client does (`resume`) and what the API
+    /// answers (`answers`).
+    fn finding(self, ctx: &Ctx<'_>, resume: &Resume, answers: &'static str) -> Finding {
+        let (mi, pi) = self.at;
+        let loc = ctx.conv.messages[mi].part_loc(pi).clone();
+        let mut f = ctx
+            .finding(
+                &RULE,
+                Some(mi),
+                loc.clone(),
+                format!(
+                    "the name of tool call `{}` {}: {}",
+                    self.id,
+                    self.what,
+                    resume.says("sent as is, the API refuses the request", &[])
+                ),
+            )
+            .label(&loc, format!("name: `{}`", preview(self.name, 60)))
+            .notes(ctx.notes(resume, Some(answers), &[]))
+            .id(self.id);
+        if let Some(name) = self.fixed {
+            f = f.fix(vec![Action::RenameTool {
+                message: mi,
+                part: pi,
+                name,
+            }]);
+        }
+        f.severity = resume.severity_or(RULE.severity);
+        f
+    }
+}
+
 /// Calls the Responses API refuses by name.
 fn responses_api(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let resume = ctx.profile().on(Pattern::InvalidToolNameChars);
@@ -128,35 +171,18 @@ fn responses_api(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     .join(", ");
                 format!("holds {bad}, outside the `[a-zA-Z0-9_-]` the API accepts")
             };
-            let loc = m.part_loc(pi).clone();
-            let mut f = ctx
-                .finding(
-                    &RULE,
-                    Some(mi),
-                    loc.clone(),
-                    format!(
-                        "the name of tool call `{id}` {what}: {}",
-                        resume.says("sent as is, the API refuses the request", &[])
-                    ),
-                )
-                .label(&loc, format!("name: `{}`", preview(name, 60)))
-                .notes(ctx.notes(
-                    &resume,
-                    Some(
-                        "the API answers `Invalid 'input[N].name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`, on every resume",
-                    ),
-                    &[],
-                ))
-                .id(id);
-            if let Some(fixed) = responses_name(name) {
-                f = f.fix(vec![Action::RenameTool {
-                    message: mi,
-                    part: pi,
-                    name: fixed,
-                }]);
-            }
-            f.severity = resume.severity_or(RULE.severity);
-            out.push(f);
+            let call = BadName {
+                at: (mi, pi),
+                id,
+                name,
+                what,
+                fixed: responses_name(name),
+            };
+            out.push(call.finding(
+                ctx,
+                &resume,
+                "the API answers `Invalid 'input[N].name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`, on every resume",
+            ));
         }
     }
 }
@@ -180,26 +206,6 @@ fn messages_api(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 continue;
             };
             let resume = ctx.profile().on(pattern);
-            let loc = m.part_loc(pi).clone();
-            let mut f = ctx
-                .finding(
-                    &RULE,
-                    Some(mi),
-                    loc.clone(),
-                    format!(
-                        "the name of tool call `{id}` {what}: {}",
-                        resume.says("sent as is, the API refuses the request", &[])
-                    ),
-                )
-                .label(&loc, format!("name: `{}`", preview(name, 60)))
-                .notes(ctx.notes(
-                    &resume,
-                    Some(
-                        "the API answers `messages.N.content.M.tool_use.name: String should have at most 200 characters` (or refuses the NUL), on every resume",
-                    ),
-                    &[],
-                ))
-                .id(id);
             // The name the API takes: without its NULs, cut where Claude
             // Code cuts it.
             let fixed: String = name
@@ -207,15 +213,18 @@ fn messages_api(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 .filter(|c| *c != '\0')
                 .take(NAME_LIMIT)
                 .collect();
-            if !fixed.is_empty() {
-                f = f.fix(vec![Action::RenameTool {
-                    message: mi,
-                    part: pi,
-                    name: fixed,
-                }]);
-            }
-            f.severity = resume.severity_or(RULE.severity);
-            out.push(f);
+            let call = BadName {
+                at: (mi, pi),
+                id,
+                name,
+                what,
+                fixed: (!fixed.is_empty()).then_some(fixed),
+            };
+            out.push(call.finding(
+                ctx,
+                &resume,
+                "the API answers `messages.N.content.M.tool_use.name: String should have at most 200 characters` (or refuses the NUL), on every resume",
+            ));
         }
     }
     references(ctx, out);
