@@ -357,6 +357,21 @@ impl Pattern {
         )
     }
 
+    /// Whether it is damage to the store's own framing (lines, required
+    /// members) that each client's loader deals with in its own way before
+    /// any request is built: what a client not profiled does with it is
+    /// not known, rather than the provider's answer.
+    pub const fn in_the_loader(self) -> bool {
+        matches!(
+            self,
+            Pattern::SplitRecord
+                | Pattern::RawLineSeparator
+                | Pattern::NulPadding
+                | Pattern::NulPaddingBeforeRecord
+                | Pattern::MissingRequiredField
+        )
+    }
+
     /// Whether it is found in a paginated history (`model::paging`: its
     /// numbering, the history it continues, the index its client keeps of
     /// it), which only the stores that write one have: as for

@@ -156,10 +156,17 @@ fn explain_with_clients(e: &Explanation, out: &mut dyn Write) -> io::Result<()> 
     {
         return Ok(());
     }
+    // Damage to the store's framing: each loader decides, before any
+    // request is built.
+    let others = if patterns.iter().all(|p| p.in_the_loader()) {
+        Does::Unknown
+    } else {
+        Does::SendsAsIs
+    };
     writeln!(
         out,
         "- any other client: {} ({})",
-        Does::SendsAsIs.describe(),
+        others.describe(),
         e.rule.severity.as_str()
     )
 }
