@@ -160,6 +160,14 @@ impl Loc {
             Loc::Row { .. } => None,
         }
     }
+
+    /// The row's SQLite rowid, when it is a row that has one.
+    pub fn rowid(&self) -> Option<i64> {
+        match self {
+            Loc::Row { rowid, .. } => *rowid,
+            Loc::Line { .. } => None,
+        }
+    }
 }
 
 /// Tool-call arguments, kept as the raw text the store holds.

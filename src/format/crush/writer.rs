@@ -92,13 +92,6 @@ pub fn new(t: &Target<'_>) -> Result<Box<dyn Writer>> {
     }))
 }
 
-fn rowid(loc: &Loc) -> Option<i64> {
-    match loc {
-        Loc::Row { rowid, .. } => *rowid,
-        Loc::Line { .. } => None,
-    }
-}
-
 fn edit(
     p: &Planned<'_>,
     conv: &Conversation,
@@ -163,7 +156,7 @@ impl Writer for CrushWriter {
         for p in planned {
             for action in &p.fix.actions {
                 if let Action::DropRecord { loc } = action {
-                    let Some(row) = rowid(loc) else { continue };
+                    let Some(row) = loc.rowid() else { continue };
                     self.delete.push((row, log.edits.len()));
                     log.edits.push(edit(
                         p,
@@ -185,7 +178,7 @@ impl Writer for CrushWriter {
                 let Some(pt) = conv.messages.get(*message).and_then(|m| m.parts.get(*part)) else {
                     continue;
                 };
-                let (Some(row), Some(Slot::Item(_, index))) = (rowid(&pt.loc), pt.slot) else {
+                let (Some(row), Some(Slot::Item(_, index))) = (pt.loc.rowid(), pt.slot) else {
                     continue;
                 };
                 let entry = log.edits.len();

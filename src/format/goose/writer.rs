@@ -75,13 +75,6 @@ pub fn new(t: &Target<'_>) -> Result<Box<dyn Writer>> {
     }))
 }
 
-fn rowid(loc: &Loc) -> Option<i64> {
-    match loc {
-        Loc::Row { rowid, .. } => *rowid,
-        Loc::Line { .. } => None,
-    }
-}
-
 fn edit(
     p: &Planned<'_>,
     conv: &Conversation,
@@ -128,7 +121,7 @@ impl Writer for GooseWriter {
                         else {
                             continue;
                         };
-                        let (Some(row), Some(Slot::Item(_, index))) = (rowid(&pt.loc), pt.slot)
+                        let (Some(row), Some(Slot::Item(_, index))) = (pt.loc.rowid(), pt.slot)
                         else {
                             continue;
                         };
@@ -157,7 +150,7 @@ impl Writer for GooseWriter {
                         }
                     }
                     Action::DropRecord { loc } => {
-                        let Some(row) = rowid(loc) else { continue };
+                        let Some(row) = loc.rowid() else { continue };
                         self.delete.push((row, log.edits.len()));
                         log.edits.push(edit(
                             p,

@@ -60,16 +60,9 @@ pub fn new(t: &Target<'_>) -> Result<Box<dyn Writer>> {
     }))
 }
 
-fn rowid(loc: &Loc) -> Option<i64> {
-    match loc {
-        Loc::Row { rowid, .. } => *rowid,
-        Loc::Line { .. } => None,
-    }
-}
-
 impl Writer for OpenWebuiWriter {
     fn plan(&mut self, conv: &Conversation, planned: &[Planned<'_>], log: &mut Log) -> Result<()> {
-        let Some(row) = relink_loc(planned).and_then(rowid) else {
+        let Some(row) = relink_loc(planned).and_then(Loc::rowid) else {
             return Ok(());
         };
         let before: String = self
