@@ -10,6 +10,8 @@ use std::sync::OnceLock;
 
 #[path = "../../tests/contract/mod.rs"]
 pub mod contract;
+#[path = "targets.rs"]
+pub mod targets;
 
 /// chatfsck's library, called in process, as the contract's driver.
 pub struct Library;
