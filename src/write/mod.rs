@@ -223,6 +223,26 @@ impl Edit {
         }
     }
 
+    /// An edit for finding `f` (its rule and conversation) of the record
+    /// at `location`: what every store's writer starts an edit from.
+    pub fn of(f: &Finding, action: &'static str, description: String, location: Loc) -> Edit {
+        Edit::new(f.rule, &f.conversation, action, description, location)
+    }
+
+    /// The edit, naming the tool call ids it involves.
+    #[must_use]
+    pub fn with_ids(mut self, ids: Vec<String>) -> Edit {
+        self.ids = ids;
+        self
+    }
+
+    /// The edit, marked as inventing content (a placeholder result).
+    #[must_use]
+    pub fn synthesized(mut self) -> Edit {
+        self.synthesized = true;
+        self
+    }
+
     /// Whether the edit has a `before` (in memory or large).
     pub fn has_before(&self) -> bool {
         self.before.is_some() || self.large.before.is_some()

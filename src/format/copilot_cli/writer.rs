@@ -25,13 +25,13 @@ use serde_json::{Value, json};
 use crate::config::OrphanCalls as OrphanPolicy;
 use crate::error::Result;
 use crate::finding::{Action, Finding};
-use crate::format::records::chain::writer::{Copy, Plan, Salvage, edit};
+use crate::format::records::chain::writer::{Copy, Plan, Salvage};
 use crate::format::records::chain::{self, App, Node, uuid_v4};
 
 use super::lines;
 use crate::model::{Conversation, Loc, PartKind};
 use crate::source::Limits;
-use crate::write::{Left, Log, Planned, Target, Writer};
+use crate::write::{Edit, Left, Log, Planned, Target, Writer};
 
 /// The error Copilot CLI 1.0.102 records, on resume, for a call whose
 /// result the log does not hold (a `tool.execution_complete` with
@@ -371,16 +371,10 @@ fn answer(
     plan.tree.parent[next] = Some(uuid);
     plan.edit_of(
         next,
-        edit(
-            f,
-            "relink",
-            format!(
+        Edit::of(f, "relink", format!(
                 "linked line {} (its parent `{missing}` is in no line) to the result put in for `{id}`, the event before it now",
                 nodes[next].loc.line().unwrap_or(0)
-            ),
-            nodes[next].loc.clone(),
-            vec![id.to_string()],
-        ),
+            ), nodes[next].loc.clone()).with_ids(vec![id.to_string()]),
     );
 }
 
@@ -435,13 +429,7 @@ fn rewrite_lines<'f>(
             // A line of padding alone.
             for (f, action) in r.by {
                 plan.drop_padding(
-                    edit(
-                        f,
-                        action,
-                        format!("dropped line {line}, NUL bytes and nothing else (Copilot CLI drops them too)"),
-                        loc.clone(),
-                        Vec::new(),
-                    ),
+                    Edit::of(f, action, format!("dropped line {line}, NUL bytes and nothing else (Copilot CLI drops them too)"), loc.clone()),
                     &loc,
                 )?;
             }
@@ -495,7 +483,7 @@ fn rewrite_lines<'f>(
                 _ => format!("dropped the NUL bytes of line {line}, keeping the event on it"),
             };
             plan.rewrite(
-                edit(f, action, description, loc.clone(), id.clone()),
+                Edit::of(f, action, description, loc.clone()).with_ids(id.clone()),
                 i,
                 text.clone(),
             )?;

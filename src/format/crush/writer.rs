@@ -92,20 +92,6 @@ pub fn new(t: &Target<'_>) -> Result<Box<dyn Writer>> {
     }))
 }
 
-fn edit(
-    p: &Planned<'_>,
-    conv: &Conversation,
-    action: &'static str,
-    description: String,
-    loc: &Loc,
-    ids: Vec<String>,
-) -> Edit {
-    Edit {
-        ids,
-        ..Edit::new(p.finding.rule, &conv.id, action, description, loc.clone())
-    }
-}
-
 /// A UUID (version 4 in form, as Crush's `uuid.New()` writes) made from
 /// what the row answers, so that the same repair writes the same row.
 fn row_id(session: &str, calls: &[(String, String)]) -> String {
@@ -158,14 +144,12 @@ impl Writer for CrushWriter {
                 if let Action::DropRecord { loc } = action {
                     let Some(row) = loc.rowid() else { continue };
                     self.delete.push((row, log.edits.len()));
-                    log.edits.push(edit(
-                        p,
-                        conv,
+                    log.edits.push(Edit::of(
+                        p.finding,
                         "drop-record",
                         "deleted the row whose `parts` Crush cannot read (kept verbatim here)"
                             .into(),
-                        loc,
-                        Vec::new(),
+                        loc.clone(),
                     ));
                     continue;
                 }
@@ -188,16 +172,9 @@ impl Writer for CrushWriter {
                             .entry(row)
                             .or_default()
                             .push((Op::Remove(index), entry));
-                        log.edits.push(edit(
-                            p,
-                            conv,
-                            "remove-result",
-                            format!(
+                        log.edits.push(Edit::of(p.finding, "remove-result", format!(
                                 "removed the stray `tool_result` for `{call_id}` (`parts[{index}]`)"
-                            ),
-                            &pt.loc,
-                            vec![call_id.clone()],
-                        ));
+                            ), pt.loc.clone()).with_ids(vec![call_id.clone()]));
                     }
                     (
                         PartKind::ToolCall { id, arguments, .. },
@@ -207,17 +184,10 @@ impl Writer for CrushWriter {
                             .entry(row)
                             .or_default()
                             .push((Op::Input(index, with.clone()), entry));
-                        log.edits.push(edit(
-                            p,
-                            conv,
-                            "replace-arguments",
-                            format!(
+                        log.edits.push(Edit::of(p.finding, "replace-arguments", format!(
                                 "replaced the `input` of tool call `{id}` (`parts[{index}]`, {} bytes) with `{with}`, as Crush stores a call cut off by a cancel",
                                 arguments.raw.len()
-                            ),
-                            &pt.loc,
-                            vec![id.clone()],
-                        ));
+                            ), pt.loc.clone()).with_ids(vec![id.clone()]));
                     }
                     (PartKind::ToolCall { id, name, .. }, Action::AnswerCall { .. }) => {
                         if self.policy.orphan_calls == OrphanCalls::Drop {
@@ -225,14 +195,7 @@ impl Writer for CrushWriter {
                                 .entry(row)
                                 .or_default()
                                 .push((Op::Remove(index), entry));
-                            log.edits.push(edit(
-                                p,
-                                conv,
-                                "drop-call",
-                                format!("removed the unanswered `tool_call` `{id}` (`{name}`, `parts[{index}]`)"),
-                                &pt.loc,
-                                vec![id.clone()],
-                            ));
+                            log.edits.push(Edit::of(p.finding, "drop-call", format!("removed the unanswered `tool_call` `{id}` (`{name}`, `parts[{index}]`)"), pt.loc.clone()).with_ids(vec![id.clone()]));
                         } else {
                             let e = answers.entry(row).or_default();
                             e.0.push((id.clone(), name.clone()));
@@ -262,16 +225,9 @@ impl Writer for CrushWriter {
                 calls: calls.clone(),
                 entry: log.edits.len(),
             });
-            let mut e = edit(
-                findings[0],
-                conv,
-                "answer-call",
-                format!(
+            let mut e = Edit::of(findings[0].finding, "answer-call", format!(
                     "inserted a `tool` row after row {row} answering {list} with the error result Crush writes for a cancelled call (`{CANCELLED}`)"
-                ),
-                &at,
-                calls.into_iter().map(|(i, _)| i).collect(),
-            );
+                ), at.clone()).with_ids(calls.into_iter().map(|(i, _)| i).collect());
             e.synthesized = true;
             log.edits.push(e);
         }

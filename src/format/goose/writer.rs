@@ -28,7 +28,7 @@ use super::db::TABLE;
 use crate::config::{OrphanCalls, RepairPolicy};
 use crate::error::{Error, Result};
 use crate::finding::Action;
-use crate::model::{Conversation, Dialect, Loc, PartKind, Slot};
+use crate::model::{Conversation, Dialect, PartKind, Slot};
 use crate::source::sqlite::{self, Snapshot};
 use crate::write::payload::{self, Payload};
 use crate::write::sqlite::{db_err, edit_sqlite_copy, row_json};
@@ -75,22 +75,6 @@ pub fn new(t: &Target<'_>) -> Result<Box<dyn Writer>> {
     }))
 }
 
-fn edit(
-    p: &Planned<'_>,
-    conv: &Conversation,
-    action: &'static str,
-    description: String,
-    loc: &Loc,
-    ids: Vec<String>,
-    synthesized: bool,
-) -> Edit {
-    Edit {
-        synthesized,
-        ids,
-        ..Edit::new(p.finding.rule, &conv.id, action, description, loc.clone())
-    }
-}
-
 impl GooseWriter {
     /// Whether a row stamped like row `after` would sort right after it:
     /// no later row of its session shares the value goose orders by.
@@ -131,7 +115,7 @@ impl Writer for GooseWriter {
                                     .entry(row)
                                     .or_default()
                                     .push((index, log.edits.len()));
-                                log.edits.push(edit(p, conv, "remove-result", format!("removed the stray `toolResponse` for `{call_id}` (`content_json[{index}]`)"), &pt.loc, vec![call_id.clone()], false));
+                                log.edits.push(Edit::of(p.finding, "remove-result", format!("removed the stray `toolResponse` for `{call_id}` (`content_json[{index}]`)"), pt.loc.clone()).with_ids(vec![call_id.clone()]));
                             }
                             (PartKind::ToolCall { id, name, .. }, Action::AnswerCall { .. }) => {
                                 if self.policy.orphan_calls == OrphanCalls::Drop {
@@ -139,7 +123,7 @@ impl Writer for GooseWriter {
                                         .entry(row)
                                         .or_default()
                                         .push((index, log.edits.len()));
-                                    log.edits.push(edit(p, conv, "drop-call", format!("removed the unanswered `toolRequest` `{id}` (`{name}`, `content_json[{index}]`), as goose drops it"), &pt.loc, vec![id.clone()], false));
+                                    log.edits.push(Edit::of(p.finding, "drop-call", format!("removed the unanswered `toolRequest` `{id}` (`{name}`, `content_json[{index}]`), as goose drops it"), pt.loc.clone()).with_ids(vec![id.clone()]));
                                 } else {
                                     let e = answers.entry(row).or_default();
                                     e.0.push(id.clone());
@@ -152,14 +136,11 @@ impl Writer for GooseWriter {
                     Action::DropRecord { loc } => {
                         let Some(row) = loc.rowid() else { continue };
                         self.delete.push((row, log.edits.len()));
-                        log.edits.push(edit(
-                            p,
-                            conv,
+                        log.edits.push(Edit::of(
+                            p.finding,
                             "drop-record",
                             "deleted the row that does not parse (kept verbatim here)".into(),
-                            loc,
-                            Vec::new(),
-                            false,
+                            loc.clone(),
                         ));
                     }
                     _ => {}
@@ -183,7 +164,7 @@ impl Writer for GooseWriter {
                 .map(|i| format!("`{i}`"))
                 .collect::<Vec<_>>()
                 .join(", ");
-            log.edits.push(edit(findings[0], conv, "answer-call", format!("inserted a `user` row after row {row} answering {list} with an error `toolResponse` (placeholder)"), &super::db::loc(row), ids, true));
+            log.edits.push(Edit::of(findings[0].finding, "answer-call", format!("inserted a `user` row after row {row} answering {list} with an error `toolResponse` (placeholder)"), super::db::loc(row)).with_ids(ids).synthesized());
         }
         Ok(())
     }

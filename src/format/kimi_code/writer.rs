@@ -22,8 +22,8 @@ use super::load::{self, Record};
 use super::read::INTERRUPTED;
 use crate::config::{OrphanCalls as OrphanPolicy, RepairPolicy as Policy};
 use crate::error::{Error, Result};
-use crate::finding::{Action, Finding};
-use crate::model::{Conversation, Loc, PartKind};
+use crate::finding::Action;
+use crate::model::{Conversation, PartKind};
 use crate::source::Limits;
 use crate::write::lines::Records;
 use crate::write::{Edit, Left, Log, Planned, Target, Writer};
@@ -50,12 +50,6 @@ pub fn new(t: &Target<'_>) -> Result<Box<dyn Writer>> {
         insert_after: BTreeMap::new(),
         planned: false,
     }))
-}
-
-fn edit(f: &Finding, action: &'static str, description: String, loc: Loc, id: &str) -> Edit {
-    let mut e = Edit::new(f.rule, &f.conversation, action, description, loc);
-    e.ids = vec![id.to_string()];
-    e
 }
 
 /// The loop event of `r` when it is one of type `ty` for call `id`.
@@ -128,15 +122,9 @@ impl Writer for KimiWriter {
                         if !self.drop_lines.insert(line) {
                             continue;
                         }
-                        let mut e = edit(
-                            f,
-                            action.name(),
-                            format!(
+                        let mut e = Edit::of(f, action.name(), format!(
                                 "dropped the tool result for `{call_id}` (line {line}), which answers no call (Kimi Code ignores it on resume)"
-                            ),
-                            r.loc.clone(),
-                            call_id,
-                        );
+                            ), r.loc.clone()).with_ids(vec![call_id.clone()]);
                         e.before = Some(records.read(&r.loc)?);
                         log.edits.push(e);
                     }
@@ -167,15 +155,15 @@ impl Writer for KimiWriter {
                                 if !self.drop_lines.insert(line) {
                                     continue;
                                 }
-                                let mut e = edit(
+                                let mut e = Edit::of(
                                     f,
                                     action.name(),
                                     format!(
                                         "dropped the unanswered call `{id}` (`{name}`), line {line}"
                                     ),
                                     r.loc.clone(),
-                                    id,
-                                );
+                                )
+                                .with_ids(vec![id.clone()]);
                                 e.before = Some(records.read(&r.loc)?);
                                 log.edits.push(e);
                             }
@@ -194,15 +182,9 @@ impl Writer for KimiWriter {
                                     "time": field("time"),
                                 })
                                 .to_string();
-                                let mut e = edit(
-                                    f,
-                                    action.name(),
-                                    format!(
+                                let mut e = Edit::of(f, action.name(), format!(
                                         "answered the call `{id}` (`{name}`) with the error result Kimi Code itself answers it with on resume (`{INTERRUPTED}`), in a new record right after line {line}"
-                                    ),
-                                    r.loc.clone(),
-                                    id,
-                                );
+                                    ), r.loc.clone()).with_ids(vec![id.clone()]);
                                 e.synthesized = true;
                                 e.after = Some(record.clone());
                                 log.edits.push(e);

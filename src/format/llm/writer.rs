@@ -93,22 +93,6 @@ fn row_of(loc: &Loc) -> Option<(&str, i64)> {
     }
 }
 
-fn edit(
-    p: &Planned<'_>,
-    conv: &Conversation,
-    action: &'static str,
-    description: String,
-    loc: &Loc,
-    ids: Vec<String>,
-    synthesized: bool,
-) -> Edit {
-    Edit {
-        synthesized,
-        ids,
-        ..Edit::new(p.finding.rule, &conv.id, action, description, loc.clone())
-    }
-}
-
 /// A new response id in llm's shape (a lowercase ULID, as llm makes
 /// them): the time part of the response it follows (so it sorts with
 /// it), a random part made from the call it carries; one not yet taken.
@@ -194,12 +178,12 @@ impl Writer for LlmWriter {
                         match (&pt.kind, action) {
                             (PartKind::ToolResult { call_id, .. }, Action::RemoveResult { .. }) => {
                                 self.delete.push((TOOL_RESULTS, row, log.edits.len()));
-                                log.edits.push(edit(p, conv, "remove-result", format!("deleted `tool_results` row {row}, the result for `{call_id}` that no earlier call of the conversation asks for"), &pt.loc, vec![call_id.clone()], false));
+                                log.edits.push(Edit::of(p.finding, "remove-result", format!("deleted `tool_results` row {row}, the result for `{call_id}` that no earlier call of the conversation asks for"), pt.loc.clone()).with_ids(vec![call_id.clone()]));
                             }
                             (PartKind::ToolCall { id, name, .. }, Action::AnswerCall { .. }) => {
                                 if self.policy.orphan_calls == OrphanCalls::Drop {
                                     self.delete.push((TOOL_CALLS, row, log.edits.len()));
-                                    log.edits.push(edit(p, conv, "drop-call", format!("deleted `tool_calls` row {row}, the unanswered call `{id}` (`{name}`)"), &pt.loc, vec![id.clone()], false));
+                                    log.edits.push(Edit::of(p.finding, "drop-call", format!("deleted `tool_calls` row {row}, the unanswered call `{id}` (`{name}`)"), pt.loc.clone()).with_ids(vec![id.clone()]));
                                     continue;
                                 }
                                 match self
@@ -220,7 +204,7 @@ impl Writer for LlmWriter {
                                             carrier,
                                             entry: log.edits.len(),
                                         });
-                                        log.edits.push(edit(p, conv, "answer-call", format!("inserted a `tool_results` row answering `{id}` (`{name}`) with the placeholder, {to}"), &pt.loc, vec![id.clone()], true));
+                                        log.edits.push(Edit::of(p.finding, "answer-call", format!("inserted a `tool_results` row answering `{id}` (`{name}`) with the placeholder, {to}"), pt.loc.clone()).with_ids(vec![id.clone()]).synthesized());
                                     }
                                     Err(reason) => log.left.push(Left::of(p.finding, reason)),
                                 }
@@ -241,7 +225,7 @@ impl Writer for LlmWriter {
                             continue;
                         }
                         self.mend.push((table, row, log.edits.len()));
-                        log.edits.push(edit(p, conv, "replace-column", format!("replaced what `Response.from_row` cannot parse in `{table}` row {row} by what llm reads as nothing (the row kept)"), loc, Vec::new(), false));
+                        log.edits.push(Edit::of(p.finding, "replace-column", format!("replaced what `Response.from_row` cannot parse in `{table}` row {row} by what llm reads as nothing (the row kept)"), loc.clone()));
                     }
                     _ => {}
                 }

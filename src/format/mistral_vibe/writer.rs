@@ -39,7 +39,7 @@ use serde_json::{Value, json};
 use super::load::{canonical, sha256_hex};
 use crate::config::{OrphanCalls as OrphanPolicy, RepairPolicy as Policy};
 use crate::error::{Error, Result};
-use crate::finding::{Action, Finding};
+use crate::finding::Action;
 use crate::model::{Conversation, Loc, PartKind};
 use crate::write::{Edit, Left, Log, Planned, Target, Writer, out_err};
 
@@ -169,12 +169,6 @@ fn read_session(input: &Path) -> std::result::Result<Session, String> {
     })
 }
 
-fn edit(f: &Finding, action: &'static str, description: String, loc: Loc, id: &str) -> Edit {
-    let mut e = Edit::new(f.rule, &f.conversation, action, description, loc);
-    e.ids = vec![id.to_string()];
-    e
-}
-
 impl Writer for VibeWriter {
     fn plan(&mut self, conv: &Conversation, planned: &[Planned<'_>], log: &mut Log) -> Result<()> {
         self.planned = true;
@@ -216,15 +210,9 @@ impl Writer for VibeWriter {
                         if item_index(&p.loc) != Some(*message) || !self.remove.insert(*message) {
                             continue;
                         }
-                        let mut e = edit(
-                            f,
-                            action.name(),
-                            format!(
+                        let mut e = Edit::of(f, action.name(), format!(
                                 "removed the tool message for `{call_id}` (transcript item {message}), which answers no call (Mistral's API refuses it)"
-                            ),
-                            p.loc.clone(),
-                            call_id,
-                        );
+                            ), p.loc.clone()).with_ids(vec![call_id.clone()]);
                         let raw = read_session(&self.input)
                             .ok()
                             .and_then(|s| s.items.get(*message).cloned())
@@ -273,15 +261,9 @@ impl Writer for VibeWriter {
                                     "outcome": "failure",
                                     "content": [{"type": "text", "text": INTERRUPTED}],
                                 }});
-                                let mut e = edit(
-                                    f,
-                                    action.name(),
-                                    format!(
+                                let mut e = Edit::of(f, action.name(), format!(
                                         "answered the call `{id}` (`{name}`) with the failure result Vibe's Core gives a call it interrupted (`{INTERRUPTED}`), a tool message after transcript item {after}"
-                                    ),
-                                    p.loc.clone(),
-                                    id,
-                                );
+                                    ), p.loc.clone()).with_ids(vec![id.clone()]);
                                 e.synthesized = true;
                                 e.after = canonical(&item);
                                 log.edits.push(e);

@@ -32,9 +32,9 @@ use crate::config::OrphanCalls as OrphanPolicy;
 use crate::error::{Error, Result};
 use crate::finding::Action;
 use crate::format::records::chain::App;
-use crate::format::records::chain::writer::{Copy, Plan, Salvage, Tree, edit};
+use crate::format::records::chain::writer::{Copy, Plan, Salvage, Tree};
 use crate::model::{Conversation, PartKind, Slot};
-use crate::write::{Left, Log, Planned, Target, Writer};
+use crate::write::{Edit, Left, Log, Planned, Target, Writer};
 
 /// What pi itself sends for a call without a result (pi-ai's
 /// `transformMessages`, 0.73.1).
@@ -183,16 +183,10 @@ impl Writer for PiWriter {
                                 }
                                 plan.edit_of(
                                     i,
-                                    edit(
-                                        f,
-                                        action.name(),
-                                        format!(
+                                    Edit::of(f, action.name(), format!(
                                             "removed the unanswered call `{id}` (`{name}`) from line {}",
                                             e.loc.line().unwrap_or(0)
-                                        ),
-                                        e.loc.clone(),
-                                        vec![id.clone()],
-                                    ),
+                                        ), e.loc.clone()).with_ids(vec![id.clone()]),
                                 );
                             }
                             OrphanPolicy::Placeholder => {
@@ -260,16 +254,10 @@ impl Writer for PiWriter {
                                 for c in changed {
                                     plan.edit_of(
                                         c,
-                                        edit(
-                                            f,
-                                            action.name(),
-                                            format!(
+                                        Edit::of(f, action.name(), format!(
                                                 "re-linked line {} so that the results come right after their call and the other messages after them",
                                                 loaded.entries[c].loc.line().unwrap_or(0)
-                                            ),
-                                            loaded.entries[c].loc.clone(),
-                                            f.ids.clone(),
-                                        ),
+                                            ), loaded.entries[c].loc.clone()).with_ids(f.ids.clone()),
                                     );
                                 }
                             }

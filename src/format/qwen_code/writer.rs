@@ -29,10 +29,10 @@ use super::read::{self, Sent};
 use crate::config::OrphanCalls as OrphanPolicy;
 use crate::error::{Error, Result};
 use crate::finding::Action;
-use crate::format::records::chain::writer::{Copy, Plan, Salvage, edit};
+use crate::format::records::chain::writer::{Copy, Plan, Salvage};
 use crate::format::records::chain::{App, uuid_v4};
 use crate::model::{Conversation, PartKind, Slot};
-use crate::write::{Left, Log, Planned, Target, Writer};
+use crate::write::{Edit, Left, Log, Planned, Target, Writer};
 
 /// What Qwen Code records for a call cancelled while it ran (0.15.10,
 /// `CoreToolScheduler`: `[Operation Cancelled] Reason: ` and the reason).
@@ -160,13 +160,7 @@ impl Writer for QwenWriter {
                         if !parts.is_empty() {
                             plan.edit_of(
                                 i,
-                                edit(
-                                    f,
-                                    action.name(),
-                                    format!("removed the tool result for `{call}` from line {line}: it answers no call"),
-                                    r.loc.clone(),
-                                    vec![call],
-                                ),
+                                Edit::of(f, action.name(), format!("removed the tool result for `{call}` from line {line}: it answers no call"), r.loc.clone()).with_ids(vec![call]),
                             );
                             continue;
                         }
@@ -213,13 +207,7 @@ impl Writer for QwenWriter {
                                 }
                                 plan.edit_of(
                                     i,
-                                    edit(
-                                        f,
-                                        action.name(),
-                                        format!("removed the unanswered call `{id}` (`{name}`) from line {line}"),
-                                        r.loc.clone(),
-                                        vec![id.clone()],
-                                    ),
+                                    Edit::of(f, action.name(), format!("removed the unanswered call `{id}` (`{name}`) from line {line}"), r.loc.clone()).with_ids(vec![id.clone()]),
                                 );
                             }
                             OrphanPolicy::Placeholder => {

@@ -128,19 +128,6 @@ impl Tree {
     }
 }
 
-/// An edit of the log, for finding `f`.
-pub fn edit(
-    f: &Finding,
-    action: &'static str,
-    description: String,
-    loc: Loc,
-    ids: Vec<String>,
-) -> Edit {
-    let mut e = Edit::new(f.rule, &f.conversation, action, description, loc);
-    e.ids = ids;
-    e
-}
-
 /// What of a line that does not parse is kept in the copy.
 pub struct Salvage {
     /// The text the line is written with.
@@ -225,7 +212,7 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
                 A::CLIENT
             ),
         };
-        let mut e = edit(f, action, description, loc.clone(), f.ids.clone());
+        let mut e = Edit::of(f, action, description, loc.clone()).with_ids(f.ids.clone());
         e.before = Some(before);
         e.before_base64 = before_base64;
         e.after = kept.map(|s| s.text);
@@ -285,7 +272,7 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
         if let Some(line) = n.loc.line() {
             self.lines.drop.insert(line);
         }
-        let mut ed = edit(f, action, description, n.loc.clone(), ids);
+        let mut ed = Edit::of(f, action, description, n.loc.clone()).with_ids(ids);
         // The line's exact bytes: a line that is not UTF-8 is kept in the
         // log in base64 as well.
         let (before, before_base64) = self.records.read_verbatim(&n.loc)?;
@@ -321,7 +308,7 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
             let loc = self.nodes[c].loc.clone();
             self.edits.push((
                 Some(c),
-                edit(
+                Edit::of(
                     f,
                     "relink",
                     format!(
@@ -330,8 +317,8 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
                         A::CLIENT
                     ),
                     loc,
-                    ids.iter().map(|s| s.to_string()).collect(),
-                ),
+                )
+                .with_ids(ids.iter().map(|s| s.to_string()).collect()),
             ));
         }
     }
@@ -383,13 +370,8 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
             "goes through it",
             &[call],
         );
-        let mut ed = edit(
-            f,
-            action,
-            description,
-            self.nodes[i].loc.clone(),
-            vec![call.to_string()],
-        );
+        let mut ed = Edit::of(f, action, description, self.nodes[i].loc.clone())
+            .with_ids(vec![call.to_string()]);
         ed.synthesized = true;
         ed.after = Some(value.to_string());
         self.edits.push((None, ed));
@@ -426,10 +408,7 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
             self.tree.parent[a] = before.clone();
             self.edits.push((
                 Some(a),
-                edit(
-                    f,
-                    "relink",
-                    format!(
+                Edit::of(f, "relink", format!(
                         "linked line {} (its parent `{missing}` is in no line left) to {}, the {} before the dropped line, so {}'s walk reaches the history before it",
                         nodes[a].loc.line().unwrap_or(0),
                         match &before {
@@ -438,10 +417,7 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
                         },
                         A::NODE,
                         A::CLIENT,
-                    ),
-                    nodes[a].loc.clone(),
-                    Vec::new(),
-                ),
+                    ), nodes[a].loc.clone()),
             ));
         }
         // The text of each changed line.
