@@ -1000,11 +1000,13 @@ fn cline4_sessions_count_and_lint_as_the_client_reads_them() {
             &["orphan-tool-result:error@41#2"],
             1,
         ),
-        // Torn and empty files: the client resumes them empty.
+        // Torn and empty files: the client resumes them empty. The torn
+        // one still holds its first message whole: read, and the torn
+        // tail after it is the corrupt record.
         (
             "1784100300000_j7k8l",
-            (0, 0, 0, 1),
-            &["corrupt-record:error@1#null"],
+            (1, 0, 0, 1),
+            &["corrupt-record:error@17#null"],
             1,
         ),
         (
@@ -1039,7 +1041,8 @@ fn cline4_sessions_count_and_lint_as_the_client_reads_them() {
         }
         if *corrupt > 0 {
             assert!(
-                summary.contains("resumes it empty and overwrites the file on its next save, so all of this session's history is lost"),
+                summary.contains("resumes it empty and overwrites the file on its next save, so all of this session's history is lost")
+                    || summary.contains("ends here, after 1 whole message: Cline 4 cannot parse the file, reads it as a session with no message, resumes it empty and overwrites the file on its next save, so it is lost"),
                 "{summary}"
             );
         }
@@ -1163,14 +1166,11 @@ fn cline4_repair_removes_what_the_provider_refuses_and_keeps_the_rest() {
     let (rc, doc) = lint_json(copy.to_str().unwrap(), &[]);
     assert_eq!((rc, findings(&doc)), (0, vec![]), "{doc:#}");
     assert_second_repair_changes_nothing(copy, d.path());
-    // Nothing to rebuild a torn or empty file from, and an unanswered call
-    // the client answers itself on every request: left, with the reason,
-    // the copy the input as it is.
-    for id in [
-        "1784100100000_d3e4f",
-        "1784100300000_j7k8l",
-        "1784100400000_m9n0p",
-    ] {
+    // Nothing to rebuild an empty file from, and an unanswered call the
+    // client answers itself on every request: left, with the reason, the
+    // copy the input as it is. (A torn file is mended:
+    // `cline4_torn_messages_file_is_mended_to_its_whole_messages`.)
+    for id in ["1784100100000_d3e4f", "1784100400000_m9n0p"] {
         let input = root().join(session4(id));
         let out = d.path().join(format!("{id}.messages.json"));
         let o = run(&[
@@ -1187,6 +1187,137 @@ fn cline4_repair_removes_what_the_provider_refuses_and_keeps_the_rest() {
             "{id}"
         );
     }
+}
+
+/// A messages file cut off by a write that did not finish: Cline 4 cannot
+/// parse it, resumes the session empty and overwrites the file on its next
+/// save, so every message is lost. The repair writes the messages the file
+/// still holds whole, in the client's own layout, and ends the document
+/// after them: the copy parses as the client parses it, with the same
+/// envelope and every whole message byte for byte; the torn tail is in the
+/// log verbatim (in base64 where the cut fell inside a character); a
+/// second repair changes nothing. A file torn before its first whole
+/// message is not rebuilt into anything.
+#[test]
+fn cline4_torn_messages_file_is_mended_to_its_whole_messages() {
+    let d = tempfile::tempdir().unwrap();
+    let healthy = std::fs::read_to_string(root().join(session4("1784100000000_a1b2c"))).unwrap();
+    let full: Value = serde_json::from_str(&healthy).unwrap();
+    let messages = full["messages"].as_array().unwrap();
+    // Cut inside the last message, inside a character of it (a 'é' is
+    // put in its text first), and after the array (in a later member).
+    let last = healthy.rfind("\n    {\n").unwrap();
+    let accented = {
+        let at = healthy[last..].find("\"text\": \"").unwrap() + last + 9;
+        format!("{}é{}", &healthy[..at], &healthy[at..])
+    };
+    let in_char = accented.find('é').unwrap() + 1;
+    let cases: Vec<(&str, Vec<u8>, usize)> = vec![
+        (
+            "inside-a-message",
+            healthy.as_bytes()[..last + 40].to_vec(),
+            messages.len() - 1,
+        ),
+        (
+            "inside-a-character",
+            accented.as_bytes()[..in_char].to_vec(),
+            messages.len() - 1,
+        ),
+    ];
+    for (name, bytes, whole) in cases {
+        let dir = d.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("1784100000000_a1b2c.messages.json");
+        std::fs::write(&input, &bytes).unwrap();
+        let (rc, doc) = lint_json(input.to_str().unwrap(), &[]);
+        assert_eq!(rc, 1, "{name}: {doc:#}");
+        let found = findings(&doc);
+        assert_eq!(found.len(), 1, "{name}: {found:?}");
+        assert!(
+            found[0].starts_with("corrupt-record:error@"),
+            "{name}: {found:?}"
+        );
+        let summary = doc["findings"][0]["summary"].as_str().unwrap();
+        assert!(
+            summary.contains(&format!("after {whole} whole messages"))
+                && summary.contains("resumes it empty and overwrites the file"),
+            "{name}: {summary}"
+        );
+        let out = dir.join("out").join("1784100000000_a1b2c.messages.json");
+        let log = dir.join("log.jsonl");
+        std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+        let o = run(&[
+            "repair",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--log",
+            log.to_str().unwrap(),
+        ]);
+        assert_eq!(code(&o), 0, "{name}: {}", stderr(&o));
+        assert_eq!(
+            std::fs::read(&input).unwrap(),
+            bytes,
+            "{name}: the input changed"
+        );
+        let copy = std::fs::read_to_string(&out).unwrap();
+        // As the client reads it: JSON.parse, then `messages`.
+        let parsed: Value =
+            serde_json::from_str(&copy).unwrap_or_else(|e| panic!("{name}: {e}: {copy}"));
+        assert_eq!(
+            parsed["messages"].as_array().unwrap()[..],
+            messages[..whole],
+            "{name}"
+        );
+        for key in ["version", "updated_at", "agent", "sessionId"] {
+            assert_eq!(parsed[key], full[key], "{name}: {key}");
+        }
+        // The kept text is the input's, and the document is closed as
+        // `JSON.stringify(…, null, 2)` and a newline close it.
+        let kept = copy
+            .strip_suffix("\n  ]\n}\n")
+            .unwrap_or_else(|| panic!("{name}: {copy:?}"));
+        assert!(bytes.starts_with(kept.as_bytes()), "{name}: {copy}");
+        // The tail, verbatim in the log: the copy and the log hold every
+        // byte of the input.
+        let logged: Value = serde_json::from_str(&std::fs::read_to_string(&log).unwrap()).unwrap();
+        let edit = &logged["edits"][0];
+        assert_eq!(edit["action"], "drop-record", "{name}: {logged:#}");
+        let tail = match edit["before_base64"].as_str() {
+            Some(b) => {
+                use base64::Engine as _;
+                base64::engine::general_purpose::STANDARD.decode(b).unwrap()
+            }
+            None => edit["before"].as_str().unwrap().as_bytes().to_vec(),
+        };
+        assert_eq!([kept.as_bytes(), &tail].concat(), bytes, "{name}");
+        assert_eq!(
+            edit["before_base64"].is_string(),
+            name == "inside-a-character",
+            "{name}: {edit:#}"
+        );
+        let (rc, doc) = lint_json(out.to_str().unwrap(), &[]);
+        assert_eq!((rc, findings(&doc)), (0, vec![]), "{name}: {doc:#}");
+        assert_second_repair_changes_nothing(&out, &dir);
+    }
+    // Torn before its first whole message: nothing to mend.
+    let cut = &healthy[..healthy.find("\"messages\"").unwrap() + 30];
+    let input = d
+        .path()
+        .join("early")
+        .join("1784100000000_a1b2c.messages.json");
+    std::fs::create_dir_all(input.parent().unwrap()).unwrap();
+    std::fs::write(&input, cut).unwrap();
+    let out = d.path().join("early-out.messages.json");
+    let o = run(&[
+        "repair",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stdout(&o).contains("left as is"), "{}", stdout(&o));
+    assert_eq!(std::fs::read(&out).unwrap(), cut.as_bytes());
 }
 
 /// The Cline CLI (3.0.65) keeps databases of its own beside `sessions.db`

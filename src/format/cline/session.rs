@@ -29,7 +29,11 @@
 //! - a messages file that is empty, not JSON (torn), or holds no
 //!   `messages` array is read as **no messages**: the session resumes
 //!   empty, and the next save overwrites the file, so every message in it
-//!   is lost. Such a file is a corrupt record that says so.
+//!   is lost. Such a file is a corrupt record that says so; a torn one is
+//!   read here for the messages it still holds whole (`salvaged`), its
+//!   torn tail the corrupt record, which the repair drops: the copy ends
+//!   the document after the last whole message, and the client resumes
+//!   with those.
 //! - a call with no result anywhere in the history is answered on every
 //!   request, in memory (`MessageBuilder`: an `is_error` result "Tool
 //!   execution was interrupted before a result was produced. Tool: <name>.")
@@ -220,9 +224,19 @@ fn read(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversati
         c
     };
     // `readFile(path, "utf8")`: bytes that are not UTF-8 become U+FFFD,
-    // and a document with them parses (or not) as it would here.
+    // and a document with them parses (or not) as it would here. A write
+    // torn inside a character leaves one at the very end: the text before
+    // it is read for what it holds whole.
     let text = match std::str::from_utf8(&data) {
         Ok(t) => t,
+        Err(e) if e.error_len().is_none() => {
+            let text = std::str::from_utf8(&data[..e.valid_up_to()]).unwrap_or_default();
+            return Ok(
+                salvaged(text, &data, &name, &stem, &info).unwrap_or_else(|| {
+                    whole("is cut off inside a character (not valid UTF-8 at its end)")
+                }),
+            );
+        }
         Err(e) => {
             let line = 1 + memchr::memchr_iter(b'\n', &data[..e.valid_up_to()]).count();
             return Ok(whole(&format!("is not valid UTF-8 (line {line})")));
@@ -232,16 +246,20 @@ fn read(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversati
     if trimmed.trim().is_empty() {
         return Ok(whole("is empty"));
     }
+    let not_json = |e: serde_json::Error| {
+        salvaged(text, &data, &name, &stem, &info)
+            .unwrap_or_else(|| whole(&format!("is not valid JSON ({e})")))
+    };
     // The client accepts the envelope, or a bare array of messages.
     let (id, messages): (String, &RawValue) = if trimmed.trim_start().starts_with('[') {
         match serde_json::from_str::<&RawValue>(trimmed) {
             Ok(v) => (stem.clone(), v),
-            Err(e) => return Ok(whole(&format!("is not valid JSON ({e})"))),
+            Err(e) => return Ok(not_json(e)),
         }
     } else {
         let env: Envelope<'_> = match serde_json::from_str(trimmed) {
             Ok(env) => env,
-            Err(e) => return Ok(whole(&format!("is not valid JSON ({e})"))),
+            Err(e) => return Ok(not_json(e)),
         };
         if let Some(v) = env.version
             && v.get() != "1"
@@ -268,6 +286,67 @@ fn read(path: &Path, limits: Limits, info: Arc<SourceInfo>) -> Result<Conversati
         b.feed(el.get(), loc, false);
     }
     Ok(b.conv)
+}
+
+/// A messages file cut off by a write that did not finish, read for the
+/// messages it still holds whole (`records::torn`): the conversation of
+/// those, and the torn tail as a corrupt record whose repair ends the
+/// document after the last whole message. The client reads the whole file
+/// as no message (`JSON.parse` fails) and overwrites it on its next save;
+/// the copy resumes with every message that was whole. `None` when no
+/// message is whole (a file torn before its first message is lost as a
+/// whole). `text` is the file's text (or, for a file cut inside a
+/// character, the text before that character), `data` its bytes.
+fn salvaged(
+    text: &str,
+    data: &[u8],
+    name: &str,
+    stem: &str,
+    info: &Arc<SourceInfo>,
+) -> Option<Conversation> {
+    let body = text.trim_start_matches('\u{feff}');
+    let bom = text.len() - body.len();
+    let t = super::super::records::torn::torn(body)?;
+    if t.elements.is_empty() {
+        return None;
+    }
+    let whole = t.elements.len();
+    let id = t.session_id.clone().unwrap_or_else(|| stem.to_string());
+    let mut b = Builder::new(Conversation::new(id, info.clone()), &READ);
+    // The envelope (version, session, system prompt): not a message.
+    b.conv.meta_records += 1;
+    for (el, loc) in super::super::records::element_locs(text, 0, t.elements) {
+        b.feed(el.get(), loc, false);
+    }
+    let tail = bom + t.tail;
+    let line = 1 + memchr::memchr_iter(b'\n', &data[..tail]).count() as u64;
+    let s = if whole == 1 { "" } else { "s" };
+    let client = if name.ends_with(".compaction.json") {
+        "Cline 4 cannot parse the file, so the compacted history it holds cannot be read"
+            .to_string()
+    } else {
+        let lost = if whole == 1 {
+            "it is lost".to_string()
+        } else {
+            format!("all {whole} are lost")
+        };
+        format!(
+            "Cline 4 cannot parse the file, reads it as a session with no message, resumes it empty and overwrites the file on its next save, so {lost}"
+        )
+    };
+    b.conv.corrupt.push(CorruptRecord::new(
+        Loc::Line {
+            line,
+            start: tail as u64,
+            end: data.len() as u64,
+        },
+        format!(
+            "`{name}` ends here, after {whole} whole message{s}: {client}; a repaired copy ends the document after the last whole message"
+        ),
+        &data[tail..],
+        true,
+    ));
+    Some(b.conv)
 }
 
 /// Cline 4's SQLite session index (`sessions.db`, table `sessions` with

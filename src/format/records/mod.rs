@@ -24,6 +24,7 @@ use record::{Builder, Family, Handlers};
 pub mod chain;
 pub mod lazy;
 pub mod record;
+pub(crate) mod torn;
 pub mod writer;
 
 pub struct FileSource {

@@ -403,12 +403,19 @@ pub fn plan(
         for action in &p.fix.actions {
             match action {
                 Action::DropRecord { loc } => {
-                    let mut e = entry(
-                        p,
-                        "drop-record",
-                        format!("dropped line {} (kept verbatim here)", line_of(loc)),
-                        loc.clone(),
-                    );
+                    // A JSON document's torn tail (`records::torn`): the
+                    // copy ends after the last whole message.
+                    let tail = conv.source.format == crate::model::Format::Json
+                        && conv.corrupt.iter().any(|c| c.torn_tail && c.loc == *loc);
+                    let description = if tail {
+                        format!(
+                            "dropped the torn tail from line {} on (kept verbatim here) and closed the document after its last whole message",
+                            line_of(loc)
+                        )
+                    } else {
+                        format!("dropped line {} (kept verbatim here)", line_of(loc))
+                    };
+                    let mut e = entry(p, "drop-record", description, loc.clone());
                     records.read_kept(loc)?.as_before(&mut e);
                     lines.entry(key_of(loc)).or_default().drop = true;
                     log.push(e);
@@ -837,7 +844,15 @@ pub fn write(input: &Path, output: &Path, plan: &Plan, limits: Limits, force: bo
 /// planned replacement; only the separators of the array are rewritten.
 pub fn write_document(input: &Path, output: &Path, plan: &Plan, force: bool) -> Result<()> {
     let data = std::fs::read(input).map_err(|e| Error::io(input, &e))?;
-    let text = std::str::from_utf8(&data).map_err(|_| Error::input(input, "is not valid UTF-8"))?;
+    // A document cut inside a character: the text before it (the reader
+    // salvaged what it holds whole, and the cut is in its torn tail).
+    let text = match std::str::from_utf8(&data) {
+        Ok(t) => t,
+        Err(e) if e.error_len().is_none() => {
+            std::str::from_utf8(&data[..e.valid_up_to()]).unwrap_or_default()
+        }
+        Err(_) => return Err(Error::input(input, "is not valid UTF-8")),
+    };
     let base = text.as_ptr() as usize;
     #[derive(serde::Deserialize)]
     struct Body<'a> {
@@ -847,37 +862,75 @@ pub fn write_document(input: &Path, output: &Path, plan: &Plan, force: bool) -> 
     // The reader skips a byte order mark; so does the writer, which keeps
     // it in the copy with the bytes before the array.
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let region: &str = if body.trim_start().starts_with('[') {
-        body.trim()
-    } else {
-        serde_json::from_str::<Body<'_>>(body)
-            .map_err(|e| Error::input(input, format!("is no longer the document it was: {e}")))?
-            .messages
-            .get()
-    };
-    let elements: Vec<&serde_json::value::RawValue> = serde_json::from_str(region)
-        .map_err(|e| Error::input(input, format!("is no longer the document it was: {e}")))?;
+    let whole = (|| -> std::result::Result<_, serde_json::Error> {
+        let region: &str = if body.trim_start().starts_with('[') {
+            body.trim()
+        } else {
+            serde_json::from_str::<Body<'_>>(body)?.messages.get()
+        };
+        let elements: Vec<&serde_json::value::RawValue> = serde_json::from_str(region)?;
+        Ok((region, elements))
+    })();
+    // Where the array starts and ends in the input, its elements, how it
+    // is laid out (`[` and the white space before its first element, `,`
+    // and that white space between elements, what closes it), and what
+    // follows it in the copy.
+    let (start, end, elements, (open, sep, close), after): (_, _, _, _, &[u8]);
+    let torn_close: String;
+    match whole {
+        Ok((region, els)) => {
+            start = region.as_ptr() as usize - base;
+            end = start + region.len();
+            elements = els;
+            // The array keeps its own layout: a compact one
+            // (`JSON.stringify`, as Cline writes a task) stays compact, an
+            // indented one (Cline 4's `messages` member, one level in)
+            // keeps its indentation.
+            (open, sep, close) = layout(region);
+            after = &data[end..];
+        }
+        Err(e) => {
+            // A document cut off: written up to its last whole element
+            // and closed, when the plan drops the torn tail the reader
+            // found after it (`records::torn`); anything else is not the
+            // document the reader read.
+            let changed = || Error::input(input, format!("is no longer the document it was: {e}"));
+            let t = super::torn::torn(body).ok_or_else(changed)?;
+            let bom = text.len() - body.len();
+            if !plan
+                .lines
+                .get(&((bom + t.tail) as u64))
+                .is_some_and(|l| l.drop)
+            {
+                return Err(changed());
+            }
+            start = bom + t.array;
+            end = data.len();
+            elements = t.elements;
+            (open, sep, close) = (
+                format!("[{}", t.lead),
+                format!(",{}", t.lead),
+                t.array_close,
+            );
+            torn_close = t.doc_close;
+            after = torn_close.as_bytes();
+        }
+    }
     // Written as it is planned, each element from the input's text or the
     // plan's: never gathered into a second copy of the array (a task with
     // a tool's output of tens of MB took four).
-    let start = region.as_ptr() as usize - base;
-    let end = start + region.len();
     let tmp = atomic::Atomic::new(output)?;
     let mut w = tmp.writer(output)?;
     let werr = |e: std::io::Error| Error::Output {
         path: output.to_path_buf(),
         cause: e.to_string(),
     };
-    // The array keeps its own layout: a compact one (`JSON.stringify`, as
-    // Cline writes a task) stays compact, an indented one (Cline 4's
-    // `messages` member, one level in) keeps its indentation.
-    let (open, sep, close) = layout(region);
     let (open, sep, close) = (open.as_str(), sep.as_str(), close.as_str());
     // The indentation of an element of an array laid out over lines.
     let depth = open
         .rfind('\n')
         .map(|at| open[at + 1..].to_string())
-        .filter(|_| memchr::memchr(b'\n', region.as_bytes()).is_some());
+        .filter(|_| memchr::memchr(b'\n', &data[start..end]).is_some());
     let depth = depth.as_deref();
     w.write_all(&data[..start]).map_err(&werr)?;
     let mut first = true;
@@ -924,7 +977,7 @@ pub fn write_document(input: &Path, output: &Path, plan: &Plan, force: bool) -> 
     }
     let close = if first { "[]" } else { close };
     w.write_all(close.as_bytes()).map_err(&werr)?;
-    w.write_all(&data[end..]).map_err(&werr)?;
+    w.write_all(after).map_err(&werr)?;
     atomic::finish(w, output)?;
     tmp.commit(output, force, Some(input))
 }
