@@ -47,6 +47,15 @@ const EXPECTED: &[(&str, &[&str])] = &[
         "fixtures/qwen-code/parent-cycle.jsonl",
         &["error parent-cycle@9"],
     ),
+    // DeepSeek's thinking mode: every reply with its reasoning; the call's
+    // reply without it (Qwen Code's DeepSeek provider sends an empty
+    // `reasoning_content` in its place); no reasoning anywhere.
+    ("fixtures/qwen-code/thinking.jsonl", &[]),
+    (
+        "fixtures/qwen-code/thinking-missing.jsonl",
+        &["warning missing-reasoning-content@4"],
+    ),
+    ("fixtures/qwen-code/thinking-off.jsonl", &[]),
 ];
 
 /// The edits of each fixture's repair (`action@line`); the others have
@@ -163,6 +172,50 @@ fn every_fixture_reads_as_qwen_code_with_what_qwen_code_does_with_it() {
     let (_, doc) = lint_json("fixtures/qwen-code/dangling-parent.jsonl", &[]);
     let summary = doc["findings"][0]["summary"].as_str().unwrap();
     assert!(summary.contains("the 5 message(s)"), "{summary}");
+}
+
+/// A DeepSeek reply stored without its reasoning (issue 40): Qwen Code's
+/// DeepSeek provider sends an empty `reasoning_content` in its place from
+/// 0.15.5 on, so the finding is a warning that names the model, the
+/// evidence of thinking mode, and which version wrote the session.
+#[test]
+fn a_deepseek_reply_without_its_reasoning_is_healed_from_0_15_5() {
+    const FILE: &str = "fixtures/qwen-code/thinking-missing.jsonl";
+    let o = run(&["lint", FILE]);
+    insta::assert_snapshot!("thinking_missing_lint_human", stdout(&o));
+    let (_, doc) = lint_json(FILE, &[]);
+    let f = &doc["findings"][0];
+    let notes = f["notes"].to_string();
+    for want in [
+        "`deepseek-v4-pro` (a DeepSeek model)",
+        "2 other assistant message(s) of this history carry reasoning",
+        "Qwen Code heals this from 0.15.5 on",
+        "this history was written by 0.15.10, which does",
+    ] {
+        assert!(notes.contains(want), "{want}: {f:#}");
+    }
+    // The same session written by 0.15.4: sent without the field, and
+    // refused; the severity stays the entry's (the client in use is at
+    // least the one that wrote the session).
+    let d = tempfile::tempdir().unwrap();
+    let old = d.path().join("thinking-missing.jsonl");
+    let text = std::fs::read_to_string(root().join(FILE)).unwrap();
+    std::fs::write(
+        &old,
+        text.replace("\"version\":\"0.15.10\"", "\"version\":\"0.15.4\""),
+    )
+    .unwrap();
+    let (_, doc) = lint_json(old.to_str().unwrap(), &[]);
+    assert_eq!(
+        severity_rule_lines(&doc),
+        ["warning missing-reasoning-content@4"]
+    );
+    assert!(
+        doc["findings"][0]["notes"]
+            .to_string()
+            .contains("this history was written by 0.15.4, which does not"),
+        "{doc:#}"
+    );
 }
 
 #[test]
