@@ -261,3 +261,52 @@ fn the_pinned_pi_resumes_every_repaired_copy_whole() {
         assert_eq!(r["units_missing"], 0, "{r:#}");
     }
 }
+
+/// DeepSeek's thinking mode (issue 40): the pinned session as if
+/// `deepseek-v4-pro` had written it through pi's `deepseek` provider, the
+/// answer with its reasoning and the call's reply without. pi sends an
+/// empty `reasoning_content` in its place from 0.70.1 on: a warning, and
+/// the session does not say which pi wrote it.
+#[test]
+fn a_deepseek_reply_without_its_reasoning_is_healed_from_0_70_1() {
+    let text = std::fs::read_to_string(root().join(HEALTHY)).unwrap();
+    let mut lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for (k, v) in lines.iter_mut().enumerate() {
+        let m = &mut v["message"];
+        if m["role"] != "assistant" {
+            continue;
+        }
+        m["model"] = "deepseek-v4-pro".into();
+        m["provider"] = "deepseek".into();
+        // The answer after the call's result (line 7) kept its reasoning.
+        if k == 6 {
+            let content = m["content"].as_array_mut().unwrap();
+            content.insert(
+                0,
+                serde_json::json!({"type": "thinking", "thinking": "The command printed hi.", "thinkingSignature": "reasoning_content"}),
+            );
+        }
+    }
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("deepseek.jsonl");
+    let body: String = lines.iter().map(|v| format!("{v}\n")).collect();
+    std::fs::write(&file, body).unwrap();
+    let (_, doc) = lint_json(file.to_str().unwrap(), &[]);
+    assert_eq!(
+        severity_rule_lines(&doc),
+        ["warning missing-reasoning-content@5"],
+        "{doc:#}"
+    );
+    let notes = doc["findings"][0]["notes"].to_string();
+    for want in [
+        // The notes as JSON text: their quotes escaped.
+        r#"pi sends `reasoning_content: \"\"`"#,
+        "pi heals this from 0.70.1 on",
+        "the history does not say which version wrote it",
+    ] {
+        assert!(notes.contains(want), "{want}: {notes}");
+    }
+}
