@@ -536,6 +536,71 @@ fn a_lone_surrogate_escape_in_a_part_is_a_warning_and_mended_in_place() {
     assert_second_repair_changes_nothing(&out, dir.path());
 }
 
+/// DeepSeek's thinking mode (issue 40): `ses_1bb5ce6f…` as if
+/// `deepseek-v4-pro` had written it, its answer after the calls with a
+/// reasoning part and the reply with the calls without one. opencode gives
+/// such a reply an empty reasoning part, sent as `reasoning_content: ""`,
+/// from 1.14.24 on: a warning.
+#[test]
+fn a_deepseek_reply_without_its_reasoning_is_healed_from_1_14_24() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("deepseek.db");
+    std::fs::copy(root().join(OPENCODE), &db).unwrap();
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute(
+        "UPDATE message SET data = json_set(data, '$.modelID', 'deepseek-v4-pro', '$.providerID', 'deepseek') \
+         WHERE json_extract(data, '$.role') = 'assistant'",
+        [],
+    )
+    .unwrap();
+    c.execute(
+        "INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES \
+         ('prt_19e44a333fe001Fx02Qm7Lk2Pz9W', 'msg_19e44a32d50000Fx00Qm7Lk2Pz9W', \
+          'ses_1bb5ce6fffffHq7Lm2Nx8Pr4Tz', 1779268005100, 1779268005100, \
+          '{\"type\":\"reasoning\",\"text\":\"The router answers it.\",\"time\":{\"start\":1779268005100,\"end\":1779268005150}}')",
+        [],
+    )
+    .unwrap();
+    drop(c);
+    let (_, doc) = lint_json(db.to_str().unwrap(), &[]);
+    // (The fixture's two calls left running are its own.)
+    let found: Vec<(&str, &str, &str)> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] != "orphan-tool-call")
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap(),
+                f["severity"].as_str().unwrap(),
+                f["location"]["key"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [(
+            "missing-reasoning-content",
+            "warning",
+            "msg_19e44a32008000Fx00Qm7Lk2Pz9W"
+        )],
+        "{doc:#}"
+    );
+    let notes = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "missing-reasoning-content")
+        .unwrap()["notes"]
+        .to_string();
+    for want in [
+        "`deepseek-v4-pro` (a DeepSeek model)",
+        "opencode heals this from 1.14.24 on",
+    ] {
+        assert!(notes.contains(want), "{want}: {notes}");
+    }
+}
+
 /// Put a lone surrogate escape in the first prompt of `ses_1bb5ce6f…`.
 fn cut_a_prompt(db: &Path) {
     let c = rusqlite::Connection::open(db).unwrap();
