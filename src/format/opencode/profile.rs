@@ -62,7 +62,10 @@ pub static PROFILE: Profile = Profile {
         // DeepSeek assistant messages so reasoning is always included",
         // PR #24180); 1.14.29 made `reasoning_content` the default field of
         // OpenAI-compatible DeepSeek setups (both release notes quoted in
-        // anomalyco/opencode#25311).
+        // anomalyco/opencode#25311). Observed with the pinned client
+        // (tests/opencode.rs, the real client against the mock): as
+        // `deepseek-v4-pro` the reply without reasoning goes with
+        // `reasoning_content: ""`; as `glm-5`, without the field.
         Resume::new(
             Pattern::MissingReasoningContent,
             Does::Heals("an empty reasoning part, sent as an empty `reasoning_content`"),
