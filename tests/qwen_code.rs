@@ -330,3 +330,53 @@ fn the_pinned_qwen_code_resumes_as_the_profile_says_and_every_repaired_copy_whol
         s[1]
     );
 }
+
+/// What the profile says of a DeepSeek reply stored without its reasoning,
+/// on the pinned client: configured with a DeepSeek model, 0.15.10 sends
+/// the call's reply with `reasoning_content: ""` and the replies with
+/// reasoning with theirs; configured with another model (the mock's), it
+/// sends the call's reply without the field.
+#[test]
+#[cfg_attr(
+    not(all(has_tool = "qwen-code", has_tool = "python3")),
+    ignore = "needs the pinned Qwen Code and python3: scripts/test-all"
+)]
+fn the_pinned_qwen_code_sends_an_empty_reasoning_content_for_a_deepseek_model() {
+    let replies = |model: Option<&str>| -> Vec<serde_json::Value> {
+        let d = tempfile::tempdir().unwrap();
+        let mut c = python();
+        c.arg("tests/oracle/qwen.py")
+            .arg("resume")
+            .arg(d.path())
+            .arg(root().join("fixtures/qwen-code/thinking-missing.jsonl"));
+        if let Some(m) = model {
+            c.env("CHATFSCK_QWEN_ORACLE_MODEL", m);
+        }
+        let o = c.output().unwrap();
+        let s = oracle_summaries("qwen.py", &o);
+        assert_eq!(s[0]["rc"], 0, "{:#}", s[0]);
+        assert_eq!(s[0]["valid"], true, "{:#}", s[0]);
+        let body: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(d.path().join("00/request.json")).unwrap())
+                .unwrap();
+        // The call's reply and the two answers, in order (the client's own
+        // startup exchange before them left out).
+        body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .skip_while(|m| m.get("tool_calls").is_none())
+            .map(|m| m.get("reasoning_content").cloned().unwrap_or_default())
+            .collect()
+    };
+    let thought = serde_json::Value::from("Let me work this out.");
+    assert_eq!(
+        replies(Some("deepseek-v4-pro")),
+        ["".into(), thought.clone(), thought.clone()]
+    );
+    assert_eq!(
+        replies(None),
+        [serde_json::Value::Null, thought.clone(), thought]
+    );
+}

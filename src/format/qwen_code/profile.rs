@@ -109,11 +109,13 @@ pub static PROFILE: Profile = Profile {
         // from any other provider. First released in 0.15.5 (its CHANGELOG:
         // "core: inject reasoning_content on DeepSeek tool-call replays
         // (#3729)"); 0.15.6's bundle already covers every assistant message.
+        // Observed with the pinned client (tests/qwen_code.rs, the oracle
+        // configured as `deepseek-v4-pro`, then as `mock-model`).
         Resume::new(
             Pattern::MissingReasoningContent,
             Does::Heals("its DeepSeek provider sends an empty `reasoning_content`"),
             &[Note::Text(
-                "Qwen Code picks its DeepSeek provider by the model name (`{model}` holds `deepseek`) or the api.deepseek.com host, and that provider sends `reasoning_content: \"\"` on every assistant message stored without reasoning (`ensureReasoningContentOnToolCalls`), which DeepSeek takes; through a DashScope base URL (whose provider Qwen Code picks first) it sends none, and DeepSeek refuses the request",
+                "Qwen Code picks its DeepSeek provider by the model it is configured with (a name holding `deepseek`, as `{model}`, which wrote this history, does) or the api.deepseek.com host, and that provider sends `reasoning_content: \"\"` on every assistant message stored without reasoning (`ensureReasoningContentOnToolCalls`), which DeepSeek takes; configured with another name behind a proxy, or through a DashScope base URL (whose provider Qwen Code picks first), it sends none, and DeepSeek refuses the request",
             )],
         )
         .saying("Qwen Code sends an empty `reasoning_content` in its place, which DeepSeek takes")
