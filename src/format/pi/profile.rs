@@ -121,7 +121,9 @@ pub static PROFILE: Profile = Profile {
         // session replay 400 errors by sending DeepSeek-compatible thinking
         // controls and replayed assistant `reasoning_content` fields
         // (#3636)"); 0.71.0 extends it to generated OpenAI-compatible
-        // DeepSeek models outside the direct provider (#3940).
+        // DeepSeek models outside the direct provider (#3940). Observed
+        // with the pinned pi (tests/pi.rs, the mock serving a provider
+        // named `deepseek`, then `mock`).
         Resume::new(
             Pattern::MissingReasoningContent,
             Does::Heals("its DeepSeek provider sends an empty `reasoning_content`"),
