@@ -355,7 +355,13 @@ fn the_pinned_pi_sends_an_empty_reasoning_content_through_its_deepseek_provider(
             .map(|m| m.get("reasoning_content").cloned().unwrap_or_default())
             .collect()
     };
+    // Both runs side by side (each client mostly waits).
+    let (deepseek, other) = std::thread::scope(|s| {
+        let deepseek = s.spawn(|| replies("deepseek"));
+        let other = replies("mock");
+        (deepseek.join().unwrap(), other)
+    });
     let thought = serde_json::Value::from("The command printed hi.");
-    assert_eq!(replies("deepseek"), ["".into(), thought.clone()]);
-    assert_eq!(replies("mock"), [serde_json::Value::Null, thought]);
+    assert_eq!(deepseek, ["".into(), thought.clone()]);
+    assert_eq!(other, [serde_json::Value::Null, thought]);
 }

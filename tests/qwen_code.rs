@@ -370,13 +370,13 @@ fn the_pinned_qwen_code_sends_an_empty_reasoning_content_for_a_deepseek_model() 
             .map(|m| m.get("reasoning_content").cloned().unwrap_or_default())
             .collect()
     };
+    // Both runs side by side (each client mostly waits).
+    let (deepseek, other) = std::thread::scope(|s| {
+        let deepseek = s.spawn(|| replies(Some("deepseek-v4-pro")));
+        let other = replies(None);
+        (deepseek.join().unwrap(), other)
+    });
     let thought = serde_json::Value::from("Let me work this out.");
-    assert_eq!(
-        replies(Some("deepseek-v4-pro")),
-        ["".into(), thought.clone(), thought.clone()]
-    );
-    assert_eq!(
-        replies(None),
-        [serde_json::Value::Null, thought.clone(), thought]
-    );
+    assert_eq!(deepseek, ["".into(), thought.clone(), thought.clone()]);
+    assert_eq!(other, [serde_json::Value::Null, thought.clone(), thought]);
 }
