@@ -33,8 +33,14 @@ of the history, not only the current one. The API checks that the field
 is there, not what it says: DeepSeek itself answers some tool-call steps
 with no `reasoning_content` at all and then refuses them on replay
 (QwenLM/qwen-code#3729), and the clients' fix, replaying an empty
-`reasoning_content`, is taken (Qwen Code 0.15.5, pi 0.70.1). A message
-whose field is stored empty is therefore not reported.
+`reasoning_content`, is taken (Qwen Code 0.15.5, pi 0.70.1;
+NousResearch/hermes-agent#14941, tested on deepseek-v4-flash). A message
+whose field is stored empty is therefore not reported. A text-only reply
+between two tool-call steps of one user turn is refused too
+(hermes-agent#14941), as the guide's scope says; reports that the API
+wants the field on every assistant message of a thinking-mode history,
+in turns without tool calls as well, are not what the guide says, and
+such messages are not reported.
 
 The evidence that the history was in thinking mode, which the finding
 names:
