@@ -85,8 +85,8 @@ pub static PROFILE: Profile = Profile {
         // provider's thinking strategy keeps thinking (`preserveThinking`,
         // line 193460), which only the Kimi provider sets, with
         // `thinking.keep: "all"` and thinking on (188901): a DeepSeek model
-        // gets no empty field. (The reader does not yet name the model of
-        // each reply from the `llm.request` records.)
+        // gets no empty field. The model of a reply is the one its step's
+        // `llm.request` record names.
         Resume::new(
             Pattern::MissingReasoningContent,
             Does::SendsAsIs,
