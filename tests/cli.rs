@@ -186,6 +186,7 @@ const WITH_CLIENTS: &[&str] = &[
     "mismatched-tool-output",
     "missing-fork-parent",
     "missing-ordinal",
+    "missing-reasoning-content",
     "missing-required-field",
     "missing-role",
     "missing-thought-signature",

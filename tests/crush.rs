@@ -88,6 +88,43 @@ fn every_pattern_is_found_with_what_crush_does_with_it() {
     assert!(text("invalid-tool-name").contains("empty name"));
 }
 
+/// DeepSeek's thinking mode (issue 40): the healthy sessions as if a
+/// DeepSeek model had written them (the rows' `model`). The second
+/// session's answer after its calls carries no reasoning while the reply
+/// with the calls does: Crush sends it without `reasoning_content`, and
+/// DeepSeek refuses the request; the sessions with no reasoning at all
+/// are left alone.
+#[test]
+fn a_deepseek_reply_without_its_reasoning_is_sent_as_it_is() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("crush.db");
+    std::fs::copy(root().join(HEALTHY), &db).unwrap();
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute(
+        "UPDATE messages SET model = 'deepseek-v4-pro', provider = 'deepseek' \
+         WHERE role = 'assistant'",
+        [],
+    )
+    .unwrap();
+    drop(c);
+    let (rc, doc) = lint_json(db.to_str().unwrap(), &[]);
+    assert_eq!(rc, 1, "{doc:#}");
+    assert_eq!(
+        findings(&doc),
+        ["error missing-reasoning-content a1b2c3d4-0002-4000-8000-000000000002"]
+    );
+    let f = &doc["findings"][0];
+    assert_eq!(f["location"]["rowid"], 7, "{f:#}");
+    let notes = f["notes"].to_string();
+    for want in [
+        "`deepseek-v4-pro` (a DeepSeek model)",
+        "Crush sends `reasoning_content` only on a reply whose stored thinking is not empty",
+        "DeepSeek answers `400 The `reasoning_content` in the thinking mode must be passed back to the API.`",
+    ] {
+        assert!(notes.contains(want), "{want}: {f:#}");
+    }
+}
+
 #[test]
 fn the_findings_read_as_they_should() {
     let o = run(&["lint", DAMAGED]);

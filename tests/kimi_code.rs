@@ -349,3 +349,46 @@ fn the_pinned_kimi_code_resumes_as_the_profile_says_and_every_repaired_copy_whol
         assert_eq!(r["rewritten"], false, "{r:#}");
     }
 }
+
+/// DeepSeek's thinking mode (issue 40): the pinned session as if each step
+/// had asked `deepseek-v4-pro` (the `llm.request` records' `model`), the
+/// answer's step with a `think` part and the call's step without. Kimi
+/// Code sends that reply without `reasoning_content` through any provider
+/// but its Kimi one: an error, what DeepSeek answers.
+#[test]
+fn a_deepseek_reply_without_its_reasoning_is_sent_as_it_is() {
+    let text = std::fs::read_to_string(root().join(HEALTHY)).unwrap();
+    let mut out = String::new();
+    for line in text.lines() {
+        let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+        if v["type"] == "llm.request" {
+            v["model"] = "deepseek-v4-pro".into();
+        }
+        // The answer's step thought before its text.
+        if v["event"]["type"] == "content.part" && v["event"]["part"]["text"] == "ok" {
+            let mut think = v.clone();
+            think["event"]["part"] =
+                serde_json::json!({"type": "think", "think": "The command printed hi."});
+            think["event"]["uuid"] = "c37beade-66f2-41a5-91a8-9446bc8b0600".into();
+            out.push_str(&format!("{think}\n"));
+        }
+        out.push_str(&format!("{v}\n"));
+    }
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("wire.jsonl");
+    std::fs::write(&file, out).unwrap();
+    let (_, doc) = lint_json(file.to_str().unwrap(), &[]);
+    assert_eq!(
+        severity_rule_lines(&doc),
+        ["error missing-reasoning-content@12"],
+        "{doc:#}"
+    );
+    let notes = doc["findings"][0]["notes"].to_string();
+    for want in [
+        "`deepseek-v4-pro` (a DeepSeek model)",
+        "Kimi Code sends an empty `reasoning_content` on such a message only through its Kimi provider",
+        "DeepSeek answers `400 The `reasoning_content` in the thinking mode must be passed back to the API.`",
+    ] {
+        assert!(notes.contains(want), "{want}: {notes}");
+    }
+}

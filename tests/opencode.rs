@@ -128,7 +128,11 @@ impl Home {
             "provider": {"mock": {
                 "npm": "@ai-sdk/openai-compatible",
                 "options": {"baseURL": format!("http://127.0.0.1:{}/v1", mock.port), "apiKey": "dummy"},
-                "models": {"mock-1": {"tool_call": true, "limit": {"context": 100000, "output": 4096}}}
+                "models": {
+                    "mock-1": {"tool_call": true, "limit": {"context": 100000, "output": 4096}},
+                    "deepseek-v4-pro": {"tool_call": true, "reasoning": true, "limit": {"context": 100000, "output": 4096}},
+                    "glm-5": {"tool_call": true, "reasoning": true, "limit": {"context": 100000, "output": 4096}}
+                }
             }}
         });
         std::fs::write(
@@ -161,6 +165,18 @@ impl Home {
 /// that request is logged: what it does with the mock's answer is not
 /// under test.
 fn resume(cli: &Path, home: &Home, data: &Path, mock: &Mock, session: &str) -> Vec<Value> {
+    resume_as(cli, home, data, mock, session, "mock/mock-1")
+}
+
+/// [`resume`] with the model `model` (`provider/id`).
+fn resume_as(
+    cli: &Path,
+    home: &Home,
+    data: &Path,
+    mock: &Mock,
+    session: &str,
+    model: &str,
+) -> Vec<Value> {
     let before = mock.requests().len();
     let out = data.join(format!("{session}.out"));
     let mut child = std::process::Command::new(cli)
@@ -168,7 +184,7 @@ fn resume(cli: &Path, home: &Home, data: &Path, mock: &Mock, session: &str) -> V
             "run",
             "--print-logs",
             "--model",
-            "mock/mock-1",
+            model,
             "--session",
             session,
             "continue",
@@ -534,6 +550,120 @@ fn a_lone_surrogate_escape_in_a_part_is_a_warning_and_mended_in_place() {
     let (_, again) = lint_json(out.to_str().unwrap(), &[]);
     assert_eq!(again["findings"].as_array().unwrap().len(), 0, "{again:#}");
     assert_second_repair_changes_nothing(&out, dir.path());
+}
+
+/// DeepSeek's thinking mode (issue 40): `ses_1bb5ce6f…` as if
+/// `deepseek-v4-pro` had written it, its answer after the calls with a
+/// reasoning part and the reply with the calls without one. opencode gives
+/// such a reply an empty reasoning part, sent as `reasoning_content: ""`,
+/// from 1.14.24 on: a warning.
+#[test]
+fn a_deepseek_reply_without_its_reasoning_is_healed_from_1_14_24() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("deepseek.db");
+    std::fs::copy(root().join(OPENCODE), &db).unwrap();
+    as_deepseek(&db, "deepseek");
+    let (_, doc) = lint_json(db.to_str().unwrap(), &[]);
+    // (The fixture's two calls left running are its own.)
+    let found: Vec<(&str, &str, &str)> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] != "orphan-tool-call")
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap(),
+                f["severity"].as_str().unwrap(),
+                f["location"]["key"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [(
+            "missing-reasoning-content",
+            "warning",
+            "msg_19e44a32008000Fx00Qm7Lk2Pz9W"
+        )],
+        "{doc:#}"
+    );
+    let notes = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "missing-reasoning-content")
+        .unwrap()["notes"]
+        .to_string();
+    for want in [
+        "`deepseek-v4-pro` (a DeepSeek model)",
+        "opencode heals this from 1.14.24 on",
+    ] {
+        assert!(notes.contains(want), "{want}: {notes}");
+    }
+}
+
+/// `ses_1bb5ce6f…` of `db` as if `deepseek-v4-pro` of `provider` had
+/// written it: every reply names the model, and the answer after the
+/// calls has a reasoning part (the reply with the calls has none).
+fn as_deepseek(db: &Path, provider: &str) {
+    as_model(db, provider, "deepseek-v4-pro");
+}
+
+/// [`as_deepseek`] with the model `model`.
+fn as_model(db: &Path, provider: &str, model: &str) {
+    let c = rusqlite::Connection::open(db).unwrap();
+    c.execute(
+        "UPDATE message SET data = json_set(data, '$.modelID', ?2, '$.providerID', ?1) \
+         WHERE json_extract(data, '$.role') = 'assistant'",
+        [provider, model],
+    )
+    .unwrap();
+    c.execute(
+        "INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES \
+         ('prt_19e44a333fe001Fx02Qm7Lk2Pz9W', 'msg_19e44a32d50000Fx00Qm7Lk2Pz9W', \
+          'ses_1bb5ce6fffffHq7Lm2Nx8Pr4Tz', 1779268005100, 1779268005100, \
+          '{\"type\":\"reasoning\",\"text\":\"The router answers it.\",\"time\":{\"start\":1779268005100,\"end\":1779268005150}}')",
+        [],
+    )
+    .unwrap();
+}
+
+/// The pinned client on that session: as `deepseek-v4-pro`, the reply
+/// stored without reasoning goes with `reasoning_content: ""` (opencode's
+/// DeepSeek normalisation) and the answer with its own; as another model
+/// (`glm-5`), the reply goes without the field. What the profile says.
+#[test]
+#[cfg_attr(
+    not(all(has_tool = "opencode", has_tool = "python3")),
+    ignore = "needs the real opencode client (opencode-ai 1.18.33) in CHATFSCK_OPENCODE and Python 3: scripts/test-all installs it"
+)]
+fn the_real_client_sends_an_empty_reasoning_content_for_a_deepseek_model() {
+    let cli = opencode();
+    let dir = tempfile::tempdir().unwrap();
+    let mock = Mock::start(dir.path());
+    let home = Home::new(dir.path(), &mock);
+    const SESSION: &str = "ses_1bb5ce6fffffHq7Lm2Nx8Pr4Tz";
+    // Each model on a copy of its own, whose replies name it (opencode
+    // leaves out the reasoning of another model's replies).
+    let replies = |model: &str| -> Vec<Option<Value>> {
+        let db = dir.path().join(format!("{model}.db"));
+        std::fs::copy(root().join(OPENCODE), &db).unwrap();
+        as_model(&db, "mock", model);
+        let data = home.data_dir(&format!("data-{model}"), &db);
+        resume_as(&cli, &home, &data, &mock, SESSION, &format!("mock/{model}"))
+            .into_iter()
+            .filter(|m| m["role"] == "assistant")
+            .map(|m| m.get("reasoning_content").cloned())
+            .collect()
+    };
+    assert_eq!(
+        replies("deepseek-v4-pro"),
+        [Some("".into()), Some("The router answers it.".into())]
+    );
+    assert_eq!(
+        replies("glm-5"),
+        [None, Some("The router answers it.".into())]
+    );
 }
 
 /// Put a lone surrogate escape in the first prompt of `ses_1bb5ce6f…`.

@@ -261,3 +261,107 @@ fn the_pinned_pi_resumes_every_repaired_copy_whole() {
         assert_eq!(r["units_missing"], 0, "{r:#}");
     }
 }
+
+/// DeepSeek's thinking mode (issue 40): the pinned session as if
+/// `deepseek-v4-pro` had written it through pi's `deepseek` provider, the
+/// answer with its reasoning and the call's reply without. pi sends an
+/// empty `reasoning_content` in its place from 0.70.1 on: a warning, and
+/// the session does not say which pi wrote it.
+#[test]
+fn a_deepseek_reply_without_its_reasoning_is_healed_from_0_70_1() {
+    let d = tempfile::tempdir().unwrap();
+    let file = deepseek_session(d.path(), "deepseek");
+    let (_, doc) = lint_json(file.to_str().unwrap(), &[]);
+    assert_eq!(
+        severity_rule_lines(&doc),
+        ["warning missing-reasoning-content@5"],
+        "{doc:#}"
+    );
+    let notes = doc["findings"][0]["notes"].to_string();
+    for want in [
+        // The notes as JSON text: their quotes escaped.
+        r#"pi sends `reasoning_content: \"\"`"#,
+        "pi heals this from 0.70.1 on",
+        "the history does not say which version wrote it",
+    ] {
+        assert!(notes.contains(want), "{want}: {notes}");
+    }
+}
+
+/// The pinned session as if `deepseek-v4-pro` of `provider` had written
+/// it, in `dir`: every reply names them, and the answer after the call's
+/// result (line 7) has a thinking block; the call's reply (line 5) none.
+fn deepseek_session(dir: &Path, provider: &str) -> PathBuf {
+    let text = std::fs::read_to_string(root().join(HEALTHY)).unwrap();
+    let mut lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for (k, v) in lines.iter_mut().enumerate() {
+        let m = &mut v["message"];
+        if m["role"] != "assistant" {
+            continue;
+        }
+        m["model"] = "deepseek-v4-pro".into();
+        m["provider"] = provider.into();
+        if k == 6 {
+            let content = m["content"].as_array_mut().unwrap();
+            content.insert(
+                0,
+                serde_json::json!({"type": "thinking", "thinking": "The command printed hi.", "thinkingSignature": "reasoning_content"}),
+            );
+        }
+    }
+    let file = dir.join(format!("{provider}.jsonl"));
+    let body: String = lines.iter().map(|v| format!("{v}\n")).collect();
+    std::fs::write(&file, body).unwrap();
+    file
+}
+
+/// What the profile says, on the pinned pi (the mock serving a provider
+/// named `deepseek`): the call's reply goes with `reasoning_content: ""`,
+/// the answer with its own; through another provider (`mock`), the reply
+/// goes without the field.
+#[test]
+#[cfg_attr(
+    not(all(has_tool = "clients", has_tool = "python3")),
+    ignore = "needs the pinned clients and python3: tests/oracle/install.sh"
+)]
+fn the_pinned_pi_sends_an_empty_reasoning_content_through_its_deepseek_provider() {
+    let replies = |provider: &str| -> Vec<serde_json::Value> {
+        let d = tempfile::tempdir().unwrap();
+        let session = deepseek_session(d.path(), provider);
+        let o = python()
+            .arg("tests/oracle/pi.py")
+            .arg("resume")
+            .arg(d.path().join("runs"))
+            .arg(&session)
+            .env("CHATFSCK_PI_ORACLE_PROVIDER", provider)
+            .env("CHATFSCK_PI_ORACLE_MODEL", "deepseek-v4-pro")
+            .output()
+            .unwrap();
+        let s = oracle_summaries("pi.py", &o);
+        assert_eq!(s[0]["rc"], 0, "{:#}", s[0]);
+        assert_eq!(s[0]["valid"], true, "{:#}", s[0]);
+        let body: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(d.path().join("runs/00/request.json")).unwrap())
+                .unwrap();
+        body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .take(2)
+            .map(|m| m.get("reasoning_content").cloned().unwrap_or_default())
+            .collect()
+    };
+    // Both runs side by side (each client mostly waits).
+    let (deepseek, other) = std::thread::scope(|s| {
+        let deepseek = s.spawn(|| replies("deepseek"));
+        let other = replies("mock");
+        (deepseek.join().unwrap(), other)
+    });
+    let thought = serde_json::Value::from("The command printed hi.");
+    assert_eq!(deepseek, ["".into(), thought.clone()]);
+    assert_eq!(other, [serde_json::Value::Null, thought]);
+}

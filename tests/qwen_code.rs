@@ -47,6 +47,15 @@ const EXPECTED: &[(&str, &[&str])] = &[
         "fixtures/qwen-code/parent-cycle.jsonl",
         &["error parent-cycle@9"],
     ),
+    // DeepSeek's thinking mode: every reply with its reasoning; the call's
+    // reply without it (Qwen Code's DeepSeek provider sends an empty
+    // `reasoning_content` in its place); no reasoning anywhere.
+    ("fixtures/qwen-code/thinking.jsonl", &[]),
+    (
+        "fixtures/qwen-code/thinking-missing.jsonl",
+        &["warning missing-reasoning-content@4"],
+    ),
+    ("fixtures/qwen-code/thinking-off.jsonl", &[]),
 ];
 
 /// The edits of each fixture's repair (`action@line`); the others have
@@ -165,6 +174,50 @@ fn every_fixture_reads_as_qwen_code_with_what_qwen_code_does_with_it() {
     assert!(summary.contains("the 5 message(s)"), "{summary}");
 }
 
+/// A DeepSeek reply stored without its reasoning (issue 40): Qwen Code's
+/// DeepSeek provider sends an empty `reasoning_content` in its place from
+/// 0.15.5 on, so the finding is a warning that names the model, the
+/// evidence of thinking mode, and which version wrote the session.
+#[test]
+fn a_deepseek_reply_without_its_reasoning_is_healed_from_0_15_5() {
+    const FILE: &str = "fixtures/qwen-code/thinking-missing.jsonl";
+    let o = run(&["lint", FILE]);
+    insta::assert_snapshot!("thinking_missing_lint_human", stdout(&o));
+    let (_, doc) = lint_json(FILE, &[]);
+    let f = &doc["findings"][0];
+    let notes = f["notes"].to_string();
+    for want in [
+        "`deepseek-v4-pro` (a DeepSeek model)",
+        "2 other assistant message(s) of this history carry reasoning",
+        "Qwen Code heals this from 0.15.5 on",
+        "this history was written by 0.15.10, which does",
+    ] {
+        assert!(notes.contains(want), "{want}: {f:#}");
+    }
+    // The same session written by 0.15.4: sent without the field, and
+    // refused; the severity stays the entry's (the client in use is at
+    // least the one that wrote the session).
+    let d = tempfile::tempdir().unwrap();
+    let old = d.path().join("thinking-missing.jsonl");
+    let text = std::fs::read_to_string(root().join(FILE)).unwrap();
+    std::fs::write(
+        &old,
+        text.replace("\"version\":\"0.15.10\"", "\"version\":\"0.15.4\""),
+    )
+    .unwrap();
+    let (_, doc) = lint_json(old.to_str().unwrap(), &[]);
+    assert_eq!(
+        severity_rule_lines(&doc),
+        ["warning missing-reasoning-content@4"]
+    );
+    assert!(
+        doc["findings"][0]["notes"]
+            .to_string()
+            .contains("this history was written by 0.15.4, which does not"),
+        "{doc:#}"
+    );
+}
+
 #[test]
 fn the_detector_takes_a_qwen_code_session_and_not_a_claude_code_one() {
     let d = tempfile::tempdir().unwrap();
@@ -276,4 +329,54 @@ fn the_pinned_qwen_code_resumes_as_the_profile_says_and_every_repaired_copy_whol
         "{:#}",
         s[1]
     );
+}
+
+/// What the profile says of a DeepSeek reply stored without its reasoning,
+/// on the pinned client: configured with a DeepSeek model, 0.15.10 sends
+/// the call's reply with `reasoning_content: ""` and the replies with
+/// reasoning with theirs; configured with another model (the mock's), it
+/// sends the call's reply without the field.
+#[test]
+#[cfg_attr(
+    not(all(has_tool = "qwen-code", has_tool = "python3")),
+    ignore = "needs the pinned Qwen Code and python3: scripts/test-all"
+)]
+fn the_pinned_qwen_code_sends_an_empty_reasoning_content_for_a_deepseek_model() {
+    let replies = |model: Option<&str>| -> Vec<serde_json::Value> {
+        let d = tempfile::tempdir().unwrap();
+        let mut c = python();
+        c.arg("tests/oracle/qwen.py")
+            .arg("resume")
+            .arg(d.path())
+            .arg(root().join("fixtures/qwen-code/thinking-missing.jsonl"));
+        if let Some(m) = model {
+            c.env("CHATFSCK_QWEN_ORACLE_MODEL", m);
+        }
+        let o = c.output().unwrap();
+        let s = oracle_summaries("qwen.py", &o);
+        assert_eq!(s[0]["rc"], 0, "{:#}", s[0]);
+        assert_eq!(s[0]["valid"], true, "{:#}", s[0]);
+        let body: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(d.path().join("00/request.json")).unwrap())
+                .unwrap();
+        // The call's reply and the two answers, in order (the client's own
+        // startup exchange before them left out).
+        body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .skip_while(|m| m.get("tool_calls").is_none())
+            .map(|m| m.get("reasoning_content").cloned().unwrap_or_default())
+            .collect()
+    };
+    // Both runs side by side (each client mostly waits).
+    let (deepseek, other) = std::thread::scope(|s| {
+        let deepseek = s.spawn(|| replies(Some("deepseek-v4-pro")));
+        let other = replies(None);
+        (deepseek.join().unwrap(), other)
+    });
+    let thought = serde_json::Value::from("Let me work this out.");
+    assert_eq!(deepseek, ["".into(), thought.clone(), thought.clone()]);
+    assert_eq!(other, [serde_json::Value::Null, thought.clone(), thought]);
 }

@@ -179,6 +179,13 @@ pub enum Pattern {
     NulPaddingBeforeRecord,
     /// A record lacking a member its client requires of its type.
     MissingRequiredField,
+    /// An assistant message of a thinking-mode history stored without its
+    /// reasoning, the store naming a DeepSeek model (whose thinking mode
+    /// refuses it).
+    MissingReasoningContent,
+    /// An assistant message with tool calls stored without its reasoning
+    /// while other messages carry theirs, the store naming no model.
+    MissingReasoningContentUnnamed,
 }
 
 impl Pattern {
@@ -250,6 +257,8 @@ impl Pattern {
         Pattern::NulPadding,
         Pattern::NulPaddingBeforeRecord,
         Pattern::MissingRequiredField,
+        Pattern::MissingReasoningContent,
+        Pattern::MissingReasoningContentUnnamed,
     ];
 
     /// The rule that detects it.
@@ -315,6 +324,9 @@ impl Pattern {
             Pattern::RawLineSeparator => "raw-line-separator",
             Pattern::NulPadding | Pattern::NulPaddingBeforeRecord => "nul-padding",
             Pattern::MissingRequiredField => "missing-required-field",
+            Pattern::MissingReasoningContent | Pattern::MissingReasoningContentUnnamed => {
+                "missing-reasoning-content"
+            }
         }
     }
 
@@ -472,6 +484,10 @@ impl Pattern {
             Pattern::NulPadding => "a line holds only NUL bytes",
             Pattern::NulPaddingBeforeRecord => "NUL bytes share a line with a record",
             Pattern::MissingRequiredField => "a record lacks a member its client requires",
+            Pattern::MissingReasoningContent => "the store names a DeepSeek model",
+            Pattern::MissingReasoningContentUnnamed => {
+                "the store names no model; other messages carry reasoning"
+            }
         }
     }
 }

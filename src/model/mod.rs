@@ -14,6 +14,7 @@ mod chunks;
 pub mod compare;
 mod paging;
 pub mod pairing;
+mod reasoning;
 pub mod sealed;
 mod signatures;
 mod source;
@@ -30,6 +31,7 @@ pub use paging::{Base, Ordinal, Paging, Parent, Projection, Unread};
 /// The text of a tool result `repair` synthesizes. Clearly not the tool's
 /// output; rules recognise it (a placeholder is not a failed call).
 pub const PLACEHOLDER: &str = "[chatfsck repair] No result was recorded for this tool call: the session ended or was interrupted before it completed. This placeholder was inserted by chatfsck; the tool may or may not have run.";
+pub use reasoning::Reasoning;
 pub use signatures::Signatures;
 pub use source::{Dialect, Format, SourceInfo};
 pub use table::{ExecStatus, Execution, Executions, MessageTable, output_text};
@@ -586,6 +588,10 @@ pub struct Conversation {
     pub by_design: Vec<ByDesign>,
     /// Gemini: the model of each model turn and the signed function calls.
     pub signatures: Option<Box<Signatures>>,
+    /// The model the store names for each assistant message, and the
+    /// messages whose reasoning field is stored empty (thinking-mode
+    /// providers take an empty field, and refuse a missing one).
+    pub reasoning: Option<Box<Reasoning>>,
     /// Records read with their lone surrogate escapes (`\ud800`) taken as
     /// U+FFFD, as the app's lenient JSON reader takes them, and how many
     /// each holds (provider-shaped histories; Claude Code counts them on
@@ -664,6 +670,7 @@ impl Conversation {
             parent_cuts: Vec::new(),
             by_design: Vec::new(),
             signatures: None,
+            reasoning: None,
             lone_surrogates: Vec::new(),
             elsewhere: None,
             missing_outputs: Vec::new(),
@@ -678,6 +685,11 @@ impl Conversation {
             line_damage: Vec::new(),
             missing_fields: Vec::new(),
         }
+    }
+
+    /// The reasoning side view, made on first use.
+    pub fn reasoning_mut(&mut self) -> &mut Reasoning {
+        self.reasoning.get_or_insert_with(Box::default)
     }
 
     /// Note that the record at `loc` was read with `n` lone surrogate

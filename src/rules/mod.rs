@@ -38,6 +38,7 @@ mod mismatched_tool_output;
 mod missing_blob;
 mod missing_fork_parent;
 mod missing_ordinal;
+mod missing_reasoning_content;
 mod missing_required_field;
 mod missing_role;
 mod missing_thought_signature;
@@ -125,6 +126,7 @@ pub static RULES: &[&Rule] = &[
     &history_elsewhere::RULE,
     &missing_tool_output::RULE,
     &missing_thought_signature::RULE,
+    &missing_reasoning_content::RULE,
     &missing_ordinal::RULE,
     &reused_ordinal::RULE,
     &missing_fork_parent::RULE,

@@ -30,7 +30,11 @@ import oracle  # noqa: E402
 
 PI_PKG = "@mariozechner/pi-coding-agent"
 PI_BIN = os.path.join(oracle.PREFIX, "node_modules", PI_PKG, "dist/cli.js")
-MODEL = ["--provider", "mock", "--model", "mock-model"]
+# The provider and model the client runs as (CHATFSCK_PI_ORACLE_PROVIDER / _MODEL name others, still served by
+# the mock: pi shapes a request by the provider's name, e.g. `deepseek`'s replayed `reasoning_content`).
+PROVIDER = os.environ.get("CHATFSCK_PI_ORACLE_PROVIDER") or "mock"
+MODEL_ID = os.environ.get("CHATFSCK_PI_ORACLE_MODEL") or "mock-model"
+MODEL = ["--provider", PROVIDER, "--model", MODEL_ID]
 PROMPTS = ["say hello [mock:bash echo hi]", "second prompt"]
 
 
@@ -41,8 +45,11 @@ def setup(tmp, port):
     os.makedirs(agent)
     os.makedirs(work)
     with open(os.path.join(agent, "models.json"), "w") as f:
-        json.dump({"providers": {"mock": {"baseUrl": f"http://127.0.0.1:{port}/v1", "api": "openai-completions",
-                                          "apiKey": "sk-test", "models": [{"id": "mock-model"}]}}}, f)
+        model = {"id": MODEL_ID}
+        if MODEL_ID != "mock-model":
+            model["reasoning"] = True
+        json.dump({"providers": {PROVIDER: {"baseUrl": f"http://127.0.0.1:{port}/v1", "api": "openai-completions",
+                                            "apiKey": "sk-test", "models": [model]}}}, f)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TERM": "dumb", "LANG": "C.UTF-8",
            "NO_COLOR": "1", "TMPDIR": tmp, "PI_OFFLINE": "1", "PI_TELEMETRY": "0"}
     return home, work, agent, env

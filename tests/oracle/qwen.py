@@ -9,6 +9,8 @@ fresh: in a throw-away HOME, `qwen -p "say hello [mock:shell echo hi]" --yolo` (
 `run_shell_command` call, Qwen Code runs it and records its result) then `qwen -p --continue "second
 prompt"`; copies the `projects` directory to OUTDIR/projects and prints one JSON line.
 
+With CHATFSCK_QWEN_ORACLE_MODEL set, the client is configured with that model name instead of `mock-model`.
+
 resume: each SESSION in its own throw-away HOME, copied to `projects/<work dir>/chats/<sessionId>.jsonl`
 (the `cwd` of its records pointed at the run's work dir: Qwen Code resumes a session only from the
 project its first record names), then `qwen -p --resume <sessionId> continue`; the sessions run one
@@ -52,11 +54,14 @@ def setup(tmp, port):
     work = os.path.join(tmp, "work")
     os.makedirs(os.path.join(home, ".qwen"))
     os.makedirs(work)
+    # The model the client is configured with: Qwen Code picks its provider class by its name (a name
+    # holding `deepseek` gets the DeepSeek provider); CHATFSCK_QWEN_ORACLE_MODEL names another.
+    model = os.environ.get("CHATFSCK_QWEN_ORACLE_MODEL") or "mock-model"
     with open(os.path.join(home, ".qwen", "settings.json"), "w") as f:
-        json.dump(SETTINGS, f)
+        json.dump({**SETTINGS, "model": {"name": model}}, f)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TERM": "dumb", "LANG": "C.UTF-8",
            "NO_COLOR": "1", "TMPDIR": tmp, "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
-           "OPENAI_API_KEY": "sk-test", "OPENAI_MODEL": "mock-model"}
+           "OPENAI_API_KEY": "sk-test", "OPENAI_MODEL": model}
     return home, work, env
 
 

@@ -95,14 +95,22 @@ pub(crate) fn record(b: &mut Builder, rec: Rec<'_>, loc: Loc) -> Result<(), Stri
     if matches!(role, Role::Tool | Role::Developer) {
         b.evidence.openai = true;
     }
-    if let Some(JsonStr(r)) = rec.reasoning_content
-        && !r.is_empty()
-    {
-        msg.push_at(
+    if rec.reasoning_content.is_some() {
+        b.conv.reasoning_mut().in_field = true;
+    }
+    match rec.reasoning_content {
+        Some(JsonStr(r)) if !r.is_empty() => msg.push_at(
             PartKind::Thinking { text: r.into() },
             loc.clone(),
             Slot::Whole("reasoning_content"),
-        );
+        ),
+        // Stored empty: sent as it is, the field is there (a thinking-mode
+        // provider that wants it back takes it).
+        Some(_) => {
+            let at = b.conv.messages.len();
+            b.conv.reasoning_mut().empty.insert(at);
+        }
+        None => {}
     }
     if role == Role::Tool {
         let content = match rec.content {

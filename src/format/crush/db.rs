@@ -213,6 +213,14 @@ pub fn rows(
     .collect()
 }
 
+/// The `model` column of a row, when it names one.
+fn model_of(conn: &rusqlite::Connection, rowid: i64) -> Option<String> {
+    conn.prepare_cached("SELECT model FROM messages WHERE rowid = ?1")
+        .and_then(|mut st| st.query_row([rowid], |r| Ok(lossy(r.get_ref(0)?))))
+        .ok()
+        .filter(|m| !m.is_empty())
+}
+
 fn read_session(
     conn: &rusqlite::Connection,
     session: &str,
@@ -290,7 +298,17 @@ fn read_session(
             }
         };
         match message(role, &at, &parts) {
-            Some(m) => conv.messages.push(m),
+            Some(m) => {
+                // The model that wrote a reply (the row's `model`): what
+                // its provider requires back depends on it.
+                if m.role == Role::Assistant
+                    && let Some(model) = model_of(conn, *rowid)
+                {
+                    let at = conv.messages.len();
+                    conv.reasoning_mut().models.insert(at, model);
+                }
+                conv.messages.push(m)
+            }
             None => conv.meta_records += 1,
         }
     }

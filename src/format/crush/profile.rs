@@ -94,5 +94,22 @@ pub static PROFILE: Profile = Profile {
             ],
         )
         .on_versions(VERSIONS),
+        // content.go:583-585 gives a reply a reasoning part only when its
+        // stored thinking is not empty; charm.land/fantasy v0.41.2 (its
+        // go.mod) writes `reasoning_content` only for a message holding one
+        // (providers/openaicompat/language_model_hooks.go:432-441). Nothing
+        // fills it in for DeepSeek; its provider sends `thinking: enabled`
+        // only when the model is configured to think (coordinator.go:552-557).
+        Resume::new(
+            Pattern::MissingReasoningContent,
+            Does::SendsAsIs,
+            &[
+                Note::Text(
+                    "Crush sends `reasoning_content` only on a reply whose stored thinking is not empty (content.go:583-585, fantasy's `ToPromptFunc`): this one goes without it, and in thinking mode DeepSeek refuses the request (crush#2696, crush#2754); turning thinking off for the model (`thinking: disabled`, coordinator.go:552-557) lets the session resume",
+                ),
+                Note::Provider,
+            ],
+        )
+        .on_versions(VERSIONS),
     ],
 };

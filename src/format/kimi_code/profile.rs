@@ -79,5 +79,24 @@ pub static PROFILE: Profile = Profile {
         .saying("Kimi Code reads the line and sends the escape as it is")
         .with_severity(Severity::Warning)
         .on_versions(VERSIONS),
+        // 2.1.0 `dist/main.mjs`, `lowerMessage$1` (lines 193391-193461):
+        // the think parts of a stored message go back as its reasoning
+        // field; a message with none gets the field, empty, only when the
+        // provider's thinking strategy keeps thinking (`preserveThinking`,
+        // line 193460), which only the Kimi provider sets, with
+        // `thinking.keep: "all"` and thinking on (188901): a DeepSeek model
+        // gets no empty field. The model of a reply is the one its step's
+        // `llm.request` record names.
+        Resume::new(
+            Pattern::MissingReasoningContent,
+            Does::SendsAsIs,
+            &[
+                Note::Provider,
+                Note::Text(
+                    "Kimi Code sends an empty `reasoning_content` on such a message only through its Kimi provider with thinking kept (`thinking.keep: \"all\"`); through any other provider (DeepSeek's among them) it sends the message without one",
+                ),
+            ],
+        )
+        .on_versions(VERSIONS),
     ],
 };

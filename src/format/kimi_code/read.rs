@@ -17,7 +17,9 @@
 //!   last `count` user turns, `context.apply_compaction` replaces the
 //!   history with its summary (and the messages it kept);
 //! - every other record (`turn.prompt`, `llm.request`, the `kind: event`
-//!   UI records such as `agent.message.appended`…) carries no context.
+//!   UI records such as `agent.message.appended`…) carries no context;
+//!   `llm.request` names the model the open step asked, kept as the
+//!   model of its reply.
 //!
 //! The history built here keeps what the client heals (an unanswered call,
 //! a result for no call) where it is, so the rules find it; the profile
@@ -51,6 +53,9 @@ struct Fold {
     deferred: Vec<(Message, bool)>,
     /// Records that carry context.
     used: u64,
+    /// The model each step's request named (`llm.request`'s `model`, sent
+    /// after the step begins), by the line of the step's `step.begin`.
+    models: std::collections::HashMap<u64, String>,
 }
 
 impl Fold {
@@ -127,6 +132,15 @@ impl Fold {
             "context.apply_compaction" => {
                 self.used += 1;
                 self.compaction(r);
+            }
+            // Not context: the model the open step asked.
+            "llm.request" => {
+                if let Some((_, at)) = &self.open
+                    && let Some(line) = self.messages[*at].loc.line()
+                    && let Some(model) = v.get("model").and_then(Value::as_str)
+                {
+                    self.models.insert(line, model.to_string());
+                }
             }
             _ => {}
         }
@@ -424,6 +438,17 @@ pub fn conversation(loaded: Loaded, info: Arc<SourceInfo>) -> Conversation {
     let deferred: Vec<Message> = fold.deferred.drain(..).map(|(m, _)| m).collect();
     conv.messages = fold.messages;
     conv.messages.extend(deferred);
+    // The model each step's reply was asked of.
+    for (at, m) in conv.messages.iter().enumerate() {
+        if m.role == Role::Assistant
+            && let Some(model) = m.loc.line().and_then(|l| fold.models.get(&l))
+        {
+            conv.reasoning
+                .get_or_insert_with(Box::default)
+                .models
+                .insert(at, model.clone());
+        }
+    }
     conv.meta_records = loaded.records.len() as u64 - fold.used;
     conv.client_version = None;
     conv.lone_surrogates = loaded.lone_surrogates;

@@ -450,6 +450,14 @@ pub(crate) fn build(conv: &mut Conversation, msgs: Vec<Msg>) {
         }
         let mut msg = Message::new(role, m.rec.loc.clone());
         msg.finish_reason = str_of(&m.info, "finish").map(str::to_string);
+        // The model that wrote a reply (`modelID`): opencode shapes what
+        // it sends back by it.
+        if role == Role::Assistant
+            && let Some(model) = str_of(&m.info, "modelID").filter(|m| !m.is_empty())
+        {
+            let at = conv.messages.len();
+            conv.reasoning_mut().models.insert(at, model.to_string());
+        }
         for (at, p) in &m.parts {
             let at = at.clone();
             let ty = str_of(p, "type").unwrap_or("");

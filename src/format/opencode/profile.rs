@@ -51,6 +51,32 @@ pub static PROFILE: Profile = Profile {
         orphan(Pattern::OrphanToolCall, DB),
         orphan(Pattern::OrphanToolCallAtEnd, DB),
         LONE_SURROGATE,
+        // 1.18.33's bundle, `ProviderTransform`'s message normalisation:
+        // when the model's API id holds `deepseek`, an assistant message
+        // with no reasoning part gets an empty one; then, for a model whose
+        // `capabilities.interleaved.field` is set (the catalogue's DeepSeek
+        // models; an `@ai-sdk/openai-compatible` model whose id holds
+        // `deepseek` gets `reasoning_content` by default), every assistant
+        // message carries its reasoning text, empty or not, in that field
+        // (not through `@openrouter/ai-sdk-provider`). From 1.14.24 ("Fixed
+        // DeepSeek assistant messages so reasoning is always included",
+        // PR #24180); 1.14.29 made `reasoning_content` the default field of
+        // OpenAI-compatible DeepSeek setups (both release notes quoted in
+        // anomalyco/opencode#25311). Observed with the pinned client
+        // (tests/opencode.rs, the real client against the mock): as
+        // `deepseek-v4-pro` the reply without reasoning goes with
+        // `reasoning_content: ""`; as `glm-5`, without the field.
+        Resume::new(
+            Pattern::MissingReasoningContent,
+            Does::Heals("an empty reasoning part, sent as an empty `reasoning_content`"),
+            &[Note::Text(
+                "opencode gives an assistant message of `{model}` without reasoning an empty reasoning part and sends it as `reasoning_content: \"\"`, which DeepSeek takes (`ProviderTransform`, for a model whose API id holds `deepseek`)",
+            )],
+        )
+        .saying("opencode sends an empty `reasoning_content` in its place, which DeepSeek takes")
+        .with_severity(Severity::Warning)
+        .on_versions("1.18.33")
+        .healed_from("1.14.24"),
     ],
 };
 

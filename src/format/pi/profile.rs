@@ -110,5 +110,30 @@ pub static PROFILE: Profile = Profile {
         .saying("pi reads the line and sends the escape as it is")
         .with_severity(Severity::Warning)
         .on_versions(VERSIONS),
+        // pi-ai 0.73.1 `dist/providers/openai-completions.js`: an assistant
+        // message is given `reasoning_content: ""` when it has none and
+        // `compat.requiresReasoningContentOnAssistantMessages` holds for a
+        // reasoning model (lines 700-704); `detectCompat` sets it for the
+        // `deepseek` provider or a deepseek.com base URL (line 879), a
+        // model's own `compat` may set it (913-914). Thinking blocks with
+        // text go back under the field their signature names (661-663).
+        // From 0.70.1 (pi-coding-agent's CHANGELOG: "Fixed DeepSeek V4
+        // session replay 400 errors by sending DeepSeek-compatible thinking
+        // controls and replayed assistant `reasoning_content` fields
+        // (#3636)"); 0.71.0 extends it to generated OpenAI-compatible
+        // DeepSeek models outside the direct provider (#3940). Observed
+        // with the pinned pi (tests/pi.rs, the mock serving a provider
+        // named `deepseek`, then `mock`).
+        Resume::new(
+            Pattern::MissingReasoningContent,
+            Does::Heals("its DeepSeek provider sends an empty `reasoning_content`"),
+            &[Note::Text(
+                "pi sends `reasoning_content: \"\"` on an assistant message with no reasoning when `{model}` goes through its `deepseek` provider (or a deepseek.com base URL) as a reasoning model (`requiresReasoningContentOnAssistantMessages`), which DeepSeek takes; through another provider (a proxy, OpenRouter) it sends none",
+            )],
+        )
+        .saying("pi sends an empty `reasoning_content` in its place, which DeepSeek takes")
+        .with_severity(Severity::Warning)
+        .on_versions(VERSIONS)
+        .healed_from("0.70.1"),
     ],
 };

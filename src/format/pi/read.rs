@@ -108,7 +108,15 @@ pub fn conversation(loaded: Loaded, info: Arc<SourceInfo>) -> Conversation {
         let (Sent::Entry(i) | Sent::Summary(i)) = *s;
         on_path.insert(i);
         let e = &loaded.entries[i];
-        conv.messages.push(message(*s, &e.value, &e.loc));
+        let m = message(*s, &e.value, &e.loc);
+        // The model that wrote an assistant message (`message.model`).
+        if m.role == Role::Assistant
+            && let Some(model) = e.value.pointer("/message/model").and_then(Value::as_str)
+        {
+            let at = conv.messages.len();
+            conv.reasoning_mut().models.insert(at, model.to_string());
+        }
+        conv.messages.push(m);
     }
     conv.meta_records = loaded.meta + (loaded.entries.len() - on_path.len()) as u64;
     conv.lone_surrogates = loaded

@@ -96,5 +96,31 @@ pub static PROFILE: Profile = Profile {
         .saying("Qwen Code reads the line and sends the escape as it is")
         .with_severity(Severity::Warning)
         .on_versions(VERSIONS),
+        // 0.15.10's `cli.js`: the DeepSeek provider's `buildRequest` maps
+        // every outgoing message through `ensureReasoningContentOnToolCalls`
+        // (lines 157554-157565, called at 157609), which gives an assistant
+        // message without a non-empty `reasoning_content` an empty one. The
+        // provider is picked by `isDeepSeekProvider` (157502-157506: the
+        // api.deepseek.com host, or a model name holding `deepseek`), after
+        // DashScope's (a DashScope base URL or Qwen OAuth, `determineProvider`
+        // 159301-159313). The converter itself sends `reasoning_content`
+        // only when the thought parts join to a non-empty text
+        // (146586-146590): a turn stored without them goes with nothing
+        // from any other provider. First released in 0.15.5 (its CHANGELOG:
+        // "core: inject reasoning_content on DeepSeek tool-call replays
+        // (#3729)"); 0.15.6's bundle already covers every assistant message.
+        // Observed with the pinned client (tests/qwen_code.rs, the oracle
+        // configured as `deepseek-v4-pro`, then as `mock-model`).
+        Resume::new(
+            Pattern::MissingReasoningContent,
+            Does::Heals("its DeepSeek provider sends an empty `reasoning_content`"),
+            &[Note::Text(
+                "Qwen Code picks its DeepSeek provider by the model it is configured with (a name holding `deepseek`, as `{model}`, which wrote this history, does) or the api.deepseek.com host, and that provider sends `reasoning_content: \"\"` on every assistant message stored without reasoning (`ensureReasoningContentOnToolCalls`), which DeepSeek takes; configured with another name behind a proxy, or through a DashScope base URL (whose provider Qwen Code picks first), it sends none, and DeepSeek refuses the request",
+            )],
+        )
+        .saying("Qwen Code sends an empty `reasoning_content` in its place, which DeepSeek takes")
+        .with_severity(Severity::Warning)
+        .on_versions(VERSIONS)
+        .healed_from("0.15.5"),
     ],
 };

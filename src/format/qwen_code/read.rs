@@ -111,6 +111,16 @@ pub fn conversation(loaded: Loaded, info: Arc<SourceInfo>) -> Conversation {
                 {
                     m.role = Role::Tool;
                 }
+                // The model that wrote the reply (`model` on the record):
+                // Qwen Code picks its DeepSeek provider by it.
+                if m.role == Role::Assistant
+                    && let Some(model) = group
+                        .iter()
+                        .find_map(|&i| records[i].value.get("model").and_then(Value::as_str))
+                {
+                    let at = conv.messages.len();
+                    conv.reasoning_mut().models.insert(at, model.to_string());
+                }
                 conv.messages.push(m);
             }
         }
