@@ -493,13 +493,8 @@ const KEPT_OPEN: &[&str] = &[
     "fixtures/pi/parent-cycle.jsonl (nul-line, lost-line, nul-line)",
     "fixtures/qwen-code/parent-cycle.jsonl (nul-line)",
     // Where the damage fell once Crush's, Copilot CLI's and Mistral Vibe's
-    // fixtures all joined the walk (2026-11-29): a glued line in pi again,
-    // and in Copilot CLI a call written twice whose glued line holds whole
-    // events: kept and re-linked (#4098), they land between the call and
-    // its result, an interleaved message the input does not have (an open
-    // Copilot CLI writer defect; the repair keeps the input).
+    // fixtures all joined the walk (2026-11-29): a glued line in pi again.
     "fixtures/pi/torn-tail.jsonl (glued)",
-    "fixtures/copilot-cli/home/.copilot/session-state/b18e5d3c-9a70-4c2f-8e14-6d5b3a2f1c03/events.jsonl (line-twice, line-twice, glued)",
     // Open Qwen Code writer defects (a line swapped next to a glued or
     // repeated one), hit since the Copilot CLI fixtures of line damage
     // moved where the damage falls; the binary before them keeps these
