@@ -486,7 +486,6 @@ const KEPT_OPEN: &[&str] = &[
     // since the Kimi Code fixtures moved where the damage falls (one
     // generator runs over every fixture in name order).
     "fixtures/pi/drift.jsonl (glued, torn-tail)",
-    "fixtures/pi/orphan-call.jsonl (glued)",
     // The NUL line in a cycle again, where the damage fell once Crush's
     // fixtures joined the walk (2026-11-29): in pi with two more damages,
     // and in Qwen Code's cycle, whose chain writer is pi's.
@@ -507,7 +506,6 @@ const KEPT_OPEN: &[&str] = &[
     // a Kimi Code writer defect no damage reached before: an older journal
     // with a line swapped, repeated and glued (open, to be looked at).
     "fixtures/kimi-code/older/v1.4-killed-call.jsonl (lines-swapped, line-twice, glued)",
-    "fixtures/pi/parent-cycle.jsonl (glued, lines-swapped)",
 ];
 
 /// The repair_file regression inputs the repair keeps as they are.
