@@ -500,12 +500,6 @@ const KEPT_OPEN: &[&str] = &[
     // inputs as they are too.
     "fixtures/qwen-code/stray-result.jsonl (lines-swapped, glued)",
     "fixtures/qwen-code/torn-then-resumed.jsonl (line-twice, lines-swapped)",
-    // Where the damage fell once the DeepSeek thinking-mode fixtures joined
-    // the walk (2026-11-29; without them, the same build keeps none): the
-    // open pi chain-writer defect (a glued line beside a swapped one), and
-    // a Kimi Code writer defect no damage reached before: an older journal
-    // with a line swapped, repeated and glued (open, to be looked at).
-    "fixtures/kimi-code/older/v1.4-killed-call.jsonl (lines-swapped, line-twice, glued)",
 ];
 
 /// The repair_file regression inputs the repair keeps as they are.
