@@ -480,7 +480,6 @@ fn fuzz_regressions_keep_the_contract() {
 /// pi cycle, a glued stray result in Qwen Code). Take one off when its
 /// writer is fixed; a new one here is a new defect.
 const KEPT_OPEN: &[&str] = &[
-    "fixtures/pi/parent-cycle.jsonl (nul-line)",
     "fixtures/qwen-code/stray-result.jsonl (glued)",
     // The same open pi writer defects (a glued line on the chain), hit
     // since the Kimi Code fixtures moved where the damage falls (one
@@ -489,8 +488,6 @@ const KEPT_OPEN: &[&str] = &[
     // The NUL line in a cycle again, where the damage fell once Crush's
     // fixtures joined the walk (2026-11-29): in pi with two more damages,
     // and in Qwen Code's cycle, whose chain writer is pi's.
-    "fixtures/pi/parent-cycle.jsonl (nul-line, lost-line, nul-line)",
-    "fixtures/qwen-code/parent-cycle.jsonl (nul-line)",
     // Where the damage fell once Crush's, Copilot CLI's and Mistral Vibe's
     // fixtures all joined the walk (2026-11-29): a glued line in pi again.
     "fixtures/pi/torn-tail.jsonl (glued)",

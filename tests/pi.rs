@@ -478,3 +478,84 @@ fn the_pinned_pi_resumes_the_copies_of_glued_entries_whole() {
         assert_eq!(r["units_missing"], 0, "{r:#}");
     }
 }
+
+/// `fixture` damaged as conservation damages it, each step in turn:
+/// `("glued", i)` glues line `i + 1` (0-based `i`) onto line `i`, `("nul",
+/// i)` overwrites line `i` with NUL bytes.
+fn damaged(fixture: &str, steps: &[(&str, usize)]) -> Vec<u8> {
+    let text = std::fs::read(root().join(fixture)).unwrap();
+    let mut lines: Vec<Vec<u8>> = text
+        .strip_suffix(b"\n")
+        .unwrap_or(&text)
+        .split(|&b| b == b'\n')
+        .map(<[u8]>::to_vec)
+        .collect();
+    for &(how, i) in steps {
+        match how {
+            "glued" => {
+                let next = lines.remove(i + 1);
+                lines[i].extend(next);
+            }
+            "nul" => lines[i] = vec![0; lines[i].len()],
+            _ => unreachable!(),
+        }
+    }
+    let mut out = lines.join(&b'\n');
+    out.push(b'\n');
+    out
+}
+
+/// The parent-cycle session with the cycle hidden by a damaged line (pi
+/// skips it, its walk stops at the entry naming it, and ends): the copy
+/// must not bring the cycle back (pi's walk would never end). A NUL line
+/// in the cycle: the relink of the entry after it to the entry before it
+/// would close it, and is not made (conservation's `parent-cycle.jsonl
+/// (nul-line)`). Glued entries: one whose link would close it stays out
+/// (in the log, its line whole), seeing the links of entries kept from
+/// other glued lines; and the relink after a dropped line skips an entry
+/// this repair drops (a result whose call the line held), re-linking the
+/// first entry the copy keeps. Each copy repairs (the input is not kept),
+/// lints without an error the input lacks, and a second repair changes
+/// nothing.
+#[test]
+fn a_cycle_a_damaged_line_hid_stays_broken_in_the_copy() {
+    let d = tempfile::tempdir().unwrap();
+    let cases: &[(&str, &[(&str, usize)])] = &[
+        ("nul-6", &[("nul", 5)]),
+        ("nul-7", &[("nul", 6)]),
+        ("glued-4", &[("glued", 3)]),
+        ("glued-6-7", &[("glued", 5), ("glued", 6)]),
+        ("glued-3-nul-7", &[("glued", 2), ("nul", 6)]),
+    ];
+    let errors = |doc: &serde_json::Value| -> Vec<String> {
+        let mut v: Vec<String> = doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["severity"] == "error")
+            .map(|f| f["rule"].as_str().unwrap().to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    for (name, steps) in cases {
+        let dir = d.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("s.jsonl");
+        std::fs::write(&input, damaged("fixtures/pi/parent-cycle.jsonl", steps)).unwrap();
+        let (_, before) = lint_json(input.to_str().unwrap(), &[]);
+        let (copy, log) = repair_logged(&input, &dir);
+        assert!(log["kept_input"].is_null(), "{name}: {log:#}");
+        let (_, after) = lint_json(copy.to_str().unwrap(), &[]);
+        let (was, now) = (errors(&before), errors(&after));
+        assert!(
+            !now.contains(&"parent-cycle".to_string()),
+            "{name}: {after:#}"
+        );
+        assert!(
+            now.iter().all(|r| was.contains(r)) && !now.contains(&"corrupt-record".to_string()),
+            "{name}: {now:?}, the input {was:?}: {after:#}"
+        );
+        assert_second_repair_changes_nothing(&copy, &dir);
+    }
+}

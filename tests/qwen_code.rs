@@ -380,3 +380,44 @@ fn the_pinned_qwen_code_sends_an_empty_reasoning_content_for_a_deepseek_model() 
     assert_eq!(deepseek, ["".into(), thought.clone(), thought.clone()]);
     assert_eq!(other, [serde_json::Value::Null, thought.clone(), thought]);
 }
+
+/// The parent-cycle session with a line of the cycle overwritten by NUL
+/// bytes (conservation's `parent-cycle.jsonl (nul-line)`): Qwen Code
+/// skips the line and its walk stops at the record naming it. The relink
+/// of that record to the record before the line would close the cycle
+/// again (the walk would stop there, leaving out what it reached): it is
+/// not made. The copy repairs (the input is not kept), holds no cycle,
+/// and a second repair changes nothing.
+#[test]
+fn a_relink_that_would_close_a_hidden_cycle_is_not_made() {
+    let text = std::fs::read(root().join("fixtures/qwen-code/parent-cycle.jsonl")).unwrap();
+    let d = tempfile::tempdir().unwrap();
+    for i in [9, 10] {
+        let mut lines: Vec<Vec<u8>> = text
+            .strip_suffix(b"\n")
+            .unwrap_or(&text)
+            .split(|&b| b == b'\n')
+            .map(<[u8]>::to_vec)
+            .collect();
+        lines[i] = vec![0; lines[i].len()];
+        let mut body = lines.join(&b'\n');
+        body.push(b'\n');
+        let dir = d.path().join(i.to_string());
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("s.jsonl");
+        std::fs::write(&input, body).unwrap();
+        let (copy, log) = repair_logged(&input, &dir);
+        assert!(log["kept_input"].is_null(), "line {}: {log:#}", i + 1);
+        let (_, doc) = lint_json(copy.to_str().unwrap(), &[]);
+        assert!(
+            doc["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|f| f["rule"] != "parent-cycle" && f["rule"] != "corrupt-record"),
+            "line {}: {doc:#}",
+            i + 1
+        );
+        assert_second_repair_changes_nothing(&copy, &dir);
+    }
+}

@@ -104,16 +104,37 @@ impl Writer for PiWriter {
         let policy = self.0.policy;
         let lines = self.0.take();
         let mut plan = Plan::<Pi>::new(&loaded.entries, &self.0.input, lines)?;
+        // The calls whose results this repair recovers from glued lines:
+        // they are answered already.
+        let mut recovered: HashSet<String> = HashSet::new();
+        for p in planned {
+            for action in &p.fix.actions {
+                if let Action::DropRecord { loc } = action
+                    && let Some((_, found)) = glued_entries(&plan.records.read_bytes(loc)?)
+                {
+                    recovered.extend(found.iter().filter_map(|(_, v)| {
+                        (v.pointer("/message/role")? == "toolResult")
+                            .then(|| v.pointer("/message/toolCallId")?.as_str())
+                            .flatten()
+                            .map(str::to_string)
+                    }));
+                }
+            }
+        }
+        // The links of the entries salvaged from lines dropped so far.
+        let mut salvaged: HashMap<String, Option<String>> = HashMap::new();
         for p in planned {
             let f = p.finding;
             for action in &p.fix.actions {
                 match action {
                     Action::DropRecord { loc } => {
                         let line = loc.line().unwrap_or(0);
-                        let around = Around::of(&loaded, &plan.tree, line);
+                        let mut around = Around::of(&loaded, &plan.tree, line, &salvaged);
                         plan.drop_line(f, action.name(), loc, |bytes| {
-                            salvage(bytes, line, around)
+                            salvage(bytes, line, &mut around)
                         })?;
+                        plan.salvaged(around.added.iter().cloned());
+                        salvaged.extend(around.added);
                     }
                     Action::RemoveResult { message, .. } => {
                         let Some(i) = entry_of(*message).filter(|&i| {
@@ -183,6 +204,12 @@ impl Writer for PiWriter {
                                             e.loc.line().unwrap_or(0)
                                         ), e.loc.clone()).with_ids(vec![id.clone()]),
                                 );
+                            }
+                            OrphanPolicy::Placeholder if recovered.contains(id) => {
+                                log.left.push(Left::of(
+                                    f,
+                                    "its result is in a glued line this repair writes on lines of their own",
+                                ));
                             }
                             OrphanPolicy::Placeholder => {
                                 let Some(aid) = e.id.clone() else {
@@ -284,10 +311,19 @@ struct Around {
     parent: HashMap<String, Option<String>>,
     /// The last kept entry before the line.
     before: Option<String>,
+    /// The entries this salvage keeps, and their parents.
+    added: Vec<(String, Option<String>)>,
 }
 
 impl Around {
-    fn of(l: &Loaded, tree: &Tree, line: u64) -> Around {
+    /// Around line `line`, with the entries salvaged from other lines
+    /// (`salvaged`: their ids and parents).
+    fn of(
+        l: &Loaded,
+        tree: &Tree,
+        line: u64,
+        salvaged: &HashMap<String, Option<String>>,
+    ) -> Around {
         let kept = || {
             l.entries
                 .iter()
@@ -296,13 +332,16 @@ impl Around {
         };
         Around {
             known: tree.ids.clone(),
-            parent: kept()
-                .filter_map(|(i, e)| Some((e.id.clone()?, tree.parent[i].clone())))
+            parent: salvaged
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .chain(kept().filter_map(|(i, e)| Some((e.id.clone()?, tree.parent[i].clone()))))
                 .collect(),
             before: kept()
                 .filter(|(_, e)| e.loc.line().is_some_and(|l| l < line))
                 .filter_map(|(_, e)| e.id.clone())
                 .next_back(),
+            added: Vec::new(),
         }
     }
 
@@ -333,8 +372,8 @@ impl Around {
 /// torn one before it), or hung where it would close a cycle (the line
 /// had hidden it: pi's walk never ends on one), hangs from the entry
 /// before it: the last kept entry before the line, or the one kept before
-/// it on the line.
-fn salvage(bytes: &[u8], line: u64, mut around: Around) -> Option<Salvage> {
+/// it on the line; one that would close a cycle there too stays out.
+fn salvage(bytes: &[u8], line: u64, around: &mut Around) -> Option<Salvage> {
     let (at, found) = glued_entries(bytes)?;
     let mut texts = Vec::new();
     let mut ids = Vec::new();
@@ -352,7 +391,14 @@ fn salvage(bytes: &[u8], line: u64, mut around: Around) -> Option<Salvage> {
             .filter(|p| !p.is_empty())
             .map(str::to_string);
         let lost = parent.as_ref().is_some_and(|p| !around.known.contains(p));
-        if (lost || around.closes_cycle(&id, parent.as_deref())) && parent != around.before {
+        let cycle = around.closes_cycle(&id, parent.as_deref());
+        if (lost || cycle) && around.closes_cycle(&id, around.before.as_deref()) {
+            // Hung from the entry before it, it would close the cycle all
+            // the same: it stays out, as pi leaves it out (the line is in
+            // the log whole).
+            continue;
+        }
+        if lost || cycle {
             let now = around.before.clone();
             let was = format!(
                 "\"parentId\":{}",
@@ -384,9 +430,11 @@ fn salvage(bytes: &[u8], line: u64, mut around: Around) -> Option<Salvage> {
                         "`{b}`"
                     )),
             ));
-            around.parent.insert(id.clone(), now);
+            around.parent.insert(id.clone(), now.clone());
+            around.added.push((id.clone(), now));
         } else {
-            around.parent.insert(id.clone(), parent);
+            around.parent.insert(id.clone(), parent.clone());
+            around.added.push((id.clone(), parent));
         }
         around.known.insert(id.clone());
         around.before = Some(id.clone());

@@ -153,6 +153,9 @@ pub struct Plan<'a, 'f, A> {
     /// dropped), by record.
     texts: HashMap<usize, String>,
     lines: Lines,
+    /// The records a salvage kept from dropped lines, by id: their
+    /// parents (see [`Plan::salvaged`]).
+    salvaged: HashMap<String, Option<String>>,
     app: PhantomData<A>,
 }
 
@@ -167,6 +170,7 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
             dropped_corrupt: Vec::new(),
             texts: HashMap::new(),
             lines,
+            salvaged: HashMap::new(),
             app: PhantomData,
         })
     }
@@ -378,6 +382,41 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
         self.tree.inserted.entry(i).or_default().push((id, value));
     }
 
+    /// The records a salvage kept (their ids and parents), for the
+    /// relinks after it to see their links.
+    pub fn salvaged(&mut self, links: impl IntoIterator<Item = (String, Option<String>)>) {
+        self.salvaged.extend(links);
+    }
+
+    /// Whether the walk up the parent links (as the plan leaves them) from
+    /// the record `from` comes to the record `to`.
+    fn walk_reaches(&self, from: &str, to: &str) -> bool {
+        let mut by_id: HashMap<&str, usize> = HashMap::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            if let (false, Some(id)) = (self.tree.dropped[i], n.id.as_deref()) {
+                by_id.entry(id).or_insert(i);
+            }
+        }
+        let mut at = Some(from.to_string());
+        let mut seen = HashSet::new();
+        while let Some(id) = at {
+            if id == to {
+                return true;
+            }
+            if !seen.insert(id.clone()) {
+                return false;
+            }
+            at = match by_id.get(id.as_str()) {
+                Some(&i) => self.tree.parent[i].clone(),
+                None => match self.salvaged.get(&id) {
+                    Some(p) => p.clone(),
+                    None => return false,
+                },
+            };
+        }
+        false
+    }
+
     /// The plan's end: a dropped line in the middle was most likely the
     /// parent of the first record after it, which is linked to the record
     /// before it; each changed line's text; the edits, into `log`. The
@@ -385,9 +424,10 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
     pub fn finish(mut self, log: &mut Log) -> Result<Lines> {
         let nodes = self.nodes;
         for (line, f) in std::mem::take(&mut self.dropped_corrupt) {
-            let Some(a) = nodes
-                .iter()
-                .position(|n| n.loc.line().is_some_and(|l| l > line))
+            // The first record after it the copy keeps (one this plan
+            // drops, a stray result, hands its children to its parent).
+            let Some(a) = (0..nodes.len())
+                .find(|&k| !self.tree.dropped[k] && nodes[k].loc.line().is_some_and(|l| l > line))
             else {
                 continue;
             };
@@ -405,6 +445,15 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
                     !self.tree.dropped[*k] && n.id.is_some() && n.loc.line() != Some(line)
                 })
                 .and_then(|(_, n)| n.id.clone());
+            // A link that would close a cycle the dropped line had hidden
+            // (the client's walk would never end, or stop there) is not
+            // made: the record keeps its parent, the walk stops at it as
+            // it did.
+            if let (Some(b), Some(own)) = (&before, &nodes[a].id)
+                && self.walk_reaches(b, own)
+            {
+                continue;
+            }
             self.tree.parent[a] = before.clone();
             self.edits.push((
                 Some(a),
