@@ -480,7 +480,6 @@ fn fuzz_regressions_keep_the_contract() {
 /// pi cycle, a glued stray result in Qwen Code). Take one off when its
 /// writer is fixed; a new one here is a new defect.
 const KEPT_OPEN: &[&str] = &[
-    "fixtures/qwen-code/stray-result.jsonl (glued)",
     // The same open pi writer defects (a glued line on the chain), hit
     // since the Kimi Code fixtures moved where the damage falls (one
     // generator runs over every fixture in name order).
@@ -495,7 +494,6 @@ const KEPT_OPEN: &[&str] = &[
     // repeated one), hit since the Copilot CLI fixtures of line damage
     // moved where the damage falls; the binary before them keeps these
     // inputs as they are too.
-    "fixtures/qwen-code/stray-result.jsonl (lines-swapped, glued)",
     "fixtures/qwen-code/torn-then-resumed.jsonl (line-twice, lines-swapped)",
 ];
 

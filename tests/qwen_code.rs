@@ -421,3 +421,39 @@ fn a_relink_that_would_close_a_hidden_cycle_is_not_made() {
         assert_second_repair_changes_nothing(&copy, &dir);
     }
 }
+
+/// A record glued to another on one line is a record Qwen Code reads: a
+/// repair that re-links it must write the new link in the line's text.
+/// The writer skipped every change to a glued record: the record after a
+/// dropped stray result, glued to the next one, kept naming the result,
+/// and the walk stopped there (conservation's `stray-result.jsonl
+/// (glued)`, dangling-parent gained); a call's record glued to the next
+/// one, answered, never took the result as its child's parent, and the
+/// repair never settled. Now each changed record is written in place in
+/// the line (the rest of the line as it is): the copy repairs (the input
+/// is not kept), lints clean, and a second repair changes nothing.
+#[test]
+fn a_glued_record_a_repair_relinks_is_relinked_in_its_line() {
+    let d = tempfile::tempdir().unwrap();
+    for (fixture, at) in [
+        ("fixtures/qwen-code/stray-result.jsonl", 6),
+        ("fixtures/qwen-code/orphan-call.jsonl", 4),
+    ] {
+        let text = std::fs::read_to_string(root().join(fixture)).unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let next = lines.remove(at + 1);
+        lines[at].push_str(&next);
+        let dir = d.path().join(at.to_string());
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("s.jsonl");
+        std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+        let (copy, log) = repair_logged(&input, &dir);
+        assert!(log["kept_input"].is_null(), "{fixture}: {log:#}");
+        let (rc, doc) = lint_json(copy.to_str().unwrap(), &["--fail-on", "warning"]);
+        assert_eq!(rc, 0, "{fixture}: {doc:#}");
+        // The glued line is still one line, its second record as it was.
+        let out = std::fs::read_to_string(&copy).unwrap();
+        assert!(out.contains(&next), "{fixture}: {out}");
+        assert_second_repair_changes_nothing(&copy, &dir);
+    }
+}

@@ -505,6 +505,64 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
             };
             self.lines.replace.insert(line, text);
         }
+        // The records glued on one line (which the client reads each):
+        // each changed one written in place in the line's text, the rest
+        // of the line as it is.
+        let mut glued_lines: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
+        for (i, n) in nodes.iter().enumerate() {
+            if let (true, Some(line)) = (n.glued, n.loc.line()) {
+                glued_lines.entry(line).or_default().push(i);
+            }
+        }
+        for (line, on) in glued_lines {
+            let changed = |i: usize| {
+                !self.tree.dropped[i]
+                    && (self.tree.parent[i] != nodes[i].parent || self.tree.value[i].is_some())
+            };
+            if self.lines.drop.contains(&line) || !on.iter().any(|&i| changed(i)) {
+                continue;
+            }
+            let bytes = self.records.read_bytes(&nodes[on[0]].loc)?;
+            let Ok(raw) = String::from_utf8(bytes) else {
+                continue;
+            };
+            // The spans the client reads records from, as it reads them.
+            let spans: Vec<(usize, usize)> = super::balanced_objects(&raw)
+                .into_iter()
+                .filter(|&(s, t)| super::parse(&raw[s..t]).is_ok())
+                .collect();
+            if spans.len() != on.len() {
+                continue;
+            }
+            let mut text = raw.clone();
+            for (&i, &(s, t)) in on.iter().zip(&spans).rev() {
+                if !changed(i) {
+                    continue;
+                }
+                let record = match &self.tree.value[i] {
+                    Some(v) => {
+                        let mut v = v.clone();
+                        if let Some(o) = v.as_object_mut() {
+                            o.insert(
+                                A::PARENT.into(),
+                                self.tree.parent[i]
+                                    .clone()
+                                    .map_or(Value::Null, Value::String),
+                            );
+                        }
+                        v.to_string()
+                    }
+                    None => with_parent::<A>(
+                        &raw[s..t],
+                        nodes[i].parent.as_deref(),
+                        self.tree.parent[i].as_deref(),
+                        &nodes[i].value,
+                    ),
+                };
+                text.replace_range(s..t, &record);
+            }
+            self.lines.replace.insert(line, text);
+        }
         for (i, list) in &self.tree.inserted {
             if let Some(line) = nodes[*i].loc.line() {
                 self.lines
