@@ -432,3 +432,42 @@ fn a_glued_line_of_events_written_id_first_is_split_into_its_events() {
         assert_second_repair_changes_nothing(&copy, &dir);
     }
 }
+
+/// An event with a byte that is not UTF-8 (here in its `parentId` key) is
+/// no event the repair writes back: read as U+FFFD, its key would be
+/// another, and the copy's event would lack `parentId` (a required
+/// member). The line is dropped whole (it is in the log), as Copilot CLI
+/// drops it; the copy repairs and lints clean.
+#[test]
+fn an_event_that_is_not_utf8_is_not_written_back() {
+    let fixture = root().join(
+        "fixtures/copilot-cli/home/.copilot/session-state/7a4f2c90-1d3e-4b8a-b6c5-0e9f8d7c6b02/events.jsonl",
+    );
+    let text = std::fs::read(&fixture).unwrap();
+    let at = memchr_find(&text, b"\"parentId\":\"61845677").unwrap() + "\"parentI".len();
+    let mut body = text.clone();
+    body.insert(at, 0xE2);
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("events.jsonl");
+    std::fs::write(&input, &body).unwrap();
+    let (copy, log) = repair_logged(&input, d.path());
+    assert!(log["kept_input"].is_null(), "{log:#}");
+    let (_, doc) = lint_json(copy.to_str().unwrap(), &[]);
+    assert!(
+        doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["severity"] != "error"),
+        "{doc:#}"
+    );
+    assert!(
+        !String::from_utf8_lossy(&std::fs::read(&copy).unwrap()).contains('\u{FFFD}'),
+        "the copy holds a U+FFFD"
+    );
+    assert_second_repair_changes_nothing(&copy, d.path());
+}
+
+fn memchr_find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
