@@ -457,3 +457,40 @@ fn a_glued_record_a_repair_relinks_is_relinked_in_its_line() {
         assert_second_repair_changes_nothing(&copy, &dir);
     }
 }
+
+/// A record written twice (a line repeated): Qwen Code merges records
+/// sharing a uuid, their parts concatenated, and sends the call twice
+/// (`duplicate-tool-call-id`). In the torn-then-resumed session the
+/// repair's relink brings the repeat back into the resume, and the copy
+/// held an error the input's resume did not reach, so the repair kept the
+/// input as it is (conservation's `torn-then-resumed.jsonl (line-twice,
+/// lines-swapped)`). The repeat's line is now dropped (it repeats the
+/// earlier one byte for byte; it is in the log): the copy lints clean, and
+/// a second repair changes nothing.
+#[test]
+fn a_record_written_twice_is_dropped_once() {
+    let d = tempfile::tempdir().unwrap();
+    let fixture = "fixtures/qwen-code/torn-then-resumed.jsonl";
+    let text = std::fs::read_to_string(root().join(fixture)).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let repeat = lines[3];
+    assert!(repeat.contains("functionCall"), "{repeat}");
+    lines.insert(3, repeat);
+    let input = d.path().join("s.jsonl");
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let (copy, log) = repair_logged(&input, d.path());
+    assert!(log["kept_input"].is_null(), "{log:#}");
+    let (rc, doc) = lint_json(copy.to_str().unwrap(), &["--fail-on", "warning"]);
+    assert_eq!(rc, 0, "{doc:#}");
+    assert!(
+        log["edits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["action"] == "drop-repeat" && e["before"] == repeat),
+        "{log:#}"
+    );
+    let out = std::fs::read_to_string(&copy).unwrap();
+    assert_eq!(out.matches(repeat).count(), 1, "{out}");
+    assert_second_repair_changes_nothing(&copy, d.path());
+}

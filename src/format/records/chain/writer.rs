@@ -296,6 +296,48 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
         Ok(true)
     }
 
+    /// Drop record `i`'s line, which repeats record `of`'s (the same
+    /// bytes, the same id: a line written twice). Its id stays (`of` has
+    /// it), so no record is re-linked. False, and nothing done, when
+    /// either shares its line with other records, or the lines differ.
+    pub fn drop_repeat(
+        &mut self,
+        f: &Finding,
+        action: &'static str,
+        i: usize,
+        of: usize,
+    ) -> Result<bool> {
+        let (n, o) = (&self.nodes[i], &self.nodes[of]);
+        let (Some(line), Some(first)) = (n.loc.line(), o.loc.line()) else {
+            return Ok(false);
+        };
+        if n.glued || o.glued || i == of || n.id.is_none() || n.id != o.id {
+            return Ok(false);
+        }
+        let (before, before_base64) = self.records.read_verbatim(&n.loc)?;
+        if self.records.read_bytes(&n.loc)? != self.records.read_bytes(&o.loc)? {
+            return Ok(false);
+        }
+        if self.tree.dropped[i] || !self.lines.drop.insert(line) {
+            return Ok(true);
+        }
+        self.tree.dropped[i] = true;
+        self.tree.value[i] = None;
+        let mut ed = Edit::of(
+            f,
+            action,
+            format!(
+                "dropped line {line}, which repeats line {first} byte for byte (a line written twice: {} would send what it holds twice)",
+                A::CLIENT
+            ),
+            n.loc.clone(),
+        )
+        .with_ids(f.ids.clone());
+        (ed.before, ed.before_base64) = (Some(before), before_base64);
+        self.edits.push((None, ed));
+        Ok(true)
+    }
+
     /// The records whose parent is `id` hang from `to` instead, each an
     /// edit: "linked line N to {what}, so the client's walk {walk}".
     fn relink_children(
