@@ -405,6 +405,16 @@ fn every_repair_conserves_every_payload() {
     // worse: that keeps the contract, and hides the writer defect behind
     // it from the checks above. Damage as a crash or a bug does it must
     // never need it.
+    let stale: Vec<&str> = KEPT_OPEN
+        .iter()
+        .copied()
+        .filter(|k| !kept.contains(k))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "KEPT_OPEN lists inputs the repair no longer keeps (take them off):\n{}",
+        stale.join("\n")
+    );
     kept.retain(|k| !KEPT_OPEN.contains(k));
     assert!(
         kept.is_empty(),
@@ -474,28 +484,15 @@ fn fuzz_regressions_keep_the_contract() {
     assert_eq!(kept, want, "the repair_file regressions kept as they are");
 }
 
-/// Mutated fixtures whose every copy the repair could write holds a chain
-/// error the input does not, so the repair keeps the input (issue 40,
-/// open writer defects of the pi and Qwen Code repairs: a NUL line in a
-/// pi cycle, a glued stray result in Qwen Code). Take one off when its
-/// writer is fixed; a new one here is a new defect.
-const KEPT_OPEN: &[&str] = &[
-    // The same open pi writer defects (a glued line on the chain), hit
-    // since the Kimi Code fixtures moved where the damage falls (one
-    // generator runs over every fixture in name order).
-    "fixtures/pi/drift.jsonl (glued, torn-tail)",
-    // The NUL line in a cycle again, where the damage fell once Crush's
-    // fixtures joined the walk (2026-11-29): in pi with two more damages,
-    // and in Qwen Code's cycle, whose chain writer is pi's.
-    // Where the damage fell once Crush's, Copilot CLI's and Mistral Vibe's
-    // fixtures all joined the walk (2026-11-29): a glued line in pi again.
-    "fixtures/pi/torn-tail.jsonl (glued)",
-    // Open Qwen Code writer defects (a line swapped next to a glued or
-    // repeated one), hit since the Copilot CLI fixtures of line damage
-    // moved where the damage falls; the binary before them keeps these
-    // inputs as they are too.
-    "fixtures/qwen-code/torn-then-resumed.jsonl (line-twice, lines-swapped)",
-];
+/// Mutated fixtures whose every copy the repair could write holds an
+/// error the input does not, so the repair keeps the input: open writer
+/// defects, and only they (an entry the repair no longer keeps fails the
+/// test: take it off). None is open: the chain writers' (pi, Qwen Code,
+/// Copilot CLI) and Kimi Code's that were listed here are fixed (issue
+/// 40: glued entries and records, a cycle a damaged line hid, a record
+/// written twice, a message between a call and its result); a new one
+/// here is a new defect.
+const KEPT_OPEN: &[&str] = &[];
 
 /// The repair_file regression inputs the repair keeps as they are.
 const GUARDED: &[&str] = &[
