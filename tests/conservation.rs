@@ -405,6 +405,16 @@ fn every_repair_conserves_every_payload() {
     // worse: that keeps the contract, and hides the writer defect behind
     // it from the checks above. Damage as a crash or a bug does it must
     // never need it.
+    let stale: Vec<&str> = KEPT_OPEN
+        .iter()
+        .copied()
+        .filter(|k| !kept.contains(k))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "KEPT_OPEN lists inputs the repair no longer keeps (take them off):\n{}",
+        stale.join("\n")
+    );
     kept.retain(|k| !KEPT_OPEN.contains(k));
     assert!(
         kept.is_empty(),
@@ -474,46 +484,15 @@ fn fuzz_regressions_keep_the_contract() {
     assert_eq!(kept, want, "the repair_file regressions kept as they are");
 }
 
-/// Mutated fixtures whose every copy the repair could write holds a chain
-/// error the input does not, so the repair keeps the input (issue 40,
-/// open writer defects of the pi and Qwen Code repairs: a NUL line in a
-/// pi cycle, a glued stray result in Qwen Code). Take one off when its
-/// writer is fixed; a new one here is a new defect.
-const KEPT_OPEN: &[&str] = &[
-    "fixtures/pi/parent-cycle.jsonl (nul-line)",
-    "fixtures/qwen-code/stray-result.jsonl (glued)",
-    // The same open pi writer defects (a glued line on the chain), hit
-    // since the Kimi Code fixtures moved where the damage falls (one
-    // generator runs over every fixture in name order).
-    "fixtures/pi/drift.jsonl (glued, torn-tail)",
-    "fixtures/pi/orphan-call.jsonl (glued)",
-    // The NUL line in a cycle again, where the damage fell once Crush's
-    // fixtures joined the walk (2026-11-29): in pi with two more damages,
-    // and in Qwen Code's cycle, whose chain writer is pi's.
-    "fixtures/pi/parent-cycle.jsonl (nul-line, lost-line, nul-line)",
-    "fixtures/qwen-code/parent-cycle.jsonl (nul-line)",
-    // Where the damage fell once Crush's, Copilot CLI's and Mistral Vibe's
-    // fixtures all joined the walk (2026-11-29): a glued line in pi again,
-    // and in Copilot CLI a call written twice whose glued line holds whole
-    // events: kept and re-linked (#4098), they land between the call and
-    // its result, an interleaved message the input does not have (an open
-    // Copilot CLI writer defect; the repair keeps the input).
-    "fixtures/pi/torn-tail.jsonl (glued)",
-    "fixtures/copilot-cli/home/.copilot/session-state/b18e5d3c-9a70-4c2f-8e14-6d5b3a2f1c03/events.jsonl (line-twice, line-twice, glued)",
-    // Open Qwen Code writer defects (a line swapped next to a glued or
-    // repeated one), hit since the Copilot CLI fixtures of line damage
-    // moved where the damage falls; the binary before them keeps these
-    // inputs as they are too.
-    "fixtures/qwen-code/stray-result.jsonl (lines-swapped, glued)",
-    "fixtures/qwen-code/torn-then-resumed.jsonl (line-twice, lines-swapped)",
-    // Where the damage fell once the DeepSeek thinking-mode fixtures joined
-    // the walk (2026-11-29; without them, the same build keeps none): the
-    // open pi chain-writer defect (a glued line beside a swapped one), and
-    // a Kimi Code writer defect no damage reached before: an older journal
-    // with a line swapped, repeated and glued (open, to be looked at).
-    "fixtures/kimi-code/older/v1.4-killed-call.jsonl (lines-swapped, line-twice, glued)",
-    "fixtures/pi/parent-cycle.jsonl (glued, lines-swapped)",
-];
+/// Mutated fixtures whose every copy the repair could write holds an
+/// error the input does not, so the repair keeps the input: open writer
+/// defects, and only they (an entry the repair no longer keeps fails the
+/// test: take it off). None is open: the chain writers' (pi, Qwen Code,
+/// Copilot CLI) and Kimi Code's that were listed here are fixed (issue
+/// 40: glued entries and records, a cycle a damaged line hid, a record
+/// written twice, a message between a call and its result); a new one
+/// here is a new defect.
+const KEPT_OPEN: &[&str] = &[];
 
 /// The repair_file regression inputs the repair keeps as they are.
 const GUARDED: &[&str] = &[

@@ -352,3 +352,122 @@ fn the_pinned_copilot_cli_resumes_the_rejoined_and_escaped_copies_whole() {
         assert_eq!(r["unanswered"], serde_json::json!([]), "{r:#}");
     }
 }
+
+/// A log written in the schema's order (`id` first, the hand-made
+/// sessions), its call's result glued to the next event (a stray result):
+/// the repair finds both whole events on the line and writes them on lines
+/// of their own, so the call keeps its real result (nothing is put in for
+/// it) and the stray one is then dropped. Before, only events starting
+/// `{"type":` were found: the line was dropped whole, a result was put in
+/// for the call, and with the call's line written twice (conservation's
+/// `b18e5d3c… (line-twice, line-twice, glued)`) that result landed after
+/// the repeated call, an interleaved message the input does not have: the
+/// repair kept the input as it is.
+#[test]
+fn a_glued_line_of_events_written_id_first_is_split_into_its_events() {
+    let fixture = root().join(
+        "fixtures/copilot-cli/home/.copilot/session-state/b18e5d3c-9a70-4c2f-8e14-6d5b3a2f1c03/events.jsonl",
+    );
+    let text = std::fs::read_to_string(&fixture).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let (result, stray) = (lines[5], lines[6]);
+    let result_id = serde_json::from_str::<serde_json::Value>(result).unwrap()["id"].clone();
+    let glue = |ls: &[&str]| -> String {
+        let mut out: Vec<String> = ls.iter().map(|l| l.to_string()).collect();
+        let at = out.iter().position(|l| l == result).unwrap();
+        let next = out.remove(at + 1);
+        out[at].push_str(&next);
+        out.join("\n") + "\n"
+    };
+    let mut twice = lines.clone();
+    twice.insert(3, lines[3]);
+    twice.insert(0, lines[0]);
+    let d = tempfile::tempdir().unwrap();
+    for (name, body) in [("glued", glue(&lines)), ("twice", glue(&twice))] {
+        let dir = d.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("events.jsonl");
+        std::fs::write(&input, &body).unwrap();
+        let (_, before) = lint_json(input.to_str().unwrap(), &[]);
+        let (copy, log) = repair_logged(&input, &dir);
+        assert!(log["kept_input"].is_null(), "{name}: {log:#}");
+        let (_, after) = lint_json(copy.to_str().unwrap(), &[]);
+        let errors = |doc: &serde_json::Value| -> Vec<String> {
+            let mut v: Vec<String> = doc["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|f| f["severity"] == "error")
+                .map(|f| f["rule"].as_str().unwrap().to_string())
+                .collect();
+            v.sort();
+            v
+        };
+        // What errors the copy still holds, the input held (the call
+        // written twice: its id repeated).
+        let (was, now) = (errors(&before), errors(&after));
+        assert!(
+            now.iter().all(|r| was.contains(r)),
+            "{name}: {now:?} of {was:?}: {after:#}"
+        );
+        assert!(!now.contains(&"corrupt-record".to_string()), "{name}");
+        let ev = events(&copy);
+        // The real result is back, on a line of its own; the stray one is
+        // dropped (in the log); nothing is put in.
+        assert!(ev.iter().any(|e| e["id"] == result_id), "{name}");
+        assert!(
+            ev.iter().all(|e| e["data"]["model"] != "resumed"),
+            "{name}: {ev:#?}"
+        );
+        let logged = log.to_string();
+        assert!(logged.contains("toolu_01CopView000000000000Z9"), "{name}");
+        assert!(
+            log["edits"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["before"].as_str() == Some(&format!("{result}{stray}"))),
+            "{name}: the glued line whole in the log: {log:#}"
+        );
+        assert_second_repair_changes_nothing(&copy, &dir);
+    }
+}
+
+/// An event with a byte that is not UTF-8 (here in its `parentId` key) is
+/// no event the repair writes back: read as U+FFFD, its key would be
+/// another, and the copy's event would lack `parentId` (a required
+/// member). The line is dropped whole (it is in the log), as Copilot CLI
+/// drops it; the copy repairs and lints clean.
+#[test]
+fn an_event_that_is_not_utf8_is_not_written_back() {
+    let fixture = root().join(
+        "fixtures/copilot-cli/home/.copilot/session-state/7a4f2c90-1d3e-4b8a-b6c5-0e9f8d7c6b02/events.jsonl",
+    );
+    let text = std::fs::read(&fixture).unwrap();
+    let at = memchr_find(&text, b"\"parentId\":\"61845677").unwrap() + "\"parentI".len();
+    let mut body = text.clone();
+    body.insert(at, 0xE2);
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("events.jsonl");
+    std::fs::write(&input, &body).unwrap();
+    let (copy, log) = repair_logged(&input, d.path());
+    assert!(log["kept_input"].is_null(), "{log:#}");
+    let (_, doc) = lint_json(copy.to_str().unwrap(), &[]);
+    assert!(
+        doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["severity"] != "error"),
+        "{doc:#}"
+    );
+    assert!(
+        !String::from_utf8_lossy(&std::fs::read(&copy).unwrap()).contains('\u{FFFD}'),
+        "the copy holds a U+FFFD"
+    );
+    assert_second_repair_changes_nothing(&copy, d.path());
+}
+
+fn memchr_find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}

@@ -392,3 +392,103 @@ fn a_deepseek_reply_without_its_reasoning_is_sent_as_it_is() {
         assert!(notes.contains(want), "{want}: {notes}");
     }
 }
+
+/// The older killed call's journal with the step's reminder and its
+/// `step.begin` swapped (the reminder appended while the step was open,
+/// before the call), alone and with a line glued mid-file and one written
+/// twice (conservation's `v1.4-killed-call.jsonl (lines-swapped,
+/// line-twice, glued)`): the result put in for the call lands after the
+/// reminder, an interleaved message the input did not have, and the
+/// repair kept the input as it is. The reminder's line is now moved after
+/// the result (a second pass, on the copy): the copy lints clean, a second
+/// repair changes nothing, and the move is in the log.
+fn swapped_reminder_inputs() -> Vec<(&'static str, String)> {
+    let text = std::fs::read_to_string(root().join(OLDER[1].0)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[19].contains("<system-reminder>"), "{}", lines[19]);
+    assert!(lines[20].contains("\"step.begin\""), "{}", lines[20]);
+    let mut swapped = lines.clone();
+    swapped.swap(19, 20);
+    let mut damaged: Vec<String> = swapped.iter().map(|l| l.to_string()).collect();
+    damaged.insert(16, damaged[16].clone());
+    let next = damaged.remove(2);
+    damaged[1].push_str(&next);
+    vec![
+        ("swapped", swapped.join("\n") + "\n"),
+        ("damaged", damaged.join("\n") + "\n"),
+    ]
+}
+
+#[test]
+fn a_reminder_between_a_call_and_its_result_is_moved_after_it() {
+    let d = tempfile::tempdir().unwrap();
+    for (name, text) in swapped_reminder_inputs() {
+        let dir = d.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("wire.jsonl");
+        std::fs::write(&input, &text).unwrap();
+        let (copy, log) = repair_logged(&input, &dir);
+        assert!(log["kept_input"].is_null(), "{name}: {log:#}");
+        let (rc, doc) = lint_json(copy.to_str().unwrap(), &[]);
+        assert_eq!(rc, 0, "{name}: {doc:#}");
+        let moved = log["edits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["action"] == "move-after")
+            .unwrap_or_else(|| panic!("{name}: {log:#}"));
+        assert!(
+            moved["before"]
+                .as_str()
+                .unwrap()
+                .contains("<system-reminder>"),
+            "{name}: {moved:#}"
+        );
+        // The reminder follows the result put in for the call.
+        let out = std::fs::read_to_string(&copy).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        let at = |needle: &str| lines.iter().rposition(|l| l.contains(needle)).unwrap();
+        assert!(
+            at("Tool execution was interrupted")
+                < at("Auto permission mode is active. Tool approvals wi"),
+            "{name}: {out}"
+        );
+        assert_second_repair_changes_nothing(&copy, &dir);
+    }
+}
+
+/// The pinned Kimi Code resumes the copies of
+/// [`a_reminder_between_a_call_and_its_result_is_moved_after_it`] whole:
+/// a valid request carrying every unit of the copy (the journal, of
+/// protocol 1.4, is migrated to 1.5 and rewritten so, as every older one).
+#[test]
+#[cfg_attr(
+    not(all(has_tool = "kimi-code", has_tool = "python3")),
+    ignore = "needs the pinned Kimi Code and python3: scripts/test-all"
+)]
+fn the_pinned_kimi_code_resumes_the_moved_reminder_whole() {
+    let d = tempfile::tempdir().unwrap();
+    let mut copies = Vec::new();
+    for (name, text) in swapped_reminder_inputs() {
+        let dir = d.path().join("copies").join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("wire.jsonl");
+        std::fs::write(&input, text).unwrap();
+        copies.push(repair_logged(&input, &dir).0);
+    }
+    let o = python()
+        .arg("tests/oracle/kimi.py")
+        .arg("resume")
+        .arg(d.path().join("runs"))
+        .args(&copies)
+        .args(["--jobs", "2"])
+        .output()
+        .unwrap();
+    let s = summaries(&o);
+    assert_eq!(s.len(), copies.len(), "{s:#?}");
+    for r in &s {
+        assert_eq!(r["rc"], 0, "{r:#}");
+        assert_eq!(r["valid"], true, "{r:#}");
+        assert_eq!(r["units_missing"], 0, "{r:#}");
+    }
+}

@@ -365,3 +365,197 @@ fn the_pinned_pi_sends_an_empty_reasoning_content_through_its_deepseek_provider(
     assert_eq!(deepseek, ["".into(), thought.clone()]);
     assert_eq!(other, [serde_json::Value::Null, thought]);
 }
+
+/// `fixture` with lines `at` and `at + 1` (1-based) glued on one line: a
+/// lost newline.
+fn glued(fixture: &str, at: usize) -> String {
+    let text = std::fs::read_to_string(root().join(fixture)).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let next = lines.remove(at);
+    lines[at - 1].push_str(&next);
+    lines.join("\n") + "\n"
+}
+
+/// Whole entries glued on one line (a lost newline), which pi skips:
+/// written on lines of their own. The unanswered call's session with its
+/// last two entries glued: before, only the entry after the first was
+/// kept, its parent (the first) in no line, and pi's walk from it sent it
+/// alone (conservation's `orphan-call.jsonl (glued)`). The parent-cycle
+/// session with the entry that closes its cycle glued to the one before
+/// it: kept as it is, it brought back the cycle the line had hidden (pi's
+/// walk never ends), so it hangs from the entry kept before it
+/// (conservation's `parent-cycle.jsonl (glued, lines-swapped)`).
+/// Each copy lints clean, sends every message of the file, and a second
+/// repair changes nothing; the glued line is in the log whole.
+#[test]
+fn entries_glued_on_one_line_are_written_on_lines_of_their_own() {
+    let d = tempfile::tempdir().unwrap();
+    for (name, input_text, ids, messages) in glued_inputs() {
+        let dir = d.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("s.jsonl");
+        std::fs::write(&input, &input_text).unwrap();
+        let (copy, log) = repair_logged(&input, &dir);
+        assert!(log["kept_input"].is_null(), "{name}: {log:#}");
+        let (rc, doc) = lint_json(copy.to_str().unwrap(), &["--fail-on", "warning"]);
+        assert_eq!(rc, 0, "{name}: {doc:#}");
+        let o = run(&["inspect", copy.to_str().unwrap()]);
+        assert!(stdout(&o).contains(messages), "{name}: {}", stdout(&o));
+        let text = std::fs::read_to_string(&copy).unwrap();
+        for id in ids {
+            let on_own_line = text.lines().any(|l| {
+                serde_json::from_str::<serde_json::Value>(l).is_ok_and(|v| v["id"] == *id)
+            });
+            assert!(on_own_line, "{name}: `{id}`: {text}");
+        }
+        let glued_line = input_text
+            .lines()
+            .find(|l| serde_json::from_str::<serde_json::Value>(l).is_err())
+            .unwrap();
+        assert!(
+            log["edits"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["action"] == "drop-record" && e["before"] == *glued_line),
+            "{name}: {log:#}"
+        );
+        assert_second_repair_changes_nothing(&copy, &dir);
+    }
+}
+
+/// The inputs of [`entries_glued_on_one_line_are_written_on_lines_of_their_own`]:
+/// a name, the text, the ids of the glued entries, what `inspect` says of
+/// the copy's messages.
+fn glued_inputs() -> [(&'static str, String, [&'static str; 2], &'static str); 2] {
+    [
+        (
+            "orphan-call",
+            glued("fixtures/pi/orphan-call.jsonl", 7),
+            ["9b9c238d", "28f28047"],
+            "messages:      6 (assistant 3, tool 1, user 2)",
+        ),
+        (
+            "parent-cycle",
+            glued("fixtures/pi/parent-cycle.jsonl", 3),
+            ["a7d5f857", "6012da32"],
+            "messages:      6 (assistant 3, tool 1, user 2)",
+        ),
+    ]
+}
+
+/// The pinned pi resumes the copies of glued entries whole: a valid
+/// request carrying every unit of the copy (the cycle's copy no longer
+/// hangs).
+#[test]
+#[cfg_attr(
+    not(all(has_tool = "clients", has_tool = "python3")),
+    ignore = "needs the pinned clients and python3: tests/oracle/install.sh"
+)]
+fn the_pinned_pi_resumes_the_copies_of_glued_entries_whole() {
+    let d = tempfile::tempdir().unwrap();
+    let mut copies = Vec::new();
+    for (name, text, _, _) in glued_inputs() {
+        let dir = d.path().join("copies").join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("s.jsonl");
+        std::fs::write(&input, text).unwrap();
+        copies.push(repair_logged(&input, &dir).0);
+    }
+    let o = python()
+        .arg("tests/oracle/pi.py")
+        .arg("resume")
+        .arg(d.path().join("runs"))
+        .args(&copies)
+        .output()
+        .unwrap();
+    let s = oracle_summaries("pi.py", &o);
+    assert_eq!(s.len(), copies.len(), "{s:#?}");
+    for r in &s {
+        assert_eq!(r["rc"], 0, "{r:#}");
+        assert_eq!(r["timed_out"], false, "{r:#}");
+        assert_eq!(r["valid"], true, "{r:#}");
+        assert_eq!(r["units_missing"], 0, "{r:#}");
+    }
+}
+
+/// `fixture` damaged as conservation damages it, each step in turn:
+/// `("glued", i)` glues line `i + 1` (0-based `i`) onto line `i`, `("nul",
+/// i)` overwrites line `i` with NUL bytes.
+fn damaged(fixture: &str, steps: &[(&str, usize)]) -> Vec<u8> {
+    let text = std::fs::read(root().join(fixture)).unwrap();
+    let mut lines: Vec<Vec<u8>> = text
+        .strip_suffix(b"\n")
+        .unwrap_or(&text)
+        .split(|&b| b == b'\n')
+        .map(<[u8]>::to_vec)
+        .collect();
+    for &(how, i) in steps {
+        match how {
+            "glued" => {
+                let next = lines.remove(i + 1);
+                lines[i].extend(next);
+            }
+            "nul" => lines[i] = vec![0; lines[i].len()],
+            _ => unreachable!(),
+        }
+    }
+    let mut out = lines.join(&b'\n');
+    out.push(b'\n');
+    out
+}
+
+/// The parent-cycle session with the cycle hidden by a damaged line (pi
+/// skips it, its walk stops at the entry naming it, and ends): the copy
+/// must not bring the cycle back (pi's walk would never end). A NUL line
+/// in the cycle: the relink of the entry after it to the entry before it
+/// would close it, and is not made (conservation's `parent-cycle.jsonl
+/// (nul-line)`). Glued entries: one whose link would close it stays out
+/// (in the log, its line whole), seeing the links of entries kept from
+/// other glued lines; and the relink after a dropped line skips an entry
+/// this repair drops (a result whose call the line held), re-linking the
+/// first entry the copy keeps. Each copy repairs (the input is not kept),
+/// lints without an error the input lacks, and a second repair changes
+/// nothing.
+#[test]
+fn a_cycle_a_damaged_line_hid_stays_broken_in_the_copy() {
+    let d = tempfile::tempdir().unwrap();
+    let cases: &[(&str, &[(&str, usize)])] = &[
+        ("nul-6", &[("nul", 5)]),
+        ("nul-7", &[("nul", 6)]),
+        ("glued-4", &[("glued", 3)]),
+        ("glued-6-7", &[("glued", 5), ("glued", 6)]),
+        ("glued-3-nul-7", &[("glued", 2), ("nul", 6)]),
+    ];
+    let errors = |doc: &serde_json::Value| -> Vec<String> {
+        let mut v: Vec<String> = doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["severity"] == "error")
+            .map(|f| f["rule"].as_str().unwrap().to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    for (name, steps) in cases {
+        let dir = d.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("s.jsonl");
+        std::fs::write(&input, damaged("fixtures/pi/parent-cycle.jsonl", steps)).unwrap();
+        let (_, before) = lint_json(input.to_str().unwrap(), &[]);
+        let (copy, log) = repair_logged(&input, &dir);
+        assert!(log["kept_input"].is_null(), "{name}: {log:#}");
+        let (_, after) = lint_json(copy.to_str().unwrap(), &[]);
+        let (was, now) = (errors(&before), errors(&after));
+        assert!(
+            !now.contains(&"parent-cycle".to_string()),
+            "{name}: {after:#}"
+        );
+        assert!(
+            now.iter().all(|r| was.contains(r)) && !now.contains(&"corrupt-record".to_string()),
+            "{name}: {now:?}, the input {was:?}: {after:#}"
+        );
+        assert_second_repair_changes_nothing(&copy, &dir);
+    }
+}

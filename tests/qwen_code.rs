@@ -380,3 +380,117 @@ fn the_pinned_qwen_code_sends_an_empty_reasoning_content_for_a_deepseek_model() 
     assert_eq!(deepseek, ["".into(), thought.clone(), thought.clone()]);
     assert_eq!(other, [serde_json::Value::Null, thought.clone(), thought]);
 }
+
+/// The parent-cycle session with a line of the cycle overwritten by NUL
+/// bytes (conservation's `parent-cycle.jsonl (nul-line)`): Qwen Code
+/// skips the line and its walk stops at the record naming it. The relink
+/// of that record to the record before the line would close the cycle
+/// again (the walk would stop there, leaving out what it reached): it is
+/// not made. The copy repairs (the input is not kept), holds no cycle,
+/// and a second repair changes nothing.
+#[test]
+fn a_relink_that_would_close_a_hidden_cycle_is_not_made() {
+    let text = std::fs::read(root().join("fixtures/qwen-code/parent-cycle.jsonl")).unwrap();
+    let d = tempfile::tempdir().unwrap();
+    for i in [9, 10] {
+        let mut lines: Vec<Vec<u8>> = text
+            .strip_suffix(b"\n")
+            .unwrap_or(&text)
+            .split(|&b| b == b'\n')
+            .map(<[u8]>::to_vec)
+            .collect();
+        lines[i] = vec![0; lines[i].len()];
+        let mut body = lines.join(&b'\n');
+        body.push(b'\n');
+        let dir = d.path().join(i.to_string());
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("s.jsonl");
+        std::fs::write(&input, body).unwrap();
+        let (copy, log) = repair_logged(&input, &dir);
+        assert!(log["kept_input"].is_null(), "line {}: {log:#}", i + 1);
+        let (_, doc) = lint_json(copy.to_str().unwrap(), &[]);
+        assert!(
+            doc["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|f| f["rule"] != "parent-cycle" && f["rule"] != "corrupt-record"),
+            "line {}: {doc:#}",
+            i + 1
+        );
+        assert_second_repair_changes_nothing(&copy, &dir);
+    }
+}
+
+/// A record glued to another on one line is a record Qwen Code reads: a
+/// repair that re-links it must write the new link in the line's text.
+/// The writer skipped every change to a glued record: the record after a
+/// dropped stray result, glued to the next one, kept naming the result,
+/// and the walk stopped there (conservation's `stray-result.jsonl
+/// (glued)`, dangling-parent gained); a call's record glued to the next
+/// one, answered, never took the result as its child's parent, and the
+/// repair never settled. Now each changed record is written in place in
+/// the line (the rest of the line as it is): the copy repairs (the input
+/// is not kept), lints clean, and a second repair changes nothing.
+#[test]
+fn a_glued_record_a_repair_relinks_is_relinked_in_its_line() {
+    let d = tempfile::tempdir().unwrap();
+    for (fixture, at) in [
+        ("fixtures/qwen-code/stray-result.jsonl", 6),
+        ("fixtures/qwen-code/orphan-call.jsonl", 4),
+    ] {
+        let text = std::fs::read_to_string(root().join(fixture)).unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let next = lines.remove(at + 1);
+        lines[at].push_str(&next);
+        let dir = d.path().join(at.to_string());
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("s.jsonl");
+        std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+        let (copy, log) = repair_logged(&input, &dir);
+        assert!(log["kept_input"].is_null(), "{fixture}: {log:#}");
+        let (rc, doc) = lint_json(copy.to_str().unwrap(), &["--fail-on", "warning"]);
+        assert_eq!(rc, 0, "{fixture}: {doc:#}");
+        // The glued line is still one line, its second record as it was.
+        let out = std::fs::read_to_string(&copy).unwrap();
+        assert!(out.contains(&next), "{fixture}: {out}");
+        assert_second_repair_changes_nothing(&copy, &dir);
+    }
+}
+
+/// A record written twice (a line repeated): Qwen Code merges records
+/// sharing a uuid, their parts concatenated, and sends the call twice
+/// (`duplicate-tool-call-id`). In the torn-then-resumed session the
+/// repair's relink brings the repeat back into the resume, and the copy
+/// held an error the input's resume did not reach, so the repair kept the
+/// input as it is (conservation's `torn-then-resumed.jsonl (line-twice,
+/// lines-swapped)`). The repeat's line is now dropped (it repeats the
+/// earlier one byte for byte; it is in the log): the copy lints clean, and
+/// a second repair changes nothing.
+#[test]
+fn a_record_written_twice_is_dropped_once() {
+    let d = tempfile::tempdir().unwrap();
+    let fixture = "fixtures/qwen-code/torn-then-resumed.jsonl";
+    let text = std::fs::read_to_string(root().join(fixture)).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let repeat = lines[3];
+    assert!(repeat.contains("functionCall"), "{repeat}");
+    lines.insert(3, repeat);
+    let input = d.path().join("s.jsonl");
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let (copy, log) = repair_logged(&input, d.path());
+    assert!(log["kept_input"].is_null(), "{log:#}");
+    let (rc, doc) = lint_json(copy.to_str().unwrap(), &["--fail-on", "warning"]);
+    assert_eq!(rc, 0, "{doc:#}");
+    assert!(
+        log["edits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["action"] == "drop-repeat" && e["before"] == repeat),
+        "{log:#}"
+    );
+    let out = std::fs::read_to_string(&copy).unwrap();
+    assert_eq!(out.matches(repeat).count(), 1, "{out}");
+    assert_second_repair_changes_nothing(&copy, d.path());
+}

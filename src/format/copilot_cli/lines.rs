@@ -237,13 +237,22 @@ pub fn join(parts: &[&[u8]]) -> Option<String> {
 }
 
 /// The whole events a line that does not parse holds, as byte ranges of
-/// `text`: each `{"type":…}` object that parses where it starts, after
-/// a torn event (a write cut short, the next one appended on its line)
-/// or glued to another (`}{`). Copilot CLI writes `type` first.
+/// `text`: each object starting `{"type":` or `{"id":` that parses where
+/// it starts, after a torn event (a write cut short, the next one
+/// appended on its line) or glued to another (`}{`). Copilot CLI 1.0.102
+/// writes `type` first; logs written in the schema's order (`id`,
+/// `parentId`, `timestamp`, `type`, `data`: the hand-made sessions of
+/// `fixtures/copilot-cli/home`) start with `id`.
 pub fn whole_events(text: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut from = 0;
-    while let Some(k) = text[from..].find("{\"type\":") {
+    let next = |from: usize| {
+        ["{\"type\":", "{\"id\":"]
+            .iter()
+            .filter_map(|p| text[from..].find(p))
+            .min()
+    };
+    while let Some(k) = next(from) {
         let start = from + k;
         let mut values =
             serde_json::Deserializer::from_str(&text[start..]).into_iter::<serde::de::IgnoredAny>();
@@ -300,6 +309,9 @@ mod tests {
         assert_eq!(got, [r#"{"type":"b","data":{}}"#]);
         let glued = r#"{"type":"a"}{"type":"b"}"#;
         assert_eq!(whole_events(glued), [(0, 12), (12, 24)]);
+        // In the schema's order, `id` first.
+        let by_id = r#"{"id":"a","type":"a"}{"id":"b","data":{"type":"c"}}"#;
+        assert_eq!(whole_events(by_id), [(0, 21), (21, 51)]);
     }
 
     #[test]

@@ -80,14 +80,20 @@ fn events(path: &Path, limits: Limits) -> Result<Vec<Node>> {
 }
 
 /// The whole events a line that does not parse holds (`}{`-glued, or
-/// after a torn one), as their texts.
+/// after a torn one), as their texts. On a line that is not UTF-8, an
+/// event with a byte that is not (read as U+FFFD) is no event of it: its
+/// text would not be the line's.
 fn glued_events(bytes: &[u8]) -> Vec<(String, Value)> {
+    let utf8 = std::str::from_utf8(bytes).is_ok();
     let text = String::from_utf8_lossy(bytes);
     let text = text.trim();
     lines::whole_events(text)
         .into_iter()
         .filter_map(|(s, t)| {
             let part = &text[s..t];
+            if !utf8 && part.contains('\u{FFFD}') {
+                return None;
+            }
             let v = serde_json::from_str::<Value>(part).ok()?;
             let event = v.get("type").is_some_and(Value::is_string)
                 && v.get("id").is_some_and(Value::is_string)

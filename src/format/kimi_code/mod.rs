@@ -45,7 +45,10 @@ pub static STORE: Store = Store {
 fn supports(_: Dialect, a: &Action) -> bool {
     matches!(
         a,
-        Action::DropRecord { .. } | Action::RemoveResult { .. } | Action::AnswerCall { .. }
+        Action::DropRecord { .. }
+            | Action::RemoveResult { .. }
+            | Action::AnswerCall { .. }
+            | Action::MoveAfter { .. }
     )
 }
 

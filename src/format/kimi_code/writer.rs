@@ -11,7 +11,10 @@
 //!   on resume (an `isError` result `Tool execution was interrupted before
 //!   its result was recorded. Do not assume the tool completed
 //!   successfully.`), so the copy sends what the client sent in memory; or,
-//!   with `--orphan-calls=drop`, the call's line dropped.
+//!   with `--orphan-calls=drop`, the call's line dropped;
+//! - messages between a call and its results (a message appended while
+//!   the call's step was open, before the call): their lines moved after
+//!   the last result's line, so the results follow their call.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -190,6 +193,66 @@ impl Writer for KimiWriter {
                                 log.edits.push(e);
                                 self.insert_after.entry(line).or_default().push(record);
                             }
+                        }
+                    }
+                    Action::MoveAfter { messages, after } => {
+                        // Each message moved is a `context.append_message`
+                        // record of its own line, the one they go after a
+                        // `tool.result` loop event's line: a line moved
+                        // after a line.
+                        let line_of = |m: usize, ty: &str| -> Option<u64> {
+                            let msg = conv.messages.get(m)?;
+                            let line = msg.loc.line()?;
+                            let r = by_line.get(&line)?;
+                            let own = msg.parts.iter().all(|p| p.loc.line() == Some(line));
+                            let is = match ty {
+                                "tool.result" => {
+                                    r.value.pointer("/event/type").and_then(Value::as_str)
+                                        == Some(ty)
+                                }
+                                _ => r.ty() == ty,
+                            };
+                            (own && is).then_some(line)
+                        };
+                        let (Some(moved), Some(to)) = (
+                            messages
+                                .iter()
+                                .map(|&m| line_of(m, "context.append_message"))
+                                .collect::<Option<Vec<_>>>(),
+                            line_of(*after, "tool.result"),
+                        ) else {
+                            log.left.push(Left::of(
+                                f,
+                                "a message to move is not a `context.append_message` record of its own line, or the last result not a `tool.result` loop event of its own",
+                            ));
+                            continue;
+                        };
+                        if self.drop_lines.contains(&to)
+                            || moved.iter().any(|l| *l > to || self.drop_lines.contains(l))
+                        {
+                            log.left.push(Left::of(
+                                f,
+                                "a message to move is not before the last result in the journal",
+                            ));
+                            continue;
+                        }
+                        for line in moved {
+                            let r = by_line[&line];
+                            let text = records.read(&r.loc)?;
+                            self.drop_lines.insert(line);
+                            let mut e = Edit::of(
+                                f,
+                                action.name(),
+                                format!(
+                                    "moved line {line} after line {to}, the call's last result, so the results come right after their call (Kimi Code sends the messages in the journal's order)"
+                                ),
+                                r.loc.clone(),
+                            )
+                            .with_ids(f.ids.clone());
+                            e.before = Some(text.clone());
+                            e.after = Some(text.clone());
+                            log.edits.push(e);
+                            self.insert_after.entry(to).or_default().push(text);
                         }
                     }
                     _ => log

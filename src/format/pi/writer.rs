@@ -22,7 +22,7 @@
 //! A v1 or v2 session is not written: pi migrates it (and rewrites the
 //! file) the first time it opens it; repair that file.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Value, json};
 
@@ -104,21 +104,37 @@ impl Writer for PiWriter {
         let policy = self.0.policy;
         let lines = self.0.take();
         let mut plan = Plan::<Pi>::new(&loaded.entries, &self.0.input, lines)?;
+        // The calls whose results this repair recovers from glued lines:
+        // they are answered already.
+        let mut recovered: HashSet<String> = HashSet::new();
+        for p in planned {
+            for action in &p.fix.actions {
+                if let Action::DropRecord { loc } = action
+                    && let Some((_, found)) = glued_entries(&plan.records.read_bytes(loc)?)
+                {
+                    recovered.extend(found.iter().filter_map(|(_, v)| {
+                        (v.pointer("/message/role")? == "toolResult")
+                            .then(|| v.pointer("/message/toolCallId")?.as_str())
+                            .flatten()
+                            .map(str::to_string)
+                    }));
+                }
+            }
+        }
+        // The links of the entries salvaged from lines dropped so far.
+        let mut salvaged: HashMap<String, Option<String>> = HashMap::new();
         for p in planned {
             let f = p.finding;
             for action in &p.fix.actions {
                 match action {
                     Action::DropRecord { loc } => {
                         let line = loc.line().unwrap_or(0);
+                        let mut around = Around::of(&loaded, &plan.tree, line, &salvaged);
                         plan.drop_line(f, action.name(), loc, |bytes| {
-                            glued_entry(bytes).map(|(at, id, text)| Salvage {
-                                description: format!(
-                                    "dropped the first {at} bytes of line {line}, a torn entry, and kept the entry `{id}` pi appended right onto it (pi skips the whole line on resume)"
-                                ),
-                                ids: vec![id],
-                                text,
-                            })
+                            salvage(bytes, line, &mut around)
                         })?;
+                        plan.salvaged(around.added.iter().cloned());
+                        salvaged.extend(around.added);
                     }
                     Action::RemoveResult { message, .. } => {
                         let Some(i) = entry_of(*message).filter(|&i| {
@@ -188,6 +204,12 @@ impl Writer for PiWriter {
                                             e.loc.line().unwrap_or(0)
                                         ), e.loc.clone()).with_ids(vec![id.clone()]),
                                 );
+                            }
+                            OrphanPolicy::Placeholder if recovered.contains(id) => {
+                                log.left.push(Left::of(
+                                    f,
+                                    "its result is in a glued line this repair writes on lines of their own",
+                                ));
                             }
                             OrphanPolicy::Placeholder => {
                                 let Some(aid) = e.id.clone() else {
@@ -281,25 +303,216 @@ impl Writer for PiWriter {
     }
 }
 
-/// An entry pi appended right onto a torn one (it writes no newline
-/// first): the offset where it starts on the line, its id, and its text.
-/// The line holds a fragment, then one whole entry that parses.
-fn glued_entry(bytes: &[u8]) -> Option<(usize, String, String)> {
-    let starts = memchr::memmem::find_iter(bytes, b"{\"type\":").filter(|&p| p > 0);
-    for p in starts {
-        let Ok(text) = std::str::from_utf8(&bytes[p..]) else {
+/// What a salvage of line `line` needs to know of the entries around it.
+struct Around {
+    /// Every id an entry has or a repair gave.
+    known: HashSet<String>,
+    /// Each kept entry's parent now, by id.
+    parent: HashMap<String, Option<String>>,
+    /// The last kept entry before the line.
+    before: Option<String>,
+    /// The entries this salvage keeps, and their parents.
+    added: Vec<(String, Option<String>)>,
+}
+
+impl Around {
+    /// Around line `line`, with the entries salvaged from other lines
+    /// (`salvaged`: their ids and parents).
+    fn of(
+        l: &Loaded,
+        tree: &Tree,
+        line: u64,
+        salvaged: &HashMap<String, Option<String>>,
+    ) -> Around {
+        let kept = || {
+            l.entries
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !tree.dropped[*i])
+        };
+        Around {
+            known: tree.ids.clone(),
+            parent: salvaged
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .chain(kept().filter_map(|(i, e)| Some((e.id.clone()?, tree.parent[i].clone()))))
+                .collect(),
+            before: kept()
+                .filter(|(_, e)| e.loc.line().is_some_and(|l| l < line))
+                .filter_map(|(_, e)| e.id.clone())
+                .next_back(),
+            added: Vec::new(),
+        }
+    }
+
+    /// Whether the walk up from `parent` comes to `id`: hung there, the
+    /// entry `id` would close a cycle (pi's walk would never end).
+    fn closes_cycle(&self, id: &str, parent: Option<&str>) -> bool {
+        let mut at = parent.map(str::to_string);
+        let mut steps = 0;
+        while let Some(p) = at {
+            if p == id {
+                return true;
+            }
+            steps += 1;
+            if steps > self.parent.len() {
+                return false;
+            }
+            at = self.parent.get(&p).cloned().flatten();
+        }
+        false
+    }
+}
+
+/// What of line `line`, which does not parse, is kept: the whole entries
+/// it holds ([`glued_entries`]: entries glued on one line, or a torn entry
+/// with the next one pi appended right onto it), each on a line of its
+/// own, but those whose id an entry of the file already has (a line
+/// written twice, then glued). An entry whose parent is in no line (the
+/// torn one before it), or hung where it would close a cycle (the line
+/// had hidden it: pi's walk never ends on one), hangs from the entry
+/// before it: the last kept entry before the line, or the one kept before
+/// it on the line; one that would close a cycle there too stays out.
+fn salvage(bytes: &[u8], line: u64, around: &mut Around) -> Option<Salvage> {
+    let (at, found) = glued_entries(bytes)?;
+    let mut texts = Vec::new();
+    let mut ids = Vec::new();
+    let mut relinked = Vec::new();
+    for (mut text, mut v) in found {
+        let Some(id) = v.get("id").and_then(Value::as_str).map(str::to_string) else {
             continue;
         };
-        let text = text.trim_end();
-        let Ok(v) = serde_json::from_str::<Value>(text) else {
+        if around.known.contains(&id) {
             continue;
-        };
-        let ty = v.get("type").and_then(Value::as_str);
-        let id = v.get("id").and_then(Value::as_str);
-        if let (Some(ty), Some(id)) = (ty, id)
-            && ty != "session"
-        {
-            return Some((p, id.to_string(), text.to_string()));
+        }
+        let parent = v
+            .get("parentId")
+            .and_then(Value::as_str)
+            .filter(|p| !p.is_empty())
+            .map(str::to_string);
+        let lost = parent.as_ref().is_some_and(|p| !around.known.contains(p));
+        let cycle = around.closes_cycle(&id, parent.as_deref());
+        if (lost || cycle) && around.closes_cycle(&id, around.before.as_deref()) {
+            // Hung from the entry before it, it would close the cycle all
+            // the same: it stays out, as pi leaves it out (the line is in
+            // the log whole).
+            continue;
+        }
+        if lost || cycle {
+            let now = around.before.clone();
+            let was = format!(
+                "\"parentId\":{}",
+                parent.clone().map_or(Value::Null, Value::String)
+            );
+            let to = format!(
+                "\"parentId\":{}",
+                now.clone().map_or(Value::Null, Value::String)
+            );
+            if text.matches(&was).count() == 1 {
+                text = text.replacen(&was, &to, 1);
+            } else if let Some(o) = v.as_object_mut() {
+                o.insert(
+                    "parentId".into(),
+                    now.clone().map_or(Value::Null, Value::String),
+                );
+                text = v.to_string();
+            }
+            relinked.push(format!(
+                "`{id}` (its parent `{}` {}) hung from {}",
+                parent.as_deref().unwrap_or("null"),
+                if lost {
+                    "is in no line"
+                } else {
+                    "would close a cycle"
+                },
+                now.as_deref()
+                    .map_or("nothing (the start of the tree)".to_string(), |b| format!(
+                        "`{b}`"
+                    )),
+            ));
+            around.parent.insert(id.clone(), now.clone());
+            around.added.push((id.clone(), now));
+        } else {
+            around.parent.insert(id.clone(), parent.clone());
+            around.added.push((id.clone(), parent));
+        }
+        around.known.insert(id.clone());
+        around.before = Some(id.clone());
+        ids.push(id);
+        texts.push(text);
+    }
+    if texts.is_empty() {
+        return None;
+    }
+    let list = ids
+        .iter()
+        .map(|i| format!("`{i}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut description = if at > 0 {
+        format!(
+            "dropped the first {at} bytes of line {line}, a torn entry, and kept the {} whole entr{} after it ({list}) on lines of their own (pi skips the whole line on resume)",
+            ids.len(),
+            if ids.len() == 1 { "y" } else { "ies" }
+        )
+    } else {
+        format!(
+            "wrote the {} entries glued on line {line} ({list}) on lines of their own (pi skips the whole line on resume)",
+            ids.len()
+        )
+    };
+    if !relinked.is_empty() {
+        description.push_str("; ");
+        description.push_str(&relinked.join("; "));
+    }
+    Some(Salvage {
+        description,
+        ids,
+        text: texts.join("\n"),
+    })
+}
+
+/// The whole entries a line that does not parse holds: from the first
+/// place on it where whole entries follow one another to its end (its
+/// start: entries glued `}{`; else where pi appended an entry right onto
+/// a torn one, pi writing no newline first), the offset of that place
+/// and each entry's text and value. An entry is an object with a string
+/// `type` (not a `session` header) and a string `id`.
+fn glued_entries(bytes: &[u8]) -> Option<(usize, Vec<(String, Value)>)> {
+    let starts = std::iter::once(0)
+        .chain(memchr::memmem::find_iter(bytes, b"{\"type\":").filter(|&p| p > 0));
+    'start: for p in starts {
+        let mut at = p;
+        let mut out = Vec::new();
+        loop {
+            while bytes.get(at).is_some_and(u8::is_ascii_whitespace) {
+                at += 1;
+            }
+            if at >= bytes.len() {
+                break;
+            }
+            let mut values =
+                serde_json::Deserializer::from_slice(&bytes[at..]).into_iter::<Value>();
+            let Some(Ok(v)) = values.next() else {
+                continue 'start;
+            };
+            let end = at + values.byte_offset();
+            let Ok(text) = std::str::from_utf8(&bytes[at..end]) else {
+                continue 'start;
+            };
+            let entry = v
+                .get("type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t != "session")
+                && v.get("id").is_some_and(Value::is_string);
+            if !entry {
+                continue 'start;
+            }
+            out.push((text.to_string(), v));
+            at = end;
+        }
+        if !out.is_empty() {
+            return Some((p, out));
         }
     }
     None

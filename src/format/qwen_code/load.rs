@@ -78,48 +78,11 @@ impl Loaded {
 }
 
 /// `_recoverObjectsFromLine`: the balanced top-level `{…}` spans of a line
-/// (strings and their escapes skipped over), each kept when it parses.
+/// (strings and their escapes skipped over), each kept when it parses
+/// ([`chain::balanced_objects`], which the chain writer reads glued lines
+/// with too).
 pub fn recover_objects(line: &str) -> Vec<(usize, usize)> {
-    let b = line.as_bytes();
-    let mut out = Vec::new();
-    let (mut depth, mut in_string, mut escape) = (0i64, false, false);
-    let mut start: Option<usize> = None;
-    for (i, &c) in b.iter().enumerate() {
-        if escape {
-            escape = false;
-            continue;
-        }
-        if in_string {
-            match c {
-                b'\\' => escape = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            b'"' => in_string = true,
-            b'{' => {
-                if depth == 0 {
-                    start = Some(i);
-                }
-                depth += 1;
-            }
-            b'}' => {
-                depth -= 1;
-                if depth == 0 {
-                    if let Some(s) = start.take() {
-                        out.push((s, i + 1));
-                    }
-                } else if depth < 0 {
-                    depth = 0;
-                    start = None;
-                }
-            }
-            _ => {}
-        }
-    }
-    out
+    chain::balanced_objects(line)
 }
 
 /// Load a session file as Qwen Code does.

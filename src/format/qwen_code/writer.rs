@@ -255,6 +255,28 @@ impl Writer for QwenWriter {
                             }
                         }
                     }
+                    Action::DropRepeat { loc, of } => {
+                        // Records sharing a uuid are merged, their parts
+                        // concatenated: a record written twice sends its
+                        // call twice.
+                        let at = |l: &crate::model::Loc| {
+                            let line = l.line()?;
+                            loaded
+                                .records
+                                .iter()
+                                .position(|r| r.loc.line() == Some(line))
+                        };
+                        let done = match (at(loc), at(of)) {
+                            (Some(i), Some(o)) => plan.drop_repeat(f, action.name(), i, o)?,
+                            _ => false,
+                        };
+                        if !done {
+                            log.left.push(Left::of(
+                                f,
+                                "the repeat is not a line of its own that repeats the earlier one byte for byte",
+                            ));
+                        }
+                    }
                     _ => log
                         .left
                         .push(Left::of(f, "not written in Qwen Code sessions")),

@@ -143,6 +143,52 @@ pub fn each_line(
     }
 }
 
+/// The balanced top-level `{…}` spans of a line (strings and their
+/// escapes skipped over): Qwen Code's `_recoverObjectsFromLine` reads each
+/// that parses as a record of a line `JSON.parse` refuses.
+pub fn balanced_objects(line: &str) -> Vec<(usize, usize)> {
+    let b = line.as_bytes();
+    let mut out = Vec::new();
+    let (mut depth, mut in_string, mut escape) = (0i64, false, false);
+    let mut start: Option<usize> = None;
+    for (i, &c) in b.iter().enumerate() {
+        if escape {
+            escape = false;
+            continue;
+        }
+        if in_string {
+            match c {
+                b'\\' => escape = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            b'"' => in_string = true,
+            b'{' => {
+                if depth == 0 {
+                    start = Some(i);
+                }
+                depth += 1;
+            }
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    if let Some(s) = start.take() {
+                        out.push((s, i + 1));
+                    }
+                } else if depth < 0 {
+                    depth = 0;
+                    start = None;
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// `JSON.parse` of one text: serde_json, with lone surrogate escapes
 /// (which `JSON.parse` takes) read as U+FFFD, and how many there were.
 pub fn parse(text: &str) -> std::result::Result<(Value, u32), serde_json::Error> {

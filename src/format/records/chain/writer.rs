@@ -153,6 +153,9 @@ pub struct Plan<'a, 'f, A> {
     /// dropped), by record.
     texts: HashMap<usize, String>,
     lines: Lines,
+    /// The records a salvage kept from dropped lines, by id: their
+    /// parents (see [`Plan::salvaged`]).
+    salvaged: HashMap<String, Option<String>>,
     app: PhantomData<A>,
 }
 
@@ -167,6 +170,7 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
             dropped_corrupt: Vec::new(),
             texts: HashMap::new(),
             lines,
+            salvaged: HashMap::new(),
             app: PhantomData,
         })
     }
@@ -292,6 +296,48 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
         Ok(true)
     }
 
+    /// Drop record `i`'s line, which repeats record `of`'s (the same
+    /// bytes, the same id: a line written twice). Its id stays (`of` has
+    /// it), so no record is re-linked. False, and nothing done, when
+    /// either shares its line with other records, or the lines differ.
+    pub fn drop_repeat(
+        &mut self,
+        f: &Finding,
+        action: &'static str,
+        i: usize,
+        of: usize,
+    ) -> Result<bool> {
+        let (n, o) = (&self.nodes[i], &self.nodes[of]);
+        let (Some(line), Some(first)) = (n.loc.line(), o.loc.line()) else {
+            return Ok(false);
+        };
+        if n.glued || o.glued || i == of || n.id.is_none() || n.id != o.id {
+            return Ok(false);
+        }
+        let (before, before_base64) = self.records.read_verbatim(&n.loc)?;
+        if self.records.read_bytes(&n.loc)? != self.records.read_bytes(&o.loc)? {
+            return Ok(false);
+        }
+        if self.tree.dropped[i] || !self.lines.drop.insert(line) {
+            return Ok(true);
+        }
+        self.tree.dropped[i] = true;
+        self.tree.value[i] = None;
+        let mut ed = Edit::of(
+            f,
+            action,
+            format!(
+                "dropped line {line}, which repeats line {first} byte for byte (a line written twice: {} would send what it holds twice)",
+                A::CLIENT
+            ),
+            n.loc.clone(),
+        )
+        .with_ids(f.ids.clone());
+        (ed.before, ed.before_base64) = (Some(before), before_base64);
+        self.edits.push((None, ed));
+        Ok(true)
+    }
+
     /// The records whose parent is `id` hang from `to` instead, each an
     /// edit: "linked line N to {what}, so the client's walk {walk}".
     fn relink_children(
@@ -378,6 +424,41 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
         self.tree.inserted.entry(i).or_default().push((id, value));
     }
 
+    /// The records a salvage kept (their ids and parents), for the
+    /// relinks after it to see their links.
+    pub fn salvaged(&mut self, links: impl IntoIterator<Item = (String, Option<String>)>) {
+        self.salvaged.extend(links);
+    }
+
+    /// Whether the walk up the parent links (as the plan leaves them) from
+    /// the record `from` comes to the record `to`.
+    fn walk_reaches(&self, from: &str, to: &str) -> bool {
+        let mut by_id: HashMap<&str, usize> = HashMap::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            if let (false, Some(id)) = (self.tree.dropped[i], n.id.as_deref()) {
+                by_id.entry(id).or_insert(i);
+            }
+        }
+        let mut at = Some(from.to_string());
+        let mut seen = HashSet::new();
+        while let Some(id) = at {
+            if id == to {
+                return true;
+            }
+            if !seen.insert(id.clone()) {
+                return false;
+            }
+            at = match by_id.get(id.as_str()) {
+                Some(&i) => self.tree.parent[i].clone(),
+                None => match self.salvaged.get(&id) {
+                    Some(p) => p.clone(),
+                    None => return false,
+                },
+            };
+        }
+        false
+    }
+
     /// The plan's end: a dropped line in the middle was most likely the
     /// parent of the first record after it, which is linked to the record
     /// before it; each changed line's text; the edits, into `log`. The
@@ -385,9 +466,10 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
     pub fn finish(mut self, log: &mut Log) -> Result<Lines> {
         let nodes = self.nodes;
         for (line, f) in std::mem::take(&mut self.dropped_corrupt) {
-            let Some(a) = nodes
-                .iter()
-                .position(|n| n.loc.line().is_some_and(|l| l > line))
+            // The first record after it the copy keeps (one this plan
+            // drops, a stray result, hands its children to its parent).
+            let Some(a) = (0..nodes.len())
+                .find(|&k| !self.tree.dropped[k] && nodes[k].loc.line().is_some_and(|l| l > line))
             else {
                 continue;
             };
@@ -405,6 +487,15 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
                     !self.tree.dropped[*k] && n.id.is_some() && n.loc.line() != Some(line)
                 })
                 .and_then(|(_, n)| n.id.clone());
+            // A link that would close a cycle the dropped line had hidden
+            // (the client's walk would never end, or stop there) is not
+            // made: the record keeps its parent, the walk stops at it as
+            // it did.
+            if let (Some(b), Some(own)) = (&before, &nodes[a].id)
+                && self.walk_reaches(b, own)
+            {
+                continue;
+            }
             self.tree.parent[a] = before.clone();
             self.edits.push((
                 Some(a),
@@ -454,6 +545,64 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
                     &n.value,
                 ),
             };
+            self.lines.replace.insert(line, text);
+        }
+        // The records glued on one line (which the client reads each):
+        // each changed one written in place in the line's text, the rest
+        // of the line as it is.
+        let mut glued_lines: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
+        for (i, n) in nodes.iter().enumerate() {
+            if let (true, Some(line)) = (n.glued, n.loc.line()) {
+                glued_lines.entry(line).or_default().push(i);
+            }
+        }
+        for (line, on) in glued_lines {
+            let changed = |i: usize| {
+                !self.tree.dropped[i]
+                    && (self.tree.parent[i] != nodes[i].parent || self.tree.value[i].is_some())
+            };
+            if self.lines.drop.contains(&line) || !on.iter().any(|&i| changed(i)) {
+                continue;
+            }
+            let bytes = self.records.read_bytes(&nodes[on[0]].loc)?;
+            let Ok(raw) = String::from_utf8(bytes) else {
+                continue;
+            };
+            // The spans the client reads records from, as it reads them.
+            let spans: Vec<(usize, usize)> = super::balanced_objects(&raw)
+                .into_iter()
+                .filter(|&(s, t)| super::parse(&raw[s..t]).is_ok())
+                .collect();
+            if spans.len() != on.len() {
+                continue;
+            }
+            let mut text = raw.clone();
+            for (&i, &(s, t)) in on.iter().zip(&spans).rev() {
+                if !changed(i) {
+                    continue;
+                }
+                let record = match &self.tree.value[i] {
+                    Some(v) => {
+                        let mut v = v.clone();
+                        if let Some(o) = v.as_object_mut() {
+                            o.insert(
+                                A::PARENT.into(),
+                                self.tree.parent[i]
+                                    .clone()
+                                    .map_or(Value::Null, Value::String),
+                            );
+                        }
+                        v.to_string()
+                    }
+                    None => with_parent::<A>(
+                        &raw[s..t],
+                        nodes[i].parent.as_deref(),
+                        self.tree.parent[i].as_deref(),
+                        &nodes[i].value,
+                    ),
+                };
+                text.replace_range(s..t, &record);
+            }
             self.lines.replace.insert(line, text);
         }
         for (i, list) in &self.tree.inserted {
