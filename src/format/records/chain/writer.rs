@@ -369,6 +369,32 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
         }
     }
 
+    /// Record `i`'s text in the copy, from its text `raw` in the input:
+    /// its edited value with the parent the plan gives it, or the input's
+    /// text with only its parent member changed.
+    fn record_text(&self, i: usize, n: &Node, raw: &str) -> String {
+        match &self.tree.value[i] {
+            Some(v) => {
+                let mut v = v.clone();
+                if let Some(o) = v.as_object_mut() {
+                    o.insert(
+                        A::PARENT.into(),
+                        self.tree.parent[i]
+                            .clone()
+                            .map_or(Value::Null, Value::String),
+                    );
+                }
+                v.to_string()
+            }
+            None => with_parent::<A>(
+                raw,
+                n.parent.as_deref(),
+                self.tree.parent[i].as_deref(),
+                &n.value,
+            ),
+        }
+    }
+
     /// Remove item `k` of the array at `pointer` in record `i`, unless it
     /// is the array's only item: whether it was removed.
     pub fn remove_item(&mut self, i: usize, pointer: &str, k: usize) -> bool {
@@ -525,26 +551,7 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
                 Some(t) => t.clone(),
                 None => self.records.read(&n.loc)?,
             };
-            let text = match &self.tree.value[i] {
-                Some(v) => {
-                    let mut v = v.clone();
-                    if let Some(o) = v.as_object_mut() {
-                        o.insert(
-                            A::PARENT.into(),
-                            self.tree.parent[i]
-                                .clone()
-                                .map_or(Value::Null, Value::String),
-                        );
-                    }
-                    v.to_string()
-                }
-                None => with_parent::<A>(
-                    &raw,
-                    n.parent.as_deref(),
-                    self.tree.parent[i].as_deref(),
-                    &n.value,
-                ),
-            };
+            let text = self.record_text(i, n, &raw);
             self.lines.replace.insert(line, text);
         }
         // The records glued on one line (which the client reads each):
@@ -581,26 +588,7 @@ impl<'a, 'f, A: App> Plan<'a, 'f, A> {
                 if !changed(i) {
                     continue;
                 }
-                let record = match &self.tree.value[i] {
-                    Some(v) => {
-                        let mut v = v.clone();
-                        if let Some(o) = v.as_object_mut() {
-                            o.insert(
-                                A::PARENT.into(),
-                                self.tree.parent[i]
-                                    .clone()
-                                    .map_or(Value::Null, Value::String),
-                            );
-                        }
-                        v.to_string()
-                    }
-                    None => with_parent::<A>(
-                        &raw[s..t],
-                        nodes[i].parent.as_deref(),
-                        self.tree.parent[i].as_deref(),
-                        &nodes[i].value,
-                    ),
-                };
+                let record = self.record_text(i, &nodes[i], &raw[s..t]);
                 text.replace_range(s..t, &record);
             }
             self.lines.replace.insert(line, text);
