@@ -760,3 +760,179 @@ fn a_projection_is_judged_against_the_rollout_it_indexes() {
         .unwrap();
     assert_eq!(n, 0);
 }
+
+/// A fork's rollout holds only its own lines: Codex replays the first
+/// `history_base.end_byte_offset` bytes of its base's rollout before them.
+/// A repair of the base never changes those bytes (Codex refuses to resume
+/// the fork once the base ends before them: tests/oracle/fresh.py
+/// `codex-fork`); what lies after them is repaired as usual.
+#[test]
+fn a_repair_leaves_the_bytes_a_fork_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let day = "codex-home/sessions/2026/11/28";
+    std::fs::create_dir_all(dir.path().join(day)).unwrap();
+    let fixture = root().join(paginated("fork-base-present")).join(day);
+    let base_name = "rollout-2026-11-28T17-50-42-01a22347-de2f-7520-8cac-9a2f1784286e.jsonl";
+    let fork_name = "rollout-2026-11-28T18-21-47-01a22364-5337-73a0-a230-b933384368d1.jsonl";
+    let torn =
+        r#"{"timestamp":"2026-11-28T17-50-43.000Z","type":"response_item","payload":{"type":"mess"#;
+    // Torn lines at 5 and 25 of the base; the fork's cutoff at line 21.
+    let mut lines: Vec<String> = std::fs::read_to_string(fixture.join(base_name))
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    lines.insert(4, torn.to_string());
+    lines.insert(24, torn.to_string());
+    let base_text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let cut: usize = lines[..20].iter().map(|l| l.len() + 1).sum();
+    let base = dir.path().join(day).join(base_name);
+    std::fs::write(&base, &base_text).unwrap();
+    let fork_text = std::fs::read_to_string(fixture.join(fork_name)).unwrap();
+    let fork_text = fork_text.replacen(
+        "\"end_byte_offset\":106418",
+        &format!("\"end_byte_offset\":{cut}"),
+        1,
+    );
+    assert!(fork_text.contains(&format!("\"end_byte_offset\":{cut}")));
+    std::fs::write(dir.path().join(day).join(fork_name), &fork_text).unwrap();
+
+    let out = dir.path().join("repaired.jsonl");
+    let o = run(&[
+        "repair",
+        "--format",
+        "json",
+        base.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let log: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // The torn line after the cutoff goes; the one before it is left, and
+    // the log says why.
+    assert_eq!(edit_lines(&log), ["drop-record@25"], "{log:#}");
+    let left = log["left"].as_array().unwrap();
+    assert_eq!(left.len(), 1, "{log:#}");
+    assert_eq!(left[0]["location"]["line"], 5, "{log:#}");
+    let reason = left[0]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("01a22364-5337-73a0-a230-b933384368d1")
+            && reason.contains(&format!("first {cut} bytes"))
+            && reason.contains("cutoff byte offset is past the source rollout"),
+        "{reason}"
+    );
+    let copy = std::fs::read(&out).unwrap();
+    assert_eq!(copy[..cut], base_text.as_bytes()[..cut], "the fork's bytes");
+    assert_eq!(copy.len(), base_text.len() - torn.len() - 1);
+
+    // Out of a Codex home, no fork is known: both torn lines go.
+    let alone = dir.path().join("alone.jsonl");
+    std::fs::write(&alone, &base_text).unwrap();
+    let out = dir.path().join("alone-repaired.jsonl");
+    let o = run(&[
+        "repair",
+        "--format",
+        "json",
+        alone.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let log: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        edit_lines(&log),
+        ["drop-record@5", "drop-record@25"],
+        "{log:#}"
+    );
+}
+
+/// The same with the pinned client: Codex forks a thread whose rollout
+/// holds a torn line; `repair --in-place` of the base leaves that line
+/// (the fork replays it) and the fork resumes; dropped by hand, as a
+/// repair without the guard would, Codex refuses to resume the fork.
+/// After the base grew past the cutoff, a torn line among the new lines
+/// is dropped, and both threads resume (tests/oracle/fresh.py
+/// `codex-fork` runs the steps).
+#[test]
+#[cfg_attr(
+    not(all(has_tool = "clients", has_tool = "python3")),
+    ignore = "needs the pinned Codex client and Python 3: tests/oracle/install.sh (scripts/test-all does it)"
+)]
+fn a_fork_resumes_after_its_base_is_repaired_in_place() {
+    let prefix = std::env::var_os("CLIENTS_PREFIX")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root().join("target/tools/clients"));
+    let dir = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new("python3")
+        .arg(root().join("tests/oracle/fresh.py"))
+        .args(["codex-fork", dir.path().join("out").to_str().unwrap()])
+        .args([
+            "--chatfsck",
+            env!("CARGO_BIN_EXE_chatfsck"),
+            "--timeout",
+            "180",
+        ])
+        .env("CLIENTS_PREFIX", &prefix)
+        .output()
+        .expect("python3 runs");
+    let text = String::from_utf8_lossy(&o.stdout);
+    let summary: serde_json::Value = text
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| {
+            panic!(
+                "fresh.py printed no summary: {text}{}",
+                String::from_utf8_lossy(&o.stderr)
+            )
+        });
+    assert_eq!(summary["version"], "0.169.0", "{summary}");
+    assert!(
+        summary["fork"]["history_base"]["end_byte_offset"].is_u64(),
+        "{summary}"
+    );
+    let steps = summary["steps"].as_array().unwrap();
+    let step = |name: &str, n: usize| {
+        steps
+            .iter()
+            .filter(|s| s["step"] == name)
+            .nth(n)
+            .unwrap_or_else(|| panic!("no step {name} #{n}: {summary}"))
+    };
+    for name in [
+        "exec",
+        "fork",
+        "resume-fork",
+        "resume-base",
+        "resume-fork-after",
+        "resume-base-after",
+    ] {
+        assert_eq!(step(name, 0)["rc"], 0, "{name}: {summary}");
+    }
+    let fork_id = summary["fork"]["id"].as_str().unwrap();
+    // First repair: the torn line lies in the bytes the fork replays.
+    let first = &step("chatfsck repair", 0)["doc"];
+    assert_eq!(step("chatfsck repair", 0)["rc"], 0, "{summary}");
+    assert!(first["edits"].as_array().unwrap().is_empty(), "{summary}");
+    let left = first["left"].as_array().unwrap();
+    assert_eq!(left.len(), 1, "{summary}");
+    assert!(
+        left[0]["reason"].as_str().unwrap().contains(fork_id),
+        "{summary}"
+    );
+    // The control: Codex refuses the fork once those bytes change.
+    let control = step("resume-fork-control", 0);
+    assert_ne!(control["rc"], 0, "{summary}");
+    assert!(
+        control["errors"]
+            .to_string()
+            .contains("cutoff byte offset is past the source rollout"),
+        "{summary}"
+    );
+    // Second repair: the torn line after the cutoff goes, the first stays.
+    let second = &step("chatfsck repair", 1)["doc"];
+    assert_eq!(step("chatfsck repair", 1)["rc"], 0, "{summary}");
+    assert_eq!(second["edits"].as_array().unwrap().len(), 1, "{summary}");
+    assert_eq!(second["edits"][0]["action"], "drop-record", "{summary}");
+    assert_eq!(second["left"].as_array().unwrap().len(), 1, "{summary}");
+}

@@ -376,7 +376,9 @@ fn linked(input: &Path, output: Option<&Path>, opts: &Options) -> Result<Report>
         dry_run: true,
         ..opts.clone()
     };
-    if repair_once(&alt, None, &dry, Relink::FileOrder, None).is_ok_and(|r| !r.edits.is_empty()) {
+    if repair_once(&alt, input, None, &dry, Relink::FileOrder, None)
+        .is_ok_and(|r| !r.edits.is_empty())
+    {
         return Ok(report);
     }
     crate::write::atomic::rename_into_place(&alt, out).map_err(|e| Error::io(out, &e))?;
@@ -535,7 +537,7 @@ fn copy_read<'a>(
 /// Repair `input` into `output`, then repair the copy again until a pass
 /// changes nothing (a fix can uncover another finding).
 fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -> Result<Report> {
-    let mut report = repair_once(input, output, opts, relink, None)?;
+    let mut report = repair_once(input, input, output, opts, relink, None)?;
     let Some(out) = output else {
         return Ok(report);
     };
@@ -593,7 +595,7 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
         };
         let mut read = ReadBack::default();
         let mut next = None;
-        let again = match repair_once(&copy, None, &dry, relink, Some(&mut read)) {
+        let again = match repair_once(&copy, input, None, &dry, relink, Some(&mut read)) {
             Ok(r) if r.edits.is_empty() || r.store != report.store || beside => Ok(r),
             Ok(_) => {
                 let dir = match &scratch {
@@ -601,7 +603,7 @@ fn settle(input: &Path, output: Option<&Path>, opts: &Options, relink: Relink) -
                     None => scratch.insert(scratch_beside(out)?).1.path().to_path_buf(),
                 };
                 let written = dir.join(format!("{}.next", crate::cleanup::tag()));
-                let r = repair_once(&copy, Some(&written), opts, relink, None);
+                let r = repair_once(&copy, input, Some(&written), opts, relink, None);
                 next = Some(written);
                 r
             }
@@ -796,6 +798,7 @@ fn keep_input(
 /// With `back`, what lint makes of the input is added to it as well.
 fn repair_once(
     input: &Path,
+    origin: &Path,
     output: Option<&Path>,
     opts: &Options,
     relink: Relink,
@@ -832,6 +835,7 @@ fn repair_once(
     // that is never repaired is refused here, with nothing written.
     let target = Target {
         input,
+        origin,
         output: if opts.dry_run { None } else { output },
         force: opts.force,
         dry_run: opts.dry_run,
@@ -953,8 +957,8 @@ mod tests {
             std::fs::create_dir(&out).unwrap();
             let out = out.join(f.file_name().unwrap());
             for relink in [Relink::FileOrder, Relink::AsBridged] {
-                let written = repair_once(f, Some(&out), &opts, relink, None);
-                let planned = repair_once(f, None, &dry, relink, None);
+                let written = repair_once(f, f, Some(&out), &opts, relink, None);
+                let planned = repair_once(f, f, None, &dry, relink, None);
                 let _ = std::fs::remove_file(&out);
                 let (Ok(w), Ok(p)) = (written, planned) else {
                     continue;

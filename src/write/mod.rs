@@ -55,6 +55,11 @@ pub use crate::model::PLACEHOLDER;
 #[derive(Clone, Copy)]
 pub struct Target<'a> {
     pub input: &'a Path,
+    /// The file the user named: `input` itself on the first pass, and on
+    /// the passes over the repaired copy (a scratch file) the file it
+    /// repairs, whose neighbours (a Codex fork that replays its first
+    /// bytes) still hold.
+    pub origin: &'a Path,
     /// The copy to write; `None` on a dry run and for PostgreSQL inputs.
     pub output: Option<&'a Path>,
     pub force: bool,

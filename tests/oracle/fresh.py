@@ -3,6 +3,7 @@
 
     python3 fresh.py codex|claude|gemini|opencode|cline|copilot|qwen OUTDIR [--timeout S] [--no-netns]
     python3 fresh.py codex-projection OUTDIR --chatfsck BIN [--timeout S] [--no-netns]
+    python3 fresh.py codex-fork OUTDIR --chatfsck BIN [--timeout S] [--no-netns]
 
 Codex: in a throw-away CODEX_HOME, against the loopback mock provider (as oracle.py resumes),
 `codex exec --skip-git-repo-check "say hello"`, then `codex exec … resume --last "second prompt"`.
@@ -151,6 +152,86 @@ def run_codex_projection(args):
         codex("fork-after", "fork", thread, "forked prompt")
     print(json.dumps({"client": "codex", "version": oracle.pkg_version("@openai/codex"), "thread": thread,
                       "steps": steps, "netns": os.environ.get("ORACLE_NETNS") == "1"}))
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+def run_codex_fork(args):
+    """A fork replays the first bytes of its base's rollout (`history_base`). In a throw-away
+    CODEX_HOME: `codex exec "say hello"`; a torn line put into the rollout (a crash's residue);
+    `codex exec fork <thread>` (its cutoff: the rollout's end); `chatfsck repair --in-place` of
+    the base; `codex exec resume` of the fork; the control: the torn line dropped by hand, as a
+    repair without the guard would, `codex exec resume` of the fork, and the rollout put back;
+    `codex exec resume <thread>` (the base grows past the fork's cutoff); a second torn line put
+    among the lines after the cutoff; `chatfsck repair --in-place` of the base again; `codex exec
+    resume` of the fork and of the base."""
+    out = os.path.abspath(args.outdir)
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    if not os.path.exists(oracle.CODEX_BIN):
+        print(json.dumps({"error": f"{oracle.CODEX_BIN} missing: run install.sh"}))
+        return 3
+    tmp = tempfile.mkdtemp(prefix="codex-fork-")
+    chome = os.path.join(tmp, "codex-home")
+    work = os.path.join(tmp, "work")
+    os.makedirs(chome)
+    os.makedirs(work)
+    steps = []
+    torn = b'{"timestamp":"2026-11-29T00:00:00.000Z","type":"response_item","payload":{"type":"mess'
+
+    def lines_of(path):
+        return open(path, "rb").read().split(b"\n")[:-1]
+
+    def write(path, lines):
+        open(path, "wb").write(b"".join(line + b"\n" for line in lines))
+
+    with mock_provider.MockServer("openai", os.path.join(out, "req")) as mock:
+        env = codex_env(tmp, chome, mock.port)
+        base = [oracle.NODE, oracle.CODEX_BIN, "exec", "--skip-git-repo-check"]
+
+        def codex(step, *argv):
+            sub = os.path.join(out, step)
+            os.makedirs(sub)
+            rc, timed_out, secs = oracle.run_client(base + list(argv), env, work, args.timeout, sub)
+            err = open(os.path.join(sub, "stderr.txt"), encoding="utf-8", errors="replace").read()
+            steps.append({"step": step, "rc": rc, "timed_out": timed_out,
+                          "errors": [l[:400] for l in err.splitlines() if "rror" in l][:4]})
+
+        codex("exec", PROMPTS[0])
+        rollout = glob.glob(os.path.join(chome, "sessions", "*", "*", "*", "rollout-*.jsonl"))[0]
+        thread = json.loads(lines_of(rollout)[0])["payload"]["id"]
+        lines = lines_of(rollout)
+        lines.insert(4, torn)
+        write(rollout, lines)
+        codex("fork", "fork", thread, "forked prompt")
+        forks = [p for p in glob.glob(os.path.join(chome, "sessions", "*", "*", "*", "rollout-*.jsonl"))
+                 if p != rollout]
+        meta = json.loads(lines_of(forks[0])[0])["payload"] if forks else {}
+        def repair():
+            p = subprocess.run([os.path.abspath(args.chatfsck), "repair", "--in-place", "--format", "json",
+                                rollout], capture_output=True, text=True, cwd=tmp)
+            try:
+                doc = json.loads(p.stdout)
+            except ValueError:
+                doc = p.stdout
+            steps.append({"step": "chatfsck repair", "rc": p.returncode, "doc": doc, "stderr": p.stderr[-400:]})
+
+        fork_id = meta.get("id", "-")
+        repair()
+        codex("resume-fork", "resume", fork_id, "after the repair")
+        kept = open(rollout, "rb").read()
+        write(rollout, [line for line in lines_of(rollout) if line != torn])
+        codex("resume-fork-control", "resume", fork_id, "after the hand edit")
+        open(rollout, "wb").write(kept)
+        codex("resume-base", "resume", thread, PROMPTS[1])
+        lines = lines_of(rollout)
+        lines.insert(len(lines) - 1, torn)
+        write(rollout, lines)
+        repair()
+        codex("resume-fork-after", "resume", fork_id, "after the second repair")
+        codex("resume-base-after", "resume", thread, "after the second repair")
+    print(json.dumps({"client": "codex", "version": oracle.pkg_version("@openai/codex"), "thread": thread,
+                      "fork": meta, "steps": steps, "netns": os.environ.get("ORACLE_NETNS") == "1"}))
     shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
@@ -339,7 +420,7 @@ def run_qwen(args):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("client", choices=["codex", "codex-projection", "claude", "gemini", "opencode", "cline",
+    ap.add_argument("client", choices=["codex", "codex-projection", "codex-fork", "claude", "gemini", "opencode", "cline",
                                        "copilot", "qwen"])
     ap.add_argument("outdir")
     ap.add_argument("--timeout", type=float, default=120)
@@ -347,7 +428,7 @@ def main(argv):
     ap.add_argument("--chatfsck", help="the chatfsck binary (codex-projection)")
     args = ap.parse_args(argv)
     oracle.maybe_reexec_in_netns(argv, __file__)
-    return {"codex": run_codex, "codex-projection": run_codex_projection, "claude": run_claude, "gemini": run_gemini,
+    return {"codex": run_codex, "codex-projection": run_codex_projection, "codex-fork": run_codex_fork, "claude": run_claude, "gemini": run_gemini,
             "opencode": run_opencode, "cline": run_cline, "copilot": run_copilot, "qwen": run_qwen}[args.client](args)
 
 

@@ -34,6 +34,7 @@ struct LineEdit {
 
 pub struct CodexWriter {
     input: PathBuf,
+    origin: PathBuf,
     output: Option<PathBuf>,
     force: bool,
     limits: Limits,
@@ -45,6 +46,7 @@ pub struct CodexWriter {
 pub fn new(t: &Target<'_>) -> Result<Box<dyn Writer>> {
     Ok(Box::new(CodexWriter {
         input: t.input.to_path_buf(),
+        origin: t.origin.to_path_buf(),
         output: t.output.map(Path::to_path_buf),
         force: t.force,
         limits: t.limits,
@@ -185,6 +187,72 @@ fn paginated_next(conv: &Conversation, loc: &Loc) -> Paginated {
     }
 }
 
+/// Where the bytes that Codex forks replay as their own history end in
+/// this rollout (the furthest of them), and the fork that reads furthest.
+/// A fork whose base names no byte offset reads up to the first record
+/// of its ordinal; one that names neither, the whole rollout.
+fn inherited(conv: &Conversation, path: &Path) -> Option<(u64, super::home::Fork)> {
+    let paging = conv.paging.as_ref()?;
+    super::home::forks_of(path, &conv.id)
+        .into_iter()
+        .map(|fork| {
+            let by_ordinal = fork.end_ordinal.map(|end| {
+                paging
+                    .records
+                    .iter()
+                    .find_map(|(loc, o)| match (loc, o) {
+                        (Loc::Line { start, .. }, crate::model::Ordinal::At(n)) if *n >= end => {
+                            Some(*start)
+                        }
+                        _ => None,
+                    })
+                    .unwrap_or(u64::MAX)
+            });
+            (fork.end_byte.or(by_ordinal).unwrap_or(u64::MAX), fork)
+        })
+        .max_by_key(|(cut, _)| *cut)
+}
+
+/// The first byte of the rollout each action changes: the line it drops
+/// or rewrites, or, for a line inserted after a call, the byte after the
+/// call's line.
+fn touches(conv: &Conversation, action: &Action) -> Vec<u64> {
+    let start = |loc: &Loc| match loc {
+        Loc::Line { start, .. } => Some(*start),
+        Loc::Row { .. } => None,
+    };
+    let part =
+        |message: usize, part: usize| conv.messages.get(message).map(|m| m.part_loc(part).clone());
+    match action {
+        Action::DropRecord { loc }
+        | Action::DropRepeat { loc, .. }
+        | Action::DropItemId { loc }
+        | Action::SetOrdinal { loc, .. } => start(loc).into_iter().collect(),
+        Action::RemoveResult { message, part: p }
+        | Action::RetypeResult { message, part: p }
+        | Action::RenameTool {
+            message, part: p, ..
+        } => part(*message, *p)
+            .as_ref()
+            .and_then(start)
+            .into_iter()
+            .collect(),
+        Action::AnswerCall { message, part: p } => match part(*message, *p) {
+            Some(Loc::Line { end, .. }) => vec![end + 1],
+            _ => Vec::new(),
+        },
+        Action::RenameCall {
+            message,
+            part: p,
+            result,
+        } => std::iter::once((*message, *p))
+            .chain(*result)
+            .filter_map(|(m, p)| part(m, p).as_ref().and_then(start))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 impl Writer for CodexWriter {
     fn plan(&mut self, conv: &Conversation, planned: &[Planned<'_>], log: &mut Log) -> Result<()> {
         self.planned = true;
@@ -193,6 +261,7 @@ impl Writer for CodexWriter {
         let mut edits = Vec::new();
         // Every id a call or a result holds, and those this plan gives.
         let mut taken = call_ids(conv);
+        let inherited = inherited(conv, &self.origin);
         for p in planned {
             let entry = |action: &'static str, description: String, loc: &Loc| Edit {
                 ids: p.finding.ids.clone(),
@@ -207,6 +276,25 @@ impl Writer for CodexWriter {
                     reason,
                 })
             };
+            // A fork replays this rollout's first bytes as its own
+            // history: a fix that changes them breaks the fork's resume.
+            if let Some((cut, fork)) = &inherited
+                && p.fix
+                    .actions
+                    .iter()
+                    .flat_map(|a| touches(conv, a))
+                    .any(|at| at < *cut)
+            {
+                leave(
+                    format!(
+                        "the Codex fork {} ({}) replays this rollout's first {cut} bytes as its own history (`session_meta.history_base`), and Codex refuses to resume the fork once they change (`failed to scan paginated model context lineage: …: cutoff byte offset is past the source rollout`): what lies in them is left as it is",
+                        crate::escape::preview(&fork.thread, 60),
+                        crate::escape::preview(&fork.path.display().to_string(), 200)
+                    ),
+                    log,
+                );
+                continue;
+            }
             for action in &p.fix.actions {
                 // The line the action is about, and the part it names.
                 let (loc, part) = match action {
