@@ -2439,3 +2439,67 @@ fn a_server_tool_result_in_the_next_reply_goes_with_its_call() {
     assert!(findings(&doc).is_empty(), "{doc:#}");
     assert_second_repair_changes_nothing(&out, dir.path());
 }
+
+/// Issue 39: a tool result larger by itself than the model's context
+/// (over 800,000 bytes: 200,000 tokens at 4 bytes a token). The
+/// generated fixture is reported, a warning naming what Claude Code does
+/// (tests/oracle.rs `claude_code_compacts_away_a_tool_result_over_the_context`
+/// measures it); a result of exactly the limit is not.
+#[test]
+#[cfg_attr(
+    not(has_tool = "python3"),
+    ignore = "needs Python 3 (python3 on PATH): it generates the fixture"
+)]
+fn a_tool_result_over_the_context_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("linear.jsonl");
+    let made = std::process::Command::new("python3")
+        .arg(root().join("fixtures/claude-code/gen_oversized_tool_result.py"))
+        .arg(&out)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let (exit, doc) = lint_json(out.to_str().unwrap(), &[]);
+    assert_eq!(
+        findings(&doc),
+        vec!["oversized-tool-result warning 8"],
+        "{doc:#}"
+    );
+    assert_eq!(exit, 0, "a warning");
+    let f = &doc["findings"][0];
+    assert!(
+        f["summary"].as_str().unwrap().contains("1152000 bytes"),
+        "{f:#}"
+    );
+    assert!(
+        f["notes"].to_string().contains("prompt is too long"),
+        "{f:#}"
+    );
+    // At the limit and one byte over it.
+    let text = std::fs::read_to_string(&out).unwrap();
+    for (size, want) in [
+        (800_000usize, vec![]),
+        (800_001, vec!["oversized-tool-result warning 8"]),
+    ] {
+        let lines: Vec<String> = text
+            .split('\n')
+            .enumerate()
+            .map(|(i, l)| {
+                if i != 7 {
+                    return l.to_string();
+                }
+                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["message"]["content"][0]["content"] = serde_json::Value::from("x".repeat(size));
+                serde_json::to_string(&v).unwrap()
+            })
+            .collect();
+        let at = dir.path().join(format!("at-{size}.jsonl"));
+        std::fs::write(&at, lines.join("\n")).unwrap();
+        let (_, doc) = lint_json(at.to_str().unwrap(), &[]);
+        assert_eq!(findings(&doc), want, "{size}: {doc:#}");
+    }
+}

@@ -194,6 +194,7 @@ const WITH_CLIENTS: &[&str] = &[
     "orphan-tool-call",
     "orphan-tool-result",
     "oversized-image",
+    "oversized-tool-result",
     "parent-cycle",
     "projection-out-of-step",
     "raw-line-separator",

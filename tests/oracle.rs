@@ -737,6 +737,116 @@ fn claude_code_resumes_a_copy_whose_image_over_5_mb_is_replaced() {
     case(input.to_str().unwrap(), Client::Claude, Expect::Whole);
 }
 
+/// Issue 39: a tool result larger by itself than the model's context
+/// (generated: 1,152,000 bytes, over 200,000 tokens at 4 bytes a token).
+/// With the mock answering a request over 200,000 (estimated) tokens as
+/// the API answers it (`MOCK_CONTEXT_TOKENS`), Claude Code 2.1.330 sends
+/// the result whole, is refused, compacts the session on its own (its
+/// summary request is refused too, then retried with the earliest turns
+/// cut), and goes on from the summary alone: what
+/// `oversized-tool-result`'s finding says.
+#[test]
+#[cfg_attr(
+    not(all(has_tool = "clients", has_tool = "python3")),
+    ignore = "needs the pinned Claude Code and Codex clients and Python 3: tests/oracle/install.sh (scripts/test-all does it)"
+)]
+fn claude_code_compacts_away_a_tool_result_over_the_context() {
+    let (oracle, prefix) = require_oracle();
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join("linear.jsonl");
+    let made = Command::new("python3")
+        .arg(root().join("fixtures/claude-code/gen_oversized_tool_result.py"))
+        .arg(&session)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let (exit, doc) = lint_json(session.to_str().unwrap(), &[]);
+    let found: Vec<String> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {} {}",
+                f["rule"].as_str().unwrap(),
+                f["severity"].as_str().unwrap(),
+                f["location"]["line"]
+            )
+        })
+        .collect();
+    assert_eq!(found, ["oversized-tool-result warning 8"], "{doc:#}");
+    assert_eq!(exit, 0, "a warning: {doc:#}");
+    let out = dir.path().join("oracle");
+    let o = Command::new("python3")
+        .arg(&oracle)
+        .arg(Client::Claude.name())
+        .arg(&session)
+        .arg(&out)
+        .args(["--timeout", "180"])
+        .env("CLIENTS_PREFIX", &prefix)
+        .env("MOCK_CONTEXT_TOKENS", "200000")
+        .output()
+        .expect("python3 runs");
+    let text = String::from_utf8_lossy(&o.stdout);
+    let summary: serde_json::Value = text
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("no summary: {text}{}", String::from_utf8_lossy(&o.stderr)));
+    assert_eq!(summary["version"], "2.1.330", "{summary:#}");
+    assert_eq!(summary["rc"], 0, "{summary:#}");
+    // Every request the client made, in order: the messages it sent, and
+    // whether the result's text was among them.
+    let index = std::fs::read_to_string(out.join("req/index.jsonl")).unwrap();
+    let bodies: Vec<serde_json::Value> = index
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| {
+            e["path"]
+                .as_str()
+                .is_some_and(|p| p.starts_with("/v1/messages"))
+                && e["file"].is_string()
+        })
+        .map(|e| {
+            let body = std::fs::read(out.join("req").join(e["file"].as_str().unwrap())).unwrap();
+            serde_json::from_slice(&body).unwrap()
+        })
+        .collect();
+    let carries = |b: &serde_json::Value| {
+        b["messages"]
+            .to_string()
+            .contains("line 0015999 of a long tool output")
+    };
+    let truncated = |b: &serde_json::Value| {
+        b["messages"]
+            .to_string()
+            .contains("[earlier conversation truncated for compaction retry]")
+    };
+    assert!(bodies.len() >= 3, "{} requests: {summary:#}", bodies.len());
+    assert!(
+        carries(&bodies[0]),
+        "the first request sends the result whole"
+    );
+    assert!(
+        bodies.iter().any(truncated),
+        "a compaction retried with the earliest turns cut: {summary:#}"
+    );
+    let last = bodies.last().unwrap();
+    assert!(
+        !carries(last),
+        "the last request no longer carries the result"
+    );
+    assert!(
+        last["messages"].as_array().unwrap().len()
+            < bodies[0]["messages"].as_array().unwrap().len(),
+        "the resumed conversation is the summary, not the history"
+    );
+}
+
 /// Issue 39: a NUL in a tool name. Claude Code 2.1.330 sends the call
 /// under its name as stored, and the request is refused (`tool_use_name`):
 /// lint reports `invalid-tool-name`, an error (a name over 200 characters,

@@ -133,6 +133,8 @@ pub enum Pattern {
     ThinkingSignature,
     /// An image whose base64 data is over the API's limit.
     OversizedImageBase64,
+    /// A tool result larger by itself than the model's context.
+    OversizedToolResult,
     /// A content block whose type the API does not know.
     UnknownBlockType,
     /// A content block with no type, in a store whose loader leaves it out.
@@ -235,6 +237,7 @@ impl Pattern {
         Pattern::MismatchedMessageIdOffBranch,
         Pattern::ThinkingSignature,
         Pattern::OversizedImageBase64,
+        Pattern::OversizedToolResult,
         Pattern::UnknownBlockType,
         Pattern::UnknownBlockTypeUntyped,
         Pattern::EmptyAssistantMessage,
@@ -308,6 +311,7 @@ impl Pattern {
             }
             Pattern::ThinkingSignature => "thinking-signature",
             Pattern::OversizedImageBase64 => "oversized-image",
+            Pattern::OversizedToolResult => "oversized-tool-result",
             Pattern::UnknownBlockType | Pattern::UnknownBlockTypeUntyped => "unknown-block-type",
             Pattern::EmptyAssistantMessage | Pattern::EmptyUserMessage => "empty-message",
             Pattern::InvalidItemId | Pattern::InvalidItemIdUuid => "invalid-item-id",
@@ -456,6 +460,7 @@ impl Pattern {
             }
             Pattern::ThinkingSignature => "a thinking block's signature is missing or damaged",
             Pattern::OversizedImageBase64 => "an image's base64 data is over 5 MB",
+            Pattern::OversizedToolResult => "a tool result alone is over the model's context",
             Pattern::UnknownBlockType => "a block's type is none the API knows",
             Pattern::UnknownBlockTypeUntyped => "a block has no type",
             Pattern::EmptyAssistantMessage => "an assistant message is blank",

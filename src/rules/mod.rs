@@ -50,6 +50,7 @@ mod nul_padding;
 mod orphan_tool_call;
 mod orphan_tool_result;
 mod oversized_image;
+mod oversized_tool_result;
 mod parent_cycle;
 mod projection_out_of_step;
 pub mod prompt_divergence;
@@ -117,6 +118,7 @@ pub static RULES: &[&Rule] = &[
     &thinking_signature::RULE,
     &unknown_block_type::RULE,
     &oversized_image::RULE,
+    &oversized_tool_result::RULE,
     &role_order::RULE,
     &truncated_response::RULE,
     &prompt_divergence::RULE,

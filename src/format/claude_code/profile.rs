@@ -217,6 +217,26 @@ pub static PROFILE: Profile = Profile {
         )
         .saying("Claude Code refuses to resume")
         .on_versions("2.1.330"),
+        // Measured with the mock answering a request over 200,000
+        // (estimated) tokens as the API does (tests/oracle.rs,
+        // `claude_code_compacts_away_a_tool_result_over_the_context`).
+        Resume::new(
+            Pattern::OversizedToolResult,
+            Does::Fails(
+                "the request is refused as over the context, and it compacts the session into a summary made without the turns up to this result",
+            ),
+            &[
+                Note::Text(
+                    "Claude Code 2.1.330 sends the result whole on every resume; the API answers `prompt is too long: N tokens > 200000 maximum`",
+                ),
+                Note::Text(
+                    "Claude Code then compacts the session on its own: its summary request is refused too, and retried with the earliest turns cut (`[earlier conversation truncated for compaction retry]`); the resumed conversation holds only that summary, which leaves out everything up to this result",
+                ),
+            ],
+        )
+        .saying("Claude Code's resume is refused, and it compacts the history away")
+        .with_severity(Severity::Warning)
+        .on_versions("2.1.330"),
         Resume::new(
             Pattern::UnknownBlockType,
             Does::SendsAsIs,
