@@ -1,7 +1,7 @@
 //! Each pinned client writes a fresh session today, and chatfsck reads all
 //! of it (issue 37, "drift is never silent"): Claude Code 2.1.330, Gemini
 //! CLI 0.61.0, opencode 1.18.33, the Cline CLI 3.0.65, Copilot CLI
-//! 1.0.102 and Qwen Code 0.15.10 (issue 40) run one prompt
+//! 1.0.102 and Qwen Code 0.24.4 (issue 40) run one prompt
 //! offline
 //! (`tests/oracle/fresh.py`, against the loopback mock provider of
 //! fixtures/clients/mock_provider.py, which answers with one tool call and
@@ -256,10 +256,10 @@ fn copilot_cli_fresh_session_reads_whole_and_clean() {
 #[test]
 #[cfg_attr(
     not(all(has_tool = "qwen-code", has_tool = "python3")),
-    ignore = "needs the real Qwen Code 0.15.10 in CHATFSCK_QWEN_CODE and Python 3: scripts/test-all installs it"
+    ignore = "needs the real Qwen Code 0.24.4 in CHATFSCK_QWEN_CODE and Python 3: scripts/test-all installs it"
 )]
 fn qwen_code_fresh_session_reads_whole_and_clean() {
-    let (_dir, summary, store) = fresh("qwen", "0.15.10");
+    let (_dir, summary, store) = fresh("qwen", "0.24.4");
     let conv = read_clean(&store, "qwen-code");
     assert_jsonl_session(&conv, &store, summary["prompt"].as_str().unwrap(), "tool");
 }

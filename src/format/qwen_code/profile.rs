@@ -2,15 +2,24 @@
 //! (`@qwen-code/qwen-code` 0.15.10: `SessionService.loadSession`,
 //! `buildApiHistoryFromConversation`, and the OpenAI converter's
 //! `cleanOrphanedToolCalls`), checked against the client itself
-//! (tests/oracle/qwen.py, fixtures/qwen-code/README.md).
+//! (tests/oracle/qwen.py, fixtures/qwen-code/README.md), and every entry
+//! again with 0.24.4, the version tests/oracle pins now: the same on
+//! every fixture but an unanswered call, which 0.21.2 and later answer
+//! (0.15.x is a maintenance line for Node.js 20; 0.21 and later need 22).
 
 use crate::finding::Severity;
 use crate::finding::profile::{Does, Note, Pattern, Profile, Provider, Resume};
 use crate::model::Dialect;
 
-const VERSIONS: &str = "0.15.10";
+const VERSIONS: &str = "0.15.10, 0.24.4";
 
-const ORPHAN: &str = "Qwen Code removes the unanswered call from the request it sends (`cleanOrphanedToolCalls`), and the whole assistant turn when it holds no text: the request is valid, but the model is not told it made the call";
+const ORPHAN: &str = "Qwen Code answers the call in the request it sends with a failure it makes up (`Tool execution result was not recorded \u{2014} likely interrupted by network failure, abort, or process exit. Treat as failure and retry if needed.`, the bundle's `ORPHAN_TOOL_USE_REPAIR_REASON`): the request is valid, and the model is told the call failed";
+
+/// What Qwen Code did with an unanswered call before 0.21.2 (0.15.10).
+const ORPHAN_EARLIER: &str = "remove the call from the request (`cleanOrphanedToolCalls`), and the whole assistant turn when it holds no text: the model is not told it made the call";
+
+/// What 0.21.2 and later do with an unanswered call, in a few words.
+const ANSWERS: Does = Does::Heals("answers it with a made-up failure result");
 
 pub static PROFILE: Profile = Profile {
     app: "Qwen Code",
@@ -23,16 +32,13 @@ pub static PROFILE: Profile = Profile {
     replays_as_stored: false,
     pairs_outputs_by_id: true,
     resume: &[
-        Resume::new(
-            Pattern::OrphanToolCall,
-            Does::Drops,
-            &[Note::Text(ORPHAN)],
-        )
-        .with_severity(Severity::Warning)
-        .on_versions(VERSIONS),
+        Resume::new(Pattern::OrphanToolCall, ANSWERS, &[Note::Text(ORPHAN)])
+            .with_severity(Severity::Warning)
+            .on_versions(VERSIONS)
+            .healed_from_while_earlier("0.21.2", ORPHAN_EARLIER),
         Resume::new(
             Pattern::OrphanToolCallAtEnd,
-            Does::Drops,
+            ANSWERS,
             &[
                 Note::Text(ORPHAN),
                 Note::Text(
@@ -41,7 +47,8 @@ pub static PROFILE: Profile = Profile {
             ],
         )
         .with_severity(Severity::Warning)
-        .on_versions(VERSIONS),
+        .on_versions(VERSIONS)
+        .healed_from_while_earlier("0.21.2", ORPHAN_EARLIER),
         Resume::new(
             Pattern::OrphanToolResult,
             Does::Drops,
