@@ -492,3 +492,63 @@ fn the_pinned_kimi_code_resumes_the_moved_reminder_whole() {
         assert_eq!(r["units_missing"], 0, "{r:#}");
     }
 }
+
+/// The pinned Kimi Code writes a fresh session offline (tests/oracle/kimi.py
+/// fresh: a prompt the mock answers with a `Bash` call, Kimi Code runs it
+/// and the mock answers `ok`): chatfsck reads every message of its journal
+/// (each user message appended to the context, each step, each result) and
+/// finds nothing. When a client bump changes what it writes, this fails
+/// first.
+#[test]
+#[cfg_attr(
+    not(all(has_tool = "kimi-code", has_tool = "python3")),
+    ignore = "needs the pinned Kimi Code and python3: scripts/test-all"
+)]
+fn a_fresh_session_of_the_pinned_kimi_code_reads_whole_and_clean() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("fresh");
+    let o = python()
+        .arg("tests/oracle/kimi.py")
+        .arg("fresh")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let s = &summaries(&o)[0];
+    assert_eq!(s["version"], "2.1.0", "{s:#}");
+    assert!(
+        s["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["rc"] == 0 && r["timed_out"] == false),
+        "{s:#}"
+    );
+    let journal = out.join("healthy.wire.jsonl");
+    let (rc, doc) = lint_json(journal.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!(rc, 0, "{doc:#}");
+    assert_eq!(doc["files"][0]["dialect"], "kimi-code", "{doc:#}");
+    // Every context record that makes a message is one read: the user
+    // messages appended, each step the model took, each tool result.
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let count = |ty: &str, event: Option<&str>| {
+        records
+            .iter()
+            .filter(|r| r["type"] == ty && event.is_none_or(|e| r["event"]["type"] == e))
+            .count() as u64
+    };
+    let users = count("context.append_message", None);
+    let steps = count("context.append_loop_event", Some("step.begin"));
+    let results = count("context.append_loop_event", Some("tool.result"));
+    assert!(users >= 1 && steps >= 2 && results >= 1, "{text}");
+    assert_eq!(
+        doc["files"][0]["messages"].as_u64().unwrap(),
+        users + steps + results,
+        "{doc:#}"
+    );
+    assert_eq!(doc["files"][0]["tool_calls"], 1, "{doc:#}");
+    assert_eq!(doc["files"][0]["tool_results"], 1, "{doc:#}");
+}
