@@ -12,6 +12,7 @@ use std::path::Path;
 
 const DB: &str = "fixtures/llm/logs.db";
 const DB_036: &str = "fixtures/llm/logs-0.36.db";
+const STORE: &str = "fixtures/llm/store.db";
 
 /// Conversation id → its name (the pattern, from its first prompt).
 fn names(db: &Path) -> BTreeMap<String, String> {
@@ -156,24 +157,63 @@ fn the_human_report_is_reviewed() {
     insta::assert_snapshot!("llm_lint_human", stdout(&o));
 }
 
-/// llm 0.32's message store is not read: the file is refused with one
-/// line naming the schema, never reported clean.
+/// A message store this reader does not know is refused with one line
+/// naming the file, never reported clean: a migration llm 0.36 does not
+/// have (a newer llm's), or a column of the store missing.
 #[test]
-fn the_message_store_of_llm_0_32_is_refused_with_one_line() {
-    for cmd in ["lint", "repair"] {
+fn an_unknown_message_store_is_refused_with_one_line() {
+    let cases: [(&str, &str); 2] = [
+        (
+            "INSERT INTO _llm_migrations (name, applied_at) VALUES ('m028_something_new', '2027-01-01')",
+            "m028_something_new",
+        ),
+        (
+            "ALTER TABLE parts DROP COLUMN payload",
+            "no `payload` column",
+        ),
+    ];
+    for (sql, says) in cases {
         let d = tempfile::tempdir().unwrap();
-        let out = d.path().join("out.db");
-        let mut args = vec![cmd, DB_036];
-        if cmd == "repair" {
-            args.extend(["-o", out.to_str().unwrap()]);
+        let db = d.path().join("logs.db");
+        std::fs::copy(root().join(STORE), &db).unwrap();
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .execute_batch(sql)
+            .unwrap();
+        for cmd in ["lint", "repair"] {
+            let out = d.path().join("out.db");
+            let mut args = vec![cmd, db.to_str().unwrap()];
+            if cmd == "repair" {
+                args.extend(["-o", out.to_str().unwrap()]);
+            }
+            let o = run(&args);
+            assert_eq!(code(&o), 2, "{cmd}: {}", stdout(&o));
+            let err = stderr(&o);
+            assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+            assert!(err.contains("logs.db"), "{err}");
+            assert!(err.contains(says), "{err}");
+            assert!(!out.exists(), "{cmd} wrote {}", out.display());
         }
-        let o = run(&args);
-        assert_eq!(code(&o), 2, "{cmd}: {}", stdout(&o));
-        let err = stderr(&o);
-        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-        assert!(err.contains("logs-0.36.db"), "{err}");
-        assert!(err.contains("message store of llm 0.32"), "{err}");
-        assert!(!out.exists(), "{cmd} wrote {}", out.display());
+    }
+}
+
+/// A file of llm 0.31 migrated by llm 0.36, one more prompt logged by 0.36:
+/// the old conversation is read from `responses` (it has no thread), the new
+/// one from its thread; both healthy.
+#[test]
+fn a_migrated_file_is_read_from_both_tables() {
+    let (rc, doc) = lint_json(DB_036, &["--fail-on", "info"]);
+    assert_eq!(rc, 0, "{doc:#}");
+    assert_eq!(doc["findings"], serde_json::json!([]), "{doc:#}");
+    assert_eq!(doc["files"][0]["conversations"], 2, "{doc:#}");
+    for (cid, t) in [
+        ("01m8k76kv4d1b8mab4qmv8qrph", "A plain question, no tools."),
+        ("01m8k7n0w47apysh64kna2ghr4", "Written by llm 0.36."),
+    ] {
+        let o = run(&["inspect", "--format", "json", DB_036, "--conversation", cid]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let text = String::from_utf8(o.stdout).unwrap();
+        assert!(text.contains(t), "{t}: {text}");
     }
 }
 
