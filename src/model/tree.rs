@@ -63,6 +63,10 @@ pub struct Tree {
     /// walk starts from, when not `parentId` and `currentId` (llm's
     /// message store: `parent_hash`, `tip_message_hash`).
     pub links: Option<(&'static str, &'static str)>,
+    /// The store's writer can leave a message with no parts out of the
+    /// walk (llm's message store, whose repaired messages are written
+    /// again under new hashes): `empty-message` then offers to.
+    pub drops_empty: bool,
 }
 
 impl Tree {

@@ -21,6 +21,7 @@ mod hash;
 pub mod logs;
 pub mod profile;
 mod pyjson;
+mod rethread;
 pub mod store;
 pub mod writer;
 

@@ -248,6 +248,7 @@ pub fn tree_of(w: &Walk) -> Tree {
         end: Some(w.end.clone()),
         dangling_children: Vec::new(),
         links: Some(("parent_hash", "tip_message_hash")),
+        drops_empty: true,
     }
 }
 
