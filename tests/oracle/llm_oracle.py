@@ -8,6 +8,9 @@ target/tools/llm) against the loopback mock (mock_provider.py, OpenAI Chat Compl
   llm_oracle.py LLM make-store DB   (LLM: llm 0.36, tests/oracle/llm36-requirements.txt) write fixtures/llm/store.db:
                            the same conversations written by llm 0.36 into its message store (messages, parts,
                            threads, turns; migration m023), the corruptions derived by SQL on those tables (README)
+  llm_oracle.py LLM verify DB ROWID   (llm 0.32 or later) print one JSON line: of the `messages` rows after ROWID,
+                           how many have the hash llm's own `message_hash` gives their content under their parent
+                           (`LogStore._load_parts`, as `LogStore.verify` re-derives it), and those that do not
   llm_oracle.py LLM judge DB CID… [DB CID…]…   (a DB is an argument ending in .db)
                            continue each conversation with `llm -c --cid CID --database DB` (llm's command line, run
                            in this process: run this script with the venv's python) and print one JSON line per
@@ -192,11 +195,31 @@ def judge(exe, args):
             print(json.dumps(out), flush=True)
 
 
+def verify(db_path, after):
+    import sqlite_utils
+    from llm.logs import LogStore, _load, message_hash
+    from llm.parts import Message
+    db = sqlite_utils.Database(db_path)
+    store = LogStore(db)
+    ok, bad = 0, []
+    for r in db.query("SELECT rowid, hash, parent_hash, role, provider_metadata FROM messages WHERE rowid > ?",
+                      [after]):
+        parts = store._load_parts([r["hash"]]).get(r["hash"], [])
+        m = Message(role=r["role"], parts=parts, provider_metadata=_load(r["provider_metadata"]))
+        if message_hash(m, r["parent_hash"]) == r["hash"]:
+            ok += 1
+        else:
+            bad.append(r["hash"])
+    print(json.dumps({"verified": ok, "broken": bad}))
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 4 and sys.argv[2] == "make":
         make(sys.argv[1], sys.argv[3])
     elif len(sys.argv) >= 4 and sys.argv[2] == "make-store":
         make_store(sys.argv[1], sys.argv[3])
+    elif len(sys.argv) >= 5 and sys.argv[2] == "verify":
+        verify(sys.argv[3], int(sys.argv[4]))
     elif len(sys.argv) >= 4 and sys.argv[2] == "judge":
         judge(sys.argv[1], sys.argv[3:])
     else:

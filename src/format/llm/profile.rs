@@ -69,6 +69,18 @@ pub static PROFILE: Profile = Profile {
             healed_from: None,
         },
         Resume {
+            pattern: Pattern::EmptyAssistantMessage,
+            does: Does::SendsAsIs,
+            severity: Some(Severity::Error),
+            says: None,
+            notes: &[Note::Text(
+                "`llm -c` sends it (the OpenAI plugin's `_append_llm_message` keeps an empty assistant message) as an `assistant` message whose `content` is null with no `tool_calls`, which OpenAI's Chat Completions does not take: an assistant message needs content or tool calls",
+            )],
+            cites_context: false,
+            versions: STORE_VERSIONS,
+            healed_from: None,
+        },
+        Resume {
             pattern: Pattern::DanglingParentInTree,
             does: Does::Drops,
             severity: Some(Severity::Error),

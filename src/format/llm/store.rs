@@ -302,6 +302,18 @@ fn required(kind: &str) -> Option<&'static [&'static str]> {
     })
 }
 
+/// A part llm cannot rebuild, kept in its message as evidence (the
+/// message is not empty: llm stops before sending it).
+fn unreadable(msg: &mut Message, loc: Loc) {
+    msg.push_at(
+        PartKind::Other {
+            kind: "unreadable".into(),
+        },
+        loc,
+        Slot::Whole("payload"),
+    );
+}
+
 /// Reads the chain of a thread whose walk reached the root into `conv`:
 /// each message and its parts as `_load_parts` and `Part.from_dict`
 /// rebuild them; a part they raise on is a corrupt record.
@@ -323,7 +335,7 @@ pub fn read_chain(
             if let Some(raw) = p.payload.as_deref().filter(|s| !s.is_empty()) {
                 if let Some(e) = pyjson::loads_error(raw) {
                     conv.corrupt.push(CorruptRecord::new(
-                        loc,
+                        loc.clone(),
                         format!(
                             "parts row {} of message `{}`: `payload` is not JSON ({e}): `LogStore._load_parts` raises",
                             p.id, m.hash
@@ -331,6 +343,7 @@ pub fn read_chain(
                         raw.as_bytes(),
                         false,
                     ));
+                    unreadable(&mut msg, loc);
                     continue;
                 }
                 match serde_json::from_str::<Value>(raw) {
@@ -339,7 +352,7 @@ pub fn read_chain(
                     // members are read as absent below only if needed.
                     Ok(_) | Err(_) => {
                         conv.corrupt.push(CorruptRecord::new(
-                            loc,
+                            loc.clone(),
                             format!(
                                 "parts row {} of message `{}`: `payload` is not a JSON object: `LogStore._load_parts` raises",
                                 p.id, m.hash
@@ -347,6 +360,7 @@ pub fn read_chain(
                             raw.as_bytes(),
                             false,
                         ));
+                        unreadable(&mut msg, loc);
                         continue;
                     }
                 }
@@ -367,7 +381,7 @@ pub fn read_chain(
             }
             let Some(need) = required(&p.kind) else {
                 conv.corrupt.push(CorruptRecord::new(
-                    loc,
+                    loc.clone(),
                     format!(
                         "parts row {} of message `{}`: unknown part type `{}`: `Part.from_dict` raises `ValueError`",
                         p.id, m.hash, p.kind
@@ -375,11 +389,12 @@ pub fn read_chain(
                     p.payload.as_deref().unwrap_or_default().as_bytes(),
                     false,
                 ));
+                unreadable(&mut msg, loc);
                 continue;
             };
             if let Some(missing) = need.iter().find(|k| !payload.contains_key(**k)) {
                 conv.corrupt.push(CorruptRecord::new(
-                    loc,
+                    loc.clone(),
                     format!(
                         "parts row {} of message `{}`: a `{}` part without `{missing}`: `Part.from_dict` raises `KeyError`, and `llm -c` replays the conversation's legacy `responses` rows instead of the thread",
                         p.id, m.hash, p.kind
@@ -387,6 +402,7 @@ pub fn read_chain(
                     p.payload.as_deref().unwrap_or_default().as_bytes(),
                     false,
                 ));
+                unreadable(&mut msg, loc);
                 continue;
             }
             let s = |k: &str| match payload.get(k) {
