@@ -96,12 +96,7 @@ pub fn detect(conn: &rusqlite::Connection, tables: &[String]) -> Result<bool, St
                 .join(", ")
         ));
     }
-    let present: Vec<&str> = store::COLUMNS
-        .iter()
-        .map(|(t, _)| *t)
-        .filter(|t| has(t))
-        .collect();
-    if present.is_empty() {
+    if !store::COLUMNS.iter().any(|(t, _)| has(t)) {
         return Ok(true);
     }
     for (table, want) in store::COLUMNS {

@@ -59,13 +59,16 @@ struct NewMessage {
     same: bool,
 }
 
+/// A message the copy gets: (hash, parent, role, metadata, parts).
+type Written = (String, Option<String>, String, Option<String>, Vec<NewPart>);
+
 /// The rows the copy gets for one thread.
 pub struct Rethread {
     pub thread: String,
     pub old_tip: Option<String>,
     pub new_tip: Option<String>,
-    /// New messages, root side first: (hash, parent, role, metadata, parts).
-    messages: Vec<(String, Option<String>, String, Option<String>, Vec<NewPart>)>,
+    /// New messages, root side first.
+    messages: Vec<Written>,
     /// (old hash, new hash) of each message written again.
     pub renamed: Vec<(String, String)>,
     /// The placeholder parts: (call id, new message hash, position).

@@ -458,10 +458,10 @@ pub fn ids(conn: &rusqlite::Connection, store: bool) -> rusqlite::Result<Vec<Str
     for q in q {
         let mut st = conn.prepare(q)?;
         for id in st.query_map([], |r| r.get::<_, Option<String>>(0))? {
-            if let Some(id) = id? {
-                if seen.insert(id.clone(), ()).is_none() {
-                    out.push(id);
-                }
+            if let Some(id) = id?
+                && seen.insert(id.clone(), ()).is_none()
+            {
+                out.push(id);
             }
         }
     }

@@ -217,8 +217,8 @@ enum Ask {
 }
 
 impl LlmWriter {
-    /// Plans the fixes of a conversation read from the message store
-    /// (`false`: it was read from the legacy tables).
+    /// Plans the fixes a conversation's actions on the message store ask
+    /// for (`false`: none do).
     fn plan_thread(
         &mut self,
         conv: &Conversation,
@@ -489,9 +489,8 @@ impl LlmWriter {
 
 impl Writer for LlmWriter {
     fn plan(&mut self, conv: &Conversation, planned: &[Planned<'_>], log: &mut Log) -> Result<()> {
-        if self.plan_thread(conv, planned, log)? {
-            return Ok(());
-        }
+        // The message store's actions first; the legacy tables' below.
+        self.plan_thread(conv, planned, log)?;
         for p in planned {
             for action in &p.fix.actions {
                 match action {
@@ -501,9 +500,12 @@ impl Writer for LlmWriter {
                         else {
                             continue;
                         };
-                        let Some((_, row)) = row_of(&pt.loc) else {
+                        let Some((table, row)) = row_of(&pt.loc) else {
                             continue;
                         };
+                        if table != TOOL_CALLS && table != TOOL_RESULTS {
+                            continue;
+                        }
                         match (&pt.kind, action) {
                             (PartKind::ToolResult { call_id, .. }, Action::RemoveResult { .. }) => {
                                 self.delete.push((TOOL_RESULTS, row, log.edits.len()));
@@ -584,11 +586,10 @@ impl Writer for LlmWriter {
                     log.edits[*entry].row = Some(row_json(tx, out, PARTS, *part)?);
                 }
                 for (hash, entry) in &t.skipped {
-                    if let Some(rowid) = tx
-                        .query_row("SELECT rowid FROM messages WHERE hash = ?1", [hash], |r| {
+                    if let Ok(rowid) =
+                        tx.query_row("SELECT rowid FROM messages WHERE hash = ?1", [hash], |r| {
                             r.get::<_, i64>(0)
                         })
-                        .ok()
                     {
                         log.edits[*entry].row = Some(row_json(tx, out, store::MESSAGES, rowid)?);
                     }
