@@ -534,7 +534,10 @@ fn every_pattern_of_the_message_store_is_found_and_the_healthy_threads_are_clean
         .find(|f| f["rule"] == "dangling-parent" && f["location"]["table"] == "messages")
         .unwrap();
     assert!(
-        broken["location"]["key"].as_str().unwrap().starts_with("b2:"),
+        broken["location"]["key"]
+            .as_str()
+            .unwrap()
+            .starts_with("b2:"),
         "{broken:#}"
     );
     assert!(
@@ -560,12 +563,24 @@ fn each_thread_holds_what_llm_replays() {
     let names = thread_names(&root().join(STORE));
     let tid = |n: &str| names.iter().find(|(_, v)| *v == n).unwrap().0.clone();
     let show = |n: &str| {
-        let o = run(&["inspect", "--format", "json", STORE, "--conversation", &tid(n)]);
+        let o = run(&[
+            "inspect",
+            "--format",
+            "json",
+            STORE,
+            "--conversation",
+            &tid(n),
+        ]);
         assert_eq!(code(&o), 0, "{}", stderr(&o));
         String::from_utf8(o.stdout).unwrap()
     };
     let healthy = show("healthy");
-    for text in ["Answer briefly.", "[mock:bash pwd]", "out of pwd", "Thanks."] {
+    for text in [
+        "Answer briefly.",
+        "[mock:bash pwd]",
+        "out of pwd",
+        "Thanks.",
+    ] {
         assert!(healthy.contains(text), "{text}: {healthy}");
     }
     let broken = show("broken-chain");
@@ -643,11 +658,9 @@ fn the_message_store_repair_settles_and_logs_every_payload() {
     assert_second_repair_changes_nothing(&out, d.path());
     // Nothing of the input is deleted: its messages and parts are all in
     // the copy (the old rows kept beside the new ones).
-    let conn = rusqlite::Connection::open_with_flags(
-        &out,
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-    )
-    .unwrap();
+    let conn =
+        rusqlite::Connection::open_with_flags(&out, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
     conn.execute("ATTACH DATABASE ?1 AS input", [input.to_str().unwrap()])
         .unwrap();
     let missing: i64 = conn
@@ -834,8 +847,94 @@ fn llm_0_36_continues_every_repaired_thread() {
     for name in ["broken-chain", "missing-tip"] {
         let after = get(&repaired, name);
         let texts = after["texts"].to_string();
-        for t in ["Answer briefly.", "[mock:bash pwd]", "out of pwd", "Thanks."] {
+        for t in [
+            "Answer briefly.",
+            "[mock:bash pwd]",
+            "out of pwd",
+            "Thanks.",
+        ] {
             assert!(texts.contains(t), "{t}: {after}");
         }
+    }
+    // llm logged each continuation on top of the repaired threads: what it
+    // wrote reads clean, and each thread holds its new turn.
+    let (rc, doc) = lint_json(repaired.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!(rc, 0, "{doc:#}");
+    for id in names.keys() {
+        let o = run(&[
+            "inspect",
+            "--format",
+            "json",
+            repaired.to_str().unwrap(),
+            "--conversation",
+            id,
+        ]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let text = String::from_utf8(o.stdout).unwrap();
+        assert!(text.contains("One more question."), "{id}: {text}");
+    }
+}
+
+/// A conversation of llm 0.31.1 continued by llm 0.36: llm migrates the
+/// file and writes the whole rebuilt history as the conversation's thread,
+/// which `llm -c` replays from then on. It is read from the thread (the new
+/// turn is there), clean; the conversations 0.36 did not touch are still
+/// read from their old rows, with their findings.
+#[test]
+#[cfg_attr(
+    not(has_tool = "llm36"),
+    ignore = "needs llm 0.36 (scripts/test-all installs tests/oracle/llm36-requirements.txt into target/tools/llm36)"
+)]
+fn a_0_31_conversation_continued_by_llm_0_36_is_read_from_its_thread() {
+    let python = std::env::var("CHATFSCK_LLM36_PYTHON").unwrap_or_else(|_| {
+        root()
+            .join("target/tools/llm36/bin/python")
+            .to_string_lossy()
+            .into_owned()
+    });
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("logs.db");
+    std::fs::copy(root().join(DB), &db).unwrap();
+    let names = names(&db);
+    let cid = |n: &str| names.iter().find(|(_, v)| *v == n).unwrap().0.clone();
+    let continued = [cid("healthy"), cid("A plain question, no tools.")];
+    let o = std::process::Command::new(&python)
+        .arg(root().join("tests/oracle/llm_oracle.py"))
+        .arg(root().join("target/tools/llm36/bin/llm"))
+        .arg("judge")
+        .arg(&db)
+        .args(&continued)
+        .output()
+        .expect("the llm36 venv's python runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let threads: i64 = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row("SELECT count(*) FROM threads", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(threads, 2);
+    let (rc, doc) = lint_json(db.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!(rc, 1, "{doc:#}");
+    assert_eq!(
+        findings(&doc),
+        [
+            "error corrupt-record@torn-arguments",
+            "error orphan-tool-call@interrupted",
+            "error orphan-tool-call@lost-result",
+            "error orphan-tool-result@lost-response",
+        ],
+        "{doc:#}"
+    );
+    for id in &continued {
+        let o = run(&[
+            "inspect",
+            "--format",
+            "json",
+            db.to_str().unwrap(),
+            "--conversation",
+            id,
+        ]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let text = String::from_utf8(o.stdout).unwrap();
+        assert!(text.contains("One more question."), "{id}: {text}");
     }
 }
