@@ -938,3 +938,64 @@ fn a_0_31_conversation_continued_by_llm_0_36_is_read_from_its_thread() {
         assert!(text.contains("One more question."), "{id}: {text}");
     }
 }
+
+/// Shapes llm does not write, in a copy of the store: read without a panic,
+/// each reported as what llm does with it, the repair carried out around
+/// them; a value Python's JSON reads (`NaN`) is not taken for corrupt.
+#[test]
+fn odd_shapes_of_the_message_store_are_reported_not_crashed_on() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("logs.db");
+    std::fs::copy(root().join(STORE), &db).unwrap();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        r#"
+        UPDATE parts SET payload = replace(payload, '"ls"', 'NaN')
+            WHERE id = (SELECT p.id FROM parts p JOIN threads t ON t.name LIKE 'healthy%'
+                        WHERE p.type = 'tool_call' ORDER BY p.id LIMIT 1);
+        UPDATE parts SET type = 'video'
+            WHERE message_hash = (SELECT tip_message_hash FROM threads WHERE name LIKE 'A plain%');
+        UPDATE parts SET text = X'ff00fe'
+            WHERE message_hash = (SELECT parent_hash FROM messages
+                                  WHERE hash = (SELECT tip_message_hash FROM threads WHERE name LIKE 'A plain%'));
+        INSERT INTO threads (id, name, tip_message_hash) VALUES ('t-null', 'no tip', NULL);
+        "#,
+    )
+    .unwrap();
+    // A cycle: the interrupted thread's first prompt hangs under its tip.
+    let changed = conn
+        .execute(
+            "UPDATE messages SET parent_hash = (SELECT tip_message_hash FROM threads WHERE name LIKE 'interrupted%') \
+             WHERE hash IN (SELECT message_hash FROM parts WHERE text LIKE 'interrupted:%')",
+            [],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    drop(conn);
+    let (rc, doc) = lint_json(db.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!(rc, 1, "{doc:#}");
+    let got = store_findings(&db, &doc);
+    assert!(
+        got.contains(&"error corrupt-record@A plain question, no tools.".to_string()),
+        "{got:?}"
+    );
+    assert!(
+        !got.iter().any(|f| f.ends_with("@healthy")),
+        "NaN is read by Python's json: {got:?}"
+    );
+    assert!(
+        got.contains(&"error parent-cycle@interrupted".to_string()),
+        "{got:?}"
+    );
+    // Repaired around them: what is left is the cycle, reported only.
+    let d2 = tempfile::tempdir().unwrap();
+    let (out, log) = repair_logged(&db, d2.path());
+    let (rc, doc) = lint_json(out.to_str().unwrap(), &["--fail-on", "info"]);
+    assert_eq!(rc, 1, "{doc:#}");
+    assert_eq!(
+        store_findings(&out, &doc),
+        ["error parent-cycle@interrupted"],
+        "{doc:#}"
+    );
+    assert!(log["left"].to_string().contains("parent-cycle"), "{log:#}");
+}

@@ -95,6 +95,20 @@ pub static PROFILE: Profile = Profile {
             healed_from: None,
         },
         Resume {
+            pattern: Pattern::ParentCycleInTree,
+            does: Does::RefusesToResume,
+            severity: Some(Severity::Error),
+            says: Some(
+                "`llm -c` never finishes loading the thread: `LogStore.load_chain` follows `parent_hash` with no check, appending the same messages until the process is killed",
+            ),
+            notes: &[Note::Text(
+                "llm cannot write a cycle (a message's hash covers its parent's hash): the rows were changed by something else",
+            )],
+            cites_context: false,
+            versions: STORE_VERSIONS,
+            healed_from: None,
+        },
+        Resume {
             pattern: Pattern::DanglingCurrent,
             does: Does::Drops,
             severity: Some(Severity::Error),

@@ -48,6 +48,7 @@ use crate::model::{
 };
 
 use super::pyjson;
+use crate::source::sqlite;
 
 pub const MESSAGES: &str = "messages";
 pub const PARTS: &str = "parts";
@@ -267,14 +268,15 @@ pub struct PartRow {
 
 pub fn parts_of(conn: &rusqlite::Connection, hash: &str) -> rusqlite::Result<Vec<PartRow>> {
     let mut st = conn.prepare_cached(
-        "SELECT id, CAST(type AS TEXT), CAST(text AS TEXT), CAST(payload AS TEXT) FROM parts WHERE message_hash = ?1 ORDER BY position",
+        "SELECT id, type, text, payload FROM parts WHERE message_hash = ?1 ORDER BY position",
     )?;
+    // Values as llm's Python reads them, bytes that are not UTF-8 lossily.
     let rows = st.query_map([hash], |r| {
         Ok(PartRow {
             id: r.get(0)?,
-            kind: r.get::<_, Option<String>>(1)?.unwrap_or_default(),
-            text: r.get(2)?,
-            payload: r.get(3)?,
+            kind: sqlite::text(r.get_ref(1)?).unwrap_or_default(),
+            text: sqlite::text(r.get_ref(2)?),
+            payload: sqlite::text(r.get_ref(3)?),
         })
     })?;
     rows.collect()
@@ -300,6 +302,48 @@ fn required(kind: &str) -> Option<&'static [&'static str]> {
         "attachment" => &[],
         _ => return None,
     })
+}
+
+/// `text` with the constants Python's `json.loads` reads and JSON has
+/// not (`NaN`, `Infinity`, `-Infinity`) read as `null` outside strings:
+/// what the part holds is read; the arguments are kept as stored.
+fn lenient(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+        } else if let Some(word) = ["-Infinity", "Infinity", "NaN"]
+            .into_iter()
+            .find(|w| rest.starts_with(w))
+        {
+            out.push_str("null");
+            rest = &rest[word.len()..];
+            continue;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+/// The `arguments` member of a payload as stored (a number Python
+/// writes, `NaN` or `1e400`, kept as it is).
+fn arguments_text(payload: &str) -> Option<String> {
+    let v: Box<serde_json::value::RawValue> = serde_json::from_str(payload).ok()?;
+    let members: std::collections::HashMap<String, &serde_json::value::RawValue> =
+        serde_json::from_str(v.get()).ok()?;
+    members.get("arguments").map(|r| r.get().to_string())
 }
 
 /// A part llm cannot rebuild, kept in its message as evidence (the
@@ -346,20 +390,32 @@ pub fn read_chain(
                     unreadable(&mut msg, loc);
                     continue;
                 }
-                match serde_json::from_str::<Value>(raw) {
+                match serde_json::from_str::<Value>(raw)
+                    .or_else(|_| serde_json::from_str::<Value>(&lenient(raw)))
+                {
                     Ok(Value::Object(o)) => payload = o,
-                    // JSON serde does not read (NaN, huge numbers): the
-                    // members are read as absent below only if needed.
-                    Ok(_) | Err(_) => {
+                    Ok(_) => {
                         conv.corrupt.push(CorruptRecord::new(
                             loc.clone(),
                             format!(
-                                "parts row {} of message `{}`: `payload` is not a JSON object: `LogStore._load_parts` raises",
+                                "parts row {} of message `{}`: `payload` is not a JSON object: `Part.from_dict` raises",
                                 p.id, m.hash
                             ),
                             raw.as_bytes(),
                             false,
                         ));
+                        unreadable(&mut msg, loc);
+                        continue;
+                    }
+                    // JSON Python reads and serde does not (a number
+                    // beyond a double): not read, and said so, never
+                    // taken for corrupt.
+                    Err(_) => {
+                        conv.unread.push(crate::model::Unread {
+                            loc: loc.clone(),
+                            kind: format!("a `{}` part", p.kind),
+                            what: "its payload holds a number only Python's JSON reads (one beyond a double)",
+                        });
                         unreadable(&mut msg, loc);
                         continue;
                     }
@@ -422,9 +478,8 @@ pub fn read_chain(
                     name: s("name"),
                     // `json.dumps(part.arguments)` when sent.
                     arguments: Arguments {
-                        raw: payload
-                            .get("arguments")
-                            .map(Value::to_string)
+                        raw: arguments_text(p.payload.as_deref().unwrap_or_default())
+                            .or_else(|| payload.get("arguments").map(Value::to_string))
                             .unwrap_or_default()
                             .into(),
                         encoding: ArgEncoding::Freeform,
