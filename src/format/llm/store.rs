@@ -1,6 +1,11 @@
 //! llm's message store (llm 0.32 and later, migration `m023_message_store`
-//! in llm/migrations.py; unchanged through 0.36), read as `llm -c`
-//! replays a conversation.
+//! in llm/migrations.py), read as `llm -c` replays a conversation.
+//!
+//! Read from the wheels of llm 0.32 and 0.36: the same migrations
+//! (m023 to m027), the same `load_conversation`, `LogStore.load_chain` and
+//! `_load_parts`, the same OpenAI plugin `_append_llm_message`; 0.36 only
+//! closes the database after loading and keeps metadata-only reasoning
+//! parts in place (reasoning is not sent by the Chat Completions plugin).
 //!
 //! `load_conversation` (llm/cli.py, 0.32 to 0.36) first rebuilds the
 //! conversation's legacy `responses` rows (`Response.from_row`, as llm
