@@ -638,6 +638,13 @@ fn the_message_store_repair_settles_and_logs_every_payload() {
                 assert_eq!(e["row"]["payload"], r#"{"name": "bash", "ar"#, "{e:#}")
             }
             "drop-message" => assert_eq!(e["row"]["role"], "assistant", "{e:#}"),
+            "relink" => {
+                assert!(
+                    e["before"].as_str().unwrap().contains("tip_message_hash"),
+                    "{e:#}"
+                );
+                assert_ne!(e["before"], e["after"], "{e:#}");
+            }
             "answer-call" => {
                 assert_eq!(e["synthesized"], true, "{e:#}");
                 assert!(

@@ -469,8 +469,13 @@ impl LlmWriter {
                     ));
                 }
                 Ask::Relink { loc } => {
-                    log.edits
-                        .push(Edit::of(f, "relink", format!("{bridge}; {moved}"), loc));
+                    let mut e = Edit::of(f, "relink", format!("{bridge}; {moved}"), loc);
+                    let tip = |h: &Option<String>| {
+                        serde_json::json!({ "tip_message_hash": h }).to_string()
+                    };
+                    e.before = Some(tip(&t.plan.old_tip));
+                    e.after = Some(tip(&t.plan.new_tip));
+                    log.edits.push(e);
                 }
                 Ask::Skip { hash, loc } => {
                     if t.plan.skipped.contains(&hash) {
