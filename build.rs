@@ -39,6 +39,7 @@ const TOOLS: &[(&str, &str, &[&str])] = &[
     ("langgraph", "CHATFSCK_LANGGRAPH_PYTHON", &[]),
     ("open-webui", "CHATFSCK_OPEN_WEBUI", &[]),
     ("llm", "CHATFSCK_LLM_PYTHON", &[]),
+    ("llm36", "CHATFSCK_LLM36_PYTHON", &[]),
     ("python-pkg", "CHATFSCK_PY_VENV", &[]),
 ];
 
@@ -97,6 +98,7 @@ fn default_there(name: &str, manifest: &Path) -> bool {
         "langgraph" => manifest.join("target/tools/langgraph/bin/python"),
         "python-pkg" => manifest.join("target/tools/python-pkg/bin/maturin"),
         "llm" => manifest.join("target/tools/llm/bin/llm"),
+        "llm36" => manifest.join("target/tools/llm36/bin/llm"),
         "open-webui" => manifest.join("target/tools/open-webui/open_webui-0.12.4-py3-none-any.whl"),
         _ => return false,
     };

@@ -448,6 +448,9 @@ fn every_session_a_database_lists_is_read_by_its_id() {
             "fixtures/cursor/home/.config/Cursor/User/globalStorage/state.vscdb",
         ),
         ("llm", "fixtures/llm/logs.db"),
+        // llm 0.36's message store: threads, and a conversation of 0.31.
+        ("llm", "fixtures/llm/store.db"),
+        ("llm", "fixtures/llm/logs-0.36.db"),
         ("crush", "fixtures/crush/damaged/.crush/crush.db"),
     ];
     for (key, db) in dbs {

@@ -59,12 +59,25 @@ pub struct Tree {
     pub end: Option<TreeEnd>,
     /// `childrenIds` entries that name no stored message: (node, id).
     pub dangling_children: Vec<(usize, String)>,
+    /// What the store calls a message's parent link and the pointer the
+    /// walk starts from, when not `parentId` and `currentId` (llm's
+    /// message store: `parent_hash`, `tip_message_hash`).
+    pub links: Option<(&'static str, &'static str)>,
+    /// The store's writer can leave a message with no parts out of the
+    /// walk (llm's message store, whose repaired messages are written
+    /// again under new hashes): `empty-message` then offers to.
+    pub drops_empty: bool,
 }
 
 impl Tree {
     /// Whether node `i` is on the walk.
     pub fn on_path(&self, i: usize) -> bool {
         self.path.contains(&i)
+    }
+
+    /// The names of the parent link and of the current-message pointer.
+    pub fn link_names(&self) -> (&'static str, &'static str) {
+        self.links.unwrap_or(("parentId", "currentId"))
     }
 
     /// How many messages the walk reaches, of how many stored.

@@ -351,7 +351,10 @@ fn check_tree(ctx: &Ctx<'_>, tree: &crate::model::tree::Tree, out: &mut Vec<Find
                 )
                 .label(
                     &n.loc,
-                    format!("`parentId` names `{missing}`, which no message has"),
+                    format!(
+                        "`{}` names `{missing}`, which no message has",
+                        tree.link_names().0
+                    ),
                 )
                 .notes(ctx.notes(&resume, None, &vars));
             f.severity = resume.severity_or(Severity::Error);
@@ -374,7 +377,7 @@ fn check_tree(ctx: &Ctx<'_>, tree: &crate::model::tree::Tree, out: &mut Vec<Find
                 )
                 .label(
                     &at,
-                    format!("`currentId` names `{missing}`, which no message has"),
+                    format!("`{}` names `{missing}`, which no message has", tree.link_names().1),
                 )
                 .notes(ctx.notes(&resume, None, &[]));
             f.severity = resume.severity_or(Severity::Error);

@@ -8,7 +8,7 @@ pub static RULE: Rule = Rule {
     severity: Severity::Warning,
     summary: "a message has no content at all",
     repair: Some(
-        "a chain of one-block records: remove the records of a blank message (kept in the repair log); elsewhere report only",
+        "a chain of one-block records: remove the records of a blank message (kept in the repair log); a content-addressed message tree: leave a message with no parts out of the walk; elsewhere report only",
     ),
     doc: r#"## What it does
 Finds messages with no content: no parts, or only empty or whitespace-only
@@ -35,7 +35,10 @@ In a session written as a parent chain of one-block records, removes the
 records of a message that holds only
 empty or whitespace-only text (kept verbatim in the repair log) and
 re-links the records after them, as the client itself drops such an
-assistant message. Elsewhere, report only.
+assistant message. In a message tree whose messages are content-addressed
+(llm's message store), leaves a message with no parts at all out of the
+walk, the messages after it linked to the one before it (written again
+under new hashes; the old rows kept). Elsewhere, report only.
 "#,
     check,
 };
@@ -89,6 +92,13 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         .collect(),
                 );
             }
+        }
+        // A message with no parts at all in a tree whose writer can leave
+        // it out of the walk.
+        if m.parts.is_empty() && conv.tree.as_deref().is_some_and(|t| t.drops_empty) {
+            f = f.fix(vec![crate::finding::Action::DropRecord {
+                loc: m.loc.clone(),
+            }]);
         }
         // What the client does with a blank message (one that has no
         // content at all is its loader's to say).

@@ -73,7 +73,11 @@ fn check(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             )
             .label(
                 &n.loc,
-                format!("`parentId` names `{}`, already on the walk", p.key),
+                format!(
+                    "`{}` names `{}`, already on the walk",
+                    tree.link_names().0,
+                    p.key
+                ),
             )
             .notes(ctx.notes(&resume, None, &[]));
         f.severity = resume.severity_or(Severity::Error);

@@ -5,6 +5,12 @@ target/tools/llm) against the loopback mock (mock_provider.py, OpenAI Chat Compl
   llm_oracle.py LLM make DB       write fixtures/llm/logs.db: one conversation per pattern, each written by the real llm
                            (a model `mock` from extra-openai-models.yaml, a `bash` tool from --functions, the mock
                            answering `[mock:bash CMD]` with a call), then the corruptions derived by SQL (README)
+  llm_oracle.py LLM make-store DB   (LLM: llm 0.36, tests/oracle/llm36-requirements.txt) write fixtures/llm/store.db:
+                           the same conversations written by llm 0.36 into its message store (messages, parts,
+                           threads, turns; migration m023), the corruptions derived by SQL on those tables (README)
+  llm_oracle.py LLM verify DB ROWID   (llm 0.32 or later) print one JSON line: of the `messages` rows after ROWID,
+                           how many have the hash llm's own `message_hash` gives their content under their parent
+                           (`LogStore._load_parts`, as `LogStore.verify` re-derives it), and those that do not
   llm_oracle.py LLM judge DB CID… [DB CID…]…   (a DB is an argument ending in .db)
                            continue each conversation with `llm -c --cid CID --database DB` (llm's command line, run
                            in this process: run this script with the venv's python) and print one JSON line per
@@ -89,6 +95,71 @@ def make(exe, out):
         shutil.copy(db, out)
 
 
+def make_store(exe, out):
+    # llm 0.36 logs only into its message store: a thread per conversation (`threads.tip_message_hash`), its
+    # messages content-addressed (`messages.hash`, `parent_hash`), their parts (`parts`), one `turns` row per call.
+    with tempfile.TemporaryDirectory() as home, MockServer("openai", os.path.join(home, "rec")) as m:
+        llm = Llm(exe, home, m.port)
+        db = os.path.join(home, "logs.db")
+        names = ["healthy", "lost-result", "lost-call", "torn-arguments", "interrupted", "broken-chain",
+                 "missing-tip"]
+        for name in names:
+            llm.ok("-m", "mock", "--functions", TOOL, "-s", "Answer briefly.", f"{name}: [mock:bash ls]")
+            llm.ok("-c", "--functions", TOOL, "[mock:bash pwd]")
+            llm.ok("-c", "Thanks.")
+        llm.ok("-m", "mock", "A plain question, no tools.")
+        con = sqlite3.connect(db)
+        tid = {n: con.execute("SELECT id FROM threads WHERE name LIKE ?", (n + ":%",)).fetchone()[0] for n in names}
+
+        def chain(name):
+            # The thread's messages, root first: (hash, role, part types), as `LogStore.load_chain` walks them.
+            h = con.execute("SELECT tip_message_hash FROM threads WHERE id = ?", (tid[name],)).fetchone()[0]
+            out = []
+            while h is not None:
+                role, parent = con.execute("SELECT role, parent_hash FROM messages WHERE hash = ?", (h,)).fetchone()
+                types = [t for (t,) in con.execute(
+                    "SELECT type FROM parts WHERE message_hash = ? ORDER BY position", (h,))]
+                out.append((h, role, types))
+                h = parent
+            return out[::-1]
+
+        def tools(name):
+            return [h for h, role, types in chain(name) if role == "tool"]
+
+        def calls(name):
+            return [h for h, role, types in chain(name) if role == "assistant" and "tool_call" in types]
+        # The result of the second call is lost: its `tool_result` part is gone, the `tool` message is empty.
+        con.execute("DELETE FROM parts WHERE message_hash = ? AND type = 'tool_result'", (tools("lost-result")[1],))
+        # The second call is lost: its `tool_call` part is gone, its result answers nothing.
+        con.execute("DELETE FROM parts WHERE message_hash = ? AND type = 'tool_call'", (calls("lost-call")[1],))
+        # A torn write of the first call's part: its payload cut to 20 characters.
+        con.execute("UPDATE parts SET payload = substr(payload, 1, 20) WHERE message_hash = ? AND type = 'tool_call'",
+                    (calls("torn-arguments")[0],))
+        # Killed while the second tool ran: the call is the thread's tip, its result and the rest never logged.
+        c = chain("interrupted")
+        at = [h for h, _, _ in c].index(calls("interrupted")[1])
+        con.execute("UPDATE threads SET tip_message_hash = ? WHERE id = ?", (c[at][0], tid["interrupted"]))
+        for h, _, _ in reversed(c[at + 1:]):
+            con.execute("DELETE FROM turns WHERE tip_message_hash = ? OR parent_message_hash = ?", (h, h))
+            con.execute("DELETE FROM turn_search WHERE turn_id NOT IN (SELECT id FROM turns)")
+            con.execute("DELETE FROM parts WHERE message_hash = ?", (h,))
+            con.execute("DELETE FROM messages WHERE hash = ?", (h,))
+        # A message in the middle of the chain is lost (its parts with it): the next one's `parent_hash` names
+        # nothing. The first answer, after the first tool result.
+        c = chain("broken-chain")
+        lost = [h for h, role, types in c if role == "assistant" and types == ["text"]][0]
+        con.execute("DELETE FROM parts WHERE message_hash = ?", (lost,))
+        con.execute("DELETE FROM messages WHERE hash = ?", (lost,))
+        # The thread's tip names a message that is not stored (its last message lost).
+        c = chain("missing-tip")
+        con.execute("DELETE FROM parts WHERE message_hash = ?", (c[-1][0],))
+        con.execute("DELETE FROM messages WHERE hash = ?", (c[-1][0],))
+        con.commit()
+        con.execute("VACUUM")
+        con.close()
+        shutil.copy(db, out)
+
+
 def judge(exe, args):
     # In this process, through llm's own command line (click's runner): llm and its plugins are imported once,
     # not once per conversation. `exe` is the llm of the venv this script runs in.
@@ -124,9 +195,31 @@ def judge(exe, args):
             print(json.dumps(out), flush=True)
 
 
+def verify(db_path, after):
+    import sqlite_utils
+    from llm.logs import LogStore, _load, message_hash
+    from llm.parts import Message
+    db = sqlite_utils.Database(db_path)
+    store = LogStore(db)
+    ok, bad = 0, []
+    for r in db.query("SELECT rowid, hash, parent_hash, role, provider_metadata FROM messages WHERE rowid > ?",
+                      [after]):
+        parts = store._load_parts([r["hash"]]).get(r["hash"], [])
+        m = Message(role=r["role"], parts=parts, provider_metadata=_load(r["provider_metadata"]))
+        if message_hash(m, r["parent_hash"]) == r["hash"]:
+            ok += 1
+        else:
+            bad.append(r["hash"])
+    print(json.dumps({"verified": ok, "broken": bad}))
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 4 and sys.argv[2] == "make":
         make(sys.argv[1], sys.argv[3])
+    elif len(sys.argv) >= 4 and sys.argv[2] == "make-store":
+        make_store(sys.argv[1], sys.argv[3])
+    elif len(sys.argv) >= 5 and sys.argv[2] == "verify":
+        verify(sys.argv[3], int(sys.argv[4]))
     elif len(sys.argv) >= 4 and sys.argv[2] == "judge":
         judge(sys.argv[1], sys.argv[3:])
     else:

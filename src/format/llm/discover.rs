@@ -4,7 +4,8 @@
 //! platform's configuration directory, `$XDG_CONFIG_HOME` or `~/.config`
 //! on Linux, `~/Library/Application Support` on macOS, `%APPDATA%` on
 //! Windows. The id `llm logs` and `llm -c --cid` take is a conversation's
-//! `id`.
+//! `id`, or from llm 0.32 on a thread's (`threads.id`, the same id for a
+//! conversation both hold; `load_conversation` in llm/cli.py).
 
 use std::path::Path;
 
@@ -29,6 +30,15 @@ fn find(env: &Env) -> Found {
 }
 
 fn sessions(path: &Path) -> Vec<Session> {
+    let threads = discovery::sessions_in_db(
+        APP.name,
+        path,
+        "SELECT CAST(id AS TEXT), NULL FROM conversations UNION SELECT CAST(id AS TEXT), NULL FROM threads",
+    );
+    if !threads.is_empty() {
+        return threads;
+    }
+    // Up to llm 0.31: no `threads` table.
     discovery::sessions_in_db(
         APP.name,
         path,

@@ -20,6 +20,10 @@
 //! prompt is empty and whose `tool_results` answer the previous
 //! response's calls. Here each response becomes those messages (the text
 //! and the calls in one assistant message), each part pointing at its row.
+//!
+//! From llm 0.32 on, a conversation that has a thread in the message
+//! store is replayed from the thread instead (`store`); this reader asks
+//! it for each conversation and thread id.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -32,7 +36,7 @@ use crate::model::{
 use crate::source::Source;
 use crate::source::sqlite::{self, Snapshot};
 
-use super::pyjson;
+use super::{pyjson, store};
 
 pub const RESPONSES: &str = "responses";
 pub const TOOL_CALLS: &str = "tool_calls";
@@ -52,6 +56,8 @@ pub struct Conversations {
     snap: Snapshot,
     ids: std::vec::IntoIter<String>,
     sql: Sql,
+    /// The database has llm 0.32's message store.
+    store: bool,
 }
 
 /// The statements one conversation is read with (columns a database of
@@ -91,13 +97,7 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Conversations> {
         let results = has(TOOL_RESULTS).then_some(
             "SELECT id, name, output, tool_call_id FROM tool_results WHERE response_id = ?1 ORDER BY rowid",
         );
-        let mut st = snap
-            .conn
-            .prepare("SELECT CAST(id AS TEXT) FROM conversations ORDER BY rowid")?;
-        let ids = st
-            .query_map([], |r| r.get::<_, Option<String>>(0))?
-            .filter_map(|r| r.transpose())
-            .collect::<rusqlite::Result<_>>()?;
+        let ids = store::ids(&snap.conn, has(store::THREADS))?;
         Ok((
             ids,
             Sql {
@@ -108,12 +108,17 @@ pub fn open(path: &Path, snap: Snapshot) -> Result<Conversations> {
         ))
     };
     let (ids, sql) = read().map_err(sqlite::error_of(path))?;
+    let store = sqlite::tables(&snap.conn)
+        .map_err(sqlite::error_of(path))?
+        .iter()
+        .any(|t| t == store::THREADS);
     Ok(Conversations {
         path: path.to_path_buf(),
         info,
         snap,
         ids: ids.into_iter(),
         sql,
+        store,
     })
 }
 
@@ -125,7 +130,7 @@ impl Source for Conversations {
     fn next_conversation(&mut self) -> Option<Result<Conversation>> {
         let id = self.ids.next()?;
         Some(
-            read_conversation(&self.snap.conn, &self.sql, &id, &self.info)
+            replayed(&self.snap.conn, &self.sql, self.store, &id, &self.info)
                 .map_err(sqlite::error_of(&self.path)),
         )
     }
@@ -152,6 +157,35 @@ pub fn json_fault(value: Option<&str>, null_ok: bool) -> Option<String> {
 
 fn text_of(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<String>> {
     Ok(sqlite::text(r.get_ref(i)?))
+}
+
+/// The conversation `id` as `llm -c --cid` replays it: its legacy rows
+/// are rebuilt first (a column `Response.from_row` cannot parse raises
+/// there); then its thread's chain, when it has a thread whose walk
+/// reaches the root, is what is sent; otherwise the legacy rows are
+/// (none for a conversation llm 0.32 or later wrote), and the walk, with
+/// where it broke, is the conversation's tree.
+fn replayed(
+    conn: &rusqlite::Connection,
+    sql: &Sql,
+    has_store: bool,
+    id: &str,
+    info: &Arc<SourceInfo>,
+) -> rusqlite::Result<Conversation> {
+    let mut conv = read_conversation(conn, sql, id, info)?;
+    if !has_store {
+        return Ok(conv);
+    }
+    let Some(walk) = store::walk(conn, id)? else {
+        return Ok(conv);
+    };
+    // `load_chain(None)` is `[]`, which `_build_full_chain` passes over.
+    if store::loads(&walk) && !walk.chain.is_empty() {
+        conv.messages.clear();
+        store::read_chain(conn, &walk, &mut conv)?;
+    }
+    conv.tree = Some(Box::new(store::tree_of(&walk)));
+    Ok(conv)
 }
 
 fn read_conversation(

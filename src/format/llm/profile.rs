@@ -1,14 +1,18 @@
-//! What `llm -c` (llm 0.31.1) does with each pattern when it continues a
-//! conversation: it rebuilds the prompt from the stored responses
-//! (`load_conversation`, `Response.from_row`) and the model plugin sends
-//! it without checking it (the OpenAI plugin's `build_messages`); see
-//! `logs.rs`. Run on the fixtures by tests/oracle/llm.py.
+//! What `llm -c` (llm 0.31.1, and 0.36 with its message store) does with
+//! each pattern when it continues a conversation: it rebuilds the prompt
+//! from the stored responses (`load_conversation`, `Response.from_row`)
+//! or, from llm 0.32 on, loads the conversation's thread
+//! (`LogStore.thread_messages`), and the model plugin sends it without
+//! checking it (the OpenAI plugin's `build_messages`); see `logs.rs` and
+//! `store.rs`. Run on the fixtures by tests/oracle/llm_oracle.py.
 
 use crate::finding::Severity;
 use crate::finding::profile::{Does, Note, Pattern, Profile, Provider, Resume};
 use crate::model::{Dialect, Format};
 
 const VERSIONS: &str = "0.31.1";
+/// The patterns only the message store has (llm 0.32 and later).
+const STORE_VERSIONS: &str = "0.36";
 
 const ORPHAN_CALL: &[Note] = &[Note::Text(
     "`llm -c` sends the call (`build_messages`: an `assistant` message with `tool_calls`) with nothing answering `{id}`: an OpenAI-compatible provider refuses every continuation of this conversation with a 400 (`An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'`), and llm logs nothing of the failed prompt",
@@ -58,10 +62,62 @@ pub static PROFILE: Profile = Profile {
             severity: Some(Severity::Error),
             says: None,
             notes: &[Note::Text(
-                "`llm -c` cannot continue this conversation at all: `Response.from_row` parses the column with `json.loads`, which raises, and llm stops with a traceback before anything is sent",
+                "`llm -c` cannot continue this conversation at all: it parses the record with `json.loads` (`Response.from_row` a legacy column, `LogStore._load_parts` a part's `payload`) or rebuilds the part (`Part.from_dict`, which raises `ValueError` on an unknown type), which raises, and llm stops with a traceback before anything is sent",
             )],
             cites_context: true,
-            versions: VERSIONS,
+            versions: "0.31.1, 0.36",
+            healed_from: None,
+        },
+        Resume {
+            pattern: Pattern::EmptyAssistantMessage,
+            does: Does::SendsAsIs,
+            severity: Some(Severity::Error),
+            says: None,
+            notes: &[Note::Text(
+                "`llm -c` sends it (the OpenAI plugin's `_append_llm_message` keeps an empty assistant message) as an `assistant` message whose `content` is null with no `tool_calls`, which OpenAI's Chat Completions does not take: an assistant message needs content or tool calls",
+            )],
+            cites_context: false,
+            versions: STORE_VERSIONS,
+            healed_from: None,
+        },
+        Resume {
+            pattern: Pattern::DanglingParentInTree,
+            does: Does::Drops,
+            severity: Some(Severity::Error),
+            says: Some(
+                "`llm -c` cannot load the thread and sends none of it ({kept}, from the tip down to the break, and every message above it)",
+            ),
+            notes: &[Note::Text(
+                "`LogStore.load_chain` walks `parent_hash` up from the thread's `tip_message_hash` and raises `KeyError` at a hash no `messages` row has; `load_conversation` ignores it and sends the conversation's legacy `responses` rows instead, none for a conversation llm 0.32 or later wrote: the new prompt goes out without its history, rc 0, and llm logs the new turn as the thread's tip, so the thread no longer reaches the old messages",
+            )],
+            cites_context: false,
+            versions: STORE_VERSIONS,
+            healed_from: None,
+        },
+        Resume {
+            pattern: Pattern::ParentCycleInTree,
+            does: Does::RefusesToResume,
+            severity: Some(Severity::Error),
+            says: Some(
+                "`llm -c` never finishes loading the thread: `LogStore.load_chain` follows `parent_hash` with no check, appending the same messages until the process is killed",
+            ),
+            notes: &[Note::Text(
+                "llm cannot write a cycle (a message's hash covers its parent's hash): the rows were changed by something else",
+            )],
+            cites_context: false,
+            versions: STORE_VERSIONS,
+            healed_from: None,
+        },
+        Resume {
+            pattern: Pattern::DanglingCurrent,
+            does: Does::Drops,
+            severity: Some(Severity::Error),
+            says: Some("`llm -c` cannot load the thread and sends none of it"),
+            notes: &[Note::Text(
+                "`LogStore.load_chain` raises `KeyError` for a tip no `messages` row has; `load_conversation` ignores it and sends the conversation's legacy `responses` rows instead, none for a conversation llm 0.32 or later wrote: the new prompt goes out without its history, rc 0, and llm logs the new turn as the thread's tip",
+            )],
+            cites_context: false,
+            versions: STORE_VERSIONS,
             healed_from: None,
         },
     ],

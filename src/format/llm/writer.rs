@@ -21,13 +21,21 @@
 //!
 //! Every deleted row is logged whole (`row`), every replaced value with
 //! its text before. The copy is made from the forensic snapshot.
+//!
+//! A conversation read from llm 0.32's message store (its parts are
+//! `parts` rows) is repaired by `rethread`: its thread's repaired
+//! messages are written as new rows under llm's hashes and the thread's
+//! tip moves to them; each part left out is logged whole (`row`).
 
 use std::path::{Path, PathBuf};
 
 use super::logs::{self, JSON_COLUMNS, RESPONSES, TOOL_CALLS, TOOL_RESULTS, json_fault};
+use super::rethread::{self, Asked, Rethread};
+use super::store::{self, PARTS};
 use crate::config::{OrphanCalls, RepairPolicy};
 use crate::error::Result;
 use crate::finding::Action;
+use crate::model::tree::TreeEnd;
 use crate::model::{Conversation, Dialect, Loc, PartKind};
 use crate::source::sqlite::{self, Snapshot};
 use crate::write::sqlite::{db_err, edit_sqlite_copy, row_json};
@@ -37,7 +45,10 @@ use crate::write::{Edit, Left, Log, PLACEHOLDER, Planned, Target, Writer};
 pub fn supports(_: Dialect, a: &Action) -> bool {
     matches!(
         a,
-        Action::RemoveResult { .. } | Action::AnswerCall { .. } | Action::DropRecord { .. }
+        Action::RemoveResult { .. }
+            | Action::AnswerCall { .. }
+            | Action::DropRecord { .. }
+            | Action::Relink { .. }
     )
 }
 
@@ -67,6 +78,19 @@ pub struct LlmWriter {
     delete: Vec<(&'static str, i64, usize)>,
     /// Rows whose unparsable JSON columns are replaced: (table, rowid, log entry).
     mend: Vec<(&'static str, i64, usize)>,
+    /// Threads of the message store written again.
+    threads: Vec<Thread>,
+}
+
+/// One thread's repair and the log entries it fills in when written.
+struct Thread {
+    plan: Rethread,
+    /// (call id, log entry) of each placeholder.
+    answers: Vec<(String, usize)>,
+    /// (`parts` row, log entry) of each part left out.
+    dropped: Vec<(i64, usize)>,
+    /// (message hash, log entry) of each message left out.
+    skipped: Vec<(String, usize)>,
 }
 
 pub fn new(t: &Target<'_>) -> Result<Box<dyn Writer>> {
@@ -79,7 +103,16 @@ pub fn new(t: &Target<'_>) -> Result<Box<dyn Writer>> {
         answers: Vec::new(),
         delete: Vec::new(),
         mend: Vec::new(),
+        threads: Vec::new(),
     }))
+}
+
+/// The key of a row.
+fn key_of(loc: &Loc) -> Option<&str> {
+    match loc {
+        Loc::Row { key, .. } => Some(key),
+        _ => None,
+    }
 }
 
 fn row_of(loc: &Loc) -> Option<(&str, i64)> {
@@ -161,8 +194,308 @@ impl LlmWriter {
     }
 }
 
+/// What a store action asks of a thread: a call to answer or drop, a
+/// part to leave out.
+enum Ask {
+    Answer {
+        message: String,
+        id: String,
+        name: String,
+        part: i64,
+        loc: Loc,
+    },
+    Drop {
+        part: i64,
+        action: &'static str,
+        what: String,
+        loc: Loc,
+    },
+    /// Mend the thread's broken walk.
+    Relink { loc: Loc },
+    /// Leave a message with no parts out.
+    Skip { hash: String, loc: Loc },
+}
+
+impl LlmWriter {
+    /// Plans the fixes a conversation's actions on the message store ask
+    /// for (`false`: none do).
+    fn plan_thread(
+        &mut self,
+        conv: &Conversation,
+        planned: &[Planned<'_>],
+        log: &mut Log,
+    ) -> Result<bool> {
+        let Some(tree) = conv.tree.as_deref() else {
+            return Ok(false);
+        };
+        let in_store = |loc: &Loc| matches!(row_of(loc), Some((t, _)) if t == PARTS);
+        let mut asks: Vec<(usize, Ask)> = Vec::new();
+        let mut any = false;
+        let conn = &self.snap.conn;
+        let err = sqlite::error_of(&self.input);
+        for (i, p) in planned.iter().enumerate() {
+            for action in &p.fix.actions {
+                match action {
+                    Action::RemoveResult { message, part }
+                    | Action::AnswerCall { message, part } => {
+                        let Some(pt) = conv.messages.get(*message).and_then(|m| m.parts.get(*part))
+                        else {
+                            continue;
+                        };
+                        if !in_store(&pt.loc) {
+                            continue;
+                        }
+                        any = true;
+                        let Some((_, row)) = row_of(&pt.loc) else {
+                            continue;
+                        };
+                        let holder = key_of(&conv.messages[*message].loc)
+                            .unwrap_or_default()
+                            .to_string();
+                        match (&pt.kind, action) {
+                            (PartKind::ToolResult { call_id, .. }, Action::RemoveResult { .. }) => {
+                                asks.push((i, Ask::Drop { part: row, action: "remove-result", what: format!("the result for `{call_id}` that no earlier call of the thread asks for"), loc: pt.loc.clone() }));
+                            }
+                            (PartKind::ToolCall { id, name, .. }, Action::AnswerCall { .. }) => {
+                                if self.policy.orphan_calls == OrphanCalls::Drop {
+                                    asks.push((
+                                        i,
+                                        Ask::Drop {
+                                            part: row,
+                                            action: "drop-call",
+                                            what: format!("the unanswered call `{id}` (`{name}`)"),
+                                            loc: pt.loc.clone(),
+                                        },
+                                    ));
+                                } else {
+                                    asks.push((
+                                        i,
+                                        Ask::Answer {
+                                            message: holder,
+                                            id: id.clone(),
+                                            name: name.clone(),
+                                            part: row,
+                                            loc: pt.loc.clone(),
+                                        },
+                                    ));
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                    Action::Relink { loc } => {
+                        any = true;
+                        asks.push((i, Ask::Relink { loc: loc.clone() }));
+                    }
+                    Action::DropRecord { loc } if matches!(row_of(loc), Some((t, _)) if t == store::MESSAGES) =>
+                    {
+                        any = true;
+                        asks.push((
+                            i,
+                            Ask::Skip {
+                                hash: key_of(loc).unwrap_or_default().to_string(),
+                                loc: loc.clone(),
+                            },
+                        ));
+                    }
+                    Action::DropRecord { loc } if in_store(loc) => {
+                        any = true;
+                        let Some((_, row)) = row_of(loc) else {
+                            continue;
+                        };
+                        asks.push((
+                            i,
+                            Ask::Drop {
+                                part: row,
+                                action: "drop-part",
+                                what: "a part `LogStore._load_parts` cannot rebuild".into(),
+                                loc: loc.clone(),
+                            },
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if !any {
+            return Ok(false);
+        }
+        let leave = |log: &mut Log, why: &str| {
+            let mut seen = std::collections::HashSet::new();
+            for (i, _) in &asks {
+                if seen.insert(*i) {
+                    log.left
+                        .push(Left::of(planned[*i].finding, why.to_string()));
+                }
+            }
+        };
+        let Some(thread) = tree
+            .current_loc
+            .as_ref()
+            .and_then(key_of)
+            .map(str::to_string)
+        else {
+            return Ok(true);
+        };
+        let mut chain: Vec<String> = tree
+            .path
+            .iter()
+            .map(|&n| tree.nodes[n].key.clone())
+            .collect();
+        let mut bridge = String::new();
+        match &tree.end {
+            Some(TreeEnd::Root) => {}
+            Some(TreeEnd::MissingParent { missing, .. } | TreeEnd::MissingCurrent { missing })
+                if asks.iter().any(|(_, a)| matches!(a, Ask::Relink { .. })) =>
+            {
+                match rethread::bridge(conn, &thread, missing).map_err(&err)? {
+                    Ok((above, how)) => {
+                        let mut whole = above;
+                        whole.append(&mut chain);
+                        chain = whole;
+                        bridge = how;
+                    }
+                    Err(why) => {
+                        leave(log, &why);
+                        return Ok(true);
+                    }
+                }
+            }
+            _ => {
+                leave(
+                    log,
+                    "the thread's chain does not reach its root (see `dangling-parent`): `llm -c` does not send it, and it is not written again",
+                );
+                return Ok(true);
+            }
+        }
+        let mut asked = Asked::default();
+        for (_, a) in &asks {
+            match a {
+                Ask::Answer {
+                    message, id, name, ..
+                } => asked
+                    .answer
+                    .push((message.clone(), id.clone(), name.clone())),
+                Ask::Relink { .. } => {}
+                Ask::Skip { hash, .. } => {
+                    asked.skip.insert(hash.clone());
+                }
+                Ask::Drop { part, .. } => {
+                    // A part the reader skipped: which message holds it.
+                    if rethread::message_of_part(conn, *part)
+                        .map_err(&err)?
+                        .is_some()
+                    {
+                        asked.drop.insert(*part);
+                    }
+                }
+            }
+        }
+        if chain.is_empty() {
+            leave(
+                log,
+                "nothing of the thread is left to link: no message of it is stored, and no turn says what came before its tip",
+            );
+            return Ok(true);
+        }
+        let plan = match rethread::plan(conn, &thread, tree.current.clone(), &chain, &asked)
+            .map_err(&err)?
+        {
+            Ok(plan) => plan,
+            Err(why) => {
+                leave(log, &why);
+                return Ok(true);
+            }
+        };
+        let stale = if plan.stale.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({} stored under a hash of content it no longer has: {})",
+                plan.stale.len(),
+                plan.stale
+                    .iter()
+                    .map(|h| format!("`{h}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        let tips = format!(
+            "its tip moved from `{}` to `{}`",
+            plan.old_tip.as_deref().unwrap_or("null"),
+            plan.new_tip.as_deref().unwrap_or("null"),
+        );
+        let moved = if plan.written() == 0 {
+            format!("no message written again; {tips}")
+        } else {
+            format!(
+                "the thread's messages from there on ({}) are written again under llm's hashes{stale}, the old ones kept; {tips}",
+                plan.written()
+            )
+        };
+        let mut t = Thread {
+            plan,
+            answers: Vec::new(),
+            dropped: Vec::new(),
+            skipped: Vec::new(),
+        };
+        for (i, a) in asks {
+            let f = planned[i].finding;
+            match a {
+                Ask::Answer {
+                    id,
+                    name,
+                    part,
+                    loc,
+                    message,
+                } => {
+                    let _ = part;
+                    t.answers.push((id.clone(), log.edits.len()));
+                    log.edits.push(Edit::of(f, "answer-call", format!("inserted a `tool_result` part answering `{id}` (`{name}`) with the placeholder in the `tool` message after message `{message}`, as llm answers a call it did not run; {moved}"), loc).with_ids(vec![id]).synthesized());
+                }
+                Ask::Drop {
+                    part,
+                    action,
+                    what,
+                    loc,
+                } => {
+                    t.dropped.push((part, log.edits.len()));
+                    log.edits.push(Edit::of(
+                        f,
+                        action,
+                        format!("left out `parts` row {part}, {what}; {moved}"),
+                        loc,
+                    ));
+                }
+                Ask::Relink { loc } => {
+                    let mut e = Edit::of(f, "relink", format!("{bridge}; {moved}"), loc);
+                    let tip = |h: &Option<String>| {
+                        serde_json::json!({ "tip_message_hash": h }).to_string()
+                    };
+                    e.before = Some(tip(&t.plan.old_tip));
+                    e.after = Some(tip(&t.plan.new_tip));
+                    log.edits.push(e);
+                }
+                Ask::Skip { hash, loc } => {
+                    if t.plan.skipped.contains(&hash) {
+                        t.skipped.push((hash.clone(), log.edits.len()));
+                        log.edits.push(Edit::of(f, "drop-message", format!("left message `{hash}` (no parts) out of the thread's walk, the messages after it linked to the one before it; {moved}"), loc));
+                    } else {
+                        log.edits.push(Edit::of(f, "fill-message", format!("message `{hash}` (no parts) is written again with the placeholder result of the call before it; {moved}"), loc));
+                    }
+                }
+            }
+        }
+        self.threads.push(t);
+        Ok(true)
+    }
+}
+
 impl Writer for LlmWriter {
     fn plan(&mut self, conv: &Conversation, planned: &[Planned<'_>], log: &mut Log) -> Result<()> {
+        // The message store's actions first; the legacy tables' below.
+        self.plan_thread(conv, planned, log)?;
         for p in planned {
             for action in &p.fix.actions {
                 match action {
@@ -172,9 +505,12 @@ impl Writer for LlmWriter {
                         else {
                             continue;
                         };
-                        let Some((_, row)) = row_of(&pt.loc) else {
+                        let Some((table, row)) = row_of(&pt.loc) else {
                             continue;
                         };
+                        if table != TOOL_CALLS && table != TOOL_RESULTS {
+                            continue;
+                        }
                         match (&pt.kind, action) {
                             (PartKind::ToolResult { call_id, .. }, Action::RemoveResult { .. }) => {
                                 self.delete.push((TOOL_RESULTS, row, log.edits.len()));
@@ -243,12 +579,35 @@ impl Writer for LlmWriter {
             answers,
             delete,
             mend,
+            threads,
             ..
         } = *self;
         let Some(output) = output else { return Ok(()) };
         let out = output.as_path();
         edit_sqlite_copy(&input, out, force, snap, |tx| {
             let err = |e| db_err(out, e);
+            for t in &threads {
+                for (part, entry) in &t.dropped {
+                    log.edits[*entry].row = Some(row_json(tx, out, PARTS, *part)?);
+                }
+                for (hash, entry) in &t.skipped {
+                    if let Ok(rowid) =
+                        tx.query_row("SELECT rowid FROM messages WHERE hash = ?1", [hash], |r| {
+                            r.get::<_, i64>(0)
+                        })
+                    {
+                        log.edits[*entry].row = Some(row_json(tx, out, store::MESSAGES, rowid)?);
+                    }
+                }
+                let ids = rethread::write(tx, &t.plan).map_err(err)?;
+                for ((call, _, _), id) in t.plan.answers.iter().zip(ids) {
+                    if let Some((_, entry)) = t.answers.iter().find(|(c, _)| c == call) {
+                        let e = &mut log.edits[*entry];
+                        e.location = store::part_loc(id);
+                        e.after = Some(row_json(tx, out, PARTS, id)?.to_string());
+                    }
+                }
+            }
             let cols = sqlite::columns(tx, TOOL_RESULTS).map_err(err)?;
             for a in &answers {
                 let (response, tool_id, name, call_id): (String, Option<i64>, Option<String>, Option<String>) = tx
