@@ -11,7 +11,9 @@ ENGINE: spark (local[CORES], mapInArrow into a no-op sink), ray
 (Dataset.from_parquet outside the timing, then map with num_proc=CORES,
 caching off). Run it under `taskset` with CORES cores: the engine's
 processes (JVM, Python workers, Ray's daemons) inherit the CPU mask.
-Prints one line: ENGINE CORES WALL CPU FINDINGS.
+Prints one line: ENGINE CORES WALL CPU FINDINGS WORKER_PEAK_MIB (the
+largest peak RSS of the engine's Python workers, where the adapter runs;
+0 for datasets in one process).
 """
 
 import os
@@ -43,6 +45,37 @@ def tree_cpu():
         grew = bool(more)
         mine |= more
     return sum(cpu.get(p, 0.0) for p in mine)
+
+
+def workers_peak_mib():
+    """The largest peak RSS (VmHWM) of this process's descendant Python
+    processes: Spark's Python workers, Ray's workers, where the adapters
+    run (the JVM and Ray's daemons left out)."""
+    peak = 0
+    me = os.getpid()
+    parent = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                parent[int(pid)] = int(f.read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            continue
+    mine, grew = {me}, True
+    while grew:
+        more = {p for p, pp in parent.items() if pp in mine} - mine
+        grew = bool(more)
+        mine |= more
+    for pid in mine - {me}:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().split(b"\0")[0]
+            with open(f"/proc/{pid}/status") as f:
+                hwm = next((int(line.split()[1]) for line in f if line.startswith("VmHWM:")), 0)
+        except OSError:
+            continue
+        if b"python" in cmd or cmd.startswith(b"ray::"):
+            peak = max(peak, hwm)
+    return peak / 1024
 
 
 def best(runs, job):
@@ -81,6 +114,8 @@ def spark(cores, path, runs):
         return None
 
     seconds, _ = best(runs, job)
+    global PEAK
+    PEAK = workers_peak_mib()
     count = cs.lint(session.read.parquet(path)).count()
     session.stop()
     return seconds, count
@@ -105,6 +140,8 @@ def ray_(cores, path, runs):
             return cr.lint(ray.data.read_parquet(path)).materialize().count()
 
         seconds, count = best(runs, job)
+        global PEAK
+        PEAK = workers_peak_mib()
         ray.shutdown()
     return seconds, count
 
@@ -122,11 +159,15 @@ def datasets_(cores, path, runs):
     return seconds, len(found)
 
 
+# The largest peak RSS of the engine's Python workers, MiB (0: none ran).
+PEAK = 0
+
+
 def main():
     engine, cores, path, runs = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
     run = {"spark": spark, "ray": ray_, "datasets": datasets_}[engine]
     (wall, cpu), count = run(cores, path, runs)
-    print(engine, cores, f"{wall:.3f}", f"{cpu:.3f}", count, flush=True)
+    print(engine, cores, f"{wall:.3f}", f"{cpu:.3f}", count, f"{PEAK:.0f}", flush=True)
     # Ray and Spark leave threads behind; end now that the figure is out.
     os._exit(0)
 

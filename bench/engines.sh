@@ -15,7 +15,8 @@
 # per CPU second: the CPU time of every process of the run (the CLI's
 # threads; the engine's JVM, daemons and workers), which a busy machine
 # disturbs far less than wall time; "x CLI" is the engine's rows per CPU
-# second over the CLI's at the same cores.
+# second over the CLI's at the same cores. worker_MiB: the largest peak
+# RSS of the engine's Python workers (where the adapter holds a batch).
 #
 # The Python side is the venv of the Python package's tests
 # (target/tools/python-pkg, with the engines: scripts/test-all
@@ -68,8 +69,8 @@ cli() { # cli CPUS FILE
 }
 rate() { awk -v n="$ROWS" -v s="$1" 'BEGIN { printf "%.0f", n / s }'; }
 echo "rows $ROWS, filler $FILLER, runs $RUNS, load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
-line() { printf '%-20s %-9s %5s %8s %8s %12s %8s %9s\n' "$@"; }
-line file engine cores wall_s cpu_s rows/cpu_s "x CLI" findings
+line() { printf '%-20s %-9s %5s %8s %8s %12s %8s %9s %10s\n' "$@"; }
+line file engine cores wall_s cpu_s rows/cpu_s "x CLI" findings worker_MiB
 for f in gen.parquet gen.nested.parquet; do
   file="$DIR/$f"
   want=$("$BIN" lint --format json "$file" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["findings"]))' || true)
@@ -83,10 +84,10 @@ for f in gen.parquet gen.nested.parquet; do
   for engine in ${ENGINES//,/ }; do
     for cores in ${CORES//,/ }; do
       cpus=$([ "$cores" = 1 ] && echo 0 || echo 0,1)
-      read -r _ _ w c n < <(cd "$DIR" && taskset -c "$cpus" "$VENV/bin/python" "$HERE/engines.py" "$engine" "$cores" "$file" "$RUNS" 2>/dev/null | tail -1)
+      read -r _ _ w c n m < <(cd "$DIR" && taskset -c "$cpus" "$VENV/bin/python" "$HERE/engines.py" "$engine" "$cores" "$file" "$RUNS" 2>/dev/null | tail -1)
       [ "$n" = "$want" ] || { echo "$engine on $cores cores found $n findings, the CLI $want" >&2; exit 2; }
       line "$f" "$engine" "$cores" "$w" "$c" "$(rate "$c")" \
-        "$(awk -v a="${base[$cores]}" -v b="$c" 'BEGIN { printf "%.2f", a / b }')" "$n"
+        "$(awk -v a="${base[$cores]}" -v b="$c" 'BEGIN { printf "%.2f", a / b }')" "$n" "$m"
     done
   done
 done
