@@ -156,3 +156,15 @@ def test_a_bad_row_column_is_a_clear_error():
         chatfsck.lint_batch(table, row_column="row")
     with pytest.raises(ValueError, match="no row index at row 0"):
         chatfsck.repair_batch(pa.table({"messages": ["[]"], "row": [-1]}), row_column="row")
+
+
+def test_the_adapters_import_no_engine_and_start_no_thread():
+    code = (
+        "import os, sys, pyarrow\n"
+        "n = lambda: len(os.listdir('/proc/self/task'))\n"
+        "a = n()\n"
+        "import chatfsck.spark, chatfsck.ray, chatfsck.datasets\n"
+        "print(a, n(), *sorted(m for m in ('pyspark', 'ray', 'datasets') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out[0] == out[1] and out[2:] == [], out
