@@ -20,8 +20,8 @@ use crate::rules::Selection;
 
 /// The findings of one row of a batch.
 pub struct RowFindings {
-    /// The row's index in the whole input: `first_row` plus its index in
-    /// the batch.
+    /// The row's index in the whole input: its `row_column` cell, or
+    /// `first_row` plus its index in the batch.
     pub row: u64,
     pub findings: Vec<Finding>,
 }
@@ -37,6 +37,12 @@ pub struct Reading<'a> {
     /// The index of the batch's first row in the whole input, so findings
     /// name the same rows in every partition of it.
     pub first_row: u64,
+    /// A column that holds each row's index in the whole input (integers,
+    /// no null): for engines whose partitions are not slices of the input
+    /// in order (Spark, Ray, a shuffled or filtered dataset), so findings
+    /// name the same rows however the input was split. Set, it stands
+    /// instead of `first_row`.
+    pub row_column: Option<&'a str>,
     /// What the findings' locations call the input.
     pub source: Option<&'a str>,
 }
@@ -50,6 +56,7 @@ pub fn lint_batch(
     selection: &Selection,
 ) -> Result<Vec<RowFindings>, String> {
     let (column, id, shape) = columns_of(batch, reading)?;
+    let rowids = rowids(batch, reading)?;
     let field = batch.schema_ref().field(column).clone();
     let info = Arc::new(SourceInfo {
         path: Path::new(reading.source.unwrap_or("<arrow batch>")).to_path_buf(),
@@ -69,7 +76,7 @@ pub fn lint_batch(
     };
     Ok((0..batch.num_rows())
         .map(|i| {
-            let row = reading.first_row + i as u64;
+            let row = rowids[i];
             let conv = conversation_at(&cells, i, row);
             RowFindings {
                 row,
@@ -109,6 +116,37 @@ fn columns_of(
     Ok((column, id, shape))
 }
 
+/// Each row's index in the whole input: its `row_column` cell, or
+/// `first_row` plus its index in the batch.
+fn rowids(batch: &RecordBatch, reading: &Reading<'_>) -> Result<Vec<u64>, String> {
+    let Some(name) = reading.row_column else {
+        return Ok((0..batch.num_rows())
+            .map(|i| reading.first_row + i as u64)
+            .collect());
+    };
+    let col = batch
+        .column_by_name(name)
+        .ok_or_else(|| format!("the batch has no `{name}` column (row_column)"))?;
+    if !col.data_type().is_integer() {
+        return Err(format!(
+            "the batch's `{name}` column (row_column) is {}, not integers",
+            col.data_type()
+        ));
+    }
+    (0..batch.num_rows())
+        .map(|i| {
+            columnar::value_of(col.as_ref(), i)
+                .ok()
+                .and_then(|v| v.as_u64())
+                .ok_or_else(|| {
+                    format!(
+                        "the batch's `{name}` column (row_column) holds no row index at row {i}: null or negative"
+                    )
+                })
+        })
+        .collect()
+}
+
 /// What [`repair_batch`] did to a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
@@ -134,6 +172,8 @@ impl Status {
 /// A repaired batch: a row each in `messages` and `status`, in order;
 /// the log's entries name their row by its index in the whole input.
 pub struct Repaired {
+    /// Each row's index in the whole input, in the batch's order.
+    pub rows: Vec<u64>,
     /// The row's conversation as JSON text: byte for byte the cell of a
     /// text column that was not edited, the repaired messages otherwise
     /// (a nested cell is written as the JSON it stands for); `None`: a
@@ -153,6 +193,7 @@ pub struct Repaired {
 pub fn repair_batch(batch: &RecordBatch, reading: &Reading<'_>) -> Result<Repaired, String> {
     use std::io::Write as _;
     let (column, id, shape) = columns_of(batch, reading)?;
+    let rowids = rowids(batch, reading)?;
     let member = match shape {
         Shape::Messages => "messages",
         Shape::ShareGpt => "conversations",
@@ -173,8 +214,7 @@ pub fn repair_batch(batch: &RecordBatch, reading: &Reading<'_>) -> Result<Repair
         // A first row every reader takes for a dataset row, whatever the
         // batch's first row is; it is no row of the batch.
         writeln!(w, "{{\"{member}\": []}}").map_err(io)?;
-        for i in 0..batch.num_rows() {
-            let rowid = reading.first_row + i as u64;
+        for (i, rowid) in rowids.iter().enumerate() {
             let name = ids
                 .and_then(|c| columnar::scalar_text(c, i))
                 .unwrap_or_else(|| format!("row {rowid}"));
@@ -228,10 +268,10 @@ pub fn repair_batch(batch: &RecordBatch, reading: &Reading<'_>) -> Result<Repair
             lines.len()
         ));
     }
-    // A log entry's row: its line, less the first.
+    // A log entry's row: the row of its line, less the first.
     let row_of = |loc: Option<&crate::model::Loc>| {
         loc.and_then(crate::model::Loc::line)
-            .map(|l| reading.first_row + l.saturating_sub(2))
+            .and_then(|l| rowids.get(l.saturating_sub(2) as usize).copied())
     };
     let mut edits = Vec::new();
     let mut edited = std::collections::HashSet::new();
@@ -252,7 +292,7 @@ pub fn repair_batch(batch: &RecordBatch, reading: &Reading<'_>) -> Result<Repair
     let mut messages = Vec::with_capacity(cells.len());
     let mut status = Vec::with_capacity(cells.len());
     for (k, (cell, line)) in cells.into_iter().zip(&lines).enumerate() {
-        let row = reading.first_row + k as u64;
+        let row = rowids[k];
         let now = std::mem::take(&mut out[k]);
         if now == line.as_str() {
             messages.push(cell);
@@ -277,6 +317,7 @@ pub fn repair_batch(batch: &RecordBatch, reading: &Reading<'_>) -> Result<Repair
         });
     }
     Ok(Repaired {
+        rows: rowids,
         messages,
         status,
         edits,

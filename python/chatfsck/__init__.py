@@ -22,8 +22,11 @@ text, ``status``: ``unchanged``, ``repaired``, or ``kept`` with findings it
 leaves), the log's edits, and the findings left, each naming its row.
 
 The work runs with the GIL released; the module starts no thread, at
-import or after, so it is safe in a ``fork`` child. Adapters for engines:
-``chatfsck.datasets`` (Hugging Face ``datasets.map``).
+import or after, so it is safe in a ``fork`` child. Adapters for engines,
+each importing its engine only when called: ``chatfsck.spark`` (PySpark
+``mapInArrow``, and ``groupBy().applyInArrow`` for a message a row),
+``chatfsck.ray`` (Ray Data ``map_batches``) and ``chatfsck.datasets``
+(Hugging Face ``datasets.map``).
 """
 
 from chatfsck._native import ArrowBatch, __version__
@@ -33,23 +36,28 @@ from chatfsck._native import repair_batch as _repair_batch
 __all__ = ["ArrowBatch", "__version__", "lint_batch", "repair_batch"]
 
 
-def lint_batch(data, messages_column=None, id_column=None, *, first_row=0, source=None):
+def lint_batch(data, messages_column=None, id_column=None, *, first_row=0, source=None, row_column=None):
     """The findings of every row of ``data``, a row per finding.
 
     ``messages_column``: the conversations' column (default: ``messages``, or
     ``conversations`` for ShareGPT); ``id_column``: the rows' ids (default:
     ``id`` when there is one). ``first_row``: the index of ``data``'s first
     row in the whole dataset, so that partitions name their rows as the whole
-    does. ``source``: what the evidence's locations call the input.
+    does. ``row_column``: instead, a column of ``data`` that holds each row's
+    index in the whole dataset (integers, no null), for engines whose
+    partitions are not slices of it in order (Spark, Ray, a shuffle): the
+    findings, their evidence and the rows' names (``row N`` without an id)
+    then do not change with the partitioning. ``source``: what the
+    evidence's locations call the input.
 
     A row that does not parse is a finding of its row (``corrupt-record``),
     never an exception; a batch without the conversations' column raises
     ``ValueError``.
     """
-    return _lint_batch(data, messages_column, id_column, first_row, source)
+    return _lint_batch(data, messages_column, id_column, first_row, source, row_column)
 
 
-def repair_batch(data, messages_column=None, id_column=None, *, first_row=0, source=None):
+def repair_batch(data, messages_column=None, id_column=None, *, first_row=0, source=None, row_column=None):
     """Repair every row of ``data``; ``(rows, edits, left)``, three ``ArrowBatch``.
 
     ``rows`` has a row for each row of ``data``, in order: ``row``,
@@ -60,4 +68,4 @@ def repair_batch(data, messages_column=None, id_column=None, *, first_row=0, sou
     leaves, and why. A row is never dropped, and repairing ``rows`` again
     changes nothing. The arguments are those of ``lint_batch``.
     """
-    return _repair_batch(data, messages_column, id_column, first_row, source)
+    return _repair_batch(data, messages_column, id_column, first_row, source, row_column)

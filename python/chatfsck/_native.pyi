@@ -15,6 +15,7 @@ def lint_batch(
     id_column: Optional[str] = None,
     first_row: int = 0,
     source: Optional[str] = None,
+    row_column: Optional[str] = None,
 ) -> ArrowBatch: ...
 def repair_batch(
     data: Any,
@@ -22,5 +23,6 @@ def repair_batch(
     id_column: Optional[str] = None,
     first_row: int = 0,
     source: Optional[str] = None,
+    row_column: Optional[str] = None,
 ) -> tuple[ArrowBatch, ArrowBatch, ArrowBatch]: ...
 def main(argv: list[str]) -> int: ...

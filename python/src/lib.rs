@@ -17,7 +17,7 @@ use ffi::ArrowBatch;
 /// The findings of every row of `data` (a record batch or a table of
 /// conversations), as a batch with a row a finding.
 #[pyfunction]
-#[pyo3(signature = (data, messages_column=None, id_column=None, first_row=0, source=None))]
+#[pyo3(signature = (data, messages_column=None, id_column=None, first_row=0, source=None, row_column=None))]
 fn lint_batch(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
@@ -25,6 +25,7 @@ fn lint_batch(
     id_column: Option<&str>,
     first_row: u64,
     source: Option<&str>,
+    row_column: Option<&str>,
 ) -> PyResult<ArrowBatch> {
     let batches = ffi::batches(data)?;
     py.detach(|| {
@@ -36,6 +37,7 @@ fn lint_batch(
                 messages_column,
                 id_column,
                 first_row: first,
+                row_column,
                 source,
             };
             rows.extend(lint_rows(b, &reading, &selection).map_err(PyValueError::new_err)?);
@@ -49,7 +51,7 @@ fn lint_batch(
 /// the rows (`row`, `messages` as JSON text, `status`), the log's edits
 /// and the findings left, three batches.
 #[pyfunction]
-#[pyo3(signature = (data, messages_column=None, id_column=None, first_row=0, source=None))]
+#[pyo3(signature = (data, messages_column=None, id_column=None, first_row=0, source=None, row_column=None))]
 fn repair_batch(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
@@ -57,11 +59,13 @@ fn repair_batch(
     id_column: Option<&str>,
     first_row: u64,
     source: Option<&str>,
+    row_column: Option<&str>,
 ) -> PyResult<(ArrowBatch, ArrowBatch, ArrowBatch)> {
     let batches = ffi::batches(data)?;
     py.detach(|| {
         let mut first = first_row;
         let mut all = Repaired {
+            rows: Vec::new(),
             messages: Vec::new(),
             status: Vec::new(),
             edits: Vec::new(),
@@ -72,9 +76,11 @@ fn repair_batch(
                 messages_column,
                 id_column,
                 first_row: first,
+                row_column,
                 source,
             };
             let mut r = repair_rows(b, &reading).map_err(PyValueError::new_err)?;
+            all.rows.append(&mut r.rows);
             all.messages.append(&mut r.messages);
             all.status.append(&mut r.status);
             all.edits.append(&mut r.edits);
@@ -82,7 +88,7 @@ fn repair_batch(
             first += b.num_rows() as u64;
         }
         Ok((
-            ArrowBatch(arrow::repaired(&all, first_row)),
+            ArrowBatch(arrow::repaired(&all)),
             ArrowBatch(arrow::edits(&all)),
             ArrowBatch(arrow::left(&all)),
         ))

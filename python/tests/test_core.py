@@ -126,3 +126,45 @@ def test_the_wheel_gives_the_chatfsck_command(data, cli):
     assert (p.returncode, json.loads(p.stdout)["findings"]) == (code, json.loads(stdout)["findings"])
     p = subprocess.run([command, "lint", str(data / "missing.jsonl")], capture_output=True, text=True)
     assert p.returncode == 2 and "missing.jsonl" in p.stderr
+
+
+def test_a_row_column_names_the_rows_whatever_their_order(data):
+    table = pq.read_table(data / "gen.nested.parquet")
+    whole = pa.table(chatfsck.lint_batch(table)).to_pylist()
+    numbered = table.append_column("row", pa.array(range(table.num_rows), pa.int64()))
+    # Rows in another order, the id column gone: the row column still names
+    # each row, in the findings, their names and their evidence.
+    order = list(range(table.num_rows))[::-1]
+    shuffled = numbered.take(order).drop_columns(["id"])
+    got = pa.table(chatfsck.lint_batch(shuffled, row_column="row")).to_pylist()
+    key = lambda f: (f["row"], f["rule"], f["message"] or 0)
+    plain = pa.table(chatfsck.lint_batch(table.drop_columns(["id"]))).to_pylist()
+    assert sorted(got, key=key) == sorted(plain, key=key)
+    assert {(f["row"], f["rule"]) for f in got} == {(f["row"], f["rule"]) for f in whole}
+    rows, edits, left = (pa.table(b) for b in chatfsck.repair_batch(shuffled, row_column="row"))
+    assert rows["row"].to_pylist() == order
+    assert set(edits["row"].to_pylist()) | set(left["row"].to_pylist()) <= {f["row"] for f in whole}
+
+
+def test_a_bad_row_column_is_a_clear_error():
+    table = pa.table({"messages": ["[]", "[]"], "row": pa.array([0, None], pa.int64()), "s": ["a", "b"]})
+    with pytest.raises(ValueError, match="no `nope` column"):
+        chatfsck.lint_batch(table, row_column="nope")
+    with pytest.raises(ValueError, match="not integers"):
+        chatfsck.lint_batch(table, row_column="s")
+    with pytest.raises(ValueError, match="no row index at row 1"):
+        chatfsck.lint_batch(table, row_column="row")
+    with pytest.raises(ValueError, match="no row index at row 0"):
+        chatfsck.repair_batch(pa.table({"messages": ["[]"], "row": [-1]}), row_column="row")
+
+
+def test_the_adapters_import_no_engine_and_start_no_thread():
+    code = (
+        "import os, sys, pyarrow\n"
+        "n = lambda: len(os.listdir('/proc/self/task'))\n"
+        "a = n()\n"
+        "import chatfsck.spark, chatfsck.ray, chatfsck.datasets\n"
+        "print(a, n(), *sorted(m for m in ('pyspark', 'ray', 'datasets') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out[0] == out[1] and out[2:] == [], out

@@ -90,15 +90,12 @@ pub fn findings(rows: &[RowFindings]) -> RecordBatch {
 
 /// A repaired batch's rows: `row`, `messages` (JSON text, null where the
 /// cell was null) and `status` (`unchanged`, `repaired`, `kept`).
-pub fn repaired(r: &Repaired, first_row: u64) -> RecordBatch {
-    let mut rows = UInt64Builder::new();
-    for k in 0..r.messages.len() {
-        rows.append_value(first_row + k as u64);
-    }
+pub fn repaired(r: &Repaired) -> RecordBatch {
+    let rows: UInt64Array = r.rows.iter().map(|&k| Some(k)).collect();
     let messages: StringArray = r.messages.iter().map(Option::as_deref).collect();
     let status: StringArray = r.status.iter().map(|s| Some(s.as_str())).collect();
     RecordBatch::try_from_iter([
-        ("row", Arc::new(rows.finish()) as ArrayRef),
+        ("row", Arc::new(rows) as ArrayRef),
         ("messages", Arc::new(messages) as ArrayRef),
         ("status", Arc::new(status) as ArrayRef),
     ])

@@ -176,11 +176,13 @@ fn row(rng: &mut fastrand::Rng, i: usize, filler: usize) -> Row {
     let mut line = json!({"id": id, "messages": messages, "tools": tools}).to_string();
     let mut messages = Some(Value::Array(messages));
     if pattern == Pattern::Unparseable {
-        line.truncate(line.len() / 2);
-        // Cut on a character boundary: the line stays UTF-8.
-        while !line.is_char_boundary(line.len()) {
-            line.pop();
+        // Cut on a character boundary: the line stays UTF-8 (truncate
+        // panics inside a character).
+        let mut cut = line.len() / 2;
+        while !line.is_char_boundary(cut) {
+            cut -= 1;
         }
+        line.truncate(cut);
         messages = None;
     }
     Row {
