@@ -81,6 +81,13 @@ fn generated_home() -> tempfile::TempDir {
         ".config/io.datasette.llm/logs.db",
         "fixtures/llm/logs.db",
     );
+    // Open WebUI installed with `uv tool install open-webui`, started with
+    // `open-webui serve`: its data folder is the package's own.
+    put(
+        home,
+        ".local/share/uv/tools/open-webui/lib/python3.11/site-packages/open_webui/data/webui.db",
+        "fixtures/open-webui/webui.db",
+    );
     // Crush's global workspace keeps its data directory in `.crush/`.
     put(
         home,
@@ -182,6 +189,7 @@ fn a_run_without_a_path_lists_every_app_and_names_the_unknown_layout() {
             "kimi-code",
             "mistral-vibe",
             "llm",
+            "open-webui",
             "crush"
         ]
     );
@@ -311,6 +319,7 @@ fn each_app_honours_its_own_override() {
         &elsewhere.join("xdg"),
     );
     put(&elsewhere, "llm/logs.db", "fixtures/llm/logs.db");
+    put(&elsewhere, "owui/webui.db", "fixtures/open-webui/webui.db");
     let o = std::process::Command::new(assert_cmd::cargo::cargo_bin("chatfsck"))
         .env_clear()
         .env("HOME", &home)
@@ -318,6 +327,7 @@ fn each_app_honours_its_own_override() {
         .env("CODEX_HOME", elsewhere.join("codex"))
         .env("XDG_DATA_HOME", elsewhere.join("xdg"))
         .env("LLM_USER_PATH", elsewhere.join("llm"))
+        .env("DATA_DIR", elsewhere.join("owui"))
         .args(["lint", "--format", "json"])
         .output()
         .unwrap();
@@ -326,6 +336,30 @@ fn each_app_honours_its_own_override() {
     assert_eq!(app(&doc, "codex")["found"], 1);
     assert_eq!(app(&doc, "goose")["found"], 3);
     assert_eq!(app(&doc, "llm")["found"], 1);
+    assert_eq!(app(&doc, "open-webui")["found"], 1);
+    // Open WebUI's `DATABASE_URL` names its database whatever `DATA_DIR`
+    // says; a PostgreSQL one is no file to find.
+    let url = |value: &str| {
+        let o = std::process::Command::new(assert_cmd::cargo::cargo_bin("chatfsck"))
+            .env_clear()
+            .env("HOME", &home)
+            .env("DATA_DIR", elsewhere.join("owui"))
+            .env("DATABASE_URL", value)
+            .args(["lint", "--format", "json"])
+            .output()
+            .unwrap();
+        json(&o)
+    };
+    let moved = d.path().join("moved.db");
+    std::fs::copy(root().join("fixtures/open-webui/webui.db"), &moved).unwrap();
+    let by_url = url(&format!("sqlite:///{}", moved.display()));
+    assert_eq!(app(&by_url, "open-webui")["found"], 1, "{by_url}");
+    assert_eq!(
+        by_url["files"][0]["path"].as_str().unwrap(),
+        moved.to_str().unwrap()
+    );
+    let by_url = url("postgresql://owui:secret@127.0.0.1/owui");
+    assert_eq!(app(&by_url, "open-webui")["found"], 0, "{by_url}");
     // Nothing was looked for in the home directory instead.
     let looked = app(&doc, "claude-code")["looked"][0]["path"]
         .as_str()
@@ -451,6 +485,7 @@ fn every_session_a_database_lists_is_read_by_its_id() {
         // llm 0.36's message store: threads, and a conversation of 0.31.
         ("llm", "fixtures/llm/store.db"),
         ("llm", "fixtures/llm/logs-0.36.db"),
+        ("open-webui", "fixtures/open-webui/webui.db"),
         ("crush", "fixtures/crush/damaged/.crush/crush.db"),
     ];
     for (key, db) in dbs {

@@ -95,6 +95,13 @@ impl Env {
         (!p.as_os_str().is_empty() && p.is_absolute()).then_some(p)
     }
 
+    /// A variable's text, when it is set, not empty, and UTF-8 (a URL,
+    /// not a path).
+    pub fn var_text(&self, name: &str) -> Option<String> {
+        let v = (self.vars)(name)?.into_string().ok()?;
+        (!v.is_empty()).then_some(v)
+    }
+
     /// [`Env::var`], with a leading `~` or `~/` read as the home directory
     /// (clients that expand it themselves: Qwen Code's `QWEN_HOME`).
     pub fn var_tilde(&self, name: &str) -> Option<PathBuf> {

@@ -141,6 +141,7 @@ pub static APPS: &[&App] = &[
     &kimi_code::discover::APP,
     &mistral_vibe::discover::APP,
     &llm::discover::APP,
+    &open_webui::discover::APP,
     &crush::discover::APP,
 ];
 

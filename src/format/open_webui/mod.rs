@@ -23,6 +23,7 @@
 //! Each message points at its chat's row (`chat`, key: the chat's id
 //! and the message's key).
 
+pub mod discover;
 mod pg_writer;
 pub mod postgres;
 pub mod profile;
