@@ -76,10 +76,12 @@ fn generated_home() -> tempfile::TempDir {
         &format!(".codex/sessions/2026/05/01/rollout-2026-05-01T10-00-00-{CODEX}.jsonl"),
         "fixtures/codex/orphan-tool-result/call-deleted.jsonl",
     );
+    // llm 0.36's message store (threads; the 0.31 schema is the override
+    // test's).
     put(
         home,
         ".config/io.datasette.llm/logs.db",
-        "fixtures/llm/logs.db",
+        "fixtures/llm/store.db",
     );
     // Open WebUI installed with `uv tool install open-webui`, started with
     // `open-webui serve`: its data folder is the package's own.
