@@ -524,33 +524,7 @@ fn a_fresh_session_of_the_pinned_client_reads_whole_and_clean() {
     ignore = "needs the pinned Codex client and Python 3: tests/oracle/install.sh (scripts/test-all does it)"
 )]
 fn a_projection_left_behind_a_shorter_rollout_is_found_and_reset() {
-    let prefix = std::env::var_os("CLIENTS_PREFIX")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| root().join("target/tools/clients"));
-    let dir = tempfile::tempdir().unwrap();
-    let o = std::process::Command::new("python3")
-        .arg(root().join("tests/oracle/fresh.py"))
-        .args(["codex-projection", dir.path().join("out").to_str().unwrap()])
-        .args([
-            "--chatfsck",
-            env!("CARGO_BIN_EXE_chatfsck"),
-            "--timeout",
-            "180",
-        ])
-        .env("CLIENTS_PREFIX", &prefix)
-        .output()
-        .expect("python3 runs");
-    let text = String::from_utf8_lossy(&o.stdout);
-    let summary: serde_json::Value = text
-        .lines()
-        .rev()
-        .find_map(|l| serde_json::from_str(l).ok())
-        .unwrap_or_else(|| {
-            panic!(
-                "fresh.py printed no summary: {text}{}",
-                String::from_utf8_lossy(&o.stderr)
-            )
-        });
+    let summary = fresh_codex_steps("codex-projection");
     assert_eq!(summary["version"], "0.169.0", "{summary}");
     let steps = summary["steps"].as_array().unwrap();
     let step = |name: &str, n: usize| {
@@ -859,33 +833,7 @@ fn a_repair_leaves_the_bytes_a_fork_replays() {
     ignore = "needs the pinned Codex client and Python 3: tests/oracle/install.sh (scripts/test-all does it)"
 )]
 fn a_fork_resumes_after_its_base_is_repaired_in_place() {
-    let prefix = std::env::var_os("CLIENTS_PREFIX")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| root().join("target/tools/clients"));
-    let dir = tempfile::tempdir().unwrap();
-    let o = std::process::Command::new("python3")
-        .arg(root().join("tests/oracle/fresh.py"))
-        .args(["codex-fork", dir.path().join("out").to_str().unwrap()])
-        .args([
-            "--chatfsck",
-            env!("CARGO_BIN_EXE_chatfsck"),
-            "--timeout",
-            "180",
-        ])
-        .env("CLIENTS_PREFIX", &prefix)
-        .output()
-        .expect("python3 runs");
-    let text = String::from_utf8_lossy(&o.stdout);
-    let summary: serde_json::Value = text
-        .lines()
-        .rev()
-        .find_map(|l| serde_json::from_str(l).ok())
-        .unwrap_or_else(|| {
-            panic!(
-                "fresh.py printed no summary: {text}{}",
-                String::from_utf8_lossy(&o.stderr)
-            )
-        });
+    let summary = fresh_codex_steps("codex-fork");
     assert_eq!(summary["version"], "0.169.0", "{summary}");
     assert!(
         summary["fork"]["history_base"]["end_byte_offset"].is_u64(),
@@ -935,4 +883,36 @@ fn a_fork_resumes_after_its_base_is_repaired_in_place() {
     assert_eq!(second["edits"].as_array().unwrap().len(), 1, "{summary}");
     assert_eq!(second["edits"][0]["action"], "drop-record", "{summary}");
     assert_eq!(second["left"].as_array().unwrap().len(), 1, "{summary}");
+}
+
+/// The summary line of a `tests/oracle/fresh.py` run of the pinned Codex
+/// in `mode` (`codex-projection`, `codex-fork`): each step's exit code
+/// and output.
+fn fresh_codex_steps(mode: &str) -> serde_json::Value {
+    let prefix = std::env::var_os("CLIENTS_PREFIX")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root().join("target/tools/clients"));
+    let dir = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new("python3")
+        .arg(root().join("tests/oracle/fresh.py"))
+        .args([mode, dir.path().join("out").to_str().unwrap()])
+        .args([
+            "--chatfsck",
+            env!("CARGO_BIN_EXE_chatfsck"),
+            "--timeout",
+            "180",
+        ])
+        .env("CLIENTS_PREFIX", &prefix)
+        .output()
+        .expect("python3 runs");
+    let text = String::from_utf8_lossy(&o.stdout);
+    text.lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| {
+            panic!(
+                "fresh.py printed no summary: {text}{}",
+                String::from_utf8_lossy(&o.stderr)
+            )
+        })
 }

