@@ -88,6 +88,18 @@ fn resume(
     session: &Path,
     out: &Path,
 ) -> serde_json::Value {
+    resume_with(oracle, prefix, client, session, out, &[])
+}
+
+/// [`resume`], with more variables for the oracle (the mock's).
+fn resume_with(
+    oracle: &Path,
+    prefix: &Path,
+    client: Client,
+    session: &Path,
+    out: &Path,
+    env: &[(&str, &str)],
+) -> serde_json::Value {
     let o = Command::new("python3")
         .arg(oracle)
         .arg(client.name())
@@ -95,6 +107,7 @@ fn resume(
         .arg(out)
         .args(["--timeout", "180"])
         .env("CLIENTS_PREFIX", prefix)
+        .envs(env.iter().copied())
         .output()
         .expect("python3 runs");
     let text = String::from_utf8_lossy(&o.stdout);
@@ -781,22 +794,14 @@ fn claude_code_compacts_away_a_tool_result_over_the_context() {
     assert_eq!(found, ["oversized-tool-result warning 8"], "{doc:#}");
     assert_eq!(exit, 0, "a warning: {doc:#}");
     let out = dir.path().join("oracle");
-    let o = Command::new("python3")
-        .arg(&oracle)
-        .arg(Client::Claude.name())
-        .arg(&session)
-        .arg(&out)
-        .args(["--timeout", "180"])
-        .env("CLIENTS_PREFIX", &prefix)
-        .env("MOCK_CONTEXT_TOKENS", "200000")
-        .output()
-        .expect("python3 runs");
-    let text = String::from_utf8_lossy(&o.stdout);
-    let summary: serde_json::Value = text
-        .lines()
-        .rev()
-        .find_map(|l| serde_json::from_str(l).ok())
-        .unwrap_or_else(|| panic!("no summary: {text}{}", String::from_utf8_lossy(&o.stderr)));
+    let summary = resume_with(
+        &oracle,
+        &prefix,
+        Client::Claude,
+        &session,
+        &out,
+        &[("MOCK_CONTEXT_TOKENS", "200000")],
+    );
     assert_eq!(summary["version"], "2.1.330", "{summary:#}");
     assert_eq!(summary["rc"], 0, "{summary:#}");
     // Every request the client made, in order: the messages it sent, and
